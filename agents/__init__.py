@@ -1,0 +1,1 @@
+"""Agents that play Moon River (baselines, search and trained policies)."""

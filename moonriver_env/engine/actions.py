@@ -1,0 +1,264 @@
+"""Every decision of the game as one fixed enumeration, with id <-> structured <-> text converters.
+
+The enumeration is the same for every variant (2-4 players, base or legends), so one network
+can play them all. Segments, in id order:
+
+| segment   | structured action                         | size               |
+|-----------|-------------------------------------------|--------------------|
+| SELECT    | Select(position)  (setup placement too)   | 4                  |
+| BUILD     | Build(slot_a, slot_b, row, col, vertical) | 20 pairs x 100 = 2000 |
+| PASS      | Pass()                                    | 1                  |
+| DISCARD   | Discard(slot_a < slot_b)                  | 10                 |
+| RECRUIT   | Recruit(saloon_slot, face, circle)        | 5 x 2 x 2 = 20     |
+| COWBOY    | CowboyMove(row, col, direction)           | 50 x 4 = 200       |
+| DROUGHT   | Drought(row, col)                         | 50                 |
+| DESPERADO | Desperado(my_slot, opponent, their_slot)  | 5 x 3 x 5 = 75     |
+| THIEF     | Thief(opponent, row, col)                 | 3 x 50 = 150       |
+| BONUS     | Bonus(tile, face, row, col)               | 2 x 2 x 50 = 200   |
+
+Slots index the acting player's plots: reserve plots first (in arrival order), then the plot
+in hand. ``opponent`` is a seat offset: 1 is the next player in id order, 2 the one after.
+A Build puts slot_a's plot at (row, col) and slot_b's plot to its right (``vertical`` False)
+or below it, away from the river (``vertical`` True); both slot orders are listed, so every
+placement appears exactly once.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, permutations
+from typing import NamedTuple, Union
+
+from .grid import COLS, DIRECTION_NAMES, NUM_CELLS, NUM_PLACEMENTS
+
+HAND_SLOTS = 5  # largest reserve (4) plus the plot in hand
+SALOON_SLOTS = 5
+MAX_OPPONENTS = 3
+MAX_CIRCLES = 2
+COWBOY_MOVES = 3
+
+PAIRS = tuple(permutations(range(HAND_SLOTS), 2))  # ordered (a, b) for Build
+UNORDERED_PAIRS = tuple(combinations(range(HAND_SLOTS), 2))  # {a, b} for Discard
+
+
+class Select(NamedTuple):
+    """Put the ranchero on a free plot of a column (pending column, or the first at setup)."""
+
+    position: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"select position {self.position}"
+
+
+class Build(NamedTuple):
+    """Join the plots of two slots into a domino and place it."""
+
+    slot_a: int
+    slot_b: int
+    row: int
+    col: int
+    vertical: bool
+
+    @property
+    def cells(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(row, col) of slot_a's plot and of slot_b's plot."""
+        second = (self.row + 1, self.col) if self.vertical else (self.row, self.col + 1)
+        return (self.row, self.col), second
+
+    def text(self) -> str:
+        """Readable form."""
+        (r1, c1), (r2, c2) = self.cells
+        return f"build plots {self.slot_a}+{self.slot_b} at ({r1},{c1})-({r2},{c2})"
+
+
+class Pass(NamedTuple):
+    """Stop building, decline an optional effect, or end the Cowboy's moves."""
+
+    def text(self) -> str:
+        """Readable form."""
+        return "pass"
+
+
+class Discard(NamedTuple):
+    """Forced discard of the plots in two slots (slot_a < slot_b)."""
+
+    slot_a: int
+    slot_b: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"discard plots {self.slot_a}+{self.slot_b}"
+
+
+class Recruit(NamedTuple):
+    """Recruit the partner of a saloon slot onto a circle (0: domino's first plot, 1: second)."""
+
+    saloon_slot: int
+    face: int  # Face.SPECIALIST (0) or Face.COWBOY (1)
+    circle: int
+
+    def text(self) -> str:
+        """Readable form."""
+        face = "cowboy" if self.face else "specialist"
+        return f"recruit saloon {self.saloon_slot} as {face} on circle {self.circle}"
+
+
+class CowboyMove(NamedTuple):
+    """Move one cow from (row, col) one step in a direction (0 up/riverward, 1 right, ...)."""
+
+    row: int
+    col: int
+    direction: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"move cow ({self.row},{self.col}) {DIRECTION_NAMES[self.direction]}"
+
+
+class Drought(NamedTuple):
+    """Remove one cow from (row, col) for a skull."""
+
+    row: int
+    col: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"drought removes cow at ({self.row},{self.col})"
+
+
+class Desperado(NamedTuple):
+    """Swap my reserve slot with a slot of an opponent's reserve."""
+
+    my_slot: int
+    opponent: int
+    their_slot: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"swap my plot {self.my_slot} with opponent +{self.opponent} plot {self.their_slot}"
+
+
+class Thief(NamedTuple):
+    """Steal an unprotected cow from (row, col) of an opponent's ranch."""
+
+    opponent: int
+    row: int
+    col: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"steal cow from opponent +{self.opponent} at ({self.row},{self.col})"
+
+
+class Bonus(NamedTuple):
+    """Place a 2-player bonus tile (0: A, 1: B) with a face at (row, col)."""
+
+    tile: int
+    face: int
+    row: int
+    col: int
+
+    def text(self) -> str:
+        """Readable form."""
+        return f"bonus tile {'AB'[self.tile]} face {self.face} at ({self.row},{self.col})"
+
+
+Action = Union[Select, Build, Pass, Discard, Recruit, CowboyMove, Drought, Desperado, Thief,
+               Bonus]
+
+
+def _enumerate() -> list[Action]:
+    out: list[Action] = [Select(p) for p in range(4)]
+    for a, b in PAIRS:
+        for k in range(NUM_PLACEMENTS):
+            cell, o = divmod(k, 2)
+            out.append(Build(a, b, cell // COLS, cell % COLS, bool(o)))
+    out.append(Pass())
+    out += [Discard(a, b) for a, b in UNORDERED_PAIRS]
+    out += [Recruit(s, f, c) for s in range(SALOON_SLOTS) for f in range(2)
+            for c in range(MAX_CIRCLES)]
+    out += [CowboyMove(x // COLS, x % COLS, d) for x in range(NUM_CELLS) for d in range(4)]
+    out += [Drought(x // COLS, x % COLS) for x in range(NUM_CELLS)]
+    out += [Desperado(i, o, j) for i in range(HAND_SLOTS) for o in range(1, MAX_OPPONENTS + 1)
+            for j in range(HAND_SLOTS)]
+    out += [Thief(o, x // COLS, x % COLS) for o in range(1, MAX_OPPONENTS + 1)
+            for x in range(NUM_CELLS)]
+    out += [Bonus(t, f, x // COLS, x % COLS) for t in range(2) for f in range(2)
+            for x in range(NUM_CELLS)]
+    return out
+
+
+ACTIONS: tuple[Action, ...] = tuple(_enumerate())
+NUM_ACTIONS = len(ACTIONS)
+# Keyed by (type, fields): NamedTuples of different types compare equal as plain tuples.
+ACTION_IDS: dict[tuple[type, tuple], int] = {(type(a), tuple(a)): i
+                                             for i, a in enumerate(ACTIONS)}
+_TEXT_IDS: dict[str, int] = {a.text(): i for i, a in enumerate(ACTIONS)}
+
+
+def _first(cls: type) -> int:
+    return next(i for i, a in enumerate(ACTIONS) if type(a) is cls)
+
+
+SELECT0 = _first(Select)
+BUILD0 = _first(Build)
+PASS_ID = _first(Pass)
+DISCARD0 = _first(Discard)
+RECRUIT0 = _first(Recruit)
+COWBOY0 = _first(CowboyMove)
+DROUGHT0 = _first(Drought)
+DESPERADO0 = _first(Desperado)
+THIEF0 = _first(Thief)
+BONUS0 = _first(Bonus)
+
+SEGMENTS: dict[str, tuple[int, int]] = {
+    "select": (SELECT0, BUILD0), "build": (BUILD0, PASS_ID), "pass": (PASS_ID, DISCARD0),
+    "discard": (DISCARD0, RECRUIT0), "recruit": (RECRUIT0, COWBOY0),
+    "cowboy": (COWBOY0, DROUGHT0), "drought": (DROUGHT0, DESPERADO0),
+    "desperado": (DESPERADO0, THIEF0), "thief": (THIEF0, BONUS0), "bonus": (BONUS0, NUM_ACTIONS),
+}
+PAIR_INDEX = {p: i for i, p in enumerate(PAIRS)}
+UNORDERED_INDEX = {p: i for i, p in enumerate(UNORDERED_PAIRS)}
+
+
+class ActionCodec:
+    """Converters between action ids, structured actions and readable text."""
+
+    num_actions: int = NUM_ACTIONS
+    segments: dict[str, tuple[int, int]] = SEGMENTS
+
+    @staticmethod
+    def decode(action_id: int) -> Action:
+        """Structured action of an id."""
+        return ACTIONS[action_id]
+
+    @staticmethod
+    def encode(action: Action) -> int:
+        """Id of a structured action; raises ValueError for one outside the enumeration."""
+        try:
+            return ACTION_IDS[(type(action), tuple(action))]
+        except (KeyError, TypeError):
+            raise ValueError(f"not an action of the enumeration: {action!r}") from None
+
+    @staticmethod
+    def to_text(action: Action | int) -> str:
+        """Readable text of an action or id."""
+        if not isinstance(action, tuple):
+            action = ACTIONS[int(action)]
+        return action.text()
+
+    @staticmethod
+    def from_text(text: str) -> int:
+        """Id of an action's readable text (exactly as :meth:`to_text` writes it)."""
+        try:
+            return _TEXT_IDS[text.strip()]
+        except KeyError:
+            raise ValueError(f"unknown action text {text!r}; see docs/actions.md") from None
+
+    @staticmethod
+    def segment_of(action_id: int) -> str:
+        """Name of the segment holding an id."""
+        for name, (lo, hi) in SEGMENTS.items():
+            if lo <= action_id < hi:
+                return name
+        raise ValueError(f"action id {action_id} outside 0..{NUM_ACTIONS - 1}")

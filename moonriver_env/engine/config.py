@@ -1,0 +1,102 @@
+"""GameConfig: the frozen, validated, serialisable description of one game variant."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from .data import GameData, load_game_data, resolve_path
+
+MODES = ("base", "legends")
+SCENARIOS = {1: "Timber Rafting", 2: "Gold Rush", 3: "Outlaws", 4: "Moon River City"}
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Which game to play: players, mode, scenario, boards and data files.
+
+    ``scenario`` and ``boards`` left as ``None`` are drawn by the game's seeded generator
+    (legends mode only). ``auto_forced`` plays every decision that has a single legal action
+    automatically instead of asking for it.
+    """
+
+    num_players: int = 4
+    mode: str = "base"
+    scenario: int | None = None
+    boards: tuple[str, ...] | None = None
+    plots_file: str | None = None
+    boards_file: str | None = None
+    partners_file: str | None = None
+    bonus_file: str | None = None
+    auto_forced: bool = False
+
+    def __post_init__(self) -> None:
+        if type(self.num_players) is not int or self.num_players not in (2, 3, 4):
+            raise ValueError(f"GameConfig.num_players must be 2, 3 or 4, got {self.num_players!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"GameConfig.mode must be one of {MODES}, got {self.mode!r}")
+        if not isinstance(self.auto_forced, bool):
+            raise ValueError(f"GameConfig.auto_forced must be True or False, "
+                             f"got {self.auto_forced!r}")
+        if self.scenario is not None:
+            if self.mode != "legends":
+                raise ValueError("GameConfig.scenario applies only to mode='legends'; "
+                                 "leave it None in the base game")
+            if type(self.scenario) is not int or self.scenario not in SCENARIOS:
+                raise ValueError(f"GameConfig.scenario must be one of {sorted(SCENARIOS)} or None "
+                                 f"(drawn at random), got {self.scenario!r}")
+        data = self.data  # validates the data files now
+        legends = sorted(n for n, b in data.boards.items() if b.side == "legend")
+        if self.boards is not None:
+            if isinstance(self.boards, list):
+                object.__setattr__(self, "boards", tuple(self.boards))
+            if self.mode != "legends":
+                raise ValueError("GameConfig.boards applies only to mode='legends'; the base game "
+                                 "uses the Camp side for everyone")
+            if not isinstance(self.boards, tuple) or len(self.boards) != self.num_players:
+                raise ValueError(f"GameConfig.boards must name one board per player "
+                                 f"({self.num_players}), got {self.boards!r}")
+            for name in self.boards:
+                if name not in legends:
+                    raise ValueError(f"GameConfig.boards: unknown legend board {name!r}; "
+                                     f"allowed: {legends}")
+            if len(set(self.boards)) != len(self.boards):
+                raise ValueError(f"GameConfig.boards must be distinct, got {self.boards!r}")
+        elif self.mode == "legends" and len(legends) < self.num_players:
+            raise ValueError(f"GameConfig: the boards file has {len(legends)} legend boards, "
+                             f"fewer than {self.num_players} players")
+
+    @property
+    def data(self) -> GameData:
+        """The validated data tables this configuration plays with."""
+        return load_game_data(
+            resolve_path(self.plots_file, "plots.csv"),
+            resolve_path(self.boards_file, "boards.json"),
+            resolve_path(self.partners_file, "partners.csv"),
+            resolve_path(self.bonus_file, "bonus_tiles.csv"),
+        )
+
+    @property
+    def rows(self) -> int:
+        """Rows of each ranch grid: 10 with 2 players, otherwise 5."""
+        return 10 if self.num_players == 2 else 5
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form."""
+        d = asdict(self)
+        if d["boards"] is not None:
+            d["boards"] = list(d["boards"])
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameConfig:
+        """Inverse of :meth:`to_dict`; unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"GameConfig: unknown fields {sorted(unknown)}; allowed: "
+                             f"{sorted(known)}")
+        d = dict(d)
+        if d.get("boards") is not None:
+            d["boards"] = tuple(d["boards"])
+        return cls(**d)

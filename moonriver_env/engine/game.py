@@ -1,0 +1,731 @@
+"""The whole game of Moon River: phases, legal actions, apply, chance, clone.
+
+A player's turn is a sequence of decisions (one :class:`Phase` each) until it passes on.
+Every random draw comes from the game's one seeded ``numpy.random.Generator``; after setup the
+only hidden information is the order of the plot box and of the partner pile.
+
+Decision points: a phase is offered only when some action other than declining exists
+(for example no BUILD phase when no domino fits and the expansion is optional). A phase with a
+single legal action is still a decision unless ``GameConfig.auto_forced`` is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .actions import Action, ActionCodec
+from .components import Face, PartnerKind, Terrain
+from .config import GameConfig
+from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, row_col
+from .ranch import Ranch
+from .scoring import ScoreBreakdown, score_ranch
+
+COLUMN_SIZE = 4
+NUM_COWS = 32
+SALOON_SLOTS = A.SALOON_SLOTS
+BONUS_ROW = 9  # 2-player game: reaching the 10th row earns a bonus tile
+
+
+class Phase(IntEnum):
+    """What kind of decision the current player faces."""
+
+    SETUP = 0  # place a ranchero on the first column
+    BUILD = 1  # build a domino (or pass, when allowed)
+    DISCARD = 2  # forced expansion with no legal placement: discard two plots
+    DROUGHT = 3  # a skull: choose which cow of the territory leaves
+    RECRUIT = 4  # a circle: choose a partner, its face and which circle first
+    COWBOY = 5  # up to 3 cow moves, or pass
+    DESPERADO = 6  # swap reserve plots with an opponent, or pass
+    THIEF = 7  # steal an unprotected cow, or pass
+    BONUS = 8  # 2 players: place a bonus tile
+    SELECT = 9  # put the ranchero on the pending column
+    GAME_OVER = 10
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal now; names the action, the reason and the legal actions."""
+
+    def __init__(self, action: Any, reason: str, legal: list[str] | None = None) -> None:
+        self.action = action
+        self.reason = reason
+        self.legal = legal or []
+        shown = ", ".join(self.legal[:12]) + (" ..." if len(self.legal) > 12 else "")
+        super().__init__(f"illegal action {action}: {reason}. Legal now: {shown or 'none'}")
+
+
+@dataclass(frozen=True)
+class Context:
+    """The pending context of the current decision (everything a Markov observation needs)."""
+
+    phase: Phase
+    player: int
+    round: int
+    last_round: bool
+    emptying: bool
+    forced: bool
+    builds_done: int
+    builds_allowed: int
+    circles: tuple[int, int]  # cells of unresolved circles of the current domino (-1: none)
+    skull_cell: int  # cell of the skull being resolved (-1: none)
+    effect_cell: int  # cell of the partner whose effect is resolving (-1: none)
+    cowboy_moves_left: int
+
+
+class Game:
+    """A game of Moon River. See the module docstring and docs/ for the contract."""
+
+    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
+        self.config = config if config is not None else GameConfig()
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.data = self.config.data
+        self._plot_terrain = self.data.terrain[self.data.plot_kind]
+        self._history: list[dict[str, Any]] = []
+        self._setup()
+
+    # ------------------------------------------------------------------ setup
+    def _setup(self) -> None:
+        cfg, data, rng = self.config, self.data, self.rng
+        n = cfg.num_players
+        self.scenario = cfg.scenario
+        if cfg.mode == "legends" and self.scenario is None:
+            self.scenario = int(rng.integers(1, 5))
+        if cfg.mode == "legends":
+            names = cfg.boards
+            if names is None:
+                legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
+                names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
+        else:
+            camp = next(k for k, b in data.boards.items() if b.side == "camp")
+            names = (camp,) * n
+        self.board_names = tuple(names)
+        self.ranches = [Ranch(cfg.rows, data.boards[name]) for name in names]
+        self.supply = NUM_COWS
+        self.box: list[int] = rng.permutation(data.num_plots).tolist()
+        self.pile: list[int] = rng.permutation(data.num_partners).tolist()
+        self.saloon = [-1] * SALOON_SLOTS
+        self.removed: list[int] = []  # 3-player column leftovers
+        self.discarded: list[int] = []  # forced and end-game discards
+        self.bonus_tiles = [True, True] if n == 2 else [False, False]
+        first = rng.permutation(n).tolist()
+        self.setup_order = [first[0], first[1], first[1], first[0]] if n == 2 else first
+        self._chance("setup", scenario=self.scenario, boards=list(self.board_names),
+                     setup_order=list(self.setup_order))
+        self._refill_saloon()
+        self.active = self._draw_column()
+        self.active_owner = [-1] * COLUMN_SIZE
+        self.pending: list[int] | None = None
+        self.pending_owner = [-1] * COLUMN_SIZE
+        self.round = 0  # 0 during setup, then 1, 2, ...
+        self.last_round = False
+        self.recruited_this_round = False
+        self.order: list[int] = []  # column positions in turn order this round
+        self.turn_index = 0
+        self.emptying = False
+        self.empty_order: list[int] = []
+        self._reset_turn_context()
+        self.phase = Phase.SETUP
+        self.player = self.setup_order[0]
+        self._setup_index = 0
+        self._mask: np.ndarray | None = None
+        self._build_legal: np.ndarray | None = None
+        self._settle()
+
+    def _reset_turn_context(self) -> None:
+        self.forced = False
+        self.builds_done = 0
+        self.builds_allowed = 0
+        self.skulls: list[int] = []
+        self.circles = [-1, -1]
+        self.effect_cell = -1
+        self.cowboy_moves_left = 0
+        self._choices: list[int] = []  # drought cells of the current skull
+
+    def _chance(self, event: str, **payload: Any) -> None:
+        self._history.append({"type": "chance", "event": event, **payload})
+
+    def _draw_column(self) -> list[int] | None:
+        if len(self.box) < COLUMN_SIZE:
+            return None
+        drawn = [self.box.pop() for _ in range(COLUMN_SIZE)]
+        number = self.data.number[self.data.plot_kind]
+        drawn.sort(key=lambda p: number[p])  # stable: equal numbers keep the draw order
+        self._chance("column", plots=list(drawn))
+        return drawn
+
+    def _refill_saloon(self) -> None:
+        filled = []
+        for s in range(SALOON_SLOTS):
+            if self.saloon[s] < 0 and self.pile:
+                self.saloon[s] = self.pile.pop()
+                filled.append([s, self.saloon[s]])
+        if filled:
+            self._chance("saloon", filled=filled)
+
+    # ------------------------------------------------------------- public API
+    @property
+    def num_players(self) -> int:
+        """Number of players."""
+        return self.config.num_players
+
+    @property
+    def current_player(self) -> int:
+        """The player to decide now (-1 once the game is over)."""
+        return -1 if self.phase == Phase.GAME_OVER else self.player
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended and been scored."""
+        return self.phase == Phase.GAME_OVER
+
+    def context(self) -> Context:
+        """The pending context of the current decision."""
+        return Context(self.phase, self.current_player, self.round, self.last_round,
+                       self.emptying, self.forced, self.builds_done, self.builds_allowed,
+                       (self.circles[0], self.circles[1]),
+                       self.skulls[0] if self.phase == Phase.DROUGHT else -1,
+                       self.effect_cell, self.cowboy_moves_left)
+
+    def legal_mask(self) -> np.ndarray:
+        """Read-only int8 mask over the fixed action enumeration (all zeros when over)."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+            self._mask.flags.writeable = False
+        return self._mask
+
+    def legal_action_ids(self) -> np.ndarray:
+        """Ids of the legal actions, ascending."""
+        return np.flatnonzero(self.legal_mask())
+
+    def legal_actions(self) -> list[Action]:
+        """Structured legal actions for the current player."""
+        return [A.ACTIONS[i] for i in self.legal_action_ids().tolist()]
+
+    def apply(self, action: Action | int) -> None:
+        """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
+        aid = self._action_id(action)
+        self._play(aid)
+        self._history.append({"type": "decision", "player": self.player_of_last, "action": aid})
+        self._settle()
+
+    def _play(self, aid: int) -> None:
+        if not self.legal_mask()[aid]:
+            raise IllegalActionError(A.ACTIONS[aid].text(), self._why_illegal(aid),
+                                     [a.text() for a in self.legal_actions()])
+        self.player_of_last = self.player
+        self._mask = None
+        self._build_legal = None
+        self._dispatch(aid)
+
+    def _settle(self) -> None:
+        """With auto_forced, play every decision that has a single legal action."""
+        while self.config.auto_forced and self.phase != Phase.GAME_OVER:
+            ids = self.legal_action_ids()
+            if ids.size != 1:
+                return
+            aid = int(ids[0])
+            self._play(aid)
+            self._history.append({"type": "decision", "player": self.player_of_last,
+                                  "action": aid, "auto": True})
+
+    def _action_id(self, action: Action | int) -> int:
+        if isinstance(action, tuple):
+            try:
+                return ActionCodec.encode(action)
+            except ValueError:
+                raise IllegalActionError(repr(action), "not an action of the enumeration "
+                                         "(see moonriver_env.engine.actions)") from None
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            if 0 <= action < A.NUM_ACTIONS:
+                return int(action)
+            raise IllegalActionError(action, f"action ids run from 0 to {A.NUM_ACTIONS - 1}")
+        raise IllegalActionError(repr(action), "an action is an int id or a structured action "
+                                 "such as Build(...) or Pass()")
+
+    # ------------------------------------------------------------ legality
+    def _hand_pairs(self) -> tuple[list[int], np.ndarray, np.ndarray]:
+        hand = self.ranches[self.player].hand
+        qs = [q for q, (a, b) in enumerate(A.PAIRS) if a < len(hand) and b < len(hand)]
+        terr = self._plot_terrain
+        ta = np.array([terr[hand[A.PAIRS[q][0]]] for q in qs], dtype=np.intp)
+        tb = np.array([terr[hand[A.PAIRS[q][1]]] for q in qs], dtype=np.intp)
+        return qs, ta, tb
+
+    def _domino_legal(self) -> np.ndarray:
+        """(20 x 100) legal placements of the current player's slot pairs (cached)."""
+        if self._build_legal is None:
+            out = np.zeros((len(A.PAIRS), A.NUM_CELLS * 2), dtype=bool)
+            qs, ta, tb = self._hand_pairs()
+            if qs:
+                out[qs] = self.ranches[self.player].domino_legality(ta, tb)
+            self._build_legal = out
+        return self._build_legal
+
+    def _compute_mask(self) -> np.ndarray:
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        ph, p = self.phase, self.player
+        if ph == Phase.GAME_OVER:
+            return mask
+        ranch = self.ranches[p]
+        if ph in (Phase.SETUP, Phase.SELECT):
+            col, owner = ((self.active, self.active_owner) if ph == Phase.SETUP
+                          else (self.pending, self.pending_owner))
+            for pos in range(COLUMN_SIZE):
+                if owner[pos] < 0 and col[pos] >= 0:
+                    mask[A.SELECT0 + pos] = 1
+        elif ph == Phase.BUILD:
+            mask[A.BUILD0:A.PASS_ID] = self._domino_legal().ravel()
+            if not self.emptying and not (self.forced and self.builds_done == 0):
+                mask[A.PASS_ID] = 1
+        elif ph == Phase.DISCARD:
+            for i, (a, b) in enumerate(A.UNORDERED_PAIRS):
+                if b < len(ranch.hand):
+                    mask[A.DISCARD0 + i] = 1
+        elif ph == Phase.DROUGHT:
+            mask[[A.DROUGHT0 + c for c in self._choices]] = 1
+        elif ph == Phase.RECRUIT:
+            for s in range(SALOON_SLOTS):
+                if self.saloon[s] >= 0:
+                    for f in range(2):
+                        for c in range(A.MAX_CIRCLES):
+                            if self.circles[c] >= 0:
+                                mask[A.RECRUIT0 + (s * 2 + f) * 2 + c] = 1
+        elif ph == Phase.COWBOY:
+            for cell, d in self._cowboy_moves():
+                mask[A.COWBOY0 + cell * 4 + d] = 1
+            mask[A.PASS_ID] = 1
+        elif ph == Phase.DESPERADO:
+            for i, o, j in self._desperado_swaps():
+                mask[A.DESPERADO0 + (i * A.MAX_OPPONENTS + o - 1) * A.HAND_SLOTS + j] = 1
+            mask[A.PASS_ID] = 1
+        elif ph == Phase.THIEF:
+            for o, cell in self._thefts():
+                mask[A.THIEF0 + (o - 1) * NUM_CELLS + cell] = 1
+            mask[A.PASS_ID] = 1
+        elif ph == Phase.BONUS:
+            for t, f, cell in self._bonus_placements():
+                mask[A.BONUS0 + (t * 2 + f) * NUM_CELLS + cell] = 1
+        return mask
+
+    def _cowboy_moves(self) -> list[tuple[int, int]]:
+        ranch = self.ranches[self.player]
+        terr = ranch.terrain
+        out = []
+        for cell in np.flatnonzero(ranch.cows > 0).tolist():
+            for d in range(4):
+                r, c = divmod(cell, COLS)
+                r, c = r + DIRECTIONS[d][0], c + DIRECTIONS[d][1]
+                if 0 <= r < ranch.rows and 0 <= c < COLS:
+                    t = terr[r * COLS + c]
+                    if t >= 0 and t != Terrain.CORNFIELD:
+                        out.append((cell, d))
+        return out
+
+    def _opponents(self) -> list[tuple[int, int]]:
+        n = self.num_players
+        return [(o, (self.player + o) % n) for o in range(1, n)]
+
+    def _desperado_swaps(self) -> list[tuple[int, int, int]]:
+        mine = len(self.ranches[self.player].hand)
+        return [(i, o, j) for o, q in self._opponents() for i in range(mine)
+                for j in range(len(self.ranches[q].hand))]
+
+    def _thefts(self) -> list[tuple[int, int]]:
+        if self.ranches[self.player].terrain[self.effect_cell] == Terrain.CORNFIELD:
+            return []
+        out = []
+        for o, q in self._opponents():
+            victim = self.ranches[q]
+            cows = np.flatnonzero(victim.cows > 0)
+            if cows.size:
+                guarded = victim.protected()
+                out += [(o, c) for c in cows.tolist() if not guarded[c]]
+        return out
+
+    def _bonus_placements(self) -> list[tuple[int, int, int]]:
+        ranch = self.ranches[self.player]
+        out = []
+        for t in range(2):
+            if self.bonus_tiles[t]:
+                for f in range(2):
+                    terrain = int(self.data.terrain[self.data.bonus_kind(t, f)])
+                    out += [(t, f, c) for c in np.flatnonzero(ranch.single_legality(terrain))]
+        return out
+
+    def _why_illegal(self, aid: int) -> str:
+        action = A.ACTIONS[aid]
+        seg = ActionCodec.segment_of(aid)
+        phase = self.phase.name.lower()
+        if self.phase == Phase.GAME_OVER:
+            return "the game is over"
+        wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
+                  Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
+                  Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
+                  Phase.BONUS: "bonus"}[self.phase]
+        if seg == "pass":
+            if self.phase == Phase.BUILD:
+                return ("the reserve is over-full: at least one domino must be built"
+                        if not self.emptying else "at game end the reserve must be emptied "
+                        "while a domino fits")
+            return f"passing is not possible in phase {phase}"
+        if seg != wanted:
+            return f"phase is {phase}: a {wanted} action is expected, not a {seg} action"
+        hand = self.ranches[self.player].hand
+        if isinstance(action, (A.Build, A.Discard)):
+            if max(action.slot_a, action.slot_b) >= len(hand):
+                return f"only slots 0..{len(hand) - 1} hold plots"
+        if isinstance(action, A.Build):
+            ranch = self.ranches[self.player]
+            (r1, c1), (r2, c2) = action.cells
+            for r, c in ((r1, c1), (r2, c2)):
+                if not (0 <= r < ranch.rows and 0 <= c < COLS):
+                    return f"cell ({r},{c}) is off the {ranch.rows}x{COLS} ranch"
+                if not ranch.empty[r * COLS + c]:
+                    what = "the homestead" if (r, c) == (0, 2) else "already built"
+                    return f"cell ({r},{c}) is {what}"
+            return ("the domino does not connect: no bridge cell and no plot of matching "
+                    "terrain next to it")
+        if isinstance(action, A.Select):
+            return f"position {action.position} of the column is taken or empty"
+        return f"not among the legal {wanted} actions"
+
+    # ----------------------------------------------------------- transitions
+    def _dispatch(self, aid: int) -> None:
+        ph = self.phase
+        if ph == Phase.SETUP:
+            self._do_setup(aid - A.SELECT0)
+        elif ph == Phase.SELECT:
+            self.pending_owner[aid - A.SELECT0] = self.player
+            self._end_turn()
+        elif aid == A.PASS_ID:
+            if ph == Phase.BUILD:
+                self._finish_expansion()
+            else:
+                self.effect_cell = -1
+                self.cowboy_moves_left = 0
+                self._resolve()
+        elif ph == Phase.BUILD:
+            q, k = divmod(aid - A.BUILD0, A.NUM_CELLS * 2)
+            self._build(*A.PAIRS[q], k // 2, int(PLACE_SECOND[k]))
+        elif ph == Phase.DISCARD:
+            a, b = A.UNORDERED_PAIRS[aid - A.DISCARD0]
+            hand = self.ranches[self.player].hand
+            self.discarded += [hand[a], hand[b]]
+            del hand[b], hand[a]
+            self._finish_expansion()
+        elif ph == Phase.DROUGHT:
+            self.ranches[self.player].cows[aid - A.DROUGHT0] -= 1
+            self.supply += 1
+            self.skulls.pop(0)
+            self._resolve()
+        elif ph == Phase.RECRUIT:
+            s, rest = divmod(aid - A.RECRUIT0, 4)
+            self._recruit(s, *divmod(rest, 2))
+        elif ph == Phase.COWBOY:
+            cell, d = divmod(aid - A.COWBOY0, 4)
+            cows = self.ranches[self.player].cows
+            cows[cell] -= 1
+            cows[cell + DIRECTIONS[d][0] * COLS + DIRECTIONS[d][1]] += 1
+            self.cowboy_moves_left -= 1
+            if not (self.cowboy_moves_left and self._cowboy_moves()):
+                self.effect_cell = -1
+                self.cowboy_moves_left = 0
+                self._resolve()
+        elif ph == Phase.DESPERADO:
+            i, rest = divmod(aid - A.DESPERADO0, A.MAX_OPPONENTS * A.HAND_SLOTS)
+            o, j = divmod(rest, A.HAND_SLOTS)
+            mine = self.ranches[self.player].hand
+            theirs = self.ranches[(self.player + o + 1) % self.num_players].hand
+            mine[i], theirs[j] = theirs[j], mine[i]
+            self.effect_cell = -1
+            self._resolve()
+        elif ph == Phase.THIEF:
+            o, cell = divmod(aid - A.THIEF0, NUM_CELLS)
+            self.ranches[(self.player + o + 1) % self.num_players].cows[cell] -= 1
+            self.ranches[self.player].cows[self.effect_cell] += 1
+            self.effect_cell = -1
+            self._resolve()
+        elif ph == Phase.BONUS:
+            tf, cell = divmod(aid - A.BONUS0, NUM_CELLS)
+            self._place_bonus(tf // 2, tf % 2, cell)
+
+    def _do_setup(self, pos: int) -> None:
+        self.active_owner[pos] = self.player
+        self._setup_index += 1
+        if self._setup_index < len(self.setup_order):
+            self.player = self.setup_order[self._setup_index]
+            return
+        for pos, plot in enumerate(self.active):  # 3 players: the unchosen plot leaves
+            if self.active_owner[pos] < 0 and plot >= 0:
+                self.removed.append(plot)
+                self.active[pos] = -1
+        self.pending = self._draw_column()
+        self._start_round()
+
+    def _start_round(self) -> None:
+        self.round += 1
+        self.recruited_this_round = False
+        self.order = [pos for pos in range(COLUMN_SIZE) if self.active_owner[pos] >= 0]
+        self.turn_index = 0
+        self._start_turn()
+
+    def _start_turn(self) -> None:
+        pos = self.order[self.turn_index]
+        self.player = self.active_owner[pos]
+        ranch = self.ranches[self.player]
+        ranch.hand.append(self.active[pos])
+        self.active[pos] = -1
+        self._reset_turn_context()
+        self.forced = ranch.in_hand
+        self.builds_allowed = 2 if len(ranch.hand) >= 4 else 1
+        self._to_expansion()
+
+    def _to_expansion(self) -> None:
+        """Offer the next build, or move on when no build is possible or allowed."""
+        self.phase = Phase.BUILD  # so that legality is computed for this player now
+        self._build_legal = None
+        hand = self.ranches[self.player].hand
+        can = len(hand) >= 2 and self._domino_legal().any()
+        if self.emptying:
+            if can:
+                return
+            self.discarded += hand
+            hand.clear()
+            self._next_emptying()
+            return
+        if self.builds_done < self.builds_allowed and len(hand) >= 2:
+            if self.forced and self.builds_done == 0:
+                if not can:
+                    self.phase = Phase.DISCARD
+                return
+            if can:
+                return
+        self._finish_expansion()
+
+    def _finish_expansion(self) -> None:
+        self._build_legal = None
+        if self.last_round:
+            self._end_turn()
+        else:
+            self.phase = Phase.SELECT
+
+    def _build(self, a: int, b: int, cell_a: int, cell_b: int) -> None:
+        ranch = self.ranches[self.player]
+        plot_a, plot_b = ranch.hand[a], ranch.hand[b]
+        for i in sorted((a, b), reverse=True):
+            del ranch.hand[i]
+        self.builds_done += 1
+        self._put(ranch, cell_a, plot_a, int(self.data.plot_kind[plot_a]), 0)
+        self._put(ranch, cell_b, plot_b, int(self.data.plot_kind[plot_b]), 1)
+        self._resolve()
+
+    def _put(self, ranch: Ranch, cell: int, plot: int, kind: int, circle_index: int) -> None:
+        """Place one plot, add its cows, and queue its skull and circle."""
+        data = self.data
+        ranch.place(cell, plot, kind, int(data.terrain[kind]))
+        cows = min(int(data.cows[kind]), self.supply)
+        ranch.cows[cell] += cows
+        self.supply -= cows
+        # Skulls resolve after every cow of the domino: both plots are put before _resolve().
+        if data.skull[kind]:
+            self.skulls.append(cell)
+        if data.circle[kind]:
+            self.circles[circle_index] = cell
+
+    def _resolve(self) -> None:
+        """Resolve pending symbols (skulls, then circles), the bonus tile, then expand again."""
+        ranch = self.ranches[self.player]
+        while self.skulls:
+            territory = ranch.territory(self.skulls[0])
+            self._choices = sorted(c for c in territory if ranch.cows[c] > 0)
+            if self._choices:
+                self.phase = Phase.DROUGHT
+                return
+            self.skulls.pop(0)
+        if self.circles[0] >= 0 or self.circles[1] >= 0:
+            if any(s >= 0 for s in self.saloon):
+                self.phase = Phase.RECRUIT
+                return
+            self.circles = [-1, -1]
+        if (self.num_players == 2 and not ranch.bonus_taken and any(self.bonus_tiles)
+                and ranch.reach >= BONUS_ROW):
+            self.phase = Phase.BONUS
+            if self._bonus_placements():
+                return
+            lost = self.bonus_tiles.index(True)  # cannot be placed: the tile leaves the game
+            self.bonus_tiles[lost] = False
+            ranch.bonus_taken = True
+            self._chance("bonus_lost", player=self.player, tile=lost)
+        self._to_expansion()
+
+    def _recruit(self, slot: int, face: int, circle: int) -> None:
+        ranch = self.ranches[self.player]
+        token = self.saloon[slot]
+        self.saloon[slot] = -1
+        self.recruited_this_round = True
+        cell = self.circles[circle]
+        self.circles[circle] = -1
+        ranch.partner[cell] = token
+        ranch.face[cell] = face
+        kind = (PartnerKind.COWBOY if face == Face.COWBOY
+                else self.data.partner_specialists[token])
+        self.effect_cell = cell
+        if kind == PartnerKind.COWBOY:
+            self.cowboy_moves_left = A.COWBOY_MOVES
+            if self._cowboy_moves():
+                self.phase = Phase.COWBOY
+                return
+        elif kind == PartnerKind.DESPERADO:
+            if self._desperado_swaps():
+                self.phase = Phase.DESPERADO
+                return
+        elif kind == PartnerKind.CATTLE_THIEF and self._thefts():
+            self.phase = Phase.THIEF
+            return
+        self.effect_cell = -1
+        self.cowboy_moves_left = 0
+        self._resolve()
+
+    def _place_bonus(self, tile: int, face: int, cell: int) -> None:
+        ranch = self.ranches[self.player]
+        self.bonus_tiles[tile] = False
+        ranch.bonus_taken = True
+        self._put(ranch, cell, -2 - tile, self.data.bonus_kind(tile, face), 0)
+        self._resolve()
+
+    def _end_turn(self) -> None:
+        self.turn_index += 1
+        if self.turn_index < len(self.order):
+            self._start_turn()
+        else:
+            self._end_round()
+
+    def _end_round(self) -> None:
+        for pos, plot in enumerate(self.active):
+            if plot >= 0:
+                self.removed.append(plot)
+                self.active[pos] = -1
+        if self.last_round:
+            seen: list[int] = []
+            for pos in self.order:
+                if self.active_owner[pos] not in seen:
+                    seen.append(self.active_owner[pos])
+            self.empty_order = seen
+            self.emptying = True
+            self.turn_index = 0
+            self._start_emptying()
+            return
+        assert self.pending is not None
+        self.active, self.active_owner = self.pending, self.pending_owner
+        self.pending_owner = [-1] * COLUMN_SIZE
+        self.pending = self._draw_column()
+        self._refill_saloon()
+        if self.pending is None:
+            self.last_round = True
+        self._start_round()
+
+    def _start_emptying(self) -> None:
+        self.player = self.empty_order[self.turn_index]
+        self._reset_turn_context()
+        self._to_expansion()
+
+    def _next_emptying(self) -> None:
+        self.turn_index += 1
+        if self.turn_index < len(self.empty_order):
+            self._start_emptying()
+        else:
+            self._finish_game()
+
+    def _finish_game(self) -> None:
+        for ranch in self.ranches:  # overpopulation: at most one cow per plot
+            excess = np.maximum(ranch.cows.astype(np.int16) - 1, 0)
+            self.supply += int(excess.sum())
+            ranch.cows -= excess.astype(np.int8)
+        self.phase = Phase.GAME_OVER
+        self._reset_turn_context()
+        self._final = [self._score(p, overpopulated=False) for p in range(self.num_players)]
+
+    # --------------------------------------------------------------- scoring
+    def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
+        ranch = self.ranches[player]
+        cows = np.minimum(ranch.cows, 1) if overpopulated else ranch.cows
+        specialist = np.array(self.data.partner_specialists + (PartnerKind.COWBOY,),
+                              dtype=np.int8)[ranch.partner]
+        kind = np.where(ranch.face == Face.COWBOY, PartnerKind.COWBOY, specialist)
+        return score_ranch(ranch.terrain, ranch.kind, cows, kind, ranch.face, self.data,
+                           self.scenario)
+
+    def running_scores(self) -> list[ScoreBreakdown]:
+        """What each player would score if the game ended now (overpopulation applied)."""
+        if self.is_over:
+            return list(self._final)
+        return [self._score(p, overpopulated=True) for p in range(self.num_players)]
+
+    def scores(self) -> list[ScoreBreakdown]:
+        """Final scores with breakdown, per player; the game must be over."""
+        if not self.is_over:
+            raise RuntimeError("the game is not over; use running_scores() for scores so far")
+        return list(self._final)
+
+    def winners(self) -> list[int]:
+        """Winning players after tie-breaks (largest territory, then most cows; else shared)."""
+        board = self.scores() if self.is_over else self.running_scores()
+        keys = [(s.total, s.largest_territory, s.cows) for s in board]
+        best = max(keys)
+        return [p for p, k in enumerate(keys) if k == best]
+
+    # ------------------------------------------------------- search support
+    def clone(self) -> Game:
+        """An independent copy of the full state (lists and arrays copied, not deep-copied)."""
+        g = Game.__new__(Game)
+        d = self.__dict__
+        g.__dict__.update(d)
+        g.rng = np.random.Generator(type(self.rng.bit_generator)())
+        g.rng.bit_generator.state = self.rng.bit_generator.state
+        g.ranches = [r.clone() for r in self.ranches]
+        for name in ("box", "pile", "saloon", "removed", "discarded", "bonus_tiles", "active",
+                     "active_owner", "pending_owner", "order", "empty_order", "skulls",
+                     "circles", "_choices", "_history"):
+            setattr(g, name, list(d[name]))
+        g.pending = None if self.pending is None else list(self.pending)
+        return g
+
+    def __deepcopy__(self, memo: dict) -> Game:
+        return self.clone()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for name in ("data", "_plot_terrain", "_mask", "_build_legal"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.data = self.config.data
+        self._plot_terrain = self.data.terrain[self.data.plot_kind]
+        self._mask = None
+        self._build_legal = None
+
+    def determinize(self, rng: np.random.Generator) -> None:
+        """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
+        rng.shuffle(self.box)
+        rng.shuffle(self.pile)
+
+    # ----------------------------------------------------------------- views
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Decisions and chance events so far, in order (a copy)."""
+        return list(self._history)
+
+    def cell_text(self, cell: int) -> str:
+        """(row,col) text of a cell index."""
+        return "({},{})".format(*row_col(cell))

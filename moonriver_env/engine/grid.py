@@ -1,0 +1,71 @@
+"""Ranch grid geometry shared by every variant.
+
+Cells are numbered row-major over the largest grid (10 rows x 5 columns); row 0 borders the
+river and the homestead is cell 2. A 3-4 player ranch uses rows 0-4 only.
+
+     col: 0   1   2   3   4
+row 0:    0   1  [2]  3   4     <- river side; [2] is the homestead
+row 1:    5   6   7   8   9
+ ...
+row 9:   45  46  47  48  49
+
+A domino placement is indexed k = 2 * cell + orientation: orientation 0 puts the second plot
+to the right (column + 1), orientation 1 puts it below (row + 1, away from the river).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COLS = 5
+MAX_ROWS = 10
+NUM_CELLS = MAX_ROWS * COLS
+HOMESTEAD = 2  # row 0, column 2
+ORIENTATIONS = 2
+NUM_PLACEMENTS = NUM_CELLS * ORIENTATIONS
+# Cowboy directions: (d_row, d_col); "up" is toward the river.
+DIRECTIONS = ((-1, 0), (0, 1), (1, 0), (0, -1))
+DIRECTION_NAMES = ("up", "right", "down", "left")
+
+
+def cell_of(row: int, col: int) -> int:
+    """Cell index of (row, col)."""
+    return row * COLS + col
+
+
+def row_col(cell: int) -> tuple[int, int]:
+    """(row, col) of a cell index."""
+    return divmod(cell, COLS)
+
+
+def step(cell: int, direction: int, rows: int = MAX_ROWS) -> int:
+    """The neighbouring cell in a direction, or -1 off the grid."""
+    r, c = divmod(cell, COLS)
+    dr, dc = DIRECTIONS[direction]
+    r, c = r + dr, c + dc
+    if 0 <= r < rows and 0 <= c < COLS:
+        return r * COLS + c
+    return -1
+
+
+def second_cell(cell: int, orientation: int) -> int:
+    """The cell of a domino's second plot, or -1 if it falls off the 10x5 grid."""
+    return step(cell, 1 if orientation == 0 else 2)
+
+
+NEIGHBORS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(n for d in range(4) if (n := step(c, d)) >= 0) for c in range(NUM_CELLS)
+)
+# Placement k -> its two cells; off-grid second cells point at cell 0 and are masked by GEO_OK.
+PLACE_FIRST = np.repeat(np.arange(NUM_CELLS), ORIENTATIONS)
+_second = np.array([second_cell(c, o) for c in range(NUM_CELLS) for o in range(ORIENTATIONS)])
+GEO_OK = _second >= 0
+PLACE_SECOND = np.where(GEO_OK, _second, 0)
+
+
+def usable_cells(rows: int) -> np.ndarray:
+    """Boolean mask of the cells a ranch of ``rows`` rows can build on."""
+    usable = np.zeros(NUM_CELLS, dtype=bool)
+    usable[: rows * COLS] = True
+    usable[HOMESTEAD] = False
+    return usable

@@ -1,0 +1,1 @@
+"""Training and evaluation tools for Moon River agents."""
