@@ -3,10 +3,10 @@
 The enumeration is the same for every variant (2-4 players, base or legends), so one network
 can play them all. Segments, in id order:
 
-| segment   | structured action                         | size               |
-|-----------|-------------------------------------------|--------------------|
+| segment   | structured action                         | size             |
+|-----------|-------------------------------------------|------------------|
 | SELECT    | Select(position)  (setup placement too)   | 4                  |
-| BUILD     | Build(slot_a, slot_b, row, col, vertical) | 20 pairs x 100 = 2000 |
+| BUILD     | Build(slot_a, slot_b, row, col, vertical) | 20 x 100 = 2000  |
 | PASS      | Pass()                                    | 1                  |
 | DISCARD   | Discard(slot_a < slot_b)                  | 10                 |
 | RECRUIT   | Recruit(saloon_slot, face, circle)        | 5 x 2 x 2 = 20     |
@@ -18,15 +18,16 @@ can play them all. Segments, in id order:
 
 Slots index the acting player's plots: reserve plots first (in arrival order), then the plot
 in hand. ``opponent`` is a seat offset: 1 is the next player in id order, 2 the one after.
-A Build puts slot_a's plot at (row, col) and slot_b's plot to its right (``vertical`` False)
-or below it, away from the river (``vertical`` True); both slot orders are listed, so every
-placement appears exactly once.
+Build pairs are ordered by their higher slot, then (a, b): (0,1), (1,0), (0,2), (1,2),
+(2,0), (2,1), (0,3), ... A Build puts slot_a's plot at (row, col) and slot_b's plot to its
+right (``vertical`` False) or below it, away from the river (``vertical`` True); both slot
+orders are listed, so every placement appears exactly once.
 """
 
 from __future__ import annotations
 
 from itertools import combinations, permutations
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from .grid import COLS, DIRECTION_NAMES, NUM_CELLS, NUM_PLACEMENTS
 
@@ -36,7 +37,9 @@ MAX_OPPONENTS = 3
 MAX_CIRCLES = 2
 COWBOY_MOVES = 3
 
-PAIRS = tuple(permutations(range(HAND_SLOTS), 2))  # ordered (a, b) for Build
+# Ordered (a, b) for Build, sorted so that the pairs within h held plots form a prefix
+# (2, 6, 12, 20 pairs for h = 2..5): legality rows for a hand then fill one contiguous block.
+PAIRS = tuple(sorted(permutations(range(HAND_SLOTS), 2), key=lambda p: (max(p), p)))
 UNORDERED_PAIRS = tuple(combinations(range(HAND_SLOTS), 2))  # {a, b} for Discard
 
 
@@ -163,8 +166,8 @@ class Bonus(NamedTuple):
         return f"bonus tile {'AB'[self.tile]} face {self.face} at ({self.row},{self.col})"
 
 
-Action = Union[Select, Build, Pass, Discard, Recruit, CowboyMove, Drought, Desperado, Thief,
-               Bonus]
+Action = (Select | Build | Pass | Discard | Recruit | CowboyMove | Drought | Desperado | Thief
+          | Bonus)
 
 
 def _enumerate() -> list[Action]:

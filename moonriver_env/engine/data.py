@@ -1,4 +1,4 @@
-"""Readers for the game's data files (plot manifest, boards, partners, bonus tiles), with validation."""
+"""Validating readers for the data files: plot manifest, boards, partners, bonus tiles."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def _int_field(path: str, line: int, row: dict, key: str, lo: int, hi: int) -> i
     try:
         value = int(raw)
     except ValueError:
-        raise DataFileError(f"{path}, line {line}: '{key}' must be an integer, got {raw!r}") from None
+        raise DataFileError(f"{path}, line {line}: '{key}' must be an integer, "
+                            f"got {raw!r}") from None
     if not lo <= value <= hi:
         raise DataFileError(f"{path}, line {line}: '{key}' must be in {lo}..{hi}, got {value}")
     return value
@@ -95,7 +96,8 @@ def read_plot_manifest(path: str) -> tuple[tuple[PlotKind, ...], tuple[int, ...]
         counts.append(_int_field(path, line, row, "count", 0, 96))
     total = sum(counts)
     if total < 8:
-        raise DataFileError(f"{path}: the box must hold at least 8 plots (two columns), got {total}")
+        raise DataFileError(f"{path}: the box must hold at least 8 plots (two columns), "
+                            f"got {total}")
     return tuple(kinds), tuple(counts)
 
 

@@ -11,6 +11,7 @@ single legal action is still a decision unless ``GameConfig.auto_forced`` is set
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -21,7 +22,7 @@ from . import actions as A
 from .actions import Action, ActionCodec
 from .components import Face, PartnerKind, Terrain
 from .config import GameConfig
-from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, row_col
+from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, row_col, step
 from .ranch import Ranch
 from .scoring import ScoreBreakdown, score_ranch
 
@@ -45,6 +46,18 @@ class Phase(IntEnum):
     BONUS = 8  # 2 players: place a bonus tile
     SELECT = 9  # put the ranchero on the pending column
     GAME_OVER = 10
+
+
+# Hot-path aliases: module globals are cheaper to reach than Enum class attributes.
+_SETUP, _BUILD, _SELECT, _GAME_OVER = Phase.SETUP, Phase.BUILD, Phase.SELECT, Phase.GAME_OVER
+_CORNFIELD = int(Terrain.CORNFIELD)
+_ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
+# _PAIR_PREFIX[h]: the build slot pairs within h held plots (a prefix of A.PAIRS).
+_PAIR_PREFIX = tuple(tuple(p for p in A.PAIRS if max(p) < h) for h in range(A.HAND_SLOTS + 1))
+assert all(A.PAIRS[:len(p)] == p for p in _PAIR_PREFIX)
+# _STEPS[rows][cell]: (direction, neighbour) pairs inside a ranch of that many rows.
+_STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) >= 0)
+                      for c in range(NUM_CELLS)) for rows in (5, 10)}
 
 
 class IllegalActionError(ValueError):
@@ -88,7 +101,8 @@ class Game:
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)
         self.data = self.config.data
-        self._plot_terrain = self.data.terrain[self.data.plot_kind]
+        self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
+        self._plot_number = self.data.number[self.data.plot_kind].tolist()
         self._history: list[dict[str, Any]] = []
         self._setup()
 
@@ -133,11 +147,11 @@ class Game:
         self.emptying = False
         self.empty_order: list[int] = []
         self._reset_turn_context()
-        self.phase = Phase.SETUP
         self.player = self.setup_order[0]
         self._setup_index = 0
         self._mask: np.ndarray | None = None
-        self._build_legal: np.ndarray | None = None
+        self._build_legal: int | None = None
+        self._enter(Phase.SETUP, self._column_choices(self.active, self.active_owner))
         self._settle()
 
     def _reset_turn_context(self) -> None:
@@ -148,7 +162,7 @@ class Game:
         self.circles = [-1, -1]
         self.effect_cell = -1
         self.cowboy_moves_left = 0
-        self._choices: list[int] = []  # drought cells of the current skull
+        self._choices: list[int] = []  # legal action ids of a non-build phase
 
     def _chance(self, event: str, **payload: Any) -> None:
         self._history.append({"type": "chance", "event": event, **payload})
@@ -157,8 +171,7 @@ class Game:
         if len(self.box) < COLUMN_SIZE:
             return None
         drawn = [self.box.pop() for _ in range(COLUMN_SIZE)]
-        number = self.data.number[self.data.plot_kind]
-        drawn.sort(key=lambda p: number[p])  # stable: equal numbers keep the draw order
+        drawn.sort(key=self._plot_number.__getitem__)  # stable: equal numbers keep the draw order
         self._chance("column", plots=list(drawn))
         return drawn
 
@@ -252,113 +265,83 @@ class Game:
                                  "such as Build(...) or Pass()")
 
     # ------------------------------------------------------------ legality
-    def _hand_pairs(self) -> tuple[list[int], np.ndarray, np.ndarray]:
-        hand = self.ranches[self.player].hand
-        qs = [q for q, (a, b) in enumerate(A.PAIRS) if a < len(hand) and b < len(hand)]
-        terr = self._plot_terrain
-        ta = np.array([terr[hand[A.PAIRS[q][0]]] for q in qs], dtype=np.intp)
-        tb = np.array([terr[hand[A.PAIRS[q][1]]] for q in qs], dtype=np.intp)
-        return qs, ta, tb
-
-    def _domino_legal(self) -> np.ndarray:
-        """(20 x 100) legal placements of the current player's slot pairs (cached)."""
+    def _domino_rows(self) -> list[int]:
+        """Legal placements (bit k) per build slot pair, for the pairs within the hand (cached)."""
         if self._build_legal is None:
-            out = np.zeros((len(A.PAIRS), A.NUM_CELLS * 2), dtype=bool)
-            qs, ta, tb = self._hand_pairs()
-            if qs:
-                out[qs] = self.ranches[self.player].domino_legality(ta, tb)
-            self._build_legal = out
+            ranch = self.ranches[self.player]
+            terr = self._plot_terrain
+            held = [terr[p] for p in ranch.hand]
+            free, bridged = ranch.free, ranch.bridged
+            first = {t: free & (bridged | ranch.first_adj[t]) for t in held}
+            second = {t: free & ranch.second_adj[t] for t in held}
+            self._build_legal = [first[held[a]] | second[held[b]]
+                                 for a, b in _PAIR_PREFIX[min(len(held), A.HAND_SLOTS)]]
         return self._build_legal
 
     def _compute_mask(self) -> np.ndarray:
         mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        ph, p = self.phase, self.player
-        if ph == Phase.GAME_OVER:
-            return mask
-        ranch = self.ranches[p]
-        if ph in (Phase.SETUP, Phase.SELECT):
-            col, owner = ((self.active, self.active_owner) if ph == Phase.SETUP
-                          else (self.pending, self.pending_owner))
-            for pos in range(COLUMN_SIZE):
-                if owner[pos] < 0 and col[pos] >= 0:
-                    mask[A.SELECT0 + pos] = 1
-        elif ph == Phase.BUILD:
-            mask[A.BUILD0:A.PASS_ID] = self._domino_legal().ravel()
+        ph = self.phase
+        if ph == _BUILD:
+            rows = self._domino_rows()
+            if rows:
+                raw = b"".join([r.to_bytes(_ROW_BYTES, "little") for r in rows])
+                bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), -1),
+                                     axis=1, bitorder="little")[:, :A.NUM_PLACEMENTS]
+                mask[A.BUILD0:A.BUILD0 + bits.size] = bits.ravel()
             if not self.emptying and not (self.forced and self.builds_done == 0):
                 mask[A.PASS_ID] = 1
-        elif ph == Phase.DISCARD:
-            for i, (a, b) in enumerate(A.UNORDERED_PAIRS):
-                if b < len(ranch.hand):
-                    mask[A.DISCARD0 + i] = 1
-        elif ph == Phase.DROUGHT:
-            mask[[A.DROUGHT0 + c for c in self._choices]] = 1
-        elif ph == Phase.RECRUIT:
-            for s in range(SALOON_SLOTS):
-                if self.saloon[s] >= 0:
-                    for f in range(2):
-                        for c in range(A.MAX_CIRCLES):
-                            if self.circles[c] >= 0:
-                                mask[A.RECRUIT0 + (s * 2 + f) * 2 + c] = 1
-        elif ph == Phase.COWBOY:
-            for cell, d in self._cowboy_moves():
-                mask[A.COWBOY0 + cell * 4 + d] = 1
-            mask[A.PASS_ID] = 1
-        elif ph == Phase.DESPERADO:
-            for i, o, j in self._desperado_swaps():
-                mask[A.DESPERADO0 + (i * A.MAX_OPPONENTS + o - 1) * A.HAND_SLOTS + j] = 1
-            mask[A.PASS_ID] = 1
-        elif ph == Phase.THIEF:
-            for o, cell in self._thefts():
-                mask[A.THIEF0 + (o - 1) * NUM_CELLS + cell] = 1
-            mask[A.PASS_ID] = 1
-        elif ph == Phase.BONUS:
-            for t, f, cell in self._bonus_placements():
-                mask[A.BONUS0 + (t * 2 + f) * NUM_CELLS + cell] = 1
+        elif ph != _GAME_OVER:
+            for aid in self._choices:
+                mask[aid] = 1
         return mask
 
-    def _cowboy_moves(self) -> list[tuple[int, int]]:
+    def _enter(self, phase: Phase, choices: list[int]) -> None:
+        """Move to a non-build decision whose legal action ids are ``choices``."""
+        self.phase = phase
+        self._choices = choices
+
+    def _column_choices(self, column: list[int] | None, owner: list[int]) -> list[int]:
+        assert column is not None
+        return [A.SELECT0 + p for p in range(COLUMN_SIZE) if owner[p] < 0 and column[p] >= 0]
+
+    def _cowboy_moves(self) -> list[int]:
         ranch = self.ranches[self.player]
-        terr = ranch.terrain
-        out = []
-        for cell in np.flatnonzero(ranch.cows > 0).tolist():
-            for d in range(4):
-                r, c = divmod(cell, COLS)
-                r, c = r + DIRECTIONS[d][0], c + DIRECTIONS[d][1]
-                if 0 <= r < ranch.rows and 0 <= c < COLS:
-                    t = terr[r * COLS + c]
-                    if t >= 0 and t != Terrain.CORNFIELD:
-                        out.append((cell, d))
-        return out
+        terr = ranch.terrain.tolist()
+        steps = _STEPS[ranch.rows]
+        return [A.COWBOY0 + cell * 4 + d for cell in np.flatnonzero(ranch.cows).tolist()
+                for d, n in steps[cell] if terr[n] >= 0 and terr[n] != _CORNFIELD]
 
     def _opponents(self) -> list[tuple[int, int]]:
         n = self.num_players
         return [(o, (self.player + o) % n) for o in range(1, n)]
 
-    def _desperado_swaps(self) -> list[tuple[int, int, int]]:
+    def _desperado_swaps(self) -> list[int]:
         mine = len(self.ranches[self.player].hand)
-        return [(i, o, j) for o, q in self._opponents() for i in range(mine)
+        return [A.DESPERADO0 + (i * A.MAX_OPPONENTS + o - 1) * A.HAND_SLOTS + j
+                for o, q in self._opponents() for i in range(mine)
                 for j in range(len(self.ranches[q].hand))]
 
-    def _thefts(self) -> list[tuple[int, int]]:
-        if self.ranches[self.player].terrain[self.effect_cell] == Terrain.CORNFIELD:
+    def _thefts(self) -> list[int]:
+        if self.ranches[self.player].terrain[self.effect_cell] == _CORNFIELD:
             return []
         out = []
         for o, q in self._opponents():
             victim = self.ranches[q]
-            cows = np.flatnonzero(victim.cows > 0)
-            if cows.size:
+            cows = np.flatnonzero(victim.cows).tolist()
+            if cows:
                 guarded = victim.protected()
-                out += [(o, c) for c in cows.tolist() if not guarded[c]]
+                out += [A.THIEF0 + (o - 1) * NUM_CELLS + c for c in cows if not guarded[c]]
         return out
 
-    def _bonus_placements(self) -> list[tuple[int, int, int]]:
+    def _bonus_placements(self) -> list[int]:
         ranch = self.ranches[self.player]
         out = []
         for t in range(2):
             if self.bonus_tiles[t]:
                 for f in range(2):
-                    terrain = int(self.data.terrain[self.data.bonus_kind(t, f)])
-                    out += [(t, f, c) for c in np.flatnonzero(ranch.single_legality(terrain))]
+                    bits = ranch.single_bits(int(self.data.terrain[self.data.bonus_kind(t, f)]))
+                    base = A.BONUS0 + (t * 2 + f) * NUM_CELLS
+                    out += [base + c for c in range(NUM_CELLS) if bits >> c & 1]
         return out
 
     def _why_illegal(self, aid: int) -> str:
@@ -380,9 +363,9 @@ class Game:
         if seg != wanted:
             return f"phase is {phase}: a {wanted} action is expected, not a {seg} action"
         hand = self.ranches[self.player].hand
-        if isinstance(action, (A.Build, A.Discard)):
-            if max(action.slot_a, action.slot_b) >= len(hand):
-                return f"only slots 0..{len(hand) - 1} hold plots"
+        if (isinstance(action, (A.Build, A.Discard))
+                and max(action.slot_a, action.slot_b) >= len(hand)):
+            return f"only slots 0..{len(hand) - 1} hold plots"
         if isinstance(action, A.Build):
             ranch = self.ranches[self.player]
             (r1, c1), (r2, c2) = action.cells
@@ -401,19 +384,19 @@ class Game:
     # ----------------------------------------------------------- transitions
     def _dispatch(self, aid: int) -> None:
         ph = self.phase
-        if ph == Phase.SETUP:
+        if ph == _SETUP:
             self._do_setup(aid - A.SELECT0)
-        elif ph == Phase.SELECT:
+        elif ph == _SELECT:
             self.pending_owner[aid - A.SELECT0] = self.player
             self._end_turn()
         elif aid == A.PASS_ID:
-            if ph == Phase.BUILD:
+            if ph == _BUILD:
                 self._finish_expansion()
             else:
                 self.effect_cell = -1
                 self.cowboy_moves_left = 0
                 self._resolve()
-        elif ph == Phase.BUILD:
+        elif ph == _BUILD:
             q, k = divmod(aid - A.BUILD0, A.NUM_CELLS * 2)
             self._build(*A.PAIRS[q], k // 2, int(PLACE_SECOND[k]))
         elif ph == Phase.DISCARD:
@@ -436,7 +419,10 @@ class Game:
             cows[cell] -= 1
             cows[cell + DIRECTIONS[d][0] * COLS + DIRECTIONS[d][1]] += 1
             self.cowboy_moves_left -= 1
-            if not (self.cowboy_moves_left and self._cowboy_moves()):
+            moves = self._cowboy_moves() if self.cowboy_moves_left else []
+            if moves:
+                self._choices = [*moves, A.PASS_ID]
+            else:
                 self.effect_cell = -1
                 self.cowboy_moves_left = 0
                 self._resolve()
@@ -463,6 +449,7 @@ class Game:
         self._setup_index += 1
         if self._setup_index < len(self.setup_order):
             self.player = self.setup_order[self._setup_index]
+            self._choices = self._column_choices(self.active, self.active_owner)
             return
         for pos, plot in enumerate(self.active):  # 3 players: the unchosen plot leaves
             if self.active_owner[pos] < 0 and plot >= 0:
@@ -491,10 +478,10 @@ class Game:
 
     def _to_expansion(self) -> None:
         """Offer the next build, or move on when no build is possible or allowed."""
-        self.phase = Phase.BUILD  # so that legality is computed for this player now
+        self.phase = _BUILD
         self._build_legal = None
         hand = self.ranches[self.player].hand
-        can = len(hand) >= 2 and self._domino_legal().any()
+        can = any(self._domino_rows())
         if self.emptying:
             if can:
                 return
@@ -505,7 +492,8 @@ class Game:
         if self.builds_done < self.builds_allowed and len(hand) >= 2:
             if self.forced and self.builds_done == 0:
                 if not can:
-                    self.phase = Phase.DISCARD
+                    self._enter(Phase.DISCARD, [A.DISCARD0 + i for i, (_, b) in
+                                                enumerate(A.UNORDERED_PAIRS) if b < len(hand)])
                 return
             if can:
                 return
@@ -516,7 +504,7 @@ class Game:
         if self.last_round:
             self._end_turn()
         else:
-            self.phase = Phase.SELECT
+            self._enter(Phase.SELECT, self._column_choices(self.pending, self.pending_owner))
 
     def _build(self, a: int, b: int, cell_a: int, cell_b: int) -> None:
         ranch = self.ranches[self.player]
@@ -545,21 +533,25 @@ class Game:
         """Resolve pending symbols (skulls, then circles), the bonus tile, then expand again."""
         ranch = self.ranches[self.player]
         while self.skulls:
-            territory = ranch.territory(self.skulls[0])
-            self._choices = sorted(c for c in territory if ranch.cows[c] > 0)
-            if self._choices:
-                self.phase = Phase.DROUGHT
+            cows = ranch.cows
+            herd = sorted(c for c in ranch.territory(self.skulls[0]) if cows[c] > 0)
+            if herd:
+                self._enter(Phase.DROUGHT, [A.DROUGHT0 + c for c in herd])
                 return
             self.skulls.pop(0)
         if self.circles[0] >= 0 or self.circles[1] >= 0:
             if any(s >= 0 for s in self.saloon):
-                self.phase = Phase.RECRUIT
+                self._enter(Phase.RECRUIT, [
+                    A.RECRUIT0 + (s * 2 + f) * 2 + c for s in range(SALOON_SLOTS)
+                    if self.saloon[s] >= 0 for f in range(2) for c in range(A.MAX_CIRCLES)
+                    if self.circles[c] >= 0])
                 return
             self.circles = [-1, -1]
         if (self.num_players == 2 and not ranch.bonus_taken and any(self.bonus_tiles)
                 and ranch.reach >= BONUS_ROW):
-            self.phase = Phase.BONUS
-            if self._bonus_placements():
+            places = self._bonus_placements()
+            if places:
+                self._enter(Phase.BONUS, places)
                 return
             lost = self.bonus_tiles.index(True)  # cannot be placed: the tile leaves the game
             self.bonus_tiles[lost] = False
@@ -579,18 +571,15 @@ class Game:
         kind = (PartnerKind.COWBOY if face == Face.COWBOY
                 else self.data.partner_specialists[token])
         self.effect_cell = cell
-        if kind == PartnerKind.COWBOY:
-            self.cowboy_moves_left = A.COWBOY_MOVES
-            if self._cowboy_moves():
-                self.phase = Phase.COWBOY
+        effect = {PartnerKind.COWBOY: (Phase.COWBOY, self._cowboy_moves),
+                  PartnerKind.DESPERADO: (Phase.DESPERADO, self._desperado_swaps),
+                  PartnerKind.CATTLE_THIEF: (Phase.THIEF, self._thefts)}.get(kind)
+        if effect is not None:
+            self.cowboy_moves_left = A.COWBOY_MOVES if kind == PartnerKind.COWBOY else 0
+            options = effect[1]()
+            if options:  # every immediate effect may be declined
+                self._enter(effect[0], [*options, A.PASS_ID])
                 return
-        elif kind == PartnerKind.DESPERADO:
-            if self._desperado_swaps():
-                self.phase = Phase.DESPERADO
-                return
-        elif kind == PartnerKind.CATTLE_THIEF and self._thefts():
-            self.phase = Phase.THIEF
-            return
         self.effect_cell = -1
         self.cowboy_moves_left = 0
         self._resolve()
@@ -658,7 +647,7 @@ class Game:
     def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
         ranch = self.ranches[player]
         cows = np.minimum(ranch.cows, 1) if overpopulated else ranch.cows
-        specialist = np.array(self.data.partner_specialists + (PartnerKind.COWBOY,),
+        specialist = np.array((*self.data.partner_specialists, PartnerKind.COWBOY),
                               dtype=np.int8)[ranch.partner]
         kind = np.where(ranch.face == Face.COWBOY, PartnerKind.COWBOY, specialist)
         return score_ranch(ranch.terrain, ranch.kind, cows, kind, ranch.face, self.data,
@@ -689,8 +678,8 @@ class Game:
         g = Game.__new__(Game)
         d = self.__dict__
         g.__dict__.update(d)
-        g.rng = np.random.Generator(type(self.rng.bit_generator)())
-        g.rng.bit_generator.state = self.rng.bit_generator.state
+        # The engine draws from its generator only during setup (later chance is the already
+        # shuffled box and pile), so a clone may share it; pickle and deepcopy copy it.
         g.ranches = [r.clone() for r in self.ranches]
         for name in ("box", "pile", "saloon", "removed", "discarded", "bonus_tiles", "active",
                      "active_owner", "pending_owner", "order", "empty_order", "skulls",
@@ -700,18 +689,21 @@ class Game:
         return g
 
     def __deepcopy__(self, memo: dict) -> Game:
-        return self.clone()
+        g = self.clone()
+        g.rng = copy.deepcopy(self.rng, memo)
+        return g
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("data", "_plot_terrain", "_mask", "_build_legal"):
+        for name in ("data", "_plot_terrain", "_plot_number", "_mask", "_build_legal"):
             state.pop(name, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.data = self.config.data
-        self._plot_terrain = self.data.terrain[self.data.plot_kind]
+        self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
+        self._plot_number = self.data.number[self.data.plot_kind].tolist()
         self._mask = None
         self._build_legal = None
 
@@ -719,6 +711,26 @@ class Game:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
         rng.shuffle(self.box)
         rng.shuffle(self.pile)
+
+    # ---------------------------------------------------------------- records
+    def to_record(self) -> dict[str, Any]:
+        """JSON-serialisable record of the game so far (see docs/game-record.md)."""
+        from .record import to_record
+
+        return to_record(self)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], verify: bool = True) -> Game:
+        """Replay a record to the same state (checked unless ``verify`` is False)."""
+        from .record import from_record
+
+        return from_record(record, verify=verify)
+
+    def table_text(self) -> str:
+        """The whole table as readable text."""
+        from .text import table_text
+
+        return table_text(self)
 
     # ----------------------------------------------------------------- views
     @property

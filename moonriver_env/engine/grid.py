@@ -69,3 +69,51 @@ def usable_cells(rows: int) -> np.ndarray:
     usable[: rows * COLS] = True
     usable[HOMESTEAD] = False
     return usable
+
+
+def _placement_bits() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Per cell: placements covering it, and placements whose first/second cell neighbours it.
+
+    Placement sets are Python ints with bit k for placement k; legality of a pair of plots is
+    then a handful of integer operations (see Ranch.domino_bits).
+    """
+    touch = [0] * NUM_CELLS
+    first_at = [0] * NUM_CELLS
+    second_at = [0] * NUM_CELLS
+    for k in range(NUM_PLACEMENTS):
+        if GEO_OK[k]:
+            a, b = int(PLACE_FIRST[k]), int(PLACE_SECOND[k])
+            touch[a] |= 1 << k
+            touch[b] |= 1 << k
+            first_at[a] |= 1 << k
+            second_at[b] |= 1 << k
+    first_nb = tuple(_or(first_at[n] for n in NEIGHBORS[c]) for c in range(NUM_CELLS))
+    second_nb = tuple(_or(second_at[n] for n in NEIGHBORS[c]) for c in range(NUM_CELLS))
+    return tuple(touch), first_nb, second_nb
+
+
+def _or(values) -> int:
+    out = 0
+    for v in values:
+        out |= v
+    return out
+
+
+# TOUCH[c]: placements covering cell c. FIRST_NB[c] / SECOND_NB[c]: placements whose first /
+# second plot lands next to cell c (so a plot placed on c can connect to them).
+TOUCH, FIRST_NB, SECOND_NB = _placement_bits()
+NEIGHBOR_BITS = tuple(_or(1 << n for n in NEIGHBORS[c]) for c in range(NUM_CELLS))
+
+
+def placements_within(usable: np.ndarray) -> int:
+    """Bits of the placements whose two cells are both usable."""
+    bits = 0
+    for k in range(NUM_PLACEMENTS):
+        if GEO_OK[k] and usable[PLACE_FIRST[k]] and usable[PLACE_SECOND[k]]:
+            bits |= 1 << k
+    return bits
+
+
+def placements_touching(cells: np.ndarray) -> int:
+    """Bits of the placements covering at least one of the given cells (bool mask)."""
+    return _or(TOUCH[c] for c in np.flatnonzero(cells).tolist())

@@ -2,20 +2,52 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .components import Board, Terrain
-from .grid import GEO_OK, NEIGHBORS, NUM_CELLS, PLACE_FIRST, PLACE_SECOND, usable_cells
+from .grid import (
+    COLS,
+    FIRST_NB,
+    NEIGHBOR_BITS,
+    NUM_CELLS,
+    SECOND_NB,
+    TOUCH,
+    placements_touching,
+    placements_within,
+    usable_cells,
+)
 from .scoring import territory_of
 
 NUM_TERRAINS = len(Terrain)
 
 
-class Ranch:
-    """A ranch grid plus the owner's reserve (``hand``: reserve plots, then any plot in hand)."""
+@lru_cache(maxsize=64)
+def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]) -> tuple[int, int, int]:
+    """Free placements, bridge placements and usable cells (as bits) of an empty ranch."""
+    usable = usable_cells(rows)
+    bridge = np.zeros(NUM_CELLS, dtype=bool)
+    for r, c in bridges:
+        bridge[r * COLS + c] = True
+    cells = sum(1 << c for c in np.flatnonzero(usable).tolist())
+    bridge_cells = sum(1 << c for c in np.flatnonzero(bridge).tolist())
+    return placements_within(usable), placements_touching(bridge), cells | (bridge_cells << 64)
 
-    __slots__ = ("adj", "board", "bonus_taken", "bridge", "capacity", "cows", "empty", "face",
-                 "hand", "kind", "partner", "plot", "rows", "terrain")
+
+class Ranch:
+    """A ranch grid plus the owner's reserve (``hand``: reserve plots, then any plot in hand).
+
+    Placement legality is kept as Python-int bitsets, updated on each placement:
+    ``free`` (placements on two free cells), ``bridged`` (placements covering a bridge), and per
+    terrain ``first_adj[t]`` / ``second_adj[t]`` (placements whose first / second plot would
+    touch a placed plot of terrain t). Cell sets (``empty_cells``, ``adj_cells[t]``) serve the
+    single-plot bonus tile.
+    """
+
+    __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
+                 "capacity", "cows", "empty", "empty_cells", "face", "first_adj", "free",
+                 "hand", "kind", "partner", "plot", "rows", "second_adj", "terrain")
 
     def __init__(self, rows: int, board: Board) -> None:
         self.rows = rows
@@ -30,20 +62,27 @@ class Ranch:
         self.empty = usable_cells(rows)  # free cells a plot may go on
         self.bridge = np.zeros(NUM_CELLS, dtype=bool)
         for r, c in board.bridges:
-            self.bridge[r * 5 + c] = True
-        # adj[t, cell]: some orthogonal neighbour of cell holds a plot of terrain t.
-        self.adj = np.zeros((NUM_TERRAINS, NUM_CELLS), dtype=bool)
+            self.bridge[r * COLS + c] = True
+        self.bridge.flags.writeable = False
+        self.free, self.bridged, cells = _static_bits(rows, board.bridges)
+        self.empty_cells, self.bridge_cells = cells & ((1 << 64) - 1), cells >> 64
+        self.first_adj = [0] * NUM_TERRAINS
+        self.second_adj = [0] * NUM_TERRAINS
+        self.adj_cells = [0] * NUM_TERRAINS
         self.hand: list[int] = []
         self.bonus_taken = False
 
     def clone(self) -> Ranch:
-        """An independent copy (arrays copied, no deep copy)."""
+        """An independent copy (arrays and lists copied, no deep copy)."""
         r = Ranch.__new__(Ranch)
-        r.rows, r.board, r.capacity, r.bonus_taken = (self.rows, self.board, self.capacity,
-                                                      self.bonus_taken)
-        for name in ("kind", "plot", "terrain", "cows", "partner", "face", "empty", "adj"):
+        for name in ("rows", "board", "capacity", "bonus_taken", "bridge", "free", "bridged",
+                     "empty_cells", "bridge_cells"):
+            setattr(r, name, getattr(self, name))
+        for name in ("kind", "plot", "terrain", "cows", "partner", "face", "empty"):
             setattr(r, name, getattr(self, name).copy())
-        r.bridge = self.bridge  # never changes after construction
+        r.first_adj = list(self.first_adj)
+        r.second_adj = list(self.second_adj)
+        r.adj_cells = list(self.adj_cells)
         r.hand = list(self.hand)
         return r
 
@@ -56,7 +95,7 @@ class Ranch:
     def reach(self) -> int:
         """The furthest row from the river holding a plot (-1 for an empty ranch)."""
         filled = np.flatnonzero(self.kind >= 0)
-        return int(filled[-1]) // 5 if filled.size else -1
+        return int(filled[-1]) // COLS if filled.size else -1
 
     def place(self, cell: int, plot: int, kind: int, terrain: int) -> None:
         """Put one plot on a free cell."""
@@ -64,20 +103,19 @@ class Ranch:
         self.plot[cell] = plot
         self.terrain[cell] = terrain
         self.empty[cell] = False
-        for n in NEIGHBORS[cell]:
-            self.adj[terrain, n] = True
+        self.free &= ~TOUCH[cell]
+        self.empty_cells &= ~(1 << cell)
+        self.first_adj[terrain] |= FIRST_NB[cell]
+        self.second_adj[terrain] |= SECOND_NB[cell]
+        self.adj_cells[terrain] |= NEIGHBOR_BITS[cell]
 
-    def domino_legality(self, terrain_a: np.ndarray, terrain_b: np.ndarray) -> np.ndarray:
-        """Legal placements (P x 100 bool) for plot pairs with the given terrains."""
-        empty = self.empty
-        free = empty[PLACE_FIRST] & empty[PLACE_SECOND] & GEO_OK
-        bridge = self.bridge[PLACE_FIRST] | self.bridge[PLACE_SECOND]
-        return free & (bridge | self.adj[terrain_a][:, PLACE_FIRST]
-                       | self.adj[terrain_b][:, PLACE_SECOND])
+    def domino_bits(self, terrain_a: int, terrain_b: int) -> int:
+        """Legal placements (bit k) of a domino whose first plot has terrain_a, second terrain_b."""
+        return self.free & (self.bridged | self.first_adj[terrain_a] | self.second_adj[terrain_b])
 
-    def single_legality(self, terrain: int) -> np.ndarray:
-        """Cells where a single plot of ``terrain`` may be placed (bonus tile)."""
-        return self.empty & (self.bridge | self.adj[terrain])
+    def single_bits(self, terrain: int) -> int:
+        """Cells (bit c) where a single plot of ``terrain`` may go (the bonus tile)."""
+        return self.empty_cells & (self.bridge_cells | self.adj_cells[terrain])
 
     def territory(self, cell: int) -> list[int]:
         """Cells of the territory holding ``cell``."""

@@ -77,7 +77,7 @@ def scenario_value(units: int) -> int:
 
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
                 face: np.ndarray, data, scenario: int | None) -> ScoreBreakdown:
-    """Score one ranch given per-cell terrain (-1 empty), kind, cows, partner specialist and face."""
+    """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face."""
     terr = terrain.tolist()
     cow = cows.tolist()
     placed = kind >= 0

@@ -1,0 +1,69 @@
+"""Random legal play through the engine: decisions/s and games/s per variant.
+
+Each decision asks the engine for its legal mask, picks uniformly among the legal ids and
+applies it, as a search or training loop would. Prints a table, then one JSON line.
+
+    python benchmarks/engine_random_play.py [--games 40] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+from moonriver_env.engine import Game, GameConfig
+
+VARIANTS = {
+    "4p-base": GameConfig(num_players=4, mode="base"),
+    "3p-base": GameConfig(num_players=3, mode="base"),
+    "2p-base": GameConfig(num_players=2, mode="base"),
+    "4p-legends": GameConfig(num_players=4, mode="legends"),
+    "3p-legends": GameConfig(num_players=3, mode="legends"),
+    "2p-legends": GameConfig(num_players=2, mode="legends"),
+}
+
+
+def play(config: GameConfig, games: int, seed: int) -> tuple[int, float]:
+    """Play ``games`` random games; return (decisions, seconds)."""
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    start = time.perf_counter()
+    for g in range(games):
+        game = Game(config, seed=seed * 100_000 + g)
+        while not game.is_over:
+            legal = game.legal_mask().view(np.bool_).nonzero()[0]
+            game.apply(int(legal[rng.integers(legal.size)]))
+            decisions += 1
+    return decisions, time.perf_counter() - start
+
+
+def main() -> None:
+    """Run every variant several times and report medians."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=40, help="games per run")
+    parser.add_argument("--repeats", type=int, default=5, help="runs per variant (median)")
+    parser.add_argument("--auto-forced", action="store_true",
+                        help="play single-option decisions automatically")
+    args = parser.parse_args()
+    results = {}
+    print(f"{'variant':<12} {'decisions/s':>12} {'games/s':>9} {'decisions/game':>15}")
+    for name, config in VARIANTS.items():
+        if args.auto_forced:
+            config = GameConfig(**{**config.to_dict(), "auto_forced": True})
+        runs = [play(config, args.games, seed=r + 1) for r in range(args.repeats)]
+        dps = statistics.median(d / s for d, s in runs)
+        gps = statistics.median(args.games / s for _, s in runs)
+        per_game = sum(d for d, _ in runs) / (args.games * args.repeats)
+        results[name] = {"decisions_per_s": round(dps), "games_per_s": round(gps, 2),
+                         "decisions_per_game": round(per_game, 1)}
+        print(f"{name:<12} {dps:>12,.0f} {gps:>9.2f} {per_game:>15.1f}")
+    print(json.dumps({"benchmark": "engine_random_play", "auto_forced": args.auto_forced,
+                      "games": args.games, "repeats": args.repeats, "variants": results}))
+
+
+if __name__ == "__main__":
+    main()

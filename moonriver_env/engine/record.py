@@ -1,0 +1,105 @@
+"""Game records: a JSON-serialisable account of a game that replays to the same state.
+
+The schema is documented in docs/game-record.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .actions import ActionCodec
+from .components import Face, PartnerKind, Terrain
+from .config import GameConfig
+
+if TYPE_CHECKING:
+    from .game import Game
+
+RECORD_FORMAT = "moonriver-record"
+RECORD_VERSION = 1
+
+
+def _cell_state(game: Game, ranch, cell: int) -> dict[str, Any]:
+    kind_id = int(ranch.kind[cell])
+    kind = game.data.kinds[kind_id]
+    plot = int(ranch.plot[cell])
+    out: dict[str, Any] = {
+        "row": cell // 5, "col": cell % 5,
+        "plot": plot if plot >= 0 else None,
+        "bonus_tile": "AB"[-2 - plot] if plot < -1 else None,
+        "kind": kind.label, "terrain": Terrain(kind.terrain).name.lower(),
+        "nugget": kind.nugget, "beaver": kind.beaver, "corn": kind.corn,
+        "cow_symbols": kind.cows, "skull": kind.skull, "circle": kind.circle,
+        "cows": int(ranch.cows[cell]), "partner": None,
+    }
+    token = int(ranch.partner[cell])
+    if token >= 0:
+        face = Face(int(ranch.face[cell]))
+        shown = PartnerKind.COWBOY if face == Face.COWBOY else game.data.partner_specialists[token]
+        out["partner"] = {"token": token, "face": face.name.lower(), "kind": shown.name.lower()}
+    return out
+
+
+def final_state(game: Game) -> dict[str, Any]:
+    """The public state of the table now: ranches, reserves, columns, saloon, supplies."""
+    data = game.data
+    players = []
+    for p, ranch in enumerate(game.ranches):
+        cells = [_cell_state(game, ranch, c) for c in range(len(ranch.kind)) if ranch.kind[c] >= 0]
+        players.append({
+            "player": p, "board": game.board_names[p], "cells": cells,
+            "reserve": [{"plot": plot, "kind": data.kinds[int(data.plot_kind[plot])].label}
+                        for plot in ranch.hand],
+            "bonus_taken": ranch.bonus_taken,
+        })
+    return {
+        "phase": game.phase.name.lower(), "round": game.round, "last_round": game.last_round,
+        "current_player": game.current_player, "players": players,
+        "active_column": list(game.active), "pending_column":
+            None if game.pending is None else list(game.pending),
+        "saloon": list(game.saloon), "cow_supply": game.supply, "box_count": len(game.box),
+        "pile_count": len(game.pile), "removed": list(game.removed),
+        "discarded": list(game.discarded),
+    }
+
+
+def to_record(game: Game) -> dict[str, Any]:
+    """The game's record: config, seed, every decision and chance event, final state, scores."""
+    events = []
+    for event in game.history:
+        if event["type"] == "decision":
+            event = {**event, "text": ActionCodec.to_text(event["action"])}
+        events.append(event)
+    over = game.is_over
+    scores = game.scores() if over else game.running_scores()
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION,
+        "config": game.config.to_dict(), "seed": game.seed,
+        "scenario": game.scenario, "boards": list(game.board_names),
+        "events": events, "final": final_state(game), "over": over,
+        "scores": [s.to_dict() for s in scores],
+        "winners": game.winners() if over else None,
+    }
+
+
+def from_record(record: dict[str, Any], verify: bool = True) -> Game:
+    """Replay a record's decisions from its config and seed; check it reaches the same state."""
+    from .game import Game
+
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
+    if record.get("version") != RECORD_VERSION:
+        raise ValueError(f"record version {record.get('version')!r} is not supported "
+                         f"(this engine reads version {RECORD_VERSION})")
+    game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
+    for i, event in enumerate(record["events"]):
+        if event["type"] == "decision" and not event.get("auto"):
+            if game.current_player != event["player"]:
+                raise ValueError(f"record event {i}: player {event['player']} decides, but the "
+                                 f"replay expects player {game.current_player}")
+            game.apply(int(event["action"]))
+    if verify:
+        again = to_record(game)
+        for key in ("events", "final", "scores"):
+            if again[key] != record[key]:
+                raise ValueError(f"record does not replay: its '{key}' differ from the replay")
+    return game
