@@ -1,0 +1,97 @@
+"""Scenario builders for rule tests: put chosen plots on a ranch and in a reserve, then decide.
+
+These reach into engine internals on purpose (a test sets up positions the rules would take
+many turns to reach); the rules under test then run through the public ``apply``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from moonriver_env.engine import Game, GameConfig, Phase
+from moonriver_env.engine.grid import COLS, NUM_CELLS
+from moonriver_env.engine.text import ranch_text
+
+
+def kind_id(game: Game, label: str) -> int:
+    """Kind id of a plot kind by its manifest label ('1'..'25')."""
+    for i, k in enumerate(game.data.kinds):
+        if k.label == label:
+            return i
+    raise KeyError(label)
+
+
+def take_plot(game: Game, label: str) -> int:
+    """Take a plot of the given kind out of the box (or, failing that, the removed pile)."""
+    kid = kind_id(game, label)
+    for pool in (game.box, game.removed):
+        for i, plot in enumerate(pool):
+            if game.data.plot_kind[plot] == kid:
+                return pool.pop(i)
+    raise LookupError(f"no plot of kind {label} left in the box")
+
+
+def new_game(num_players: int = 4, mode: str = "base", seed: int = 0, **kw) -> Game:
+    """A game advanced through setup to the first player's first build decision point."""
+    game = Game(GameConfig(num_players=num_players, mode=mode, **kw), seed=seed)
+    while game.phase == Phase.SETUP:
+        game.apply(int(game.legal_action_ids()[0]))
+    return game
+
+
+def clear_ranch(game: Game, player: int) -> None:
+    """Empty a player's ranch (cows back to the supply, plots back to the box)."""
+    old = game.ranches[player]
+    game.supply += int(old.cows.sum())
+    for plot in old.plot[old.plot >= 0].tolist():
+        game.box.append(plot)
+    fresh = type(old)(old.rows, old.board)
+    fresh.hand = old.hand
+    game.ranches[player] = fresh
+
+
+def put(game: Game, player: int, row: int, col: int, label: str, cows: int = 0) -> None:
+    """Place a plot of a kind directly on a ranch (no rules), with ``cows`` cows on it."""
+    ranch = game.ranches[player]
+    plot = take_plot(game, label)
+    kid = kind_id(game, label)
+    ranch.place(row * COLS + col, plot, kid, int(game.data.terrain[kid]))
+    ranch.cows[row * COLS + col] = cows
+    game.supply -= cows
+
+
+def set_hand(game: Game, player: int, labels: list[str]) -> None:
+    """Replace a player's reserve (and hand) with plots of the given kinds."""
+    ranch = game.ranches[player]
+    game.box.extend(ranch.hand)
+    ranch.hand = [take_plot(game, label) for label in labels]
+
+
+def start_expansion(game: Game, player: int | None = None) -> None:
+    """Restart the current turn's expansion for ``player`` with their current reserve."""
+    if player is not None:
+        game.player = player
+    ranch = game.ranches[game.player]
+    game._reset_turn_context()
+    game.forced = ranch.in_hand
+    game.builds_allowed = 2 if len(ranch.hand) >= 4 else 1
+    game._mask = None
+    game._to_expansion()
+
+
+def view(game: Game, player: int) -> str:
+    """The ranch of a player as text (see moonriver_env.engine.text)."""
+    return ranch_text(game.ranches[player], game.data.partner_specialists)
+
+
+def cows_at(game: Game, player: int) -> dict[tuple[int, int], int]:
+    """{(row, col): cows} of a ranch, for cells holding cows."""
+    cows = game.ranches[player].cows
+    return {divmod(c, COLS): int(cows[c]) for c in range(NUM_CELLS) if cows[c]}
+
+
+def random_playout(game: Game, rng: np.random.Generator) -> None:
+    """Finish a game with uniformly random legal decisions."""
+    while not game.is_over:
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(ids.size)]))
