@@ -52,12 +52,22 @@ class Phase(IntEnum):
 _SETUP, _BUILD, _SELECT, _GAME_OVER = Phase.SETUP, Phase.BUILD, Phase.SELECT, Phase.GAME_OVER
 _CORNFIELD = int(Terrain.CORNFIELD)
 _ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
+_SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
+# _BYTE_BITS[b]: the 8 bits of byte b, least significant first (bitset -> mask rows).
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
+                           bitorder="little").astype(np.int8)
 # _PAIR_PREFIX[h]: the build slot pairs within h held plots (a prefix of A.PAIRS).
 _PAIR_PREFIX = tuple(tuple(p for p in A.PAIRS if max(p) < h) for h in range(A.HAND_SLOTS + 1))
 assert all(A.PAIRS[:len(p)] == p for p in _PAIR_PREFIX)
 # _STEPS[rows][cell]: (direction, neighbour) pairs inside a ranch of that many rows.
 _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) >= 0)
                       for c in range(NUM_CELLS)) for rows in (5, 10)}
+
+
+def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
+    """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
+    return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
+                    data.circle.tolist(), strict=True))
 
 
 class IllegalActionError(ValueError):
@@ -103,6 +113,7 @@ class Game:
         self.data = self.config.data
         self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
         self._plot_number = self.data.number[self.data.plot_kind].tolist()
+        self._kind_symbols = _kind_symbols(self.data)
         self._history: list[dict[str, Any]] = []
         self._setup()
 
@@ -283,11 +294,19 @@ class Game:
         ph = self.phase
         if ph == _BUILD:
             rows = self._domino_rows()
-            if rows:
+            if sum(r.bit_count() for r in rows) <= _SPARSE_BUILDS:
+                base = A.BUILD0  # few legal builds (the usual case): set them one by one
+                for r in rows:
+                    while r:
+                        low = r & -r
+                        mask[base + low.bit_length() - 1] = 1
+                        r ^= low
+                    base += A.NUM_PLACEMENTS
+            else:
                 raw = b"".join([r.to_bytes(_ROW_BYTES, "little") for r in rows])
-                bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), -1),
-                                     axis=1, bitorder="little")[:, :A.NUM_PLACEMENTS]
-                mask[A.BUILD0:A.BUILD0 + bits.size] = bits.ravel()
+                bits = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].reshape(len(rows), -1)
+                end = A.BUILD0 + len(rows) * A.NUM_PLACEMENTS
+                mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :A.NUM_PLACEMENTS]
             if not self.emptying and not (self.forced and self.builds_done == 0):
                 mask[A.PASS_ID] = 1
         elif ph != _GAME_OVER:
@@ -518,15 +537,16 @@ class Game:
 
     def _put(self, ranch: Ranch, cell: int, plot: int, kind: int, circle_index: int) -> None:
         """Place one plot, add its cows, and queue its skull and circle."""
-        data = self.data
-        ranch.place(cell, plot, kind, int(data.terrain[kind]))
-        cows = min(int(data.cows[kind]), self.supply)
-        ranch.cows[cell] += cows
-        self.supply -= cows
+        terrain, cows, skull, circle = self._kind_symbols[kind]
+        ranch.place(cell, plot, kind, terrain)
+        if cows:
+            cows = min(cows, self.supply)
+            ranch.cows[cell] = cows
+            self.supply -= cows
         # Skulls resolve after every cow of the domino: both plots are put before _resolve().
-        if data.skull[kind]:
+        if skull:
             self.skulls.append(cell)
-        if data.circle[kind]:
+        if circle:
             self.circles[circle_index] = cell
 
     def _resolve(self) -> None:
@@ -695,7 +715,8 @@ class Game:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("data", "_plot_terrain", "_plot_number", "_mask", "_build_legal"):
+        for name in ("data", "_plot_terrain", "_plot_number", "_kind_symbols", "_mask",
+                     "_build_legal"):
             state.pop(name, None)
         return state
 
@@ -704,6 +725,7 @@ class Game:
         self.data = self.config.data
         self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
         self._plot_number = self.data.number[self.data.plot_kind].tolist()
+        self._kind_symbols = _kind_symbols(self.data)
         self._mask = None
         self._build_legal = None
 
