@@ -64,6 +64,10 @@ _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) 
                       for c in range(NUM_CELLS)) for rows in (5, 10)}
 
 
+_SCORE_CACHE: dict[tuple, ScoreBreakdown] = {}
+_SCORE_CACHE_SIZE = 100_000
+
+
 def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
     """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
     return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
@@ -656,9 +660,9 @@ class Game:
 
     def _finish_game(self) -> None:
         for ranch in self.ranches:  # overpopulation: at most one cow per plot
-            excess = np.maximum(ranch.cows.astype(np.int16) - 1, 0)
+            excess = np.maximum(ranch.cows - 1, 0)
             self.supply += int(excess.sum())
-            ranch.cows -= excess.astype(np.int8)
+            ranch.cows -= excess
         self.phase = Phase.GAME_OVER
         self._reset_turn_context()
         self._final = [self._score(p, overpopulated=False) for p in range(self.num_players)]
@@ -666,6 +670,16 @@ class Game:
     # --------------------------------------------------------------- scoring
     def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
         ranch = self.ranches[player]
+        # Scores depend only on the ranch contents: memoised on them, shared by all games.
+        key = (id(self.data), self.scenario, overpopulated, ranch.cells.tobytes())
+        score = _SCORE_CACHE.get(key)
+        if score is None:
+            if len(_SCORE_CACHE) >= _SCORE_CACHE_SIZE:
+                _SCORE_CACHE.clear()
+            score = _SCORE_CACHE[key] = self._score_now(ranch, overpopulated)
+        return score
+
+    def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:
         cows = np.minimum(ranch.cows, 1) if overpopulated else ranch.cows
         specialist = np.array((*self.data.partner_specialists, PartnerKind.COWBOY),
                               dtype=np.int8)[ranch.partner]

@@ -46,19 +46,22 @@ class Ranch:
     """
 
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
-                 "capacity", "cows", "empty", "empty_cells", "face", "first_adj", "free",
-                 "hand", "kind", "partner", "plot", "rows", "second_adj", "terrain")
+                 "capacity", "cells", "cows", "empty", "empty_cells", "face", "first_adj",
+                 "free", "hand", "kind", "partner", "plot", "rows", "second_adj", "terrain")
+
+    _VIEWS = ("kind", "cows", "partner", "face")
 
     def __init__(self, rows: int, board: Board) -> None:
         self.rows = rows
         self.board = board
         self.capacity = board.reserve
-        self.kind = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot kind id, -1 empty
+        # Everything that scores, in one array so that one tobytes() keys the caches:
+        # rows kind (plot kind id, -1 empty), cows, partner (token id, -1 none), face.
+        self.cells = np.full((4, NUM_CELLS), -1, dtype=np.int16)
+        self.cells[1] = 0
+        self._views()
         self.plot = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot id (bonus tile: -2 - tile)
         self.terrain = np.full(NUM_CELLS, -1, dtype=np.int8)
-        self.cows = np.zeros(NUM_CELLS, dtype=np.int8)
-        self.partner = np.full(NUM_CELLS, -1, dtype=np.int8)  # partner token id
-        self.face = np.full(NUM_CELLS, -1, dtype=np.int8)  # Face of that token
         self.empty = usable_cells(rows)  # free cells a plot may go on
         self.bridge = np.zeros(NUM_CELLS, dtype=bool)
         for r, c in board.bridges:
@@ -78,13 +81,26 @@ class Ranch:
         for name in ("rows", "board", "capacity", "bonus_taken", "bridge", "free", "bridged",
                      "empty_cells", "bridge_cells"):
             setattr(r, name, getattr(self, name))
-        for name in ("kind", "plot", "terrain", "cows", "partner", "face", "empty"):
+        for name in ("cells", "plot", "terrain", "empty"):
             setattr(r, name, getattr(self, name).copy())
+        r._views()
         r.first_adj = list(self.first_adj)
         r.second_adj = list(self.second_adj)
         r.adj_cells = list(self.adj_cells)
         r.hand = list(self.hand)
         return r
+
+    def _views(self) -> None:
+        for i, name in enumerate(self._VIEWS):
+            setattr(self, name, self.cells[i])
+
+    def __getstate__(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__ if k not in self._VIEWS}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._views()
 
     @property
     def in_hand(self) -> bool:

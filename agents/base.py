@@ -1,0 +1,59 @@
+"""The Agent protocol used everywhere: tournaments, wrapper opponents, notebooks, CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from moonriver_env.engine import Game
+
+ActionMask = npt.NDArray[np.int8]
+Observation = dict[str, np.ndarray]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Chooses an action id for the player to act.
+
+    ``act`` gets the engine game (for agents that search or look ahead; they must not mutate
+    it: use ``game.clone()``) and the observation dict of the acting player
+    (``{"observation": float32 vector, "action_mask": int8 mask}``).
+    """
+
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game; ``seed`` reseeds the agent's own generator."""
+        ...
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """The chosen action id (legal under ``observation["action_mask"]``)."""
+        ...
+
+
+class CallableAgent:
+    """Adapts a plain function ``f(observation) -> action id`` to the Agent protocol."""
+
+    def __init__(self, fn: Callable[[Observation], int], name: str = "callable") -> None:
+        self.fn = fn
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset."""
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """Delegate to the function."""
+        return int(self.fn(observation))
+
+
+def as_agent(obj: Agent | Callable[[Observation], int]) -> Agent:
+    """An Agent from an agent or a callable; anything else is a clear error."""
+    if isinstance(obj, Agent):
+        return obj
+    if callable(obj):
+        return CallableAgent(obj, getattr(obj, "__name__", "callable"))
+    raise TypeError(f"an opponent must be an Agent (reset/act) or a callable "
+                    f"f(observation) -> action id, got {obj!r}")

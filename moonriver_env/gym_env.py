@@ -1,0 +1,232 @@
+"""Single-agent Gymnasium view of Moon River: the learner plays one seat against opponents.
+
+    import gymnasium, moonriver_env
+    env = gymnasium.make("MoonRiver-v0", num_players=4, opponents=None, seat=None)
+
+- Observation: the learner's flat float32 observation (docs/observation.md); the legal-action
+  mask is ``env.action_masks()`` (what sb3-contrib's MaskablePPO asks for, also through
+  ``SubprocVecEnv``) and ``info["action_mask"]``.
+- Action: ``Discrete(2710)``, the ids of docs/actions.md.
+- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
+  callable for every opponent, or a list with one per opponent in seat order after the
+  learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``,
+  see agents.base.Agent); a callable is ``f(observation) -> id``. Opponents act inside
+  ``step`` until it is the learner's turn again or the game ends.
+- Seat: ``None`` draws the learner's player id each episode; an int fixes it.
+- Reward: everything the learner earned since its previous action (final reward by
+  ``reward=`` as in moonriver_v0, plus optional ``shaping``), so the end-of-game reward lands
+  on its last transition even when opponents finish the game.
+- Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
+  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
+  ``info["illegal_action"] = True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
+from moonriver_env.moonriver_v0 import OBS_HIGH, REWARD_MODES, final_rewards
+from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
+
+ILLEGAL_POLICIES = ("raise", "penalty")
+
+
+class LazyObservation(Mapping):
+    """The observation dict handed to opponents; the vector is encoded only if read."""
+
+    def __init__(self, env: MoonRiverGymEnv, player: int) -> None:
+        self._env, self._player = env, player
+        self._mask = env._require_game().legal_mask()
+        self._vector: np.ndarray | None = None
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key == "action_mask":
+            return self._mask
+        if key == "observation":
+            if self._vector is None:
+                self._vector = self._env.encoder.encode(self._env._require_game(), self._player)
+            return self._vector
+        raise KeyError(key)
+
+    def __iter__(self):
+        return iter(("observation", "action_mask"))
+
+    def __len__(self) -> int:
+        return 2
+
+
+class _UniformOpponent:
+    """Default opponent: a uniformly random legal action from the env's generator."""
+
+    name = "random"
+
+    def __init__(self, env: MoonRiverGymEnv) -> None:
+        self.env = env
+
+    def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
+        legal = observation["action_mask"].view(np.bool_).nonzero()[0]
+        return int(legal[self.env.np_random.integers(legal.size)])
+
+
+class _FunctionOpponent:
+    def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
+        self.fn = fn
+
+    def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
+        return int(self.fn(observation))
+
+
+class MoonRiverGymEnv(gymnasium.Env):
+    """Moon River for one learner against fixed or self-play opponents."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
+                 shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
+                 render_mode: str | None = None, num_players: int = 4, mode: str = "base",
+                 **config: Any) -> None:
+        self.config = GameConfig(num_players=num_players, mode=mode, **config)
+        n = self.config.num_players
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if illegal not in ILLEGAL_POLICIES:
+            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+            raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
+                             f"got {seat!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        self.reward_mode = reward
+        self.shaping = float(shaping)
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.fixed_seat = seat
+        self.opponents = self._opponents(opponents, n - 1)
+        self.encoder = ObservationEncoder()
+        self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
+                                                      np.float32)
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._buffer = np.zeros(self.encoder.size, dtype=np.float32)
+        self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self.game: Game | None = None
+        self.seat = 0
+
+    def _opponents(self, spec: Any, count: int) -> list[Any]:
+        if spec is None:
+            return [_UniformOpponent(self) for _ in range(count)]
+        many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
+        items = list(spec) if many else [spec] * count
+        if len(items) != count:
+            raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
+        out = []
+        for item in items:
+            if hasattr(item, "act"):
+                out.append(item)
+            elif callable(item):
+                out.append(_FunctionOpponent(item))
+            else:
+                raise TypeError(f"an opponent must be an agent with act(game, observation) or a "
+                                f"callable f(observation) -> action id, got {item!r}")
+        return out
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a game; the learner's seat and the game seed come from the env's generator."""
+        super().reset(seed=seed)
+        self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
+        n = self.config.num_players
+        self.seat = (self.fixed_seat if self.fixed_seat is not None
+                     else int(self.np_random.integers(n)))
+        for i, opponent in enumerate(self.opponents):
+            if hasattr(opponent, "reset"):
+                opponent.reset(int(self.np_random.integers(2**31)) + i)
+        self._running = self._running_total()
+        reward = self._play_opponents()
+        if self.game.is_over:  # cannot happen with real rules; kept for custom data files
+            raise RuntimeError("the game ended before the learner's first decision")
+        self._pending_reward = reward
+        return self._observe(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponents' until the learner's next turn."""
+        game = self._require_game()
+        if game.is_over:
+            raise RuntimeError("the episode is over; call reset()")
+        reward = self._pending_reward
+        self._pending_reward = 0.0
+        try:
+            game.apply(int(action))
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            info = self._info()
+            info["illegal_action"] = True
+            return self._observe(), reward + self.illegal_penalty, True, False, info
+        reward += self._shaped()
+        reward += self._play_opponents()
+        if game.is_over:
+            reward += final_rewards(game, self.reward_mode)[self.seat]
+        return self._observe(), float(reward), game.is_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal-action mask of the learner (all zeros once the game is over)."""
+        game = self._require_game()
+        return game.legal_mask() if game.current_player == self.seat else self._no_moves
+
+    def render(self) -> str | np.ndarray | None:
+        """The table as ansi text or an RGB image."""
+        game = self._require_game()
+        if self.render_mode == "rgb_array":
+            from moonriver_env.render import table_image
+
+            return table_image(game)
+        if self.render_mode == "ansi":
+            return game.table_text()
+        return None
+
+    # -------------------------------------------------------------- helpers
+    def _require_game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+    def _observe(self) -> np.ndarray:
+        return self.encoder.encode(self._require_game(), self.seat, self._buffer).copy()
+
+    def _info(self) -> dict[str, Any]:
+        game = self._require_game()
+        info: dict[str, Any] = {"action_mask": self.action_masks().copy(), "seat": self.seat}
+        if game.is_over:
+            info["scores"] = [s.to_dict() for s in game.scores()]
+            info["winners"] = game.winners()
+        return info
+
+    def _running_total(self) -> int:
+        return self._require_game().running_scores()[self.seat].total if self.shaping else 0
+
+    def _shaped(self) -> float:
+        if not self.shaping:
+            return 0.0
+        now = self._running_total()
+        delta, self._running = now - self._running, now
+        return self.shaping * delta / SCORE_SCALE
+
+    def _play_opponents(self) -> float:
+        """Step opponents until the learner decides or the game ends; return shaped reward."""
+        game = self._require_game()
+        n = self.config.num_players
+        reward = 0.0
+        while not game.is_over and game.current_player != self.seat:
+            p = game.current_player
+            opponent = self.opponents[(p - self.seat - 1) % n]
+            game.apply(opponent.act(game, LazyObservation(self, p)))
+            reward += self._shaped()
+        return reward

@@ -1,0 +1,246 @@
+"""Moon River as a PettingZoo AEC environment (``moonriver_v0``).
+
+| | |
+|---|---|
+| Import | `from moonriver_env import moonriver_v0` |
+| Agents | `player_0 .. player_{n-1}` (n = 2, 3 or 4) |
+| Actions | `Discrete(2710)`, the same for every variant (docs/actions.md) |
+| Observations | `{"observation": Box(0, 64, (4934,), float32), "action_mask": Box(0, 1, (2710,), int8)}` |
+| State | `state()`: the observation of player_0 (absolute frame), same shape |
+
+**Agents and seats.** Agent ids are stable (`player_i` is engine player `i`); the order in which
+rancheros are placed (and so who plays first) is drawn from the seeded generator, and each
+round's turn order follows the columns, so the seat is not the id. One agent acts at a time; a
+turn is several steps (build, recruit, cowboy moves, select ...) by the same agent.
+
+**Observation.** A flat float32 vector of named views (`env.observation_views`,
+docs/observation.md): the ranch planes of every player relative to the viewer (viewer first),
+reserves and hand, the saloon and partner pile counts, both columns with who stands where,
+the phase and pending context, running scores, round and counts. The order of the plot box
+and the partner pile never appears. `action_mask` opens the legal actions of the agent to act;
+it is all zeros for every other agent and once the game is over.
+
+**Rewards** (`reward=`), given when the game ends:
+- `"win"` (default): +1 to each winner (after tie-breaks; shared victories all get +1), -1 to
+  every other player;
+- `"rank"`: from +1 (first) to -1 (last) in equal steps; tied players share the mean;
+- `"score"`: own final score / 100;
+- `"margin"`: (own score - best opponent score) / 100.
+`shaping=c` (default 0) adds, at every step, c x (change of each player's running score) / 100
+to every player, a dense signal whose sum telescopes to c x final score / 100.
+
+**Illegal actions.** `raw_env` raises `IllegalActionError` (loud, for debugging). `env()`
+wraps it the PettingZoo way: `TerminateIllegalWrapper` (the offender gets -1, the game ends),
+`AssertOutOfBoundsWrapper`, `OrderEnforcingWrapper`.
+
+**Options.** `num_players` (2-4), `mode` ("base" | "legends"), `scenario` (1-4 or None),
+`boards` (legends), `auto_forced` (play single-option decisions automatically), data file
+paths (see `GameConfig`), `reward`, `shaping`, `render_mode` ("ansi", "rgb_array", "human":
+prints the ansi text, needs no display).
+
+**Records.** `env.game_record()` is the engine's JSON game record; `python -m moonriver_env
+replay FILE` steps through one in the terminal.
+
+Version history: v0 (0.1.0) first release.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
+
+REWARD_MODES = ("win", "rank", "score", "margin")
+OBS_HIGH = 64.0
+ILLEGAL_REWARD = -1.0
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's standard wrappers (illegal move ends the game)."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+def final_rewards(game: Game, mode: str) -> list[float]:
+    """End-of-game reward of each player under a reward mode (see the module docstring)."""
+    totals = [s.total for s in game.scores()]
+    n = len(totals)
+    if mode == "win":
+        winners = set(game.winners())
+        return [1.0 if p in winners else -1.0 for p in range(n)]
+    if mode == "score":
+        return [t / SCORE_SCALE for t in totals]
+    if mode == "margin":
+        return [(t - max(totals[:p] + totals[p + 1:])) / SCORE_SCALE
+                for p, t in enumerate(totals)]
+    # rank: order by the tie-break keys; players equal on every key share their places
+    scores = game.scores()
+    keys = [(s.total, s.largest_territory, s.cows) for s in scores]
+    place_value = [1.0 - 2.0 * r / (n - 1) for r in range(n)]
+    ranked = sorted(range(n), key=lambda p: keys[p], reverse=True)
+    out = [0.0] * n
+    r = 0
+    while r < n:
+        tied = [p for p in ranked[r:] if keys[p] == keys[ranked[r]]]
+        share = sum(place_value[r:r + len(tied)]) / len(tied)
+        for p in tied:
+            out[p] = share
+        r += len(tied)
+    return out
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
+    """Moon River AEC environment without wrappers; see the module docstring."""
+
+    metadata = {"name": "moonriver_v0", "render_modes": ["ansi", "rgb_array", "human"],
+                "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(self, num_players: int = 4, mode: str = "base", scenario: int | None = None,
+                 boards: tuple[str, ...] | None = None, auto_forced: bool = False,
+                 reward: str = "win", shaping: float = 0.0, render_mode: str | None = None,
+                 **data_files: str | None) -> None:
+        super().__init__()
+        self.config = GameConfig(num_players=num_players, mode=mode, scenario=scenario,
+                                 boards=boards, auto_forced=auto_forced, **data_files)
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        if not isinstance(shaping, (int, float)) or isinstance(shaping, bool):
+            raise ValueError(f"shaping must be a number (0 disables it), got {shaping!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        self.reward_mode = reward
+        self.shaping = float(shaping)
+        self.render_mode = render_mode
+        self.encoder = ObservationEncoder()
+        self.possible_agents = [f"player_{p}" for p in range(num_players)]
+        self.agent_ids = {a: p for p, a in enumerate(self.possible_agents)}
+        obs_space = gymnasium.spaces.Dict({
+            "observation": gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,), np.float32),
+            "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS)
+                              for a in self.possible_agents}
+        self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._no_moves.flags.writeable = False
+        self._buffer = np.zeros(self.encoder.size, dtype=np.float32)
+        self.np_random, _ = seeding.np_random(None)
+        self.game: Game | None = None
+
+    # ------------------------------------------------------------------ API
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Observation space of an agent (the same for all)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Action space of an agent (the same for all)."""
+        return self.action_spaces[agent]
+
+    @property
+    def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+        """Named slices of the observation vector: name -> (start, stop, shape)."""
+        return {v.name: (v.start, v.stop, v.shape) for v in self.encoder.views.values()}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game; a seed reseeds the env's generator, which seeds every game."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._running = self._running_totals() if self.shaping else None
+        self.agent_selection = self.possible_agents[self.game.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Observation of an agent: the table from its point of view and its action mask."""
+        game = self._require_game()
+        p = self.agent_ids[agent]
+        obs = self.encoder.encode(game, p, self._buffer).copy()
+        mask = game.legal_mask() if p == game.current_player else self._no_moves
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Global state: the observation vector in player_0's (absolute) frame."""
+        return self.encoder.encode(self._require_game(), 0)
+
+    def step(self, action: int | None) -> None:
+        """Play the selected agent's action (None for an agent that is done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._require_game()
+        self._cumulative_rewards[agent] = 0.0
+        game.apply(int(action))  # raises IllegalActionError, state unchanged
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if self.shaping:
+            now = self._running_totals()
+            for p, a in enumerate(self.possible_agents):
+                self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
+            self._running = now
+        if game.is_over:
+            for p, r in enumerate(final_rewards(game, self.reward_mode)):
+                self.rewards[self.possible_agents[p]] += r
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.infos = {a: {"scores": game.scores()[self.agent_ids[a]].to_dict(),
+                              "winners": [self.possible_agents[w] for w in game.winners()]}
+                          for a in self.agents}
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        """Render the table: ansi text, an RGB image, or print the text ("human")."""
+        game = self._require_game()
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
+            return None
+        if self.render_mode == "rgb_array":
+            from moonriver_env.render import table_image
+
+            return table_image(game)
+        text = game.table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # -------------------------------------------------------------- records
+    def game_record(self) -> dict[str, Any]:
+        """The engine's JSON game record of the current game (docs/game-record.md)."""
+        return self._require_game().to_record()
+
+    def save_record(self, path: str) -> None:
+        """Write the current game's record as JSON."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.game_record(), fh)
+
+    # -------------------------------------------------------------- helpers
+    def _require_game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+    def _running_totals(self) -> list[int]:
+        return [s.total for s in self._require_game().running_scores()]
