@@ -5,7 +5,7 @@
 | Import | `from moonriver_env import moonriver_v0` |
 | Agents | `player_0 .. player_{n-1}` (n = 2, 3 or 4) |
 | Actions | `Discrete(2710)`, the same for every variant (docs/actions.md) |
-| Observations | `{"observation": Box(0, 64, (4934,), float32), "action_mask": Box(0, 1, (2710,), int8)}` |
+| Observations | `Dict(observation=Box(0, 64, (4934,), f32), action_mask=Box(0, 1, (2710,), i8))` |
 | State | `state()`: the observation of player_0 (absolute frame), same shape |
 
 **Agents and seats.** Agent ids are stable (`player_i` is engine player `i`); the order in which
@@ -99,7 +99,7 @@ def final_rewards(game: Game, mode: str) -> list[float]:
     return out
 
 
-class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
+class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
     """Moon River AEC environment without wrappers; see the module docstring."""
 
     metadata = {"name": "moonriver_v0", "render_modes": ["ansi", "rgb_array", "human"],
