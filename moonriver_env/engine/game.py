@@ -51,6 +51,7 @@ class Phase(IntEnum):
 # Hot-path aliases: module globals are cheaper to reach than Enum class attributes.
 _SETUP, _BUILD, _SELECT, _GAME_OVER = Phase.SETUP, Phase.BUILD, Phase.SELECT, Phase.GAME_OVER
 _CORNFIELD = int(Terrain.CORNFIELD)
+_COWBOY, _COWBOY_FACE = int(PartnerKind.COWBOY), int(Face.COWBOY)
 _ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
 _SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
 # _BYTE_BITS[b]: the 8 bits of byte b, least significant first (bitset -> mask rows).
@@ -72,6 +73,11 @@ def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
     """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
     return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
                     data.circle.tolist(), strict=True))
+
+
+def _token_kinds(data) -> np.ndarray:
+    """Specialist kind of each partner token, plus a last entry for 'no partner' (index -1)."""
+    return np.array([*map(int, data.partner_specialists), _COWBOY], dtype=np.int16)
 
 
 class IllegalActionError(ValueError):
@@ -118,6 +124,7 @@ class Game:
         self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
         self._plot_number = self.data.number[self.data.plot_kind].tolist()
         self._kind_symbols = _kind_symbols(self.data)
+        self._token_kind = _token_kinds(self.data)
         self._history: list[dict[str, Any]] = []
         self._setup()
 
@@ -681,11 +688,9 @@ class Game:
 
     def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:
         cows = np.minimum(ranch.cows, 1) if overpopulated else ranch.cows
-        specialist = np.array((*self.data.partner_specialists, PartnerKind.COWBOY),
-                              dtype=np.int8)[ranch.partner]
-        kind = np.where(ranch.face == Face.COWBOY, PartnerKind.COWBOY, specialist)
+        kind = np.where(ranch.face == _COWBOY_FACE, _COWBOY, self._token_kind[ranch.partner])
         return score_ranch(ranch.terrain, ranch.kind, cows, kind, ranch.face, self.data,
-                           self.scenario)
+                           self.scenario, ranch.label)
 
     def running_scores(self) -> list[ScoreBreakdown]:
         """What each player would score if the game ended now (overpopulation applied)."""
@@ -729,8 +734,8 @@ class Game:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("data", "_plot_terrain", "_plot_number", "_kind_symbols", "_mask",
-                     "_build_legal"):
+        for name in ("data", "_plot_terrain", "_plot_number", "_kind_symbols", "_token_kind",
+                     "_mask", "_build_legal"):
             state.pop(name, None)
         return state
 
@@ -740,6 +745,7 @@ class Game:
         self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
         self._plot_number = self.data.number[self.data.plot_kind].tolist()
         self._kind_symbols = _kind_symbols(self.data)
+        self._token_kind = _token_kinds(self.data)
         self._mask = None
         self._build_legal = None
 

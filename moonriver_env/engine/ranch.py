@@ -11,6 +11,7 @@ from .grid import (
     COLS,
     FIRST_NB,
     NEIGHBOR_BITS,
+    NEIGHBORS,
     NUM_CELLS,
     SECOND_NB,
     TOUCH,
@@ -18,7 +19,6 @@ from .grid import (
     placements_within,
     usable_cells,
 )
-from .scoring import territory_of
 
 NUM_TERRAINS = len(Terrain)
 
@@ -47,7 +47,8 @@ class Ranch:
 
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
                  "capacity", "cells", "cows", "empty", "empty_cells", "face", "first_adj",
-                 "free", "hand", "kind", "partner", "plot", "rows", "second_adj", "terrain")
+                 "free", "hand", "kind", "label", "partner", "plot", "rows", "second_adj",
+                 "terrain")
 
     _VIEWS = ("kind", "cows", "partner", "face")
 
@@ -62,6 +63,9 @@ class Ranch:
         self._views()
         self.plot = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot id (bonus tile: -2 - tile)
         self.terrain = np.full(NUM_CELLS, -1, dtype=np.int8)
+        # Territory of each cell, named by its smallest cell index (-1 empty); plots never
+        # move, so territories only merge and are kept up to date on placement.
+        self.label = np.full(NUM_CELLS, -1, dtype=np.int16)
         self.empty = usable_cells(rows)  # free cells a plot may go on
         self.bridge = np.zeros(NUM_CELLS, dtype=bool)
         for r, c in board.bridges:
@@ -81,7 +85,7 @@ class Ranch:
         for name in ("rows", "board", "capacity", "bonus_taken", "bridge", "free", "bridged",
                      "empty_cells", "bridge_cells"):
             setattr(r, name, getattr(self, name))
-        for name in ("cells", "plot", "terrain", "empty"):
+        for name in ("cells", "plot", "terrain", "label", "empty"):
             setattr(r, name, getattr(self, name).copy())
         r._views()
         r.first_adj = list(self.first_adj)
@@ -119,6 +123,12 @@ class Ranch:
         self.plot[cell] = plot
         self.terrain[cell] = terrain
         self.empty[cell] = False
+        label = self.label
+        joined = {int(label[n]) for n in NEIGHBORS[cell] if self.terrain[n] == terrain}
+        name = min(joined | {cell})
+        label[cell] = name
+        for other in joined - {name}:
+            label[label == other] = name
         self.free &= ~TOUCH[cell]
         self.empty_cells &= ~(1 << cell)
         self.first_adj[terrain] |= FIRST_NB[cell]
@@ -135,13 +145,9 @@ class Ranch:
 
     def territory(self, cell: int) -> list[int]:
         """Cells of the territory holding ``cell``."""
-        return territory_of(self.terrain.tolist(), cell)
+        return np.flatnonzero(self.label == self.label[cell]).tolist()
 
     def protected(self) -> np.ndarray:
         """Cells whose territory holds a partner (herd guard): their cows cannot be stolen."""
-        out = np.zeros(NUM_CELLS, dtype=bool)
-        terr = self.terrain.tolist()
-        for cell in np.flatnonzero(self.partner >= 0).tolist():
-            if not out[cell]:
-                out[territory_of(terr, cell)] = True
-        return out
+        guarded = self.label[self.partner >= 0]
+        return np.isin(self.label, guarded) & (self.label >= 0)

@@ -13,6 +13,11 @@ from .grid import COLS, NEIGHBORS
 SCENARIO_BASE = 10  # a qualifying group scores 10 ...
 SCENARIO_PER_UNIT = 10  # ... plus 10 per unit beyond the third
 SCENARIO_MIN_UNITS = 3
+# Plain ints: numpy compares these much faster than IntEnum members.
+_CORNFIELD, _FOREST, _FARM = int(Terrain.CORNFIELD), int(Terrain.FOREST), int(Terrain.FARM)
+_SPECIALIST = int(Face.SPECIALIST)
+_GOLD_DIGGER, _TRAPPER, _FARMER = (int(PartnerKind.GOLD_DIGGER), int(PartnerKind.TRAPPER),
+                                   int(PartnerKind.FARMER))
 
 
 @dataclass(frozen=True)
@@ -75,52 +80,59 @@ def scenario_value(units: int) -> int:
     return SCENARIO_BASE + SCENARIO_PER_UNIT * (units - SCENARIO_MIN_UNITS)
 
 
+def territory_labels(terrain: Sequence[int]) -> np.ndarray:
+    """Territory label of each cell (the smallest cell index of its territory), -1 if empty."""
+    label = np.full(len(terrain), -1, dtype=np.int16)
+    for g in groups(list(terrain)):
+        label[g] = min(g)
+    return label
+
+
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
-                face: np.ndarray, data, scenario: int | None) -> ScoreBreakdown:
-    """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face."""
-    terr = terrain.tolist()
-    cow = cows.tolist()
-    placed = kind >= 0
+                face: np.ndarray, data, scenario: int | None,
+                label: np.ndarray | None = None) -> ScoreBreakdown:
+    """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face.
+
+    ``label`` (territory labels as :func:`territory_labels` gives) is computed when omitted.
+    """
+    if label is None:
+        label = territory_labels(terrain.tolist())
+    placed = np.flatnonzero(kind >= 0)
+    if placed.size == 0:
+        return ScoreBreakdown(0, 0, 0, 0, 0, 0)
+    lab = label[placed].astype(np.intp)
+    size = np.bincount(lab, minlength=len(label))
+    herd = np.bincount(lab, weights=cows[placed], minlength=len(label)).astype(np.int64)
+    ids = np.flatnonzero(size)
+    ids_terrain = terrain[ids]
+    territories = int((size[ids] * herd[ids])[ids_terrain != _CORNFIELD].sum())
     kinds = kind[placed]
     nuggets = int(data.nugget[kinds].sum())
     beavers = int(data.beaver[kinds].sum())
     corn = int(data.corn[kinds].sum())
-    territories = 0
-    largest = 0
-    terr_groups = groups(terr)
-    for g in terr_groups:
-        largest = max(largest, len(g))
-        if terr[g[0]] != Terrain.CORNFIELD:
-            territories += len(g) * sum(cow[c] for c in g)
-    partners = 0
-    for c in np.flatnonzero(face == Face.SPECIALIST).tolist():
-        k = partner_kind[c]
-        if k == PartnerKind.GOLD_DIGGER:
-            partners += nuggets
-        elif k == PartnerKind.TRAPPER:
-            partners += beavers
-        elif k == PartnerKind.FARMER:
-            partners += corn
+    shown = partner_kind[face == _SPECIALIST]
+    partners = (nuggets * int(np.count_nonzero(shown == _GOLD_DIGGER))
+                + beavers * int(np.count_nonzero(shown == _TRAPPER))
+                + corn * int(np.count_nonzero(shown == _FARMER)))
     bonus = 0
-    if scenario is not None:
-        bonus = scenario_points(scenario, terr, terr_groups, kind, face, partner_kind, data)
-    return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus, largest,
-                          int(sum(cow)))
-
-
-def scenario_points(scenario: int, terr: list[int], terr_groups: list[list[int]],
-                    kind: np.ndarray, face: np.ndarray, partner_kind: np.ndarray, data) -> int:
-    """End-game points of one Legends scenario (1-4) for one ranch."""
-    total = 0
     if scenario in (1, 4):
-        wanted = Terrain.FOREST if scenario == 1 else Terrain.FARM
-        for g in terr_groups:
-            if terr[g[0]] != wanted or len(g) < SCENARIO_MIN_UNITS:
-                continue
-            if scenario == 1 and not any(c < COLS for c in g):
-                continue  # Timber Rafting needs a forest plot touching the river (row 0)
-            total += scenario_value(len(g))
-    elif scenario == 2:
+        wanted = _FOREST if scenario == 1 else _FARM
+        big = ids[(ids_terrain == wanted) & (size[ids] >= SCENARIO_MIN_UNITS)]
+        if scenario == 1:  # Timber Rafting: a forest plot must touch the river (row 0)
+            riverside = np.bincount(lab, weights=placed < COLS, minlength=len(label))
+            big = big[riverside[big] > 0]
+        bonus = sum(scenario_value(int(size[t])) for t in big)
+    elif scenario in (2, 3):
+        bonus = scenario_points(scenario, kind, face, partner_kind, data)
+    return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
+                          int(size.max()), int(cows.sum()))
+
+
+def scenario_points(scenario: int, kind: np.ndarray, face: np.ndarray,
+                    partner_kind: np.ndarray, data) -> int:
+    """End-game points of the group scenarios (2 Gold Rush, 3 Outlaws) for one ranch."""
+    total = 0
+    if scenario == 2:
         nug = np.where(kind >= 0, data.nugget[np.maximum(kind, 0)], 0)
         label = [0 if n > 0 else -1 for n in nug.tolist()]
         for g in groups(label):
