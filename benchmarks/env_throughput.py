@@ -36,8 +36,8 @@ def run(make: Callable[[], object], seconds: float, seed: int) -> tuple[int, int
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         env.reset(seed=seed + games)
-        for agent in env.agent_iter():
-            obs, reward, terminated, truncated, info = env.last()
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 action = None
             else:

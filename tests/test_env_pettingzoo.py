@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
 import pickle
 import subprocess
@@ -129,7 +130,7 @@ def test_views_tile_the_observation() -> None:
     stops = sorted((start, stop) for start, stop, _ in views.values())
     assert stops[0][0] == 0 and stops[-1][1] == env.observation_space("player_0")[
         "observation"].shape[0]
-    assert all(a[1] == b[0] for a, b in zip(stops, stops[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(stops))
     start, stop, shape = views["ranches"]
     obs = env.observe("player_0")["observation"]
     planes = obs[start:stop].reshape(shape)
