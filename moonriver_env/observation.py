@@ -28,15 +28,17 @@ NUMBER_SCALE = 25.0  # plot numbers (backs) are divided by this
 # Ranch plane channels, in order.
 RANCH_CHANNELS: tuple[str, ...] = (
     *(f"terrain_{t.name.lower()}" for t in Terrain),
-    "nugget", "beaver", "corn",
+    "nugget", "beaver", "corn", "skull_symbol", "circle_symbol",
     "cows",
     *(f"partner_{k.name.lower()}" for k in PartnerKind),
-    "skull_symbol", "circle_symbol",
     "bridge", "homestead", "free",
     "pending",
 )
 NUM_RANCH_CHANNELS = len(RANCH_CHANNELS)
 _CH = {name: i for i, name in enumerate(RANCH_CHANNELS)}
+_KIND_CHANNELS = _CH["cows"]  # channels before 'cows' depend on the plot kind only
+assert all(_CH[c] < _KIND_CHANNELS for c in ("nugget", "corn", "skull_symbol", "circle_symbol"))
+_COWBOY_FACE = int(Face.COWBOY)
 
 # Features of one plot (in a reserve slot or a column position).
 PLOT_FEATURES: tuple[str, ...] = (
@@ -128,8 +130,19 @@ class ObservationEncoder:
     def _tables(self, game: Game) -> tuple:
         key = id(game.data)
         if key not in self._static:
+            data = game.data
             boards = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
-            self._static[key] = (game.data, _plot_table(game), boards)
+            # Per kind: the ranch channels a plot of that kind sets (terrain .. circle_symbol).
+            kind_planes = np.zeros((len(data.kinds), _KIND_CHANNELS), dtype=np.float32)
+            kind_planes[np.arange(len(data.kinds)), data.terrain] = 1.0
+            for name, column in (("nugget", data.nugget), ("beaver", data.beaver),
+                                 ("corn", data.corn), ("skull_symbol", data.skull),
+                                 ("circle_symbol", data.circle)):
+                kind_planes[:, _CH[name]] = column
+            token_channel = np.array([_CH["partner_cowboy"] + int(k)
+                                      for k in data.partner_specialists], dtype=np.intp)
+            plot_features = _plot_table(game)[data.plot_kind]  # one row per plot id
+            self._static[key] = (data, plot_features, boards, kind_planes, token_channel)
         return self._static[key]
 
     def _ranch_planes(self, game: Game, ranch) -> np.ndarray:
@@ -138,22 +151,16 @@ class ObservationEncoder:
         planes = self._plane_cache.get(key)
         if planes is not None:
             return planes
-        data = game.data
+        _, _, _, kind_planes, token_channel = self._tables(game)
         planes = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
         placed = np.flatnonzero(ranch.kind >= 0)
-        kinds = ranch.kind[placed]
-        planes[data.terrain[kinds], placed] = 1.0
-        planes[_CH["nugget"], placed] = data.nugget[kinds]
-        planes[_CH["beaver"], placed] = data.beaver[kinds]
-        planes[_CH["corn"], placed] = data.corn[kinds]
-        planes[_CH["skull_symbol"], placed] = data.skull[kinds]
-        planes[_CH["circle_symbol"], placed] = data.circle[kinds]
+        planes[:_KIND_CHANNELS, placed] = kind_planes[ranch.kind[placed]].T
         planes[_CH["cows"]] = ranch.cows
         with_partner = np.flatnonzero(ranch.partner >= 0)
         if with_partner.size:
-            spec = np.array(data.partner_specialists, dtype=np.int64)[ranch.partner[with_partner]]
-            shown = np.where(ranch.face[with_partner] == Face.COWBOY, PartnerKind.COWBOY, spec)
-            planes[_CH["partner_cowboy"] + shown, with_partner] = 1.0
+            channel = np.where(ranch.face[with_partner] == _COWBOY_FACE, _CH["partner_cowboy"],
+                               token_channel[ranch.partner[with_partner]])
+            planes[channel, with_partner] = 1.0
         planes[_CH["bridge"]] = ranch.bridge
         planes[_CH["homestead"], HOMESTEAD] = 1.0
         planes[_CH["free"]] = ranch.empty
@@ -168,7 +175,7 @@ class ObservationEncoder:
             out = np.zeros(self.size, dtype=np.float32)
         else:
             out.fill(0.0)
-        data, plot_table, board_ids = self._tables(game)
+        data, plot_features, board_ids, _, _ = self._tables(game)
         o = self._offsets
         n = game.num_players
         rel = [(viewer + i) % n for i in range(n)]  # relative index -> player id
@@ -216,7 +223,7 @@ class ObservationEncoder:
                     val.append(1.0)
         if plots:
             block = out[o["reserves"]:o["column_owners"]].reshape(-1, NUM_PLOT_FEATURES)
-            block[plot_rows] = plot_table[data.plot_kind[plots]]
+            block[plot_rows] = plot_features[plots]
 
         specialists = data.partner_specialists
         for s, token in enumerate(game.saloon):

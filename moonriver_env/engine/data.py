@@ -193,6 +193,15 @@ class GameData:
     plot_kind: np.ndarray  # plot id -> kind id, for the plots of the box
 
     @property
+    def symbol_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """Nuggets, beavers and corn per kind id as plain lists (for pure-Python loops)."""
+        cached = self.__dict__.get("_symbol_lists")
+        if cached is None:
+            cached = (self.nugget.tolist(), self.beaver.tolist(), self.corn.tolist())
+            object.__setattr__(self, "_symbol_lists", cached)
+        return cached
+
+    @property
     def num_plots(self) -> int:
         """How many plots the box holds at the start."""
         return int(self.plot_kind.shape[0])
