@@ -1,0 +1,109 @@
+"""GreedyAgent: one-step lookahead on the running score, with draft-aware selection."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Observation
+from moonriver_env.engine import Game, Phase
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.grid import COLS, NEIGHBORS
+
+
+def margin(game: Game, player: int) -> int:
+    """Running score of ``player`` minus the best opponent's."""
+    totals = [s.total for s in game.running_scores()]
+    return totals[player] - max(totals[:player] + totals[player + 1:])
+
+
+def plot_value(game: Game, plot: int) -> float:
+    """A static worth of a plot: symbols, cows and its number (the game's own ranking)."""
+    kind = game.data.kinds[int(game.data.plot_kind[plot])]
+    return (kind.nugget + kind.beaver + kind.corn + 1.5 * kind.cows + 1.0 * kind.circle
+            - 0.5 * kind.skull + kind.number / 25.0)
+
+
+class GreedyAgent:
+    """Picks the decision that most improves its score margin now.
+
+    Builds, recruits, cow moves, droughts, thefts and bonus tiles are tried on a clone and
+    ranked by the change of (own running score - best opponent's). Ties among builds go to
+    the placement touching most plots of the same terrain (bigger territories later), then to
+    the agent's seeded generator. Selection weighs the plot taken against the best plot it
+    leaves to the next player in the draft; Desperado swaps trade the worst own plot for the
+    best one on offer; forced discards drop the two weakest plots.
+    """
+
+    def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed when a seed is given."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """The greedy choice among the legal actions."""
+        legal = game.legal_action_ids().tolist()
+        if len(legal) == 1:
+            return legal[0]
+        phase = game.phase
+        if phase in (Phase.SETUP, Phase.SELECT):
+            return self._best(legal, [self._select_value(game, a) for a in legal])
+        if phase == Phase.DISCARD:
+            hand = game.ranches[game.current_player].hand
+            return self._best(legal, [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
+                                        + plot_value(game, hand[A.ACTIONS[a].slot_b]))
+                                      for a in legal])
+        if phase == Phase.DESPERADO:
+            return self._best(legal, [self._swap_value(game, a) for a in legal])
+        player = game.current_player
+        base = margin(game, player)
+        values = []
+        for a in legal:
+            child = game.clone()
+            child.apply(a)
+            gain = margin(child, player) - base
+            values.append((gain, self._shape_bonus(game, a)))
+        return self._best(legal, values)
+
+    def _best(self, legal: list[int], values: list) -> int:
+        best = max(values)
+        ties = [a for a, v in zip(legal, values, strict=True) if v == best]
+        return ties[int(self.rng.integers(len(ties)))]
+
+    def _shape_bonus(self, game: Game, aid: int) -> int:
+        """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last."""
+        action = A.ACTIONS[aid]
+        if isinstance(action, A.Pass):
+            return -1
+        if not isinstance(action, A.Build):
+            return 0
+        ranch = game.ranches[game.current_player]
+        terrain = game.data.terrain[game.data.plot_kind]
+        hand = ranch.hand
+        touching = 0
+        for (r, c), slot in zip(action.cells, (action.slot_a, action.slot_b), strict=True):
+            t = terrain[hand[slot]]
+            touching += sum(1 for n in NEIGHBORS[r * COLS + c] if ranch.terrain[n] == t)
+        return touching
+
+    def _select_value(self, game: Game, aid: int) -> float:
+        """Worth of the plot taken minus half the best plot left for the next chooser."""
+        pos = A.ACTIONS[aid].position
+        column = game.active if game.phase == Phase.SETUP else game.pending
+        owner = game.active_owner if game.phase == Phase.SETUP else game.pending_owner
+        assert column is not None
+        left = [plot_value(game, column[p]) for p in range(4)
+                if p != pos and owner[p] < 0 and column[p] >= 0]
+        return plot_value(game, column[pos]) - 0.5 * max(left, default=0.0)
+
+    def _swap_value(self, game: Game, aid: int) -> float:
+        action = A.ACTIONS[aid]
+        if isinstance(action, A.Pass):
+            return 0.0
+        me = game.current_player
+        theirs = game.ranches[(me + action.opponent) % game.num_players].hand[action.their_slot]
+        mine = game.ranches[me].hand[action.my_slot]
+        return plot_value(game, theirs) - plot_value(game, mine)

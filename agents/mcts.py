@@ -1,0 +1,136 @@
+"""MCTSAgent: information-set Monte-Carlo tree search over determinized clones.
+
+Each simulation reshuffles what the agent cannot see (the order of the plot box and of the
+partner pile) on a clone of the game, walks one shared tree with UCB (a child counts as
+available in a simulation only when its action is legal there), expands one node, plays a
+random rollout of bounded length and scores the leaf by every player's running-score
+margin, squashed to [-1, 1]. Each node stores values from the point of view of the player who
+chose it, so the search handles 2-4 players (max^n style backups).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from agents.base import Observation
+from moonriver_env.engine import Game
+
+VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
+
+
+class _Node:
+    __slots__ = ("available", "children", "player", "total", "visits")
+
+    def __init__(self, player: int) -> None:
+        self.player = player  # who acts at this node
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.total = 0.0  # sum of values for the player who chose the action leading here
+        self.available = 0
+
+
+def _leaf_values(game: Game) -> list[float]:
+    """Value of the position for each player: margin over the best opponent, squashed."""
+    board = game.scores() if game.is_over else game.running_scores()
+    totals = [s.total for s in board]
+    values = []
+    for p, t in enumerate(totals):
+        best_other = max(totals[:p] + totals[p + 1:])
+        values.append(math.tanh((t - best_other) / VALUE_SCALE))
+    return values
+
+
+class MCTSAgent:
+    """IS-MCTS with a budget in simulations (``simulations``) or seconds (``seconds``)."""
+
+    def __init__(self, simulations: int = 100, seconds: float | None = None,
+                 rollout_depth: int = 20, exploration: float = 1.0, seed: int | None = None,
+                 name: str | None = None) -> None:
+        if simulations < 1 and seconds is None:
+            raise ValueError("MCTSAgent needs simulations >= 1 or a time budget in seconds")
+        self.simulations = simulations
+        self.seconds = seconds
+        self.rollout_depth = rollout_depth
+        self.exploration = exploration
+        self.rng = np.random.default_rng(seed)
+        self.name = name or (f"mcts-{seconds}s" if seconds else f"mcts-{simulations}")
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed when a seed is given."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """Search from the current position and return the most visited action."""
+        legal = game.legal_action_ids()
+        if legal.size == 1:
+            return int(legal[0])
+        root = _Node(game.current_player)
+        deadline = time.perf_counter() + self.seconds if self.seconds else None
+        done = 0
+        while True:
+            if deadline is not None:
+                if time.perf_counter() >= deadline and done > 0:
+                    break
+            elif done >= self.simulations:
+                break
+            self._simulate(game, root)
+            done += 1
+        visits = {a: child.visits for a, child in root.children.items()}
+        best = max(visits.values())
+        ties = [a for a, v in visits.items() if v == best]
+        return int(ties[int(self.rng.integers(len(ties)))])
+
+    def _simulate(self, root_game: Game, root: _Node) -> None:
+        game = root_game.clone()
+        game.determinize(self.rng)
+        path = [root]
+        node = root
+        while not game.is_over:
+            legal = game.legal_action_ids().tolist()
+            for a in legal:
+                child = node.children.get(a)
+                if child is not None:
+                    child.available += 1
+            untried = [a for a in legal if a not in node.children]
+            if untried:
+                action = untried[int(self.rng.integers(len(untried)))]
+                mover = game.current_player
+                game.apply(action)
+                child = _Node(game.current_player)
+                child.available = 1
+                node.children[action] = child
+                path.append(child)
+                node = child
+                node.player = mover  # values at this node are for the player who moved
+                break
+            action = self._ucb(node, legal)
+            game.apply(action)
+            node = node.children[action]
+            path.append(node)
+        self._rollout(game)
+        values = _leaf_values(game)
+        for i, n in enumerate(path):
+            n.visits += 1
+            if i > 0:
+                n.total += values[n.player]
+
+    def _ucb(self, node: _Node, legal: list[int]) -> int:
+        best, best_value = legal[0], -math.inf
+        for a in legal:
+            child = node.children[a]
+            value = (child.total / child.visits
+                     + self.exploration * math.sqrt(math.log(child.available) / child.visits))
+            if value > best_value:
+                best, best_value = a, value
+        return best
+
+    def _rollout(self, game: Game) -> None:
+        for _ in range(self.rollout_depth):
+            if game.is_over:
+                return
+            legal = game.legal_mask().view(np.bool_).nonzero()[0]
+            game.apply(int(legal[self.rng.integers(legal.size)]))
