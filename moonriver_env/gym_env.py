@@ -23,7 +23,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium
@@ -31,33 +31,9 @@ import numpy as np
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.moonriver_v0 import OBS_HIGH, REWARD_MODES, final_rewards
-from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
+from moonriver_env.observation import SCORE_SCALE, LazyObservation, ObservationEncoder
 
 ILLEGAL_POLICIES = ("raise", "penalty")
-
-
-class LazyObservation(Mapping):
-    """The observation dict handed to opponents; the vector is encoded only if read."""
-
-    def __init__(self, env: MoonRiverGymEnv, player: int) -> None:
-        self._env, self._player = env, player
-        self._mask = env._require_game().legal_mask()
-        self._vector: np.ndarray | None = None
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key == "action_mask":
-            return self._mask
-        if key == "observation":
-            if self._vector is None:
-                self._vector = self._env.encoder.encode(self._env._require_game(), self._player)
-            return self._vector
-        raise KeyError(key)
-
-    def __iter__(self):
-        return iter(("observation", "action_mask"))
-
-    def __len__(self) -> int:
-        return 2
 
 
 class _UniformOpponent:
@@ -227,6 +203,6 @@ class MoonRiverGymEnv(gymnasium.Env):
         while not game.is_over and game.current_player != self.seat:
             p = game.current_player
             opponent = self.opponents[(p - self.seat - 1) % n]
-            game.apply(opponent.act(game, LazyObservation(self, p)))
+            game.apply(opponent.act(game, LazyObservation(self.encoder, game, p)))
             reward += self._shaped()
         return reward

@@ -1,0 +1,37 @@
+"""PolicyAgent: a saved MaskablePPO model (sb3-contrib) playing through the Agent protocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import Observation
+from moonriver_env.engine import Game
+
+
+class PolicyAgent:
+    """Plays the action a MaskablePPO policy predicts for its own observation and mask."""
+
+    def __init__(self, model: Any, deterministic: bool = True, name: str = "policy") -> None:
+        if isinstance(model, str):
+            from sb3_contrib import MaskablePPO
+
+            model = MaskablePPO.load(model, device="cpu")
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Seed torch's sampling when the policy is stochastic."""
+        if seed is not None and not self.deterministic:
+            import torch
+
+            torch.manual_seed(seed)
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """The policy's action for this observation, restricted to the legal mask."""
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        action, _ = self.model.predict(observation["observation"], action_masks=mask,
+                                       deterministic=self.deterministic)
+        return int(action)
