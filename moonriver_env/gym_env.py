@@ -157,6 +157,14 @@ class MoonRiverGymEnv(gymnasium.Env):
         game = self._require_game()
         return game.legal_mask() if game.current_player == self.seat else self._no_moves
 
+    def notify_opponents(self, method: str, *args: Any) -> None:
+        """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,
+        through ``VecEnv.env_method("notify_opponents", "add_snapshot", path)``)."""
+        for opponent in self.opponents:
+            hook = getattr(opponent, method, None)
+            if callable(hook):
+                hook(*args)
+
     def render(self) -> str | np.ndarray | None:
         """The table as ansi text or an RGB image."""
         game = self._require_game()

@@ -232,8 +232,10 @@ class ActionCodec:
 
     @staticmethod
     def decode(action_id: int) -> Action:
-        """Structured action of an id."""
-        return ACTIONS[action_id]
+        """Structured action of an id; raises ValueError outside 0..NUM_ACTIONS-1."""
+        if isinstance(action_id, bool) or not 0 <= action_id < NUM_ACTIONS:
+            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {action_id!r}")
+        return ACTIONS[int(action_id)]
 
     @staticmethod
     def encode(action: Action) -> int:
@@ -247,7 +249,7 @@ class ActionCodec:
     def to_text(action: Action | int) -> str:
         """Readable text of an action or id."""
         if not isinstance(action, tuple):
-            action = ACTIONS[int(action)]
+            action = ActionCodec.decode(action)
         return action.text()
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -31,6 +32,13 @@ class GameConfig:
     auto_forced: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("plots_file", "boards_file", "partners_file", "bonus_file"):
+            value = getattr(self, name)
+            if isinstance(value, os.PathLike):
+                object.__setattr__(self, name, os.fspath(value))  # keep records JSON-friendly
+            elif value is not None and not isinstance(value, str):
+                raise ValueError(f"GameConfig.{name} must be a path (str or os.PathLike) or "
+                                 f"None for the package's data, got {value!r}")
         if type(self.num_players) is not int or self.num_players not in (2, 3, 4):
             raise ValueError(f"GameConfig.num_players must be 2, 3 or 4, got {self.num_players!r}")
         if self.mode not in MODES:

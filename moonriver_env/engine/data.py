@@ -193,6 +193,15 @@ class GameData:
     plot_kind: np.ndarray  # plot id -> kind id, for the plots of the box
 
     @property
+    def score_memo(self) -> dict:
+        """Memo of ranch scores for these tables (filled by Game)."""
+        memo = self.__dict__.get("_score_memo")
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_score_memo", memo)
+        return memo
+
+    @property
     def symbol_lists(self) -> tuple[list[int], list[int], list[int]]:
         """Nuggets, beavers and corn per kind id as plain lists (for pure-Python loops)."""
         cached = self.__dict__.get("_symbol_lists")

@@ -65,8 +65,7 @@ _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) 
                       for c in range(NUM_CELLS)) for rows in (5, 10)}
 
 
-_SCORE_CACHE: dict[tuple, ScoreBreakdown] = {}
-_SCORE_CACHE_SIZE = 100_000
+_SCORE_MEMO_SIZE = 100_000
 
 
 def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
@@ -677,13 +676,15 @@ class Game:
     # --------------------------------------------------------------- scoring
     def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
         ranch = self.ranches[player]
-        # Scores depend only on the ranch contents: memoised on them, shared by all games.
-        key = (id(self.data), self.scenario, overpopulated, ranch.cells.tobytes())
-        score = _SCORE_CACHE.get(key)
+        # Scores depend only on the ranch contents (and the data tables, which own the
+        # memo): shared by every game, clone and determinization playing with these tables.
+        memo = self.data.score_memo
+        key = (self.scenario, overpopulated, ranch.cells.tobytes())
+        score = memo.get(key)
         if score is None:
-            if len(_SCORE_CACHE) >= _SCORE_CACHE_SIZE:
-                _SCORE_CACHE.clear()
-            score = _SCORE_CACHE[key] = self._score_now(ranch, overpopulated)
+            if len(memo) >= _SCORE_MEMO_SIZE:
+                memo.clear()
+            score = memo[key] = self._score_now(ranch, overpopulated)
         return score
 
     def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:

@@ -75,7 +75,7 @@ def _placement_bits() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]
     """Per cell: placements covering it, and placements whose first/second cell neighbours it.
 
     Placement sets are Python ints with bit k for placement k; legality of a pair of plots is
-    then a handful of integer operations (see Ranch.domino_bits).
+    then a handful of integer operations (see Ranch and Game._domino_rows).
     """
     touch = [0] * NUM_CELLS
     first_at = [0] * NUM_CELLS

@@ -38,7 +38,9 @@ def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]) -> tuple[int, 
 class Ranch:
     """A ranch grid plus the owner's reserve (``hand``: reserve plots, then any plot in hand).
 
-    Placement legality is kept as Python-int bitsets, updated on each placement:
+    Placement legality is kept as Python-int bitsets, updated on each placement (a domino
+    with plots of terrains a, b fits at placement k when bit k of
+    ``free & (bridged | first_adj[a] | second_adj[b])`` is set; see Game._domino_rows):
     ``free`` (placements on two free cells), ``bridged`` (placements covering a bridge), and per
     terrain ``first_adj[t]`` / ``second_adj[t]`` (placements whose first / second plot would
     touch a placed plot of terrain t). Cell sets (``empty_cells``, ``adj_cells[t]``) serve the
@@ -134,10 +136,6 @@ class Ranch:
         self.first_adj[terrain] |= FIRST_NB[cell]
         self.second_adj[terrain] |= SECOND_NB[cell]
         self.adj_cells[terrain] |= NEIGHBOR_BITS[cell]
-
-    def domino_bits(self, terrain_a: int, terrain_b: int) -> int:
-        """Legal placements (bit k) of a domino whose first plot has terrain_a, second terrain_b."""
-        return self.free & (self.bridged | self.first_adj[terrain_a] | self.second_adj[terrain_b])
 
     def single_bits(self, terrain: int) -> int:
         """Cells (bit c) where a single plot of ``terrain`` may go (the bonus tile)."""

@@ -81,25 +81,47 @@ def to_record(game: Game) -> dict[str, Any]:
     }
 
 
+_REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict, "scores": list}
+
+
 def from_record(record: dict[str, Any], verify: bool = True) -> Game:
-    """Replay a record's decisions from its config and seed; check it reaches the same state."""
-    from .game import Game
+    """Replay a record's decisions from its config and seed; check it reaches the same record.
+
+    Any malformed or tampered record raises ValueError saying what is wrong.
+    """
+    from .game import Game, IllegalActionError
 
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
     if record.get("version") != RECORD_VERSION:
         raise ValueError(f"record version {record.get('version')!r} is not supported "
                          f"(this engine reads version {RECORD_VERSION})")
-    game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
+    for key, kind in _REQUIRED.items():
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
+                             f"got {record.get(key)!r:.60}")
+    try:
+        game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record config or seed is invalid: {exc}") from None
     for i, event in enumerate(record["events"]):
-        if event["type"] == "decision" and not event.get("auto"):
-            if game.current_player != event["player"]:
-                raise ValueError(f"record event {i}: player {event['player']} decides, but the "
-                                 f"replay expects player {game.current_player}")
-            game.apply(int(event["action"]))
+        if not isinstance(event, dict) or event.get("type") not in ("decision", "chance"):
+            raise ValueError(f"record event {i} must be a decision or chance object")
+        if event["type"] != "decision" or event.get("auto"):
+            continue
+        player, action = event.get("player"), event.get("action")
+        if type(player) is not int or type(action) is not int:
+            raise ValueError(f"record event {i}: 'player' and 'action' must be integers")
+        if game.current_player != player:
+            raise ValueError(f"record event {i}: player {player} decides, but the replay "
+                             f"expects player {game.current_player}")
+        try:
+            game.apply(action)
+        except IllegalActionError as exc:
+            raise ValueError(f"record event {i} does not replay: {exc}") from None
     if verify:
         again = to_record(game)
-        for key in ("events", "final", "scores"):
-            if again[key] != record[key]:
-                raise ValueError(f"record does not replay: its '{key}' differ from the replay")
+        differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))
+        if differ:
+            raise ValueError(f"record does not replay: its {differ} differ from the replay")
     return game
