@@ -55,6 +55,8 @@ class TrainConfig:
     seed: int = 0
     out: str = "runs/ppo"
     progress: bool = True
+    max_minutes: float = 0.0  # stop learning after this wall-clock time (0: no limit)
+    torch_threads: int = 1  # torch intra-op threads (1 avoids oversubscribing small CPUs)
 
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any]) -> TrainConfig:
@@ -182,8 +184,20 @@ def build_callbacks(cfg: TrainConfig, vec_env) -> list:
             return [os.path.join(cfg.out, "snapshots", f"snapshot_{i}.zip")
                     for i in range(self.snapshots)]
 
+    class TimeLimit(BaseCallback):
+        """Stops learning once ``max_minutes`` of wall-clock time have passed."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.deadline = time.perf_counter() + 60 * cfg.max_minutes
+
+        def _on_step(self) -> bool:
+            return time.perf_counter() < self.deadline
+
     if cfg.self_play:
         callbacks.append(SelfPlay())
+    if cfg.max_minutes > 0:
+        callbacks.append(TimeLimit())
     return callbacks
 
 
@@ -199,6 +213,7 @@ def train(cfg: TrainConfig, resume: str | None = None):
     with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
         json.dump(asdict(cfg), fh, indent=1)
     torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.torch_threads)
     vec_cls = SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv
     vec_env = vec_cls([make_env(cfg, i) for i in range(cfg.n_envs)])
     policy_kwargs: dict[str, Any] = {"net_arch": list(cfg.net_arch)}
