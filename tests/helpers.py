@@ -6,9 +6,11 @@ many turns to reach); the rules under test then run through the public ``apply``
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
-from moonriver_env.engine import Game, GameConfig, Phase
+from moonriver_env.engine import Game, GameConfig, PartnerKind, Phase
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.text import ranch_text
 
@@ -95,3 +97,38 @@ def random_playout(game: Game, rng: np.random.Generator) -> None:
     while not game.is_over:
         ids = game.legal_action_ids()
         game.apply(int(ids[rng.integers(ids.size)]))
+
+
+def grid(text: str) -> str:
+    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
+    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
+
+
+def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
+    """The rows of a ranch view (header and river line dropped), blanks folded."""
+    lines = view(game, player).splitlines()[2:]
+    return grid("\n".join(lines[:rows]))
+
+
+def fresh(game: Game, labels: list[str], player: int | None = None) -> int:
+    """Empty a ranch and give it plots (start the expansion separately)."""
+    p = game.player if player is None else player
+    clear_ranch(game, p)
+    set_hand(game, p, labels)
+    return p
+
+
+def stock_saloon(game: Game, kinds: list[PartnerKind | None]) -> list[int]:
+    """Fill the saloon with tokens of the given specialist kinds (None leaves a slot empty)."""
+    pool = [t for t in game.saloon if t >= 0] + list(game.pile)
+    saloon = []
+    for kind in kinds:
+        if kind is None:
+            saloon.append(-1)
+            continue
+        token = next(t for t in pool if game.data.partner_specialists[t] == kind)
+        pool.remove(token)
+        saloon.append(token)
+    game.saloon = saloon
+    game.pile = pool
+    return list(saloon)

@@ -139,17 +139,23 @@ def test_views_tile_the_observation() -> None:
     assert env.state().shape == obs.shape
 
 
-@pytest.mark.parametrize("mode", moonriver_v0.REWARD_MODES)
-def test_final_rewards_by_mode(mode: str) -> None:
-    env = moonriver_v0.raw_env(num_players=4, reward=mode)
-    env.reset(seed=4)
-    rng = np.random.default_rng(4)
+def summed_rewards(env, seed: int) -> dict[str, float]:
+    """Play a reset raw env to its end; every agent's rewards summed over all steps."""
+    rng = np.random.default_rng(seed)
     totals = dict.fromkeys(env.possible_agents, 0.0)
     while not all(env.terminations.values()):
         legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
         env.step(int(legal[rng.integers(legal.size)]))
         for agent, reward in env.rewards.items():
             totals[agent] += reward
+    return totals
+
+
+@pytest.mark.parametrize("mode", moonriver_v0.REWARD_MODES)
+def test_final_rewards_by_mode(mode: str) -> None:
+    env = moonriver_v0.raw_env(num_players=4, reward=mode)
+    env.reset(seed=4)
+    totals = summed_rewards(env, 4)
     scores = [s.total for s in env.game.scores()]
     winners = env.game.winners()
     got = [totals[a] for a in env.possible_agents]
@@ -169,13 +175,7 @@ def test_final_rewards_by_mode(mode: str) -> None:
 def test_dense_shaping_telescopes_to_the_final_score() -> None:
     env = moonriver_v0.raw_env(num_players=3, reward="score", shaping=0.5)
     env.reset(seed=8)
-    rng = np.random.default_rng(8)
-    totals = dict.fromkeys(env.possible_agents, 0.0)
-    while not all(env.terminations.values()):
-        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        env.step(int(legal[rng.integers(legal.size)]))
-        for agent, reward in env.rewards.items():
-            totals[agent] += reward
+    totals = summed_rewards(env, 8)
     for p, s in enumerate(env.game.scores()):
         assert totals[f"player_{p}"] == pytest.approx(1.5 * s.total / 100)
 

@@ -7,8 +7,6 @@ at most one cow.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from moonriver_env.engine import (
@@ -21,20 +19,18 @@ from moonriver_env.engine import (
     Phase,
     Recruit,
 )
-from tests.helpers import clear_ranch, cows_at, new_game, put, set_hand, start_expansion, view
+from tests.helpers import (
+    clear_ranch,
+    cows_at,
+    grid,
+    new_game,
+    put,
+    ranch_grid,
+    set_hand,
+    start_expansion,
+)
 
 # ---------------------------------------------------------------- local helpers
-
-
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
-
-
-def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
-    """The rows of a ranch view (header and river line dropped), blanks folded."""
-    lines = view(game, player).splitlines()[2:]
-    return grid("\n".join(lines[:rows]))
 
 
 def passive(game: Game) -> None:

@@ -7,7 +7,6 @@ partner tokens themselves.
 from __future__ import annotations
 
 import csv
-import textwrap
 from collections import Counter
 
 from moonriver_env.engine import (
@@ -23,47 +22,23 @@ from moonriver_env.engine import (
     Thief,
 )
 from moonriver_env.engine.data import default_path
-from tests.helpers import clear_ranch, cows_at, new_game, put, set_hand, start_expansion, view
+from tests.helpers import (
+    clear_ranch,
+    cows_at,
+    fresh,
+    grid,
+    new_game,
+    put,
+    ranch_grid,
+    set_hand,
+    start_expansion,
+    stock_saloon,
+)
 
 DE, CT, GD, TR, FA = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF, PartnerKind.GOLD_DIGGER,
                       PartnerKind.TRAPPER, PartnerKind.FARMER)
 
 # ---------------------------------------------------------------- local helpers
-
-
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
-
-
-def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
-    """The rows of a ranch view (header and river line dropped), blanks folded."""
-    lines = view(game, player).splitlines()[2:]
-    return grid("\n".join(lines[:rows]))
-
-
-def fresh(game: Game, labels: list[str], player: int | None = None) -> int:
-    """Empty a ranch and give it plots."""
-    p = game.player if player is None else player
-    clear_ranch(game, p)
-    set_hand(game, p, labels)
-    return p
-
-
-def stock_saloon(game: Game, kinds: list[PartnerKind | None]) -> list[int]:
-    """Fill the saloon with tokens of the given specialist kinds (None leaves a slot empty)."""
-    pool = [t for t in game.saloon if t >= 0] + list(game.pile)
-    saloon = []
-    for kind in kinds:
-        if kind is None:
-            saloon.append(-1)
-            continue
-        token = next(t for t in pool if game.data.partner_specialists[t] == kind)
-        pool.remove(token)
-        saloon.append(token)
-    game.saloon = saloon
-    game.pile = pool
-    return list(saloon)
 
 
 def place_partner(game: Game, player: int, row: int, col: int, kind: PartnerKind,

@@ -7,26 +7,22 @@ from RULES.md, checks the engine's legal placements in random positions too.
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 import pytest
 
 from moonriver_env.engine import Build, Game, GameConfig, IllegalActionError, Pass, Phase
-from tests.helpers import clear_ranch, new_game, put, set_hand, start_expansion, view
+from tests.helpers import (
+    clear_ranch,
+    grid,
+    new_game,
+    put,
+    ranch_grid,
+    set_hand,
+    start_expansion,
+    view,
+)
 
 # ---------------------------------------------------------------- local helpers
-
-
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
-
-
-def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
-    """The rows of a ranch view (header and river line dropped), blanks folded."""
-    lines = view(game, player).splitlines()[2:]
-    return grid("\n".join(lines[:rows]))
 
 
 def ready(game: Game, labels: list[str], player: int | None = None) -> int:

@@ -19,7 +19,15 @@ from moonriver_env.engine import (
     Recruit,
     Select,
 )
-from tests.helpers import clear_ranch, new_game, put, set_hand, start_expansion, take_plot
+from tests.helpers import (
+    clear_ranch,
+    new_game,
+    put,
+    set_hand,
+    start_expansion,
+    stock_saloon,
+    take_plot,
+)
 
 # ---------------------------------------------------------------- local helpers
 
@@ -44,22 +52,6 @@ def fill_bridges(game: Game, p: int) -> None:
     clear_ranch(game, p)
     for r, c in ((0, 0), (1, 2), (0, 4)):
         put(game, p, r, c, "1")
-
-
-def stock_saloon(game: Game, kinds: list[PartnerKind | None]) -> list[int]:
-    """Fill the saloon with tokens of the given specialist kinds (None leaves a slot empty)."""
-    pool = [t for t in game.saloon if t >= 0] + list(game.pile)
-    saloon = []
-    for kind in kinds:
-        if kind is None:
-            saloon.append(-1)
-            continue
-        token = next(t for t in pool if game.data.partner_specialists[t] == kind)
-        pool.remove(token)
-        saloon.append(token)
-    game.saloon = saloon
-    game.pile = pool
-    return list(saloon)
 
 
 def accounted(game: Game) -> None:

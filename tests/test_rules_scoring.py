@@ -14,23 +14,12 @@ import numpy as np
 from moonriver_env.engine import Face, Game, PartnerKind, ScoreBreakdown
 from moonriver_env.engine.data import default_path
 from moonriver_env.engine.scoring import score_ranch
-from tests.helpers import clear_ranch, kind_id, new_game, put, view
+from tests.helpers import clear_ranch, grid, kind_id, new_game, put, ranch_grid
 
 DE, CT, GD, TR, FA = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF, PartnerKind.GOLD_DIGGER,
                       PartnerKind.TRAPPER, PartnerKind.FARMER)
 
 # ---------------------------------------------------------------- local helpers
-
-
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
-
-
-def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
-    """The rows of a ranch view (header and river line dropped), blanks folded."""
-    lines = view(game, player).splitlines()[2:]
-    return grid("\n".join(lines[:rows]))
 
 
 def table(num_players: int = 4, **kw) -> Game:

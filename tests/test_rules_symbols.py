@@ -5,8 +5,6 @@ Cows first, then skulls (drought), then circles (recruitment), each resolved thr
 
 from __future__ import annotations
 
-import textwrap
-
 from moonriver_env.engine import (
     Build,
     CowboyMove,
@@ -18,51 +16,27 @@ from moonriver_env.engine import (
     Phase,
     Recruit,
 )
-from tests.helpers import clear_ranch, cows_at, new_game, put, set_hand, start_expansion, view
+from tests.helpers import (
+    clear_ranch,
+    cows_at,
+    fresh,
+    grid,
+    new_game,
+    put,
+    ranch_grid,
+    set_hand,
+    start_expansion,
+    stock_saloon,
+)
 
 GD, TR, FA = PartnerKind.GOLD_DIGGER, PartnerKind.TRAPPER, PartnerKind.FARMER
 
 # ---------------------------------------------------------------- local helpers
 
 
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
-
-
-def ranch_grid(game: Game, player: int, rows: int | None = None) -> str:
-    """The rows of a ranch view (header and river line dropped), blanks folded."""
-    lines = view(game, player).splitlines()[2:]
-    return grid("\n".join(lines[:rows]))
-
-
-def fresh(game: Game, labels: list[str], player: int | None = None) -> int:
-    """Empty a ranch and give it plots (the expansion is started later by ``go``)."""
-    p = game.player if player is None else player
-    clear_ranch(game, p)
-    set_hand(game, p, labels)
-    return p
-
-
 def go(game: Game, p: int) -> None:
     """Start the expansion of ``p`` with the plots it holds."""
     start_expansion(game, p)
-
-
-def stock_saloon(game: Game, kinds: list[PartnerKind | None]) -> list[int]:
-    """Fill the saloon with tokens of the given specialist kinds (None leaves a slot empty)."""
-    pool = [t for t in game.saloon if t >= 0] + list(game.pile)
-    saloon = []
-    for kind in kinds:
-        if kind is None:
-            saloon.append(-1)
-            continue
-        token = next(t for t in pool if game.data.partner_specialists[t] == kind)
-        pool.remove(token)
-        saloon.append(token)
-    game.saloon = saloon
-    game.pile = pool
-    return list(saloon)
 
 
 def total_cows(game: Game) -> int:

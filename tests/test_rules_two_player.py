@@ -6,8 +6,6 @@ and the bonus tiles for the first ranches to reach row 9.
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 
 from moonriver_env.engine import (
@@ -22,14 +20,9 @@ from moonriver_env.engine import (
     Recruit,
     Select,
 )
-from tests.helpers import clear_ranch, new_game, put, set_hand, start_expansion, view
+from tests.helpers import clear_ranch, grid, new_game, put, set_hand, start_expansion, view
 
 # ---------------------------------------------------------------- local helpers
-
-
-def grid(text: str) -> str:
-    """A ranch text grid with runs of blanks folded, so expected grids read naturally."""
-    return "\n".join(" ".join(line.split()) for line in textwrap.dedent(text).strip().splitlines())
 
 
 def ranch_rows(game: Game, player: int, first: int, last: int) -> str:
