@@ -57,3 +57,16 @@ def as_agent(obj: Agent | Callable[[Observation], int]) -> Agent:
         return CallableAgent(obj, getattr(obj, "__name__", "callable"))
     raise TypeError(f"an opponent must be an Agent (reset/act) or a callable "
                     f"f(observation) -> action id, got {obj!r}")
+
+
+class SeededAgent:
+    """Base for agents that draw from their own seeded generator."""
+
+    def __init__(self, seed: int | None = None, name: str = "agent") -> None:
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed when a seed is given."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from agents.base import Observation
+from agents.base import Observation, SeededAgent
 from moonriver_env.engine import Game, Phase
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.grid import COLS, NEIGHBORS
@@ -23,7 +21,7 @@ def plot_value(game: Game, plot: int) -> float:
             - 0.5 * kind.skull + kind.number / 25.0)
 
 
-class GreedyAgent:
+class GreedyAgent(SeededAgent):
     """Picks the decision that most improves its score margin now.
 
     Builds, recruits, cow moves, droughts, thefts and bonus tiles are tried on a clone and
@@ -35,13 +33,7 @@ class GreedyAgent:
     """
 
     def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed when a seed is given."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        super().__init__(seed, name)
 
     def act(self, game: Game, observation: Observation) -> int:
         """The greedy choice among the legal actions."""

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from agents.base import Observation
+from agents.base import Observation, SeededAgent
 from moonriver_env.engine import Game
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
@@ -43,7 +43,7 @@ def _leaf_values(game: Game) -> list[float]:
     return values
 
 
-class MCTSAgent:
+class MCTSAgent(SeededAgent):
     """IS-MCTS with a budget in simulations (``simulations``) or seconds (``seconds``)."""
 
     def __init__(self, simulations: int = 100, seconds: float | None = None,
@@ -55,13 +55,7 @@ class MCTSAgent:
         self.seconds = seconds
         self.rollout_depth = rollout_depth
         self.exploration = exploration
-        self.rng = np.random.default_rng(seed)
-        self.name = name or (f"mcts-{seconds}s" if seconds else f"mcts-{simulations}")
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed when a seed is given."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        super().__init__(seed, name or (f"mcts-{seconds}s" if seconds else f"mcts-{simulations}"))
 
     def act(self, game: Game, observation: Observation) -> int:
         """Search from the current position and return the most visited action."""

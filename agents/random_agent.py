@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Observation
+from agents.base import Observation, SeededAgent
 from moonriver_env.engine import Game
 
 
-class RandomAgent:
+class RandomAgent(SeededAgent):
     """Picks uniformly among the legal actions, from its own seeded generator."""
 
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed when a seed is given."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        super().__init__(seed, name)
 
     def act(self, game: Game, observation: Observation) -> int:
         """A uniformly random legal action id."""
