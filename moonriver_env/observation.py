@@ -24,6 +24,9 @@ from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
 SCORE_SCALE = 100.0  # running scores are divided by this
+# Ranch planes cached per encoder (~4.4 kB each): consecutive observations mostly share
+# ranches, so a small cache gets the hits without growing with the length of a run.
+PLANE_CACHE_SIZE = 2048
 NUMBER_SCALE = 25.0  # plot numbers (backs) are divided by this
 
 # Ranch plane channels, in order.
@@ -165,7 +168,7 @@ class ObservationEncoder:
         planes[_CH["bridge"]] = ranch.bridge
         planes[_CH["homestead"], HOMESTEAD] = 1.0
         planes[_CH["free"]] = ranch.empty
-        if len(self._plane_cache) > 50_000:
+        if len(self._plane_cache) >= PLANE_CACHE_SIZE:
             self._plane_cache.clear()
         self._plane_cache[key] = planes
         return planes

@@ -65,7 +65,7 @@ _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) 
                       for c in range(NUM_CELLS)) for rows in (5, 10)}
 
 
-_SCORE_MEMO_SIZE = 100_000
+_SCORE_MEMO_SIZE = 20_000  # entries (~1 kB each) per set of data tables
 
 
 def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
