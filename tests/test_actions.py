@@ -245,10 +245,6 @@ def test_mask_is_read_only(game: Game) -> None:
         mask[0] = 0
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="engine bug: ActionCodec.decode/to_text index the ACTIONS tuple "
-                          "directly: -1 silently decodes to the last Bonus action and "
-                          "NUM_ACTIONS raises IndexError instead of ValueError")
 @pytest.mark.parametrize("bad", [-1, -NUM_ACTIONS, NUM_ACTIONS], ids=repr)
 def test_decode_refuses_out_of_range_ids(bad: int) -> None:
     with pytest.raises(ValueError, match="2709"):

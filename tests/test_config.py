@@ -391,19 +391,13 @@ def test_custom_legend_bridges(tmp_path: Path) -> None:
             assert (0, 0) in A.ACTIONS[aid].cells
 
 
-# ---------------------------------------------------------------- known engine bugs
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="engine bug: a non-string data file path (e.g. 123) escapes as "
-                          "TypeError from pathlib instead of a ValueError naming the field")
+# ------------------------------------- regressions (engine bugs found by these tests)
 @pytest.mark.parametrize("field", ["plots_file", "boards_file", "partners_file", "bonus_file"])
 def test_non_string_data_file_is_refused(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         GameConfig(**{field: 123})
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="engine bug: GameConfig accepts a pathlib.Path data file but keeps it "
-                          "as a Path, so to_dict() and game records are not JSON-serialisable")
 def test_path_data_file_gives_a_json_config() -> None:
     try:
         cfg = GameConfig(plots_file=Path(default_path("plots.csv")))
@@ -414,13 +408,11 @@ def test_path_data_file_gives_a_json_config() -> None:
     json.dumps(Game(cfg, seed=0).to_record())
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="engine bug: Game._score memoises scores on id(self.data); once a "
-                          "GameData leaves load_game_data's LRU cache and is freed, a new "
-                          "GameData may get the same id and read the old data's scores")
 def test_scores_follow_each_games_own_data_files(tmp_path: Path) -> None:
     """Many manifests alike but for their nugget count: each game scores its own nuggets."""
-    for i in range(600):  # the bug shows within ~100 manifests; a correct engine runs all
+    # A score memo keyed on id(data) once served a freed GameData's scores to a new one with
+    # the same id; that showed within ~100 manifests.
+    for i in range(600):
         nuggets = i % 4
         path = write(tmp_path, f"plots_{i}.csv",
                      PLOT_HEADER + f"\n1,desert,{nuggets},0,0,0,0,0,8,1\n")

@@ -394,7 +394,7 @@ def test_tampered_final_is_accepted_without_verification() -> None:
         Game.from_record(record)
 
 
-# Structurally broken records: a KeyError or TypeError escapes instead of a ValueError.
+# Structurally broken records are refused with ValueError (not a KeyError or TypeError).
 BROKEN = {
     "missing-events": lambda r: r.pop("events"),
     "missing-config": lambda r: r.pop("config"),
@@ -406,10 +406,6 @@ BROKEN = {
 }
 
 
-@pytest.mark.xfail(strict=True, raises=(KeyError, TypeError),
-                   reason="engine bug: from_record does not check the record's structure; a "
-                          "missing key or wrong type escapes as KeyError/TypeError, not "
-                          "ValueError")
 @pytest.mark.parametrize("tamper", list(BROKEN), ids=list(BROKEN))
 def test_structurally_broken_record_is_refused(tamper: str) -> None:
     record = _finished_record()
@@ -418,7 +414,7 @@ def test_structurally_broken_record_is_refused(tamper: str) -> None:
         Game.from_record(record)
 
 
-# Top-level fields that a verified replay does not compare with the replay.
+# Top-level summary fields are checked by a verified replay too.
 UNCHECKED = {
     "winners": lambda r: r.update(winners=[p for p in range(3) if p not in r["winners"]]),
     "over": lambda r: r.update(over=not r["over"]),
@@ -427,10 +423,6 @@ UNCHECKED = {
 }
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="engine bug: from_record(verify=True) compares only 'events', "
-                          "'final' and 'scores'; tampered 'winners', 'over', 'scenario' or "
-                          "'boards' are accepted")
 @pytest.mark.parametrize("tamper", list(UNCHECKED), ids=list(UNCHECKED))
 def test_tampered_summary_fields_are_refused(tamper: str) -> None:
     record = _finished_record()
