@@ -1,0 +1,23 @@
+"""Notebooks are committed without outputs and with a parameters cell (nbmake runs them)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+def test_the_four_notebooks_exist() -> None:
+    assert [p.stem for p in NOTEBOOKS] == ["01_quickstart", "02_train_maskable_ppo",
+                                           "03_benchmark_policies", "04_rules_explorer"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_outputs_stripped_and_parameters_first(path: pathlib.Path) -> None:
+    cells = json.loads(path.read_text())["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+    assert "parameters" in code[0]["metadata"].get("tags", [])
