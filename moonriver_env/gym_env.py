@@ -89,7 +89,6 @@ class MoonRiverGymEnv(gymnasium.Env):
         self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
                                                       np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
-        self._buffer = np.zeros(self.encoder.size, dtype=np.float32)
         self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self.game: Game | None = None
         self.seat = 0
@@ -183,7 +182,7 @@ class MoonRiverGymEnv(gymnasium.Env):
         return self.game
 
     def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self._require_game(), self.seat, self._buffer).copy()
+        return self.encoder.encode(self._require_game(), self.seat)  # fresh array
 
     def _info(self) -> dict[str, Any]:
         game = self._require_game()

@@ -134,7 +134,6 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
                               for a in self.possible_agents}
         self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._no_moves.flags.writeable = False
-        self._buffer = np.zeros(self.encoder.size, dtype=np.float32)
         self.np_random, _ = seeding.np_random(None)
         self.game: Game | None = None
 
@@ -170,7 +169,7 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         """Observation of an agent: the table from its point of view and its action mask."""
         game = self._require_game()
         p = self.agent_ids[agent]
-        obs = self.encoder.encode(game, p, self._buffer).copy()
+        obs = self.encoder.encode(game, p)  # a fresh array: callers may keep it
         mask = game.legal_mask() if p == game.current_player else self._no_moves
         return {"observation": obs, "action_mask": mask}
 
