@@ -36,7 +36,7 @@ def play(config: GameConfig, games: int, seed: int) -> tuple[int, float]:
         game = Game(config, seed=seed * 100_000 + g)
         while not game.is_over:
             legal = game.legal_mask().view(np.bool_).nonzero()[0]
-            game.apply(int(legal[rng.integers(legal.size)]))
+            game.apply(int(legal[int(rng.random() * legal.size)]))
             decisions += 1
     return decisions, time.perf_counter() - start
 

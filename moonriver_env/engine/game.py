@@ -299,6 +299,19 @@ class Game:
                                  for a, b in _PAIR_PREFIX[min(len(held), A.HAND_SLOTS)]]
         return self._build_legal
 
+    def _can_build(self, hand: list[int]) -> bool:
+        """Whether some pair of held plots fits somewhere (two or more plots held).
+
+        Every held plot is the first plot of some pair and the second of another, so the
+        union of all pair rows is one OR over the held terrains.
+        """
+        ranch = self.ranches[self.player]
+        terr = self._plot_terrain
+        reach = ranch.bridged
+        for t in {terr[p] for p in hand}:
+            reach |= ranch.first_adj[t] | ranch.second_adj[t]
+        return (ranch.free & reach) != 0
+
     def _compute_mask(self) -> np.ndarray:
         mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         ph = self.phase
@@ -510,7 +523,7 @@ class Game:
         self.phase = _BUILD
         self._build_legal = None
         hand = self.ranches[self.player].hand
-        can = any(self._domino_rows())
+        can = len(hand) >= 2 and self._can_build(hand)
         if self.emptying:
             if can:
                 return
