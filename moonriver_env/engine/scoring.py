@@ -105,9 +105,8 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
     herd: dict[int, int] = {}
     riverside = set()
     nuggets = beavers = corn = 0
-    for cell, k in enumerate(kinds):
-        if k < 0:
-            continue
+    for cell in np.flatnonzero(kind >= 0).tolist():
+        k = kinds[cell]
         t = lab[cell]
         size[t] = size.get(t, 0) + 1
         herd[t] = herd.get(t, 0) + herd_cows[cell]
@@ -120,10 +119,9 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
         return ScoreBreakdown(0, 0, 0, 0, 0, 0)
     territories = sum(n * herd[t] for t, n in size.items() if terr[t] != _CORNFIELD)
     partners = 0
-    for f, k in zip(face.tolist(), partner_kind.tolist(), strict=True):
-        if f == _SPECIALIST:
-            partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
-                         else corn if k == _FARMER else 0)
+    for k in partner_kind[face == _SPECIALIST].tolist():
+        partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
+                     else corn if k == _FARMER else 0)
     bonus = 0
     if scenario in (1, 4):
         wanted = _FOREST if scenario == 1 else _FARM
