@@ -202,12 +202,12 @@ class GameData:
         return memo
 
     @property
-    def symbol_lists(self) -> tuple[list[int], list[int], list[int]]:
-        """Nuggets, beavers and corn per kind id as plain lists (for pure-Python loops)."""
-        cached = self.__dict__.get("_symbol_lists")
+    def symbol_table(self) -> np.ndarray:
+        """(kinds x 3) nuggets, beavers and corn of each kind id."""
+        cached = self.__dict__.get("_symbol_table")
         if cached is None:
-            cached = (self.nugget.tolist(), self.beaver.tolist(), self.corn.tolist())
-            object.__setattr__(self, "_symbol_lists", cached)
+            cached = np.stack([self.nugget, self.beaver, self.corn], axis=1).astype(np.int64)
+            object.__setattr__(self, "_symbol_table", cached)
         return cached
 
     @property

@@ -94,30 +94,23 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
     """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face.
 
     ``label`` (territory labels as :func:`territory_labels` gives) is computed when omitted.
-    One pass over the cells in plain Python: cheaper than many small numpy calls at 50 cells.
+    Plain-Python passes over at most 50 cells: cheaper than many small numpy calls.
     """
     terr = terrain.tolist()
     lab = territory_labels(terr).tolist() if label is None else label.tolist()
-    kinds = kind.tolist()
-    herd_cows = cows.tolist()
-    nugget, beaver, corn_of = data.symbol_lists
     size: dict[int, int] = {}
+    for t in lab:
+        if t >= 0:
+            size[t] = size.get(t, 0) + 1
     herd: dict[int, int] = {}
-    riverside = set()
-    nuggets = beavers = corn = 0
-    for cell in np.flatnonzero(kind >= 0).tolist():
-        k = kinds[cell]
-        t = lab[cell]
-        size[t] = size.get(t, 0) + 1
-        herd[t] = herd.get(t, 0) + herd_cows[cell]
-        nuggets += nugget[k]
-        beavers += beaver[k]
-        corn += corn_of[k]
-        if cell < COLS:
-            riverside.add(t)
+    herded = np.flatnonzero(cows)  # cows stand only on plots
+    for cell, n in zip(herded.tolist(), cows[herded].tolist(), strict=True):
+        herd[lab[cell]] = herd.get(lab[cell], 0) + n
+    riverside = {t for t in lab[:COLS] if t >= 0}
+    nuggets, beavers, corn = data.symbol_table[kind[kind >= 0]].sum(axis=0).tolist()
     if not size:
         return ScoreBreakdown(0, 0, 0, 0, 0, 0)
-    territories = sum(n * herd[t] for t, n in size.items() if terr[t] != _CORNFIELD)
+    territories = sum(size[t] * n for t, n in herd.items() if terr[t] != _CORNFIELD)
     partners = 0
     for k in partner_kind[face == _SPECIALIST].tolist():
         partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
@@ -131,7 +124,7 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
     elif scenario in (2, 3):
         bonus = scenario_points(scenario, kind, face, partner_kind, data)
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
-                          max(size.values()), sum(herd.values()))
+                          max(size.values()), int(cows.sum()))
 
 
 def scenario_points(scenario: int, kind: np.ndarray, face: np.ndarray,
