@@ -1,7 +1,9 @@
 """Random legal play through the engine: decisions/s and games/s per variant.
 
 Each decision asks the engine for its legal mask, picks uniformly among the legal ids and
-applies it, as a search or training loop would. Prints a table, then one JSON line.
+applies it, as a search or training loop would. Prints a table, then one JSON line. When
+PettingZoo's classic games are installed, the same run also times ``tictactoe_v3`` as a
+reference for how fast the machine is at that moment (shared hosts vary a lot).
 
     python benchmarks/engine_random_play.py [--games 40] [--repeats 5]
 """
@@ -10,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -61,9 +65,24 @@ def main() -> None:
         results[name] = {"decisions_per_s": round(dps), "games_per_s": round(gps, 2),
                          "decisions_per_game": round(per_game, 1)}
         print(f"{name:<12} {dps:>12,.0f} {gps:>9.2f} {per_game:>15.1f}")
+    reference = tictactoe_reference()
+    if reference:
+        print(f"reference: pettingzoo tictactoe_v3 {reference:,} agent-steps/s (same run)")
     print(json.dumps({"benchmark": "engine_random_play", "auto_forced": args.auto_forced,
-                      "games": args.games, "repeats": args.repeats, "variants": results}))
+                      "games": args.games, "repeats": args.repeats, "variants": results,
+                      "tictactoe_v3_agent_steps_per_s": reference}))
+
+
+def tictactoe_reference() -> int | None:
+    """Agent-steps/s of PettingZoo's tictactoe_v3 now (None if not installed)."""
+    try:
+        from env_throughput import measure
+        from pettingzoo.classic import tictactoe_v3
+    except ImportError:
+        return None
+    return int(measure(tictactoe_v3.env, 2.0, 3)["agent_steps_per_s"])
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for env_throughput
     main()

@@ -263,13 +263,26 @@ class Game:
     def _settle(self) -> None:
         """With auto_forced, play every decision that has a single legal action."""
         while self.config.auto_forced and self.phase != Phase.GAME_OVER:
-            ids = self.legal_action_ids()
-            if ids.size != 1:
+            aid = self._only_action()
+            if aid < 0:
                 return
-            aid = int(ids[0])
             self._play(aid)
             self._history.append({"type": "decision", "player": self.player_of_last,
                                   "action": aid, "auto": True})
+
+    def _only_action(self) -> int:
+        """The id of the single legal action, or -1 when there are several."""
+        if self.phase != _BUILD:
+            return self._choices[0] if len(self._choices) == 1 else -1
+        rows = self._domino_rows()
+        builds = sum(r.bit_count() for r in rows)
+        can_pass = not self.emptying and not (self.forced and self.builds_done == 0)
+        if builds + can_pass != 1:
+            return -1
+        if can_pass:
+            return A.PASS_ID
+        q = next(i for i, r in enumerate(rows) if r)
+        return A.BUILD0 + q * A.NUM_PLACEMENTS + rows[q].bit_length() - 1
 
     def _action_id(self, action: Action | int) -> int:
         if isinstance(action, tuple):
