@@ -41,7 +41,7 @@ def run(make: Callable[[], object], seconds: float, seed: int) -> tuple[int, int
             if terminated or truncated:
                 action = None
             else:
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = np.flatnonzero(obs["action_mask"].view(np.bool_))  # int8 0/1 mask
                 action = int(legal[rng.integers(legal.size)])
             env.step(action)
             steps += 1

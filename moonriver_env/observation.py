@@ -19,7 +19,7 @@ from moonriver_env.engine import NUM_ACTIONS, Face, Game, PartnerKind, Phase, Te
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.engine.config import SCENARIOS
 from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
-from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS
+from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
 
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
@@ -40,8 +40,6 @@ RANCH_CHANNELS: tuple[str, ...] = (
 )
 NUM_RANCH_CHANNELS = len(RANCH_CHANNELS)
 _CH = {name: i for i, name in enumerate(RANCH_CHANNELS)}
-_KIND_CHANNELS = _CH["cows"]  # channels before 'cows' depend on the plot kind only
-assert all(_CH[c] < _KIND_CHANNELS for c in ("nugget", "corn", "skull_symbol", "circle_symbol"))
 _COWBOY_FACE = int(Face.COWBOY)
 
 # Features of one plot (in a reserve slot or a column position).
@@ -125,6 +123,7 @@ class ObservationEncoder:
         self._offsets = {name: v.start for name, v in self.views.items()}
         self._plane_cache: dict[tuple, np.ndarray] = {}
         self._static: dict[int, tuple] = {}
+        self._templates: dict[tuple, np.ndarray] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The named view of an observation vector, reshaped."""
@@ -137,12 +136,13 @@ class ObservationEncoder:
             data = game.data
             boards = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
             # Per kind: the ranch channels a plot of that kind sets (terrain .. circle_symbol).
-            kind_planes = np.zeros((len(data.kinds), _KIND_CHANNELS), dtype=np.float32)
+            kind_planes = np.zeros((len(data.kinds), NUM_RANCH_CHANNELS), dtype=np.float32)
             kind_planes[np.arange(len(data.kinds)), data.terrain] = 1.0
             for name, column in (("nugget", data.nugget), ("beaver", data.beaver),
                                  ("corn", data.corn), ("skull_symbol", data.skull),
                                  ("circle_symbol", data.circle)):
                 kind_planes[:, _CH[name]] = column
+            kind_planes[:, _CH["free"]] = -1.0
             token_channel = np.array([_CH["partner_cowboy"] + int(k)
                                       for k in data.partner_specialists], dtype=np.intp)
             plot_features = _plot_table(game)[data.plot_kind]  # one row per plot id
@@ -156,22 +156,32 @@ class ObservationEncoder:
         if planes is not None:
             return planes
         _, _, _, kind_planes, token_channel = self._tables(game)
-        planes = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
+        planes = self._template(ranch).copy()
         placed = np.flatnonzero(ranch.kind >= 0)
-        planes[:_KIND_CHANNELS, placed] = kind_planes[ranch.kind[placed]].T
+        # kind_planes rows hold the plot's channels and -1 on 'free' (the cell is built).
+        planes[:, placed] += kind_planes[ranch.kind[placed]].T
         planes[_CH["cows"]] = ranch.cows
         with_partner = np.flatnonzero(ranch.partner >= 0)
         if with_partner.size:
             channel = np.where(ranch.face[with_partner] == _COWBOY_FACE, _CH["partner_cowboy"],
                                token_channel[ranch.partner[with_partner]])
             planes[channel, with_partner] = 1.0
-        planes[_CH["bridge"]] = ranch.bridge
-        planes[_CH["homestead"], HOMESTEAD] = 1.0
-        planes[_CH["free"]] = ranch.empty
         if len(self._plane_cache) >= PLANE_CACHE_SIZE:
             self._plane_cache.clear()
         self._plane_cache[key] = planes
         return planes
+
+    def _template(self, ranch) -> np.ndarray:
+        """Planes of the empty ranch of a board: bridges, homestead, free usable cells."""
+        key = (ranch.board.name, ranch.rows, ranch.bridge.tobytes())
+        template = self._templates.get(key)
+        if template is None:
+            template = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
+            template[_CH["bridge"]] = ranch.bridge
+            template[_CH["homestead"], HOMESTEAD] = 1.0
+            template[_CH["free"]] = usable_cells(ranch.rows)
+            self._templates[key] = template
+        return template
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it."""
