@@ -346,8 +346,11 @@ class Game:
             if not self.emptying and not (self.forced and self.builds_done == 0):
                 mask[A.PASS_ID] = 1
         elif ph != _GAME_OVER:
-            for aid in self._choices:
-                mask[aid] = 1
+            if len(self._choices) > 4:
+                mask[self._choices] = 1
+            else:
+                for aid in self._choices:
+                    mask[aid] = 1
         return mask
 
     def _enter(self, phase: Phase, choices: list[int]) -> None:

@@ -11,7 +11,6 @@ from .grid import (
     COLS,
     FIRST_NB,
     NEIGHBOR_BITS,
-    NEIGHBORS,
     NUM_CELLS,
     SECOND_NB,
     TOUCH,
@@ -50,7 +49,7 @@ class Ranch:
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
                  "capacity", "cells", "cows", "empty", "empty_cells", "face", "first_adj",
                  "free", "hand", "kind", "label", "partner", "plot", "rows", "second_adj",
-                 "terrain")
+                 "terrain", "terrain_cells")
 
     _VIEWS = ("kind", "cows", "partner", "face")
 
@@ -78,6 +77,7 @@ class Ranch:
         self.first_adj = [0] * NUM_TERRAINS
         self.second_adj = [0] * NUM_TERRAINS
         self.adj_cells = [0] * NUM_TERRAINS
+        self.terrain_cells = [0] * NUM_TERRAINS  # bit c: cell c holds a plot of that terrain
         self.hand: list[int] = []
         self.bonus_taken = False
 
@@ -93,6 +93,7 @@ class Ranch:
         r.first_adj = list(self.first_adj)
         r.second_adj = list(self.second_adj)
         r.adj_cells = list(self.adj_cells)
+        r.terrain_cells = list(self.terrain_cells)
         r.hand = list(self.hand)
         return r
 
@@ -126,11 +127,20 @@ class Ranch:
         self.terrain[cell] = terrain
         self.empty[cell] = False
         label = self.label
-        joined = {int(label[n]) for n in NEIGHBORS[cell] if self.terrain[n] == terrain}
-        name = min(joined | {cell})
-        label[cell] = name
-        for other in joined - {name}:
-            label[label == other] = name
+        same = NEIGHBOR_BITS[cell] & self.terrain_cells[terrain]
+        self.terrain_cells[terrain] |= 1 << cell
+        if not same:
+            label[cell] = cell  # a new territory
+        else:
+            joined = set()
+            while same:
+                low = same & -same
+                joined.add(int(label[low.bit_length() - 1]))
+                same ^= low
+            name = min(joined | {cell})
+            label[cell] = name
+            for other in joined - {name}:
+                label[label == other] = name
         self.free &= ~TOUCH[cell]
         self.empty_cells &= ~(1 << cell)
         self.first_adj[terrain] |= FIRST_NB[cell]
