@@ -30,7 +30,7 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
-from moonriver_env.moonriver_v0 import OBS_HIGH, REWARD_MODES, final_rewards
+from moonriver_env.moonriver_v0 import OBS_HIGH, check_options, final_rewards
 from moonriver_env.observation import SCORE_SCALE, LazyObservation, ObservationEncoder
 
 ILLEGAL_POLICIES = ("raise", "penalty")
@@ -68,16 +68,12 @@ class MoonRiverGymEnv(gymnasium.Env):
                  **config: Any) -> None:
         self.config = GameConfig(num_players=num_players, mode=mode, **config)
         n = self.config.num_players
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+        check_options(reward, shaping, render_mode, self.metadata["render_modes"])
         if illegal not in ILLEGAL_POLICIES:
             raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
         if seat is not None and (type(seat) is not int or not 0 <= seat < n):
             raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
                              f"got {seat!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of "
-                             f"{self.metadata['render_modes']}, got {render_mode!r}")
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.illegal = illegal

@@ -71,6 +71,18 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(aec)
 
 
+def check_options(reward: str, shaping: float, render_mode: str | None,
+                  render_modes: list[str]) -> None:
+    """Validate the options both environments share; the message says what is allowed."""
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+    if not isinstance(shaping, (int, float)) or isinstance(shaping, bool):
+        raise ValueError(f"shaping must be a number (0 disables it), got {shaping!r}")
+    if render_mode is not None and render_mode not in render_modes:
+        raise ValueError(f"render_mode must be None or one of {render_modes}, "
+                         f"got {render_mode!r}")
+
+
 def final_rewards(game: Game, mode: str) -> list[float]:
     """End-of-game reward of each player under a reward mode (see the module docstring)."""
     totals = [s.total for s in game.scores()]
@@ -112,13 +124,7 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         super().__init__()
         self.config = GameConfig(num_players=num_players, mode=mode, scenario=scenario,
                                  boards=boards, auto_forced=auto_forced, **data_files)
-        if reward not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-        if not isinstance(shaping, (int, float)) or isinstance(shaping, bool):
-            raise ValueError(f"shaping must be a number (0 disables it), got {shaping!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of "
-                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        check_options(reward, shaping, render_mode, self.metadata["render_modes"])
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.render_mode = render_mode
