@@ -132,3 +132,22 @@ def stock_saloon(game: Game, kinds: list[PartnerKind | None]) -> list[int]:
     game.saloon = saloon
     game.pile = pool
     return list(saloon)
+
+
+def variant_manifest(tmp_path, kind: str, **changes: str) -> str:
+    """A copy of the shipped plots manifest with some columns of one kind changed; its path."""
+    import csv
+
+    from moonriver_env.engine.data import default_path
+
+    with open(default_path("plots.csv"), newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        if row["kind"] == kind:
+            row.update(changes)
+    path = tmp_path / "plots.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return str(path)

@@ -6,7 +6,6 @@ partner tokens themselves.
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 
 from moonriver_env.engine import (
@@ -21,7 +20,6 @@ from moonriver_env.engine import (
     Recruit,
     Thief,
 )
-from moonriver_env.engine.data import default_path
 from tests.helpers import (
     clear_ranch,
     cows_at,
@@ -33,6 +31,7 @@ from tests.helpers import (
     set_hand,
     start_expansion,
     stock_saloon,
+    variant_manifest,
 )
 
 DE, CT, GD, TR, FA = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF, PartnerKind.GOLD_DIGGER,
@@ -189,16 +188,7 @@ def test_thief_with_every_cow_guarded_has_nothing_to_do():
 
 def test_thief_on_a_cornfield_cannot_steal(tmp_path):
     # The shipped manifest has no cornfield circle; a manifest with one tests the decision.
-    path = tmp_path / "plots.csv"
-    with open(default_path("plots.csv"), newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        if row["kind"] == "23":
-            row["circle"] = "1"
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    path = variant_manifest(tmp_path, "23", circle="1")
 
     game = new_game(4, plots_file=str(path))
     p = fresh(game, ["23", "24"])  # cornfield with a circle, cornfield

@@ -6,15 +6,13 @@ applies overpopulation), from ``score_ranch`` directly, and from ``winners``.
 
 from __future__ import annotations
 
-import csv
 import textwrap
 
 import numpy as np
 
 from moonriver_env.engine import Face, Game, PartnerKind, ScoreBreakdown
-from moonriver_env.engine.data import default_path
 from moonriver_env.engine.scoring import score_ranch
-from tests.helpers import clear_ranch, grid, kind_id, new_game, put, ranch_grid
+from tests.helpers import clear_ranch, grid, kind_id, new_game, put, ranch_grid, variant_manifest
 
 DE, CT, GD, TR, FA = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF, PartnerKind.GOLD_DIGGER,
                       PartnerKind.TRAPPER, PartnerKind.FARMER)
@@ -251,16 +249,7 @@ def test_gold_rush():
 
 def test_gold_rush_counts_nugget_symbols(tmp_path):
     # The shipped plots bear at most one nugget; a manifest with two per plot tells units apart.
-    path = tmp_path / "plots.csv"
-    with open(default_path("plots.csv"), newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    for row in rows:
-        if row["kind"] == "2":
-            row["nugget"] = "2"
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    path = variant_manifest(tmp_path, "2", nugget="2")
     game = table(4, mode="legends", scenario=2, boards=("mary", "wesley", "calamity", "big_jo"),
                  plots_file=str(path))
     lay(game, 0, """
