@@ -52,12 +52,13 @@ class GreedyAgent(SeededAgent):
             return self._best(legal, [self._swap_value(game, a) for a in legal])
         player = game.current_player
         base = margin(game, player)
+        held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in game.ranches[player].hand]
         values = []
         for a in legal:
             child = game.clone()
             child.apply(a)
             gain = margin(child, player) - base
-            values.append((gain, self._shape_bonus(game, a)))
+            values.append((gain, self._shape_bonus(game, a, held)))
         return self._best(legal, values)
 
     def _best(self, legal: list[int], values: list) -> int:
@@ -65,20 +66,20 @@ class GreedyAgent(SeededAgent):
         ties = [a for a, v in zip(legal, values, strict=True) if v == best]
         return ties[int(self.rng.integers(len(ties)))]
 
-    def _shape_bonus(self, game: Game, aid: int) -> int:
-        """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last."""
+    def _shape_bonus(self, game: Game, aid: int, held: list[int]) -> int:
+        """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last.
+
+        ``held`` is the terrain of each plot the player holds, by slot.
+        """
         action = A.ACTIONS[aid]
         if isinstance(action, A.Pass):
             return -1
         if not isinstance(action, A.Build):
             return 0
         ranch = game.ranches[game.current_player]
-        terrain = game.data.terrain[game.data.plot_kind]
-        hand = ranch.hand
         touching = 0
         for (r, c), slot in zip(action.cells, (action.slot_a, action.slot_b), strict=True):
-            t = terrain[hand[slot]]
-            touching += sum(1 for n in NEIGHBORS[r * COLS + c] if ranch.terrain[n] == t)
+            touching += sum(1 for n in NEIGHBORS[r * COLS + c] if ranch.terrain[n] == held[slot])
         return touching
 
     def _select_value(self, game: Game, aid: int) -> float:

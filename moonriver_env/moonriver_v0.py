@@ -85,7 +85,8 @@ def check_options(reward: str, shaping: float, render_mode: str | None,
 
 def final_rewards(game: Game, mode: str) -> list[float]:
     """End-of-game reward of each player under a reward mode (see the module docstring)."""
-    totals = [s.total for s in game.scores()]
+    scores = game.scores()
+    totals = [s.total for s in scores]
     n = len(totals)
     if mode == "win":
         winners = set(game.winners())
@@ -96,7 +97,6 @@ def final_rewards(game: Game, mode: str) -> list[float]:
         return [(t - max(totals[:p] + totals[p + 1:])) / SCORE_SCALE
                 for p, t in enumerate(totals)]
     # rank: order by the tie-break keys; players equal on every key share their places
-    scores = game.scores()
     keys = [(s.total, s.largest_territory, s.cows) for s in scores]
     place_value = [1.0 - 2.0 * r / (n - 1) for r in range(n)]
     ranked = sorted(range(n), key=lambda p: keys[p], reverse=True)

@@ -19,8 +19,6 @@ import time
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-import numpy as np
-
 
 @dataclass
 class TrainConfig:
@@ -266,5 +264,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    np.set_printoptions(precision=3)
     raise SystemExit(main())

@@ -104,7 +104,4 @@ class GameConfig:
         if unknown:
             raise ValueError(f"GameConfig: unknown fields {sorted(unknown)}; allowed: "
                              f"{sorted(known)}")
-        d = dict(d)
-        if d.get("boards") is not None:
-            d["boards"] = tuple(d["boards"])
-        return cls(**d)
+        return cls(**d)  # __post_init__ turns a boards list into a tuple

@@ -22,7 +22,7 @@ from . import actions as A
 from .actions import Action, ActionCodec
 from .components import Face, PartnerKind, Terrain
 from .config import GameConfig
-from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, row_col, step
+from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
 from .ranch import Ranch
 from .scoring import ScoreBreakdown, score_ranch
 
@@ -809,7 +809,3 @@ class Game:
     def history(self) -> list[dict[str, Any]]:
         """Decisions and chance events so far, in order (a copy)."""
         return list(self._history)
-
-    def cell_text(self, cell: int) -> str:
-        """(row,col) text of a cell index."""
-        return "({},{})".format(*row_col(cell))

@@ -33,11 +33,6 @@ def cell_of(row: int, col: int) -> int:
     return row * COLS + col
 
 
-def row_col(cell: int) -> tuple[int, int]:
-    """(row, col) of a cell index."""
-    return divmod(cell, COLS)
-
-
 def step(cell: int, direction: int, rows: int = MAX_ROWS) -> int:
     """The neighbouring cell in a direction, or -1 off the grid."""
     r, c = divmod(cell, COLS)

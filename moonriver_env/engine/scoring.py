@@ -61,20 +61,6 @@ def groups(label: Sequence[int]) -> list[list[int]]:
     return out
 
 
-def territory_of(label: Sequence[int], cell: int) -> list[int]:
-    """The territory (connected cells of one terrain) containing ``cell``."""
-    lab = label[cell]
-    group, stack, seen = [], [cell], {cell}
-    while stack:
-        c = stack.pop()
-        group.append(c)
-        for n in NEIGHBORS[c]:
-            if n not in seen and label[n] == lab:
-                seen.add(n)
-                stack.append(n)
-    return group
-
-
 def scenario_value(units: int) -> int:
     """Points of one qualifying scenario group with ``units`` units."""
     return SCENARIO_BASE + SCENARIO_PER_UNIT * (units - SCENARIO_MIN_UNITS)
