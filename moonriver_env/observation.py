@@ -24,9 +24,9 @@ from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usab
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
 SCORE_SCALE = 100.0  # running scores are divided by this
-# Ranch planes cached per encoder (~4.4 kB each): consecutive observations mostly share
-# ranches, so a small cache gets the hits without growing with the length of a run.
-PLANE_CACHE_SIZE = 2048
+# Ranch planes and scores cached per encoder (~4.6 kB each): consecutive observations mostly
+# share ranches, so a small cache gets the hits without growing with the length of a run.
+RANCH_CACHE_SIZE = 2048
 NUMBER_SCALE = 25.0  # plot numbers (backs) are divided by this
 
 # Ranch plane channels, in order.
@@ -67,62 +67,109 @@ class View:
     doc: str
 
 
-def _plot_table(game: Game) -> np.ndarray:
-    """Features of every plot kind (rows) as PLOT_FEATURES (columns)."""
-    data = game.data
-    n = len(data.kinds)
-    table = np.zeros((n, NUM_PLOT_FEATURES), dtype=np.float32)
-    table[:, 0] = 1.0
-    table[np.arange(n), 1 + data.terrain] = 1.0
-    table[:, 7] = data.nugget
-    table[:, 8] = data.beaver
-    table[:, 9] = data.corn
-    table[:, 10] = data.cows
-    table[:, 11] = data.skull
-    table[:, 12] = data.circle
-    table[:, 13] = data.number / NUMBER_SCALE
-    return table
+_SPECS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+    ("ranches", (MAX_PLAYERS, NUM_RANCH_CHANNELS, MAX_ROWS, COLS),
+     "per player (viewer first): " + ", ".join(RANCH_CHANNELS)),
+    ("reserves", (MAX_PLAYERS, HAND_SLOTS, NUM_PLOT_FEATURES),
+     "per player, per slot (reserve then plot in hand): " + ", ".join(PLOT_FEATURES)),
+    ("columns", (2, COLUMN_SIZE, NUM_PLOT_FEATURES),
+     "active then pending column, by position (0 nearest the box): plot features"),
+    ("column_owners", (2, COLUMN_SIZE, MAX_PLAYERS),
+     "active then pending column, by position: relative player whose ranchero stands there"),
+    ("reserve_size", (MAX_PLAYERS,), "reserve capacity of each player's board / 4"),
+    ("boards", (MAX_PLAYERS, 5), "board one-hot: camp, mary, wesley, calamity, big_jo"),
+    ("saloon", (SALOON_SLOTS, len(SPECIALISTS)),
+     "specialist face of the partner in each slot: "
+     + ", ".join(k.name.lower() for k in SPECIALISTS)),
+    ("pile", (len(SPECIALISTS),), "partner tokens left in the pile, by specialist / 5"),
+    ("phase", (len(Phase),), "current decision one-hot: "
+     + ", ".join(p.name.lower() for p in Phase)),
+    ("acting", (MAX_PLAYERS,), "relative player to act (one-hot)"),
+    ("context", (len(_CONTEXT),), ", ".join(_CONTEXT)),
+    ("scores", (MAX_PLAYERS,), f"running score of each player / {SCORE_SCALE:.0f}"),
+    ("turn_order", (MAX_PLAYERS, COLUMN_SIZE),
+     "for each relative player, which positions of the active column it plays"),
+    ("game", (len(_GAME),), ", ".join(_GAME)),
+)
+
+
+def _layout() -> dict[str, View]:
+    views, start = {}, 0
+    for name, shape, doc in _SPECS:
+        stop = start + int(np.prod(shape))
+        views[name] = View(name, start, stop, shape, doc)
+        start = stop
+    return views
+
+
+VIEWS = _layout()
+OBSERVATION_SIZE = VIEWS["game"].stop
+# Offsets and index tables of the hot path (ObservationEncoder.encode).
+_RANCH_SIZE = NUM_RANCH_CHANNELS * NUM_CELLS
+_PENDING_ROW = _CH["pending"] * NUM_CELLS
+(_O_RESERVES, _O_COLUMN_OWNERS, _O_SALOON, _O_PILE, _O_PHASE, _O_ACTING, _O_CONTEXT,
+ _O_SCORES, _O_TURN_ORDER, _O_GAME) = (VIEWS[v].start for v in (
+    "reserves", "column_owners", "saloon", "pile", "phase", "acting", "context", "scores",
+    "turn_order", "game"))
+_NONE = tuple([-1] * k for k in range(MAX_PLAYERS * HAND_SLOTS + 1))  # empty plot rows
+# Positions of the numbers written at the end of encode: pile, context, game[:4], scores.
+_NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
+                     *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
+                     *range(_O_GAME, _O_GAME + 4),
+                     *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
+_N_SCORES = len(_NUMBERS) - MAX_PLAYERS
+_REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
+_TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
+_BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
+BASE_CACHE_SIZE = 256  # game-long base vectors (one per game setup and viewer)
+
+
+class _Tables:
+    """Lookup tables of one set of game data, in the shapes the encoder reads."""
+
+    def __init__(self, data) -> None:
+        self.data = data  # held so that id(data) stays unique while cached
+        kinds = len(data.kinds)
+        # Plot features per plot id (reserve slots and column positions).
+        table = np.zeros((kinds, NUM_PLOT_FEATURES), dtype=np.float32)
+        table[:, 0] = 1.0
+        table[np.arange(kinds), 1 + data.terrain] = 1.0
+        table[:, 7] = data.nugget
+        table[:, 8] = data.beaver
+        table[:, 9] = data.corn
+        table[:, 10] = data.cows
+        table[:, 11] = data.skull
+        table[:, 12] = data.circle
+        table[:, 13] = data.number / NUMBER_SCALE
+        # One row per plot id, and a last row of zeros for plot id -1 (no plot).
+        self.plot_features = np.concatenate([table[data.plot_kind],
+                                             np.zeros((1, NUM_PLOT_FEATURES), np.float32)])
+        # Column k + 1: the ranch channels a plot of kind k sets (terrain .. circle_symbol)
+        # and -1 on 'free' (the cell is built); column 0, an empty cell, is all zeros.
+        planes = np.zeros((NUM_RANCH_CHANNELS, kinds + 1), dtype=np.float32)
+        planes[data.terrain, np.arange(1, kinds + 1)] = 1.0
+        for name, column in (("nugget", data.nugget), ("beaver", data.beaver),
+                             ("corn", data.corn), ("skull_symbol", data.skull),
+                             ("circle_symbol", data.circle)):
+            planes[_CH[name], 1:] = column
+        planes[_CH["free"], 1:] = -1.0
+        self.kind_planes = planes
+        self.token_channel = [_CH["partner_cowboy"] + int(k) for k in data.partner_specialists]
+        self.saloon_index = [int(k) - 1 for k in data.partner_specialists]  # in SPECIALISTS
+        self.num_plots = data.num_plots
+        self.num_partners = data.num_partners
 
 
 class ObservationEncoder:
     """Builds observations for any viewer of any game into a preallocated buffer."""
 
     def __init__(self) -> None:
-        specs = [
-            ("ranches", (MAX_PLAYERS, NUM_RANCH_CHANNELS, MAX_ROWS, COLS),
-             "per player (viewer first): " + ", ".join(RANCH_CHANNELS)),
-            ("reserves", (MAX_PLAYERS, HAND_SLOTS, NUM_PLOT_FEATURES),
-             "per player, per slot (reserve then plot in hand): " + ", ".join(PLOT_FEATURES)),
-            ("columns", (2, COLUMN_SIZE, NUM_PLOT_FEATURES),
-             "active then pending column, by position (0 nearest the box): plot features"),
-            ("column_owners", (2, COLUMN_SIZE, MAX_PLAYERS),
-             "active then pending column, by position: relative player whose ranchero "
-             "stands there"),
-            ("reserve_size", (MAX_PLAYERS,), "reserve capacity of each player's board / 4"),
-            ("boards", (MAX_PLAYERS, 5), "board one-hot: camp, mary, wesley, calamity, big_jo"),
-            ("saloon", (SALOON_SLOTS, len(SPECIALISTS)),
-             "specialist face of the partner in each slot: "
-             + ", ".join(k.name.lower() for k in SPECIALISTS)),
-            ("pile", (len(SPECIALISTS),), "partner tokens left in the pile, by specialist / 5"),
-            ("phase", (len(Phase),), "current decision one-hot: "
-             + ", ".join(p.name.lower() for p in Phase)),
-            ("acting", (MAX_PLAYERS,), "relative player to act (one-hot)"),
-            ("context", (len(_CONTEXT),), ", ".join(_CONTEXT)),
-            ("scores", (MAX_PLAYERS,), f"running score of each player / {SCORE_SCALE:.0f}"),
-            ("turn_order", (MAX_PLAYERS, COLUMN_SIZE),
-             "for each relative player, which positions of the active column it plays"),
-            ("game", (len(_GAME),), ", ".join(_GAME)),
-        ]
-        self.views: dict[str, View] = {}
-        start = 0
-        for name, shape, doc in specs:
-            stop = start + int(np.prod(shape))
-            self.views[name] = View(name, start, stop, shape, doc)
-            start = stop
-        self.size = start
+        self.views: dict[str, View] = dict(VIEWS)
+        self.size = OBSERVATION_SIZE
         self._offsets = {name: v.start for name, v in self.views.items()}
-        self._plane_cache: dict[tuple, np.ndarray] = {}
-        self._static: dict[int, tuple] = {}
+        self._ranch_cache: dict[tuple, tuple[np.ndarray, float]] = {}
+        self._static: dict[int, _Tables] = {}
+        self._bases: dict[tuple, np.ndarray] = {}
         self._templates: dict[tuple, np.ndarray] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
@@ -130,46 +177,55 @@ class ObservationEncoder:
         v = self.views[name]
         return obs[..., v.start:v.stop].reshape(*obs.shape[:-1], *v.shape)
 
-    def _tables(self, game: Game) -> tuple:
-        key = id(game.data)
-        if key not in self._static:
-            data = game.data
-            boards = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
-            # Per kind: the ranch channels a plot of that kind sets (terrain .. circle_symbol).
-            kind_planes = np.zeros((len(data.kinds), NUM_RANCH_CHANNELS), dtype=np.float32)
-            kind_planes[np.arange(len(data.kinds)), data.terrain] = 1.0
-            for name, column in (("nugget", data.nugget), ("beaver", data.beaver),
-                                 ("corn", data.corn), ("skull_symbol", data.skull),
-                                 ("circle_symbol", data.circle)):
-                kind_planes[:, _CH[name]] = column
-            kind_planes[:, _CH["free"]] = -1.0
-            token_channel = np.array([_CH["partner_cowboy"] + int(k)
-                                      for k in data.partner_specialists], dtype=np.intp)
-            plot_features = _plot_table(game)[data.plot_kind]  # one row per plot id
-            self._static[key] = (data, plot_features, boards, kind_planes, token_channel)
-        return self._static[key]
+    def _tables(self, game: Game) -> _Tables:
+        """Per-kind and per-plot lookup tables of a game's data (keeps the data alive)."""
+        tables = self._static.get(id(game.data))
+        if tables is None:
+            tables = self._static[id(game.data)] = _Tables(game.data)
+        return tables
 
-    def _ranch_planes(self, game: Game, ranch) -> np.ndarray:
-        """(C, 50) planes of one ranch, cached on its contents."""
-        key = (ranch.cells.tobytes(), ranch.board.name, ranch.rows)
-        planes = self._plane_cache.get(key)
-        if planes is not None:
-            return planes
-        _, _, _, kind_planes, token_channel = self._tables(game)
-        planes = self._template(ranch).copy()
-        placed = np.flatnonzero(ranch.kind >= 0)
-        # kind_planes rows hold the plot's channels and -1 on 'free' (the cell is built).
-        planes[:, placed] += kind_planes[ranch.kind[placed]].T
-        planes[_CH["cows"]] = ranch.cows
-        with_partner = np.flatnonzero(ranch.partner >= 0)
-        if with_partner.size:
-            channel = np.where(ranch.face[with_partner] == _COWBOY_FACE, _CH["partner_cowboy"],
-                               token_channel[ranch.partner[with_partner]])
-            planes[channel, with_partner] = 1.0
-        if len(self._plane_cache) >= PLANE_CACHE_SIZE:
-            self._plane_cache.clear()
-        self._plane_cache[key] = planes
-        return planes
+    def _base(self, game: Game, viewer: int, tables: _Tables) -> np.ndarray:
+        """The part of an observation fixed for a whole game: reserve sizes, boards, game kind."""
+        n = len(game.ranches)
+        key = (id(tables.data), n, game.scenario, game.board_names, viewer)
+        base = self._bases.get(key)
+        if base is None:
+            base = np.zeros(self.size, dtype=np.float32)
+            o = self._offsets
+            for i in range(n):
+                p = (viewer + i) % n
+                base[o["reserve_size"] + i] = game.ranches[p].capacity / 4.0
+                base[o["boards"] + 5 * i + _BOARD_IDS.get(game.board_names[p], 0)] = 1.0
+            g0 = o["game"]
+            base[g0 + 2 + n] = 1.0
+            base[g0 + 7 + (game.scenario or 0)] = 1.0
+            if len(self._bases) >= BASE_CACHE_SIZE:
+                self._bases.clear()
+            self._bases[key] = base
+        return base
+
+    def _ranch_entry(self, game: Game, player: int, tables: _Tables) -> tuple[np.ndarray, float]:
+        """(flat planes, running score / SCORE_SCALE) of one ranch, cached on its contents."""
+        ranch = game.ranches[player]
+        key = (ranch.cells.tobytes(), ranch.board.name, ranch.rows, game.scenario,
+               id(tables.data))
+        entry = self._ranch_cache.get(key)
+        if entry is None:
+            kind = ranch.kind
+            planes = tables.kind_planes[:, kind + 1]  # (C, 50): plot channels, -1 on 'free'
+            planes += self._template(ranch)
+            planes[_CH["cows"]] = ranch.cows
+            faces = ranch.face.tolist()
+            for cell, token in enumerate(ranch.partner.tolist()):
+                if token >= 0:
+                    channel = (_CH["partner_cowboy"] if faces[cell] == _COWBOY_FACE
+                               else tables.token_channel[token])
+                    planes[channel, cell] = 1.0
+            score = game.running_score(player).total / SCORE_SCALE
+            if len(self._ranch_cache) >= RANCH_CACHE_SIZE:
+                self._ranch_cache.clear()
+            entry = self._ranch_cache[key] = (planes.ravel(), score)
+        return entry
 
     def _template(self, ranch) -> np.ndarray:
         """Planes of the empty ranch of a board: bridges, homestead, free usable cells."""
@@ -184,87 +240,77 @@ class ObservationEncoder:
         return template
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it."""
+        """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it.
+
+        Written for speed (it runs once per environment step, and each numpy call costs about
+        a microsecond): the game-long part comes from a cached base vector, each ranch's planes
+        and score from a cache keyed on its contents, and everything else goes in with four
+        numpy calls (plot rows, ones, other numbers).
+        """
+        tables = self._tables(game)
+        base = self._base(game, viewer, tables)
         if out is None:
-            out = np.zeros(self.size, dtype=np.float32)
+            out = base.copy()
         else:
-            out.fill(0.0)
-        data, plot_features, board_ids, _, _ = self._tables(game)
-        o = self._offsets
-        n = game.num_players
-        rel = [(viewer + i) % n for i in range(n)]  # relative index -> player id
-        to_rel = {p: i for i, p in enumerate(rel)}
-        idx: list[int] = []  # scalar writes, applied at once at the end
-        val: list[float] = []
-        plot_rows: list[int] = []  # rows of the reserves+columns block ...
-        plots: list[int] = []  # ... and the plot ids to describe there
-
-        ranches = out[o["ranches"]:o["reserves"]].reshape(MAX_PLAYERS, -1)
-        scores = game.running_scores()
+            out[:] = base
+        n = len(game.ranches)
+        rel = _REL[n][viewer]  # relative index -> player id
+        to_rel = _TO_REL[n][viewer]  # player id -> relative index
+        ranches = game.ranches
+        planes: list[np.ndarray] = []
+        numbers = [0.0] * len(_NUMBERS)  # values at the _NUMBERS positions
+        plots: list[int] = []  # plot id (-1: none) of each row of the reserves+columns block
         for i, p in enumerate(rel):
-            ranch = game.ranches[p]
-            ranches[i] = self._ranch_planes(game, ranch).ravel()
-            plot_rows += range(i * HAND_SLOTS, i * HAND_SLOTS + len(ranch.hand))
-            plots += ranch.hand
-            idx += (o["reserve_size"] + i, o["boards"] + 5 * i + board_ids.get(
-                game.board_names[p], 0), o["scores"] + i)
-            val += (ranch.capacity / 4.0, 1.0, scores[p].total / SCORE_SCALE)
+            ranch_planes, numbers[_N_SCORES + i] = self._ranch_entry(game, p, tables)
+            planes.append(ranch_planes)
+            hand = ranches[p].hand
+            plots += hand
+            plots += _NONE[HAND_SLOTS - len(hand)]
+        np.concatenate(planes, out=out[:_RANCH_SIZE * n])
+        plots += _NONE[HAND_SLOTS * (MAX_PLAYERS - n)]
+        plots += game.active or _NONE[COLUMN_SIZE]
+        plots += game.pending or _NONE[COLUMN_SIZE]
+        tables.plot_features.take(plots, axis=0, out=out[_O_RESERVES:_O_COLUMN_OWNERS]
+                .reshape(-1, NUM_PLOT_FEATURES))
 
-        actor = game.current_player
-        if actor >= 0:
-            a = to_rel[actor]
-            pending = (o["ranches"] + (a * NUM_RANCH_CHANNELS + _CH["pending"]) * NUM_CELLS)
+        ones = [_O_PHASE + game.phase]  # indices set to 1.0
+        if game.phase == Phase.GAME_OVER:
+            for p, score in enumerate(game.scores()):
+                numbers[_N_SCORES + to_rel[p]] = score.total / SCORE_SCALE
+        else:
+            a = to_rel[game.player]
+            ones.append(_O_ACTING + a)
+            pending = _RANCH_SIZE * a + _PENDING_ROW
             for cell in (*game.circles, game.effect_cell,
                          game.skulls[0] if game.phase == Phase.DROUGHT else -1):
                 if cell >= 0:
-                    idx.append(pending + cell)
-                    val.append(1.0)
-            idx.append(o["acting"] + a)
-            val.append(1.0)
-
-        first_column_row = MAX_PLAYERS * HAND_SLOTS
+                    ones.append(pending + cell)
         for c, (col, owner) in enumerate(((game.active, game.active_owner),
                                           (game.pending, game.pending_owner))):
-            if col is None:
-                continue
-            for pos in range(COLUMN_SIZE):
-                if col[pos] >= 0:
-                    plot_rows.append(first_column_row + c * COLUMN_SIZE + pos)
-                    plots.append(col[pos])
-                if owner[pos] >= 0:
-                    idx.append(o["column_owners"] + (c * COLUMN_SIZE + pos) * MAX_PLAYERS
-                               + to_rel[owner[pos]])
-                    val.append(1.0)
-        if plots:
-            block = out[o["reserves"]:o["column_owners"]].reshape(-1, NUM_PLOT_FEATURES)
-            block[plot_rows] = plot_features[plots]
+            if col is not None:
+                at = _O_COLUMN_OWNERS + c * COLUMN_SIZE * MAX_PLAYERS
+                ones += [at + pos * MAX_PLAYERS + to_rel[who]
+                         for pos, who in enumerate(owner) if who >= 0]
+        active_owner = game.active_owner
+        ones += [_O_TURN_ORDER + to_rel[active_owner[pos]] * COLUMN_SIZE + pos
+                 for pos in game.order if active_owner[pos] >= 0]
+        saloon_index = tables.saloon_index
+        ones += [_O_SALOON + s * len(SPECIALISTS) + saloon_index[token]
+                 for s, token in enumerate(game.saloon) if token >= 0]
+        out[ones] = 1.0
 
-        specialists = data.partner_specialists
-        for s, token in enumerate(game.saloon):
-            if token >= 0:
-                idx.append(o["saloon"] + s * len(SPECIALISTS) + specialists[token] - 1)
-                val.append(1.0)
         left = [0] * len(SPECIALISTS)
         for token in game.pile:
-            left[specialists[token] - 1] += 1
-        idx += range(o["pile"], o["pile"] + len(SPECIALISTS))
-        val += (k / 5.0 for k in left)
-
-        for pos in game.order:
-            owner = game.active_owner[pos]
-            if owner >= 0:
-                idx.append(o["turn_order"] + to_rel[owner] * COLUMN_SIZE + pos)
-                val.append(1.0)
-        g0 = o["game"]
-        idx += (o["phase"] + int(game.phase), *range(o["context"], o["context"] + len(_CONTEXT)),
-                g0, g0 + 1, g0 + 2, g0 + 3, g0 + 2 + n, g0 + 7 + (game.scenario or 0))
-        val += (1.0, game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
-                game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0,
-                game.circles[0] >= 0, game.circles[MAX_CIRCLES - 1] >= 0,
-                sum(game.bonus_tiles) / 2.0,
-                game.round / NUM_ROUNDS, len(game.box) / data.num_plots,
-                len(game.pile) / data.num_partners, game.supply / NUM_COWS, 1.0, 1.0)
-        out[idx] = val
+            left[saloon_index[token]] += 1
+        circles = game.circles
+        numbers[:_N_SCORES] = (
+            *(k / 5.0 for k in left),
+            game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
+            game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0, circles[0] >= 0,
+            circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
+            game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
+            len(game.pile) / tables.num_partners, game.supply / NUM_COWS)
+        out[_NUMBERS] = numbers
         return out
 
     def markdown(self) -> str:

@@ -202,12 +202,13 @@ class GameData:
         return memo
 
     @property
-    def symbol_table(self) -> np.ndarray:
-        """(kinds x 3) nuggets, beavers and corn of each kind id."""
-        cached = self.__dict__.get("_symbol_table")
+    def symbol_rows(self) -> list[tuple[int, int, int]]:
+        """(nuggets, beavers, corn) of each kind id, as plain ints for the scoring loop."""
+        cached = self.__dict__.get("_symbol_rows")
         if cached is None:
-            cached = np.stack([self.nugget, self.beaver, self.corn], axis=1).astype(np.int64)
-            object.__setattr__(self, "_symbol_table", cached)
+            cached = list(zip(self.nugget.tolist(), self.beaver.tolist(), self.corn.tolist(),
+                              strict=True))
+            object.__setattr__(self, "_symbol_rows", cached)
         return cached
 
     @property

@@ -51,7 +51,7 @@ class Phase(IntEnum):
 # Hot-path aliases: module globals are cheaper to reach than Enum class attributes.
 _SETUP, _BUILD, _SELECT, _GAME_OVER = Phase.SETUP, Phase.BUILD, Phase.SELECT, Phase.GAME_OVER
 _CORNFIELD = int(Terrain.CORNFIELD)
-_COWBOY, _COWBOY_FACE = int(PartnerKind.COWBOY), int(Face.COWBOY)
+_COWBOY = int(PartnerKind.COWBOY)
 _ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
 _SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
 # _BYTE_BITS[b]: the 8 bits of byte b, least significant first (bitset -> mask rows).
@@ -717,16 +717,21 @@ class Game:
         return score
 
     def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:
-        cows = np.minimum(ranch.cows, 1) if overpopulated else ranch.cows
-        kind = np.where(ranch.face == _COWBOY_FACE, _COWBOY, self._token_kind[ranch.partner])
-        return score_ranch(ranch.terrain, ranch.kind, cows, kind, ranch.face, self.data,
-                           self.scenario, ranch.label)
+        kind = self._token_kind[ranch.partner]  # read only where the face is a specialist
+        return score_ranch(ranch.terrain, ranch.kind, ranch.cows, kind, ranch.face, self.data,
+                           self.scenario, ranch.label, cap_cows=overpopulated)
 
     def running_scores(self) -> list[ScoreBreakdown]:
         """What each player would score if the game ended now (overpopulation applied)."""
         if self.is_over:
             return list(self._final)
         return [self._score(p, overpopulated=True) for p in range(self.num_players)]
+
+    def running_score(self, player: int) -> ScoreBreakdown:
+        """One player's entry of :meth:`running_scores`."""
+        if self.is_over:
+            return self._final[player]
+        return self._score(player, overpopulated=True)
 
     def scores(self) -> list[ScoreBreakdown]:
         """Final scores with breakdown, per player; the game must be over."""

@@ -76,41 +76,55 @@ def territory_labels(terrain: Sequence[int]) -> np.ndarray:
 
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
                 face: np.ndarray, data, scenario: int | None,
-                label: np.ndarray | None = None) -> ScoreBreakdown:
+                label: np.ndarray | None = None, cap_cows: bool = False) -> ScoreBreakdown:
     """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face.
 
-    ``label`` (territory labels as :func:`territory_labels` gives) is computed when omitted.
-    Plain-Python passes over at most 50 cells: cheaper than many small numpy calls.
+    ``label`` (territory labels as :func:`territory_labels` gives) is computed when omitted;
+    ``cap_cows`` counts at most one cow per plot (overpopulation). One plain-Python pass over
+    the 50 cells: each numpy call costs more than a whole pass here.
     """
     terr = terrain.tolist()
     lab = territory_labels(terr).tolist() if label is None else label.tolist()
+    kinds, herd_cows, faces = kind.tolist(), cows.tolist(), face.tolist()
+    symbols = data.symbol_rows
     size: dict[int, int] = {}
-    for t in lab:
-        if t >= 0:
-            size[t] = size.get(t, 0) + 1
     herd: dict[int, int] = {}
-    herded = np.flatnonzero(cows)  # cows stand only on plots
-    for cell, n in zip(herded.tolist(), cows[herded].tolist(), strict=True):
-        herd[lab[cell]] = herd.get(lab[cell], 0) + n
-    riverside = {t for t in lab[:COLS] if t >= 0}
-    nuggets, beavers, corn = data.symbol_table[kind[kind >= 0]].sum(axis=0).tolist()
+    nuggets = beavers = corn = total_cows = 0
+    specialist_cells = []
+    for cell, t in enumerate(lab):  # plots, cows and partners are only on territories
+        if t < 0:
+            continue
+        size[t] = size.get(t, 0) + 1
+        n, b, c = symbols[kinds[cell]]
+        nuggets += n
+        beavers += b
+        corn += c
+        herd_size = herd_cows[cell]
+        if herd_size:
+            if cap_cows:
+                herd_size = 1
+            herd[t] = herd.get(t, 0) + herd_size
+            total_cows += herd_size
+        if faces[cell] == _SPECIALIST:
+            specialist_cells.append(cell)
     if not size:
         return ScoreBreakdown(0, 0, 0, 0, 0, 0)
     territories = sum(size[t] * n for t, n in herd.items() if terr[t] != _CORNFIELD)
     partners = 0
-    for k in partner_kind[face == _SPECIALIST].tolist():
+    for k in partner_kind[specialist_cells].tolist():
         partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
                      else corn if k == _FARMER else 0)
     bonus = 0
     if scenario in (1, 4):
         wanted = _FOREST if scenario == 1 else _FARM
+        riverside = set(lab[:COLS])
         bonus = sum(scenario_value(n) for t, n in size.items()
                     if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
                     and (scenario == 4 or t in riverside))  # Timber Rafting: touch the river
     elif scenario in (2, 3):
         bonus = scenario_points(scenario, kind, face, partner_kind, data)
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
-                          max(size.values()), int(cows.sum()))
+                          max(size.values()), total_cows)
 
 
 def scenario_points(scenario: int, kind: np.ndarray, face: np.ndarray,
