@@ -24,9 +24,6 @@ from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usab
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
 SCORE_SCALE = 100.0  # running scores are divided by this
-# Ranch planes and scores cached per encoder (~4.6 kB each): consecutive observations mostly
-# share ranches, so a small cache gets the hits without growing with the length of a run.
-RANCH_CACHE_SIZE = 2048
 NUMBER_SCALE = 25.0  # plot numbers (backs) are divided by this
 
 # Ranch plane channels, in order.
@@ -154,6 +151,7 @@ class _Tables:
             planes[_CH[name], 1:] = column
         planes[_CH["free"], 1:] = -1.0
         self.kind_planes = planes
+        self.cell_base = np.arange(NUM_CELLS, dtype=np.intp) * (kinds + 1) + 1  # + kind id
         self.token_channel = [_CH["partner_cowboy"] + int(k) for k in data.partner_specialists]
         self.saloon_index = [int(k) - 1 for k in data.partner_specialists]  # in SPECIALISTS
         self.num_plots = data.num_plots
@@ -167,10 +165,9 @@ class ObservationEncoder:
         self.views: dict[str, View] = dict(VIEWS)
         self.size = OBSERVATION_SIZE
         self._offsets = {name: v.start for name, v in self.views.items()}
-        self._ranch_cache: dict[tuple, tuple[np.ndarray, float]] = {}
         self._static: dict[int, _Tables] = {}
         self._bases: dict[tuple, np.ndarray] = {}
-        self._templates: dict[tuple, np.ndarray] = {}
+        self._cell_tables: dict[tuple, np.ndarray] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The named view of an observation vector, reshaped."""
@@ -205,47 +202,49 @@ class ObservationEncoder:
         return base
 
     def _ranch_entry(self, game: Game, player: int, tables: _Tables) -> tuple[np.ndarray, float]:
-        """(flat planes, running score / SCORE_SCALE) of one ranch, cached on its contents."""
+        """(flat planes, running score / SCORE_SCALE) of one ranch, kept until it changes."""
         ranch = game.ranches[player]
-        key = (ranch.cells.tobytes(), ranch.board.name, ranch.rows, game.scenario,
-               id(tables.data))
-        entry = self._ranch_cache.get(key)
+        key = ("observation", game.scenario)
+        entry = ranch.derived.get(key)
         if entry is None:
-            kind = ranch.kind
-            planes = tables.kind_planes[:, kind + 1]  # (C, 50): plot channels, -1 on 'free'
-            planes += self._template(ranch)
+            # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
+            planes = self._cell_table(ranch, tables).take(tables.cell_base + ranch.kind, axis=1)
             planes[_CH["cows"]] = ranch.cows
-            faces = ranch.face.tolist()
-            for cell, token in enumerate(ranch.partner.tolist()):
-                if token >= 0:
+            if ranch.partner_cells:
+                faces, tokens = ranch.face.tolist(), ranch.partner.tolist()
+                for cell in ranch.partner_cells:
                     channel = (_CH["partner_cowboy"] if faces[cell] == _COWBOY_FACE
-                               else tables.token_channel[token])
+                               else tables.token_channel[tokens[cell]])
                     planes[channel, cell] = 1.0
-            score = game.running_score(player).total / SCORE_SCALE
-            if len(self._ranch_cache) >= RANCH_CACHE_SIZE:
-                self._ranch_cache.clear()
-            entry = self._ranch_cache[key] = (planes.ravel(), score)
+            planes = planes.ravel()
+            planes.flags.writeable = False
+            entry = ranch.derived[key] = (planes, game.running_score(player).total / SCORE_SCALE)
         return entry
 
-    def _template(self, ranch) -> np.ndarray:
-        """Planes of the empty ranch of a board: bridges, homestead, free usable cells."""
-        key = (ranch.board.name, ranch.rows, ranch.bridge.tobytes())
-        template = self._templates.get(key)
-        if template is None:
+    def _cell_table(self, ranch, tables: _Tables) -> np.ndarray:
+        """(C, cells x (kinds + 1)) channels of every cell of a board holding every kind.
+
+        Column ``cell * (kinds + 1) + kind + 1`` is what the empty board shows on that cell
+        (bridge, homestead, free) plus what a plot of that kind adds (kind -1: no plot).
+        """
+        key = (id(tables.data), ranch.board.name, ranch.rows, ranch.bridge.tobytes())
+        table = self._cell_tables.get(key)
+        if table is None:
             template = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
             template[_CH["bridge"]] = ranch.bridge
             template[_CH["homestead"], HOMESTEAD] = 1.0
             template[_CH["free"]] = usable_cells(ranch.rows)
-            self._templates[key] = template
-        return template
+            table = template[:, :, None] + tables.kind_planes[:, None, :]
+            table = self._cell_tables[key] = table.reshape(NUM_RANCH_CHANNELS, -1)
+        return table
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it.
 
         Written for speed (it runs once per environment step, and each numpy call costs about
         a microsecond): the game-long part comes from a cached base vector, each ranch's planes
-        and score from a cache keyed on its contents, and everything else goes in with four
-        numpy calls (plot rows, ones, other numbers).
+        and score from its ``derived`` dict (dropped by the engine whenever the ranch changes),
+        and everything else goes in with four numpy calls (plot rows, ones, other numbers).
         """
         tables = self._tables(game)
         base = self._base(game, viewer, tables)

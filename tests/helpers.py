@@ -58,7 +58,7 @@ def put(game: Game, player: int, row: int, col: int, label: str, cows: int = 0) 
     plot = take_plot(game, label)
     kid = kind_id(game, label)
     ranch.place(row * COLS + col, plot, kid, int(game.data.terrain[kid]))
-    ranch.cows[row * COLS + col] = cows
+    ranch.add_cows(row * COLS + col, cows)  # a fresh plot: no cows yet
     game.supply -= cows
 
 

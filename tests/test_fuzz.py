@@ -33,6 +33,7 @@ from moonriver_env.engine import (
 )
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.ranch import Ranch
+from moonriver_env.engine.scoring import score_ranch, score_tracked
 
 NUM_PLOTS = 96
 NUM_COWS = 32
@@ -511,6 +512,33 @@ def test_every_scenario(num_players: int, scenario: int) -> None:
     game = fuzz_game(GameConfig(num_players=num_players, mode="legends", scenario=scenario),
                      seed=31 * scenario + num_players)
     assert game.scenario == scenario
+
+
+@pytest.mark.parametrize(("scenario", "num_players"),
+                         [(None, 4), (None, 2), (1, 3), (2, 2), (3, 4), (4, 2)])
+def test_tracked_scores_match_the_oracle_after_every_decision(scenario: int | None,
+                                                             num_players: int) -> None:
+    """The engine scores from what each ranch keeps up to date (territory sizes, cow and
+    partner cells): after every single decision it must equal the oracle and the array-level
+    ``score_ranch``, with cows capped and as they stand."""
+    mode = "base" if scenario is None else "legends"
+    game = Game(GameConfig(num_players=num_players, mode=mode, scenario=scenario), seed=11)
+    rng = np.random.default_rng(11)
+    token_kind = np.array([*map(int, game.data.partner_specialists), PartnerKind.COWBOY])
+    while not game.is_over:
+        for p, ranch in enumerate(game.ranches):
+            for capped in (True, False):
+                tracked = score_tracked(ranch, game.data, game.scenario,
+                                        token_kind.tolist(), cap_cows=capped)
+                cows = np.minimum(ranch.cows, 1) if capped else ranch.cows
+                arrays = score_ranch(ranch.terrain, ranch.kind, cows, token_kind[ranch.partner],
+                                     ranch.face, game.data, game.scenario)
+                assert tracked == arrays
+                want = oracle_score(game, p, overpopulated=capped)
+                assert {k: v for k, v in tracked.to_dict().items() if k != "total"} == want
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(ids.size)]))
+    check_final(game)
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

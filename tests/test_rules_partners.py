@@ -46,8 +46,7 @@ def place_partner(game: Game, player: int, row: int, col: int, kind: PartnerKind
     token = next(t for t in game.pile if game.data.partner_specialists[t] == kind)
     game.pile.remove(token)
     ranch = game.ranches[player]
-    ranch.partner[row * 5 + col] = token
-    ranch.face[row * 5 + col] = face
+    ranch.set_partner(row * 5 + col, token, face)
 
 
 def build_circle_and_recruit(game: Game, p: int, kind: PartnerKind,

@@ -53,7 +53,7 @@ def lay(game: Game, player: int, layout: str, cows: dict | None = None) -> None:
                 plot = int(np.flatnonzero(game.data.plot_kind == kid)[0])
                 ranch = game.ranches[player]
                 ranch.place(r * 5 + c, plot, kid, int(game.data.terrain[kid]))
-                ranch.cows[r * 5 + c] = cows.get((r, c), 0)
+                ranch.add_cows(r * 5 + c, cows.get((r, c), 0))  # a fresh plot: no cows yet
 
 
 def partner(game: Game, player: int, row: int, col: int, kind: PartnerKind,
@@ -66,8 +66,7 @@ def partner(game: Game, player: int, row: int, col: int, kind: PartnerKind,
         token = kinds.index(kind)
     else:
         game.pile.remove(token)
-    game.ranches[player].partner[row * 5 + col] = token
-    game.ranches[player].face[row * 5 + col] = face
+    game.ranches[player].set_partner(row * 5 + col, token, face)
 
 
 def score(game: Game, player: int = 0) -> ScoreBreakdown:

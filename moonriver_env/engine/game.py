@@ -24,7 +24,7 @@ from .components import Face, PartnerKind, Terrain
 from .config import GameConfig
 from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
 from .ranch import Ranch
-from .scoring import ScoreBreakdown, score_ranch
+from .scoring import ScoreBreakdown, score_tracked
 
 COLUMN_SIZE = 4
 NUM_COWS = 32
@@ -74,9 +74,9 @@ def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
                     data.circle.tolist(), strict=True))
 
 
-def _token_kinds(data) -> np.ndarray:
+def _token_kinds(data) -> list[int]:
     """Specialist kind of each partner token, plus a last entry for 'no partner' (index -1)."""
-    return np.array([*map(int, data.partner_specialists), _COWBOY], dtype=np.int16)
+    return [*map(int, data.partner_specialists), _COWBOY]
 
 
 class IllegalActionError(ValueError):
@@ -464,7 +464,7 @@ class Game:
             del hand[b], hand[a]
             self._finish_expansion()
         elif ph == Phase.DROUGHT:
-            self.ranches[self.player].cows[aid - A.DROUGHT0] -= 1
+            self.ranches[self.player].add_cows(aid - A.DROUGHT0, -1)
             self.supply += 1
             self.skulls.pop(0)
             self._resolve()
@@ -473,9 +473,9 @@ class Game:
             self._recruit(s, *divmod(rest, 2))
         elif ph == Phase.COWBOY:
             cell, d = divmod(aid - A.COWBOY0, 4)
-            cows = self.ranches[self.player].cows
-            cows[cell] -= 1
-            cows[cell + DIRECTIONS[d][0] * COLS + DIRECTIONS[d][1]] += 1
+            ranch = self.ranches[self.player]
+            ranch.add_cows(cell, -1)
+            ranch.add_cows(cell + DIRECTIONS[d][0] * COLS + DIRECTIONS[d][1], 1)
             self.cowboy_moves_left -= 1
             moves = self._cowboy_moves() if self.cowboy_moves_left else []
             if moves:
@@ -494,8 +494,8 @@ class Game:
             self._resolve()
         elif ph == Phase.THIEF:
             o, cell = divmod(aid - A.THIEF0, NUM_CELLS)
-            self.ranches[(self.player + o + 1) % self.num_players].cows[cell] -= 1
-            self.ranches[self.player].cows[self.effect_cell] += 1
+            self.ranches[(self.player + o + 1) % self.num_players].add_cows(cell, -1)
+            self.ranches[self.player].add_cows(self.effect_cell, 1)
             self.effect_cell = -1
             self._resolve()
         elif ph == Phase.BONUS:
@@ -580,7 +580,7 @@ class Game:
         ranch.place(cell, plot, kind, terrain)
         if cows:
             cows = min(cows, self.supply)
-            ranch.cows[cell] = cows
+            ranch.add_cows(cell, cows)  # the cell was empty
             self.supply -= cows
         # Skulls resolve after every cow of the domino: both plots are put before _resolve().
         if skull:
@@ -625,8 +625,7 @@ class Game:
         self.recruited_this_round = True
         cell = self.circles[circle]
         self.circles[circle] = -1
-        ranch.partner[cell] = token
-        ranch.face[cell] = face
+        ranch.set_partner(cell, token, face)
         kind = (PartnerKind.COWBOY if face == Face.COWBOY
                 else self.data.partner_specialists[token])
         self.effect_cell = cell
@@ -695,9 +694,7 @@ class Game:
 
     def _finish_game(self) -> None:
         for ranch in self.ranches:  # overpopulation: at most one cow per plot
-            excess = np.maximum(ranch.cows - 1, 0)
-            self.supply += int(excess.sum())
-            ranch.cows -= excess
+            self.supply += ranch.cap_cows()
         self.phase = Phase.GAME_OVER
         self._reset_turn_context()
         self._final = [self._score(p, overpopulated=False) for p in range(self.num_players)]
@@ -705,21 +702,24 @@ class Game:
     # --------------------------------------------------------------- scoring
     def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
         ranch = self.ranches[player]
-        # Scores depend only on the ranch contents (and the data tables, which own the
-        # memo): shared by every game, clone and determinization playing with these tables.
-        memo = self.data.score_memo
-        key = (self.scenario, overpopulated, ranch.cells.tobytes())
-        score = memo.get(key)
+        key = ("score", self.scenario, overpopulated)
+        score = ranch.derived.get(key)  # kept until the ranch changes
         if score is None:
-            if len(memo) >= _SCORE_MEMO_SIZE:
-                memo.clear()
-            score = memo[key] = self._score_now(ranch, overpopulated)
+            # Scores depend only on the ranch contents (and the data tables, which own the
+            # memo): shared by every game, clone and determinization playing with these tables.
+            memo = self.data.score_memo
+            contents = (self.scenario, overpopulated, ranch.cells.tobytes())
+            score = memo.get(contents)
+            if score is None:
+                if len(memo) >= _SCORE_MEMO_SIZE:
+                    memo.clear()
+                score = memo[contents] = self._score_now(ranch, overpopulated)
+            ranch.derived[key] = score
         return score
 
     def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:
-        kind = self._token_kind[ranch.partner]  # read only where the face is a specialist
-        return score_ranch(ranch.terrain, ranch.kind, ranch.cows, kind, ranch.face, self.data,
-                           self.scenario, ranch.label, cap_cows=overpopulated)
+        return score_tracked(ranch, self.data, self.scenario, self._token_kind,
+                             cap_cows=overpopulated)
 
     def running_scores(self) -> list[ScoreBreakdown]:
         """What each player would score if the game ended now (overpopulation applied)."""

@@ -44,14 +44,22 @@ class Ranch:
     terrain ``first_adj[t]`` / ``second_adj[t]`` (placements whose first / second plot would
     touch a placed plot of terrain t). Cell sets (``empty_cells``, ``adj_cells[t]``) serve the
     single-plot bonus tile.
+
+    The contents (``kind``, ``cows``, ``partner``, ``face``: read-only views of ``cells``) change
+    only through the methods below, and each change starts a new ``derived`` dict: values
+    computed from the contents (scores, observation planes) are kept there by whoever computes
+    them and can never outlive the contents they were computed from. A clone shares the dict
+    until either side changes.
     """
 
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
-                 "capacity", "cells", "cows", "empty", "empty_cells", "face", "first_adj",
-                 "free", "hand", "kind", "label", "partner", "plot", "rows", "second_adj",
-                 "terrain", "terrain_cells")
+                 "capacity", "cells", "cow_cells", "cows", "derived", "empty", "empty_cells",
+                 "face", "first_adj", "free", "hand", "kind", "label", "partner",
+                 "partner_cells", "plot", "rows", "second_adj", "sizes", "terrain",
+                 "terrain_cells")
 
     _VIEWS = ("kind", "cows", "partner", "face")
+    _KIND, _COWS, _PARTNER, _FACE = range(4)  # rows of ``cells``
 
     def __init__(self, rows: int, board: Board) -> None:
         self.rows = rows
@@ -60,13 +68,17 @@ class Ranch:
         # Everything that scores, in one array so that one tobytes() keys the caches:
         # rows kind (plot kind id, -1 empty), cows, partner (token id, -1 none), face.
         self.cells = np.full((4, NUM_CELLS), -1, dtype=np.int16)
-        self.cells[1] = 0
+        self.cells[self._COWS] = 0
         self._views()
+        self.derived: dict = {}
         self.plot = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot id (bonus tile: -2 - tile)
         self.terrain = np.full(NUM_CELLS, -1, dtype=np.int8)
         # Territory of each cell, named by its smallest cell index (-1 empty); plots never
         # move, so territories only merge and are kept up to date on placement.
         self.label = np.full(NUM_CELLS, -1, dtype=np.int16)
+        self.sizes: dict[int, int] = {}  # territory label -> number of plots
+        self.cow_cells = 0  # bit c: cell c holds at least one cow
+        self.partner_cells: list[int] = []  # cells holding a partner, in recruitment order
         self.empty = usable_cells(rows)  # free cells a plot may go on
         self.bridge = np.zeros(NUM_CELLS, dtype=bool)
         for r, c in board.bridges:
@@ -90,6 +102,10 @@ class Ranch:
         for name in ("cells", "plot", "terrain", "label", "empty"):
             setattr(r, name, getattr(self, name).copy())
         r._views()
+        r.derived = self.derived
+        r.sizes = dict(self.sizes)
+        r.cow_cells = self.cow_cells
+        r.partner_cells = list(self.partner_cells)
         r.first_adj = list(self.first_adj)
         r.second_adj = list(self.second_adj)
         r.adj_cells = list(self.adj_cells)
@@ -99,15 +115,46 @@ class Ranch:
 
     def _views(self) -> None:
         for i, name in enumerate(self._VIEWS):
-            setattr(self, name, self.cells[i])
+            view = self.cells[i]
+            view.flags.writeable = False  # write through the methods, which reset ``derived``
+            setattr(self, name, view)
 
     def __getstate__(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__ if k not in self._VIEWS}
+        return {k: getattr(self, k) for k in self.__slots__
+                if k not in self._VIEWS and k != "derived"}
 
     def __setstate__(self, state: dict) -> None:
         for k, v in state.items():
             setattr(self, k, v)
         self._views()
+        self.derived = {}
+
+    # ----------------------------------------------------------- changes
+    def add_cows(self, cell: int, count: int) -> None:
+        """Add (or, with a negative count, remove) cows on a cell."""
+        cows = self.cells[self._COWS]
+        cows[cell] += count
+        if cows[cell] > 0:
+            self.cow_cells |= 1 << cell
+        else:
+            self.cow_cells &= ~(1 << cell)
+        self.derived = {}
+
+    def set_partner(self, cell: int, token: int, face: int) -> None:
+        """Put a partner token on a cell, showing the given face."""
+        self.cells[self._PARTNER, cell] = token
+        self.cells[self._FACE, cell] = face
+        if cell not in self.partner_cells:
+            self.partner_cells.append(cell)
+        self.derived = {}
+
+    def cap_cows(self) -> int:
+        """Overpopulation: leave at most one cow per plot; return how many cows left."""
+        cows = self.cells[self._COWS]
+        excess = np.maximum(cows - 1, 0)
+        cows -= excess
+        self.derived = {}
+        return int(excess.sum())
 
     @property
     def in_hand(self) -> bool:
@@ -122,7 +169,8 @@ class Ranch:
 
     def place(self, cell: int, plot: int, kind: int, terrain: int) -> None:
         """Put one plot on a free cell."""
-        self.kind[cell] = kind
+        self.cells[self._KIND, cell] = kind
+        self.derived = {}
         self.plot[cell] = plot
         self.terrain[cell] = terrain
         self.empty[cell] = False
@@ -131,6 +179,7 @@ class Ranch:
         self.terrain_cells[terrain] |= 1 << cell
         if not same:
             label[cell] = cell  # a new territory
+            self.sizes[cell] = 1
         else:
             joined = set()
             while same:
@@ -141,6 +190,7 @@ class Ranch:
             label[cell] = name
             for other in joined - {name}:
                 label[label == other] = name
+            self.sizes[name] = 1 + sum(self.sizes.pop(t) for t in joined)
         self.free &= ~TOUCH[cell]
         self.empty_cells &= ~(1 << cell)
         self.first_adj[terrain] |= FIRST_NB[cell]

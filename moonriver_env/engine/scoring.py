@@ -127,6 +127,62 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
                           max(size.values()), total_cows)
 
 
+def score_tracked(ranch, data, scenario: int | None, token_kind: np.ndarray,
+                  cap_cows: bool = False) -> ScoreBreakdown:
+    """Score a :class:`~moonriver_env.engine.ranch.Ranch` from what it keeps up to date.
+
+    The same result as :func:`score_ranch` on the ranch's arrays (a test checks this), but
+    read from the territory sizes, cow cells and partner cells the ranch maintains as plots,
+    cows and partners arrive, so the work is per cow and per partner rather than per cell.
+    ``token_kind`` maps partner token ids to their specialist kind.
+    """
+    sizes = ranch.sizes
+    if not sizes:
+        return ScoreBreakdown(0, 0, 0, 0, 0, 0)
+    lab = ranch.label.tolist()
+    terr = ranch.terrain.tolist()
+    herd = ranch.cows.tolist()
+    territories = total_cows = 0
+    bits = ranch.cow_cells
+    while bits:  # sum over herds of size x cows = sum over cow cells of cows x size
+        low = bits & -bits
+        bits ^= low
+        cell = low.bit_length() - 1
+        cows = 1 if cap_cows else herd[cell]
+        total_cows += cows
+        t = lab[cell]
+        if terr[t] != _CORNFIELD:
+            territories += sizes[t] * cows
+    nuggets = beavers = corn = 0
+    symbols = data.symbol_rows
+    for k in ranch.kind.tolist():
+        if k >= 0:
+            n, b, c = symbols[k]
+            nuggets += n
+            beavers += b
+            corn += c
+    partners = 0
+    if ranch.partner_cells:
+        face, partner = ranch.face.tolist(), ranch.partner.tolist()
+        for cell in ranch.partner_cells:
+            if face[cell] == _SPECIALIST:
+                k = token_kind[partner[cell]]
+                partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
+                             else corn if k == _FARMER else 0)
+    bonus = 0
+    if scenario in (1, 4):
+        wanted = _FOREST if scenario == 1 else _FARM
+        riverside = set(lab[:COLS])
+        bonus = sum(scenario_value(n) for t, n in sizes.items()
+                    if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
+                    and (scenario == 4 or t in riverside))  # Timber Rafting: touch the river
+    elif scenario in (2, 3):
+        bonus = scenario_points(scenario, ranch.kind, ranch.face,
+                                np.asarray(token_kind)[ranch.partner], data)
+    return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
+                          max(sizes.values()), total_cows)
+
+
 def scenario_points(scenario: int, kind: np.ndarray, face: np.ndarray,
                     partner_kind: np.ndarray, data) -> int:
     """End-game points of the group scenarios (2 Gold Rush, 3 Outlaws) for one ranch."""
