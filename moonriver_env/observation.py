@@ -119,6 +119,7 @@ _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n i
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
 BASE_CACHE_SIZE = 256  # game-long base vectors (one per game setup and viewer)
+PART_CACHE_SIZE = 4096  # seat and partner parts of observations (under 1 kB each)
 
 
 class _Tables:
@@ -168,6 +169,8 @@ class ObservationEncoder:
         self._static: dict[int, _Tables] = {}
         self._bases: dict[tuple, np.ndarray] = {}
         self._cell_tables: dict[tuple, np.ndarray] = {}
+        self._seat_parts: dict[tuple, list[int]] = {}
+        self._partner_parts: dict[tuple, tuple[list[int], tuple[float, ...]]] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The named view of an observation vector, reshaped."""
@@ -284,6 +287,36 @@ class ObservationEncoder:
                          game.skulls[0] if game.phase == Phase.DROUGHT else -1):
                 if cell >= 0:
                     ones.append(pending + cell)
+        # Who stands where and the turn order take few distinct values (cached for good);
+        # saloon and pile change a few times a round (cached while they last).
+        seats = (viewer, n, game.active is None, game.pending is None,
+                 tuple(game.active_owner), tuple(game.pending_owner), tuple(game.order))
+        seat_ones = self._seat_parts.get(seats)
+        if seat_ones is None:
+            seat_ones = self._seat_part(game, viewer, seats)
+        partners = (id(tables), tuple(game.saloon), tuple(game.pile))
+        partner_part = self._partner_parts.get(partners)
+        if partner_part is None:
+            partner_part = self._partner_part(game, tables, partners)
+        ones += seat_ones
+        ones += partner_part[0]
+        out[ones] = 1.0
+
+        circles = game.circles
+        numbers[:_N_SCORES] = (
+            *partner_part[1],
+            game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
+            game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0, circles[0] >= 0,
+            circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
+            game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
+            len(game.pile) / tables.num_partners, game.supply / NUM_COWS)
+        out[_NUMBERS] = numbers
+        return out
+
+    def _seat_part(self, game: Game, viewer: int, key: tuple) -> list[int]:
+        """Ones of the column owners and the turn order seen by ``viewer``, for ``key``."""
+        to_rel = _TO_REL[len(game.ranches)][viewer]
+        ones = []
         for c, (col, owner) in enumerate(((game.active, game.active_owner),
                                           (game.pending, game.pending_owner))):
             if col is not None:
@@ -293,24 +326,24 @@ class ObservationEncoder:
         active_owner = game.active_owner
         ones += [_O_TURN_ORDER + to_rel[active_owner[pos]] * COLUMN_SIZE + pos
                  for pos in game.order if active_owner[pos] >= 0]
-        saloon_index = tables.saloon_index
-        ones += [_O_SALOON + s * len(SPECIALISTS) + saloon_index[token]
-                 for s, token in enumerate(game.saloon) if token >= 0]
-        out[ones] = 1.0
+        if len(self._seat_parts) >= PART_CACHE_SIZE:
+            self._seat_parts.clear()
+        self._seat_parts[key] = ones
+        return ones
 
+    def _partner_part(self, game: Game, tables: _Tables,
+                      key: tuple) -> tuple[list[int], tuple[float, ...]]:
+        """Ones of the saloon and the pile counts / 5, for ``key``."""
+        saloon_index = tables.saloon_index
+        ones = [_O_SALOON + s * len(SPECIALISTS) + saloon_index[token]
+                for s, token in enumerate(game.saloon) if token >= 0]
         left = [0] * len(SPECIALISTS)
         for token in game.pile:
             left[saloon_index[token]] += 1
-        circles = game.circles
-        numbers[:_N_SCORES] = (
-            *(k / 5.0 for k in left),
-            game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
-            game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0, circles[0] >= 0,
-            circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
-            game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
-            len(game.pile) / tables.num_partners, game.supply / NUM_COWS)
-        out[_NUMBERS] = numbers
-        return out
+        if len(self._partner_parts) >= PART_CACHE_SIZE:
+            self._partner_parts.clear()
+        part = self._partner_parts[key] = (ones, tuple(k / 5.0 for k in left))
+        return part
 
     def markdown(self) -> str:
         """docs/observation.md: every view with its slice, shape and meaning."""
