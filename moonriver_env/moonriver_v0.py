@@ -192,6 +192,13 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         game = self._require_game()
         self._cumulative_rewards[agent] = 0.0
         game.apply(int(action))  # raises IllegalActionError, state unchanged
+        if not self.shaping and not game.is_over:
+            # The usual step: every reward is 0 (rewards come at the end, or with shaping),
+            # so there is nothing to reset or accumulate.
+            self.agent_selection = self.possible_agents[game.player]
+            if self.render_mode == "human":
+                self.render()
+            return
         for a in self.agents:
             self.rewards[a] = 0.0
         if self.shaping:

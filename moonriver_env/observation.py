@@ -110,10 +110,10 @@ _PENDING_ROW = _CH["pending"] * NUM_CELLS
     "turn_order", "game"))
 _NONE = tuple([-1] * k for k in range(MAX_PLAYERS * HAND_SLOTS + 1))  # empty plot rows
 # Positions of the numbers written at the end of encode: pile, context, game[:4], scores.
-_NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
-                     *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
-                     *range(_O_GAME, _O_GAME + 4),
-                     *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
+_NUMBERS = [*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
+            *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
+            *range(_O_GAME, _O_GAME + 4),
+            *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)]
 _N_SCORES = len(_NUMBERS) - MAX_PLAYERS
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
@@ -185,7 +185,8 @@ class ObservationEncoder:
         return tables
 
     def _base(self, game: Game, viewer: int, tables: _Tables) -> np.ndarray:
-        """The part of an observation fixed for a whole game: reserve sizes, boards, game kind."""
+        """What follows the players' ranch planes, as fixed for a whole game (reserve sizes,
+        boards, game kind; zeros elsewhere, absent players' planes included)."""
         n = len(game.ranches)
         key = (id(tables.data), n, game.scenario, game.board_names, viewer)
         base = self._bases.get(key)
@@ -201,7 +202,7 @@ class ObservationEncoder:
             base[g0 + 7 + (game.scenario or 0)] = 1.0
             if len(self._bases) >= BASE_CACHE_SIZE:
                 self._bases.clear()
-            self._bases[key] = base
+            base = self._bases[key] = base[_RANCH_SIZE * n:]
         return base
 
     def _ranch_entry(self, game: Game, player: int, tables: _Tables) -> tuple[np.ndarray, float]:
@@ -245,16 +246,12 @@ class ObservationEncoder:
         """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it.
 
         Written for speed (it runs once per environment step, and each numpy call costs about
-        a microsecond): the game-long part comes from a cached base vector, each ranch's planes
-        and score from its ``derived`` dict (dropped by the engine whenever the ranch changes),
-        and everything else goes in with four numpy calls (plot rows, ones, other numbers).
+        a microsecond): each ranch's planes and score come from its ``derived`` dict (dropped
+        by the engine whenever the ranch changes) and are joined with the game-long rest in one
+        concatenation; the plot rows go in with one gather and every other value with one
+        indexed write.
         """
         tables = self._tables(game)
-        base = self._base(game, viewer, tables)
-        if out is None:
-            out = base.copy()
-        else:
-            out[:] = base
         n = len(game.ranches)
         rel = _REL[n][viewer]  # relative index -> player id
         to_rel = _TO_REL[n][viewer]  # player id -> relative index
@@ -268,7 +265,8 @@ class ObservationEncoder:
             hand = ranches[p].hand
             plots += hand
             plots += _NONE[HAND_SLOTS - len(hand)]
-        np.concatenate(planes, out=out[:_RANCH_SIZE * n])
+        planes.append(self._base(game, viewer, tables))
+        out = np.concatenate(planes, out=out)
         plots += _NONE[HAND_SLOTS * (MAX_PLAYERS - n)]
         plots += game.active or _NONE[COLUMN_SIZE]
         plots += game.pending or _NONE[COLUMN_SIZE]
@@ -300,7 +298,6 @@ class ObservationEncoder:
             partner_part = self._partner_part(game, tables, partners)
         ones += seat_ones
         ones += partner_part[0]
-        out[ones] = 1.0
 
         circles = game.circles
         numbers[:_N_SCORES] = (
@@ -310,7 +307,7 @@ class ObservationEncoder:
             circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
             game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
             len(game.pile) / tables.num_partners, game.supply / NUM_COWS)
-        out[_NUMBERS] = numbers
+        out[_NUMBERS + ones] = numbers + [1.0] * len(ones)
         return out
 
     def _seat_part(self, game: Game, viewer: int, key: tuple) -> list[int]:

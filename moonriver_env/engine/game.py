@@ -54,6 +54,8 @@ _CORNFIELD = int(Terrain.CORNFIELD)
 _COWBOY = int(PartnerKind.COWBOY)
 _ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
 _SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
+_CHOICE_MASKS: dict[tuple[int, ...], np.ndarray] = {}  # shared masks of non-build decisions
+_CHOICE_MASKS_SIZE = 4096
 # _BYTE_BITS[b]: the 8 bits of byte b, least significant first (bitset -> mask rows).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
                            bitorder="little").astype(np.int8)
@@ -233,7 +235,6 @@ class Game:
         """Read-only int8 mask over the fixed action enumeration (all zeros when over)."""
         if self._mask is None:
             self._mask = self._compute_mask()
-            self._mask.flags.writeable = False
         return self._mask
 
     def legal_action_ids(self) -> np.ndarray:
@@ -326,31 +327,40 @@ class Game:
         return (ranch.free & reach) != 0
 
     def _compute_mask(self) -> np.ndarray:
-        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         ph = self.phase
-        if ph == _BUILD:
-            rows = self._domino_rows()
-            if sum(r.bit_count() for r in rows) <= _SPARSE_BUILDS:
-                base = A.BUILD0  # few legal builds (the usual case): set them one by one
-                for r in rows:
-                    while r:
-                        low = r & -r
-                        mask[base + low.bit_length() - 1] = 1
-                        r ^= low
-                    base += A.NUM_PLACEMENTS
-            else:
-                raw = b"".join([r.to_bytes(_ROW_BYTES, "little") for r in rows])
-                bits = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].reshape(len(rows), -1)
-                end = A.BUILD0 + len(rows) * A.NUM_PLACEMENTS
-                mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :A.NUM_PLACEMENTS]
-            if not self.emptying and not (self.forced and self.builds_done == 0):
-                mask[A.PASS_ID] = 1
-        elif ph != _GAME_OVER:
-            if len(self._choices) > 4:
+        if ph != _BUILD:
+            # Few distinct choice sets recur (positions to select, cells to move to, ...):
+            # their read-only masks are shared.
+            key = tuple(self._choices)
+            mask = _CHOICE_MASKS.get(key)
+            if mask is None:
+                mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
                 mask[self._choices] = 1
-            else:
-                for aid in self._choices:
-                    mask[aid] = 1
+                mask.flags.writeable = False
+                if len(_CHOICE_MASKS) >= _CHOICE_MASKS_SIZE:
+                    _CHOICE_MASKS.clear()
+                _CHOICE_MASKS[key] = mask
+            return mask
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        rows = self._domino_rows()
+        if sum(r.bit_count() for r in rows) <= _SPARSE_BUILDS:
+            ids = []  # few legal builds (the usual case): gather their ids, set them at once
+            base = A.BUILD0
+            for r in rows:
+                while r:
+                    low = r & -r
+                    ids.append(base + low.bit_length() - 1)
+                    r ^= low
+                base += A.NUM_PLACEMENTS
+            mask[ids] = 1
+        else:
+            raw = b"".join([r.to_bytes(_ROW_BYTES, "little") for r in rows])
+            bits = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].reshape(len(rows), -1)
+            end = A.BUILD0 + len(rows) * A.NUM_PLACEMENTS
+            mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :A.NUM_PLACEMENTS]
+        if not self.emptying and not (self.forced and self.builds_done == 0):
+            mask[A.PASS_ID] = 1
+        mask.flags.writeable = False
         return mask
 
     def _enter(self, phase: Phase, choices: list[int]) -> None:
