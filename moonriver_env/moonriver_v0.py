@@ -173,7 +173,9 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """Observation of an agent: the table from its point of view and its action mask."""
-        game = self._require_game()
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
         p = self.agent_ids[agent]
         obs = self.encoder.encode(game, p)  # a fresh array: callers may keep it
         mask = game.legal_mask() if p == game.current_player else self._no_moves

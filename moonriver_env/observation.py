@@ -169,6 +169,7 @@ class ObservationEncoder:
         self._static: dict[int, _Tables] = {}
         self._bases: dict[tuple, np.ndarray] = {}
         self._cell_tables: dict[tuple, np.ndarray] = {}
+        self._last_game: tuple = (None, None, {})
         self._seat_parts: dict[tuple, list[int]] = {}
         self._partner_parts: dict[tuple, tuple[list[int], tuple[float, ...]]] = {}
 
@@ -251,7 +252,13 @@ class ObservationEncoder:
         concatenation; the plot rows go in with one gather and every other value with one
         indexed write.
         """
-        tables = self._tables(game)
+        last = self._last_game  # (game, tables, base per viewer) of the game encoded last
+        if last[0] is not game:
+            last = self._last_game = (game, self._tables(game), {})
+        tables = last[1]
+        base = last[2].get(viewer)
+        if base is None:
+            base = last[2][viewer] = self._base(game, viewer, tables)
         n = len(game.ranches)
         rel = _REL[n][viewer]  # relative index -> player id
         to_rel = _TO_REL[n][viewer]  # player id -> relative index
@@ -265,13 +272,13 @@ class ObservationEncoder:
             hand = ranches[p].hand
             plots += hand
             plots += _NONE[HAND_SLOTS - len(hand)]
-        planes.append(self._base(game, viewer, tables))
+        planes.append(base)
         out = np.concatenate(planes, out=out)
         plots += _NONE[HAND_SLOTS * (MAX_PLAYERS - n)]
         plots += game.active or _NONE[COLUMN_SIZE]
         plots += game.pending or _NONE[COLUMN_SIZE]
         tables.plot_features.take(plots, axis=0, out=out[_O_RESERVES:_O_COLUMN_OWNERS]
-                .reshape(-1, NUM_PLOT_FEATURES))
+                                  .reshape(-1, NUM_PLOT_FEATURES))
 
         ones = [_O_PHASE + game.phase]  # indices set to 1.0
         if game.phase == Phase.GAME_OVER:

@@ -54,7 +54,7 @@ class Ranch:
 
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
                  "capacity", "cells", "cow_cells", "cows", "derived", "empty", "empty_cells",
-                 "face", "first_adj", "free", "hand", "kind", "label", "partner",
+                 "face", "first_adj", "free", "hand", "kind", "kind_counts", "label", "partner",
                  "partner_cells", "plot", "rows", "second_adj", "sizes", "terrain",
                  "terrain_cells")
 
@@ -77,6 +77,7 @@ class Ranch:
         # move, so territories only merge and are kept up to date on placement.
         self.label = np.full(NUM_CELLS, -1, dtype=np.int16)
         self.sizes: dict[int, int] = {}  # territory label -> number of plots
+        self.kind_counts: dict[int, int] = {}  # plot kind id -> plots of that kind placed
         self.cow_cells = 0  # bit c: cell c holds at least one cow
         self.partner_cells: list[int] = []  # cells holding a partner, in recruitment order
         self.empty = usable_cells(rows)  # free cells a plot may go on
@@ -104,6 +105,7 @@ class Ranch:
         r._views()
         r.derived = self.derived
         r.sizes = dict(self.sizes)
+        r.kind_counts = dict(self.kind_counts)
         r.cow_cells = self.cow_cells
         r.partner_cells = list(self.partner_cells)
         r.first_adj = list(self.first_adj)
@@ -170,6 +172,7 @@ class Ranch:
     def place(self, cell: int, plot: int, kind: int, terrain: int) -> None:
         """Put one plot on a free cell."""
         self.cells[self._KIND, cell] = kind
+        self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
         self.derived = {}
         self.plot[cell] = plot
         self.terrain[cell] = terrain

@@ -127,13 +127,13 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
                           max(size.values()), total_cows)
 
 
-def score_tracked(ranch, data, scenario: int | None, token_kind: np.ndarray,
+def score_tracked(ranch, data, scenario: int | None, token_kind: Sequence[int],
                   cap_cows: bool = False) -> ScoreBreakdown:
     """Score a :class:`~moonriver_env.engine.ranch.Ranch` from what it keeps up to date.
 
     The same result as :func:`score_ranch` on the ranch's arrays (a test checks this), but
-    read from the territory sizes, cow cells and partner cells the ranch maintains as plots,
-    cows and partners arrive, so the work is per cow and per partner rather than per cell.
+    read from the territory sizes, kind counts, cow cells and partner cells the ranch maintains as
+    plots, cows and partners arrive, so the work is per cow, kind and partner, not per cell.
     ``token_kind`` maps partner token ids to their specialist kind.
     """
     sizes = ranch.sizes
@@ -155,12 +155,11 @@ def score_tracked(ranch, data, scenario: int | None, token_kind: np.ndarray,
             territories += sizes[t] * cows
     nuggets = beavers = corn = 0
     symbols = data.symbol_rows
-    for k in ranch.kind.tolist():
-        if k >= 0:
-            n, b, c = symbols[k]
-            nuggets += n
-            beavers += b
-            corn += c
+    for k, count in ranch.kind_counts.items():
+        n, b, c = symbols[k]
+        nuggets += n * count
+        beavers += b * count
+        corn += c * count
     partners = 0
     if ranch.partner_cells:
         face, partner = ranch.face.tolist(), ranch.partner.tolist()
