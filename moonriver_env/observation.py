@@ -114,7 +114,6 @@ _NUMBERS = [*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
             *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
             *range(_O_GAME, _O_GAME + 4),
             *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)]
-_N_SCORES = len(_NUMBERS) - MAX_PLAYERS
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
@@ -209,7 +208,7 @@ class ObservationEncoder:
     def _ranch_entry(self, game: Game, player: int, tables: _Tables) -> tuple[np.ndarray, float]:
         """(flat planes, running score / SCORE_SCALE) of one ranch, kept until it changes."""
         ranch = game.ranches[player]
-        key = ("observation", game.scenario)
+        key = ("observation", game.scenario)  # encode reads this entry directly
         entry = ranch.derived.get(key)
         if entry is None:
             # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
@@ -264,12 +263,17 @@ class ObservationEncoder:
         to_rel = _TO_REL[n][viewer]  # player id -> relative index
         ranches = game.ranches
         planes: list[np.ndarray] = []
-        numbers = [0.0] * len(_NUMBERS)  # values at the _NUMBERS positions
+        scores = [0.0] * MAX_PLAYERS
         plots: list[int] = []  # plot id (-1: none) of each row of the reserves+columns block
+        key = ("observation", game.scenario)
         for i, p in enumerate(rel):
-            ranch_planes, numbers[_N_SCORES + i] = self._ranch_entry(game, p, tables)
-            planes.append(ranch_planes)
-            hand = ranches[p].hand
+            ranch = ranches[p]
+            entry = ranch.derived.get(key)
+            if entry is None:
+                entry = self._ranch_entry(game, p, tables)
+            planes.append(entry[0])
+            scores[i] = entry[1]
+            hand = ranch.hand
             plots += hand
             plots += _NONE[HAND_SLOTS - len(hand)]
         planes.append(base)
@@ -283,7 +287,7 @@ class ObservationEncoder:
         ones = [_O_PHASE + game.phase]  # indices set to 1.0
         if game.phase == Phase.GAME_OVER:
             for p, score in enumerate(game.scores()):
-                numbers[_N_SCORES + to_rel[p]] = score.total / SCORE_SCALE
+                scores[to_rel[p]] = score.total / SCORE_SCALE
         else:
             a = to_rel[game.player]
             ones.append(_O_ACTING + a)
@@ -307,14 +311,14 @@ class ObservationEncoder:
         ones += partner_part[0]
 
         circles = game.circles
-        numbers[:_N_SCORES] = (
+        out[_NUMBERS + ones] = [
             *partner_part[1],
             game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
             game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0, circles[0] >= 0,
             circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
             game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
-            len(game.pile) / tables.num_partners, game.supply / NUM_COWS)
-        out[_NUMBERS + ones] = numbers + [1.0] * len(ones)
+            len(game.pile) / tables.num_partners, game.supply / NUM_COWS,
+            *scores, *[1.0] * len(ones)]
         return out
 
     def _seat_part(self, game: Game, viewer: int, key: tuple) -> list[int]:
