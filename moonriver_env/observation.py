@@ -117,7 +117,7 @@ _NUMBERS = [*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
-BASE_CACHE_SIZE = 256  # game-long base vectors (one per game setup and viewer)
+BASE_CACHE_SIZE = 256  # game-long base vectors (per setup and viewer), board cell tables
 PART_CACHE_SIZE = 4096  # seat and partner parts of observations (under 1 kB each)
 
 
@@ -167,7 +167,7 @@ class ObservationEncoder:
         self._offsets = {name: v.start for name, v in self.views.items()}
         self._static: dict[int, _Tables] = {}
         self._bases: dict[tuple, np.ndarray] = {}
-        self._cell_tables: dict[tuple, np.ndarray] = {}
+        self._cell_tables: dict[tuple, tuple[object, np.ndarray]] = {}
         self._last_game: tuple = (None, None, {})
         self._seat_parts: dict[tuple, list[int]] = {}
         self._partner_parts: dict[tuple, tuple[list[int], tuple[float, ...]]] = {}
@@ -221,7 +221,6 @@ class ObservationEncoder:
                                else tables.token_channel[tokens[cell]])
                     planes[channel, cell] = 1.0
             planes = planes.ravel()
-            planes.flags.writeable = False
             entry = ranch.derived[key] = (planes, game.running_score(player).total / SCORE_SCALE)
         return entry
 
@@ -231,15 +230,19 @@ class ObservationEncoder:
         Column ``cell * (kinds + 1) + kind + 1`` is what the empty board shows on that cell
         (bridge, homestead, free) plus what a plot of that kind adds (kind -1: no plot).
         """
-        key = (id(tables.data), ranch.board.name, ranch.rows, ranch.bridge.tobytes())
-        table = self._cell_tables.get(key)
-        if table is None:
-            template = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
-            template[_CH["bridge"]] = ranch.bridge
-            template[_CH["homestead"], HOMESTEAD] = 1.0
-            template[_CH["free"]] = usable_cells(ranch.rows)
-            table = template[:, :, None] + tables.kind_planes[:, None, :]
-            table = self._cell_tables[key] = table.reshape(NUM_RANCH_CHANNELS, -1)
+        key = (id(tables), id(ranch.board), ranch.rows)
+        cached = self._cell_tables.get(key)
+        if cached is not None and cached[0] is ranch.board:  # the same board, not a reused id
+            return cached[1]
+        template = np.zeros((NUM_RANCH_CHANNELS, NUM_CELLS), dtype=np.float32)
+        template[_CH["bridge"]] = ranch.bridge
+        template[_CH["homestead"], HOMESTEAD] = 1.0
+        template[_CH["free"]] = usable_cells(ranch.rows)
+        table = template[:, :, None] + tables.kind_planes[:, None, :]
+        table = table.reshape(NUM_RANCH_CHANNELS, -1)
+        if len(self._cell_tables) >= BASE_CACHE_SIZE:
+            self._cell_tables.clear()
+        self._cell_tables[key] = (ranch.board, table)
         return table
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
