@@ -232,7 +232,7 @@ class Game:
                        self.effect_cell, self.cowboy_moves_left)
 
     def legal_mask(self) -> np.ndarray:
-        """Read-only int8 mask over the fixed action enumeration (all zeros when over)."""
+        """Read-only int8 mask over the action enumeration (zeros when over; may be shared)."""
         if self._mask is None:
             self._mask = self._compute_mask()
         return self._mask
