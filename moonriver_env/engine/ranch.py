@@ -144,6 +144,8 @@ class Ranch:
 
     def set_partner(self, cell: int, token: int, face: int) -> None:
         """Put a partner token on a cell, showing the given face."""
+        if token < 0:
+            raise ValueError(f"a partner token id is >= 0, got {token}")
         self.cells[self._PARTNER, cell] = token
         self.cells[self._FACE, cell] = face
         if cell not in self.partner_cells:
@@ -171,6 +173,8 @@ class Ranch:
 
     def place(self, cell: int, plot: int, kind: int, terrain: int) -> None:
         """Put one plot on a free cell."""
+        if self.cells[self._KIND, cell] >= 0:
+            raise ValueError(f"cell {cell} already holds a plot")
         self.cells[self._KIND, cell] = kind
         self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
         self.derived = {}
