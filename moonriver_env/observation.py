@@ -38,6 +38,7 @@ RANCH_CHANNELS: tuple[str, ...] = (
 NUM_RANCH_CHANNELS = len(RANCH_CHANNELS)
 _CH = {name: i for i, name in enumerate(RANCH_CHANNELS)}
 _COWBOY_FACE = int(Face.COWBOY)
+_GAME_OVER, _DROUGHT = Phase.GAME_OVER, Phase.DROUGHT  # module lookups beat enum lookups
 
 # Features of one plot (in a reserve slot or a column position).
 PLOT_FEATURES: tuple[str, ...] = (
@@ -110,10 +111,10 @@ _PENDING_ROW = _CH["pending"] * NUM_CELLS
     "turn_order", "game"))
 _NONE = tuple([-1] * k for k in range(MAX_PLAYERS * HAND_SLOTS + 1))  # empty plot rows
 # Positions of the numbers written at the end of encode: pile, context, game[:4], scores.
-_NUMBERS = [*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
-            *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
-            *range(_O_GAME, _O_GAME + 4),
-            *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)]
+_NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
+                     *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
+                     *range(_O_GAME, _O_GAME + 4),
+                     *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
@@ -169,8 +170,8 @@ class ObservationEncoder:
         self._bases: dict[tuple, np.ndarray] = {}
         self._cell_tables: dict[tuple, tuple[object, np.ndarray]] = {}
         self._last_game: tuple = (None, None, {})
-        self._seat_parts: dict[tuple, list[int]] = {}
-        self._partner_parts: dict[tuple, tuple[list[int], tuple[float, ...]]] = {}
+        self._seat_parts: dict[tuple, np.ndarray] = {}
+        self._partner_parts: dict[tuple, tuple[np.ndarray, tuple[float, ...]]] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The named view of an observation vector, reshaped."""
@@ -251,8 +252,8 @@ class ObservationEncoder:
         Written for speed (it runs once per environment step, and each numpy call costs about
         a microsecond): each ranch's planes and score come from its ``derived`` dict (dropped
         by the engine whenever the ranch changes) and are joined with the game-long rest in one
-        concatenation; the plot rows go in with one gather and every other value with one
-        indexed write.
+        concatenation; the plot rows go in with one gather, and the other values with indexed
+        writes from cached index arrays.
         """
         last = self._last_game  # (game, tables, base per viewer) of the game encoded last
         if last[0] is not game:
@@ -287,45 +288,48 @@ class ObservationEncoder:
         tables.plot_features.take(plots, axis=0, out=out[_O_RESERVES:_O_COLUMN_OWNERS]
                                   .reshape(-1, NUM_PLOT_FEATURES))
 
-        ones = [_O_PHASE + game.phase]  # indices set to 1.0
-        if game.phase == Phase.GAME_OVER:
+        out[_O_PHASE + game.phase] = 1.0
+        if game.phase == _GAME_OVER:
             for p, score in enumerate(game.scores()):
                 scores[to_rel[p]] = score.total / SCORE_SCALE
         else:
             a = to_rel[game.player]
-            ones.append(_O_ACTING + a)
+            out[_O_ACTING + a] = 1.0
             pending = _RANCH_SIZE * a + _PENDING_ROW
             for cell in (*game.circles, game.effect_cell,
-                         game.skulls[0] if game.phase == Phase.DROUGHT else -1):
+                         game.skulls[0] if game.phase == _DROUGHT else -1):
                 if cell >= 0:
-                    ones.append(pending + cell)
+                    out[pending + cell] = 1.0
         # Who stands where and the turn order take few distinct values (cached for good);
-        # saloon and pile change a few times a round (cached while they last).
+        # saloon and pile change a few times a round (cached while they last). Both are kept
+        # as index arrays, which numpy takes without parsing a list.
         seats = (viewer, n, game.active is None, game.pending is None,
                  tuple(game.active_owner), tuple(game.pending_owner), tuple(game.order))
         seat_ones = self._seat_parts.get(seats)
         if seat_ones is None:
             seat_ones = self._seat_part(game, viewer, seats)
+        out[seat_ones] = 1.0
         partners = (id(tables), tuple(game.saloon), tuple(game.pile))
         partner_part = self._partner_parts.get(partners)
         if partner_part is None:
             partner_part = self._partner_part(game, tables, partners)
-        ones += seat_ones
-        ones += partner_part[0]
+        out[partner_part[0]] = 1.0
 
         circles = game.circles
-        out[_NUMBERS + ones] = [
+        out[_NUMBERS] = [
             *partner_part[1],
-            game.forced, game.emptying, game.last_round, game.builds_done / 2.0,
-            game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0, circles[0] >= 0,
-            circles[MAX_CIRCLES - 1] >= 0, sum(game.bonus_tiles) / 2.0,
+            1.0 if game.forced else 0.0, 1.0 if game.emptying else 0.0,
+            1.0 if game.last_round else 0.0, game.builds_done / 2.0,
+            game.builds_allowed / 2.0, game.cowboy_moves_left / 3.0,
+            1.0 if circles[0] >= 0 else 0.0, 1.0 if circles[MAX_CIRCLES - 1] >= 0 else 0.0,
+            sum(game.bonus_tiles) / 2.0,
             game.round / NUM_ROUNDS, len(game.box) / tables.num_plots,
             len(game.pile) / tables.num_partners, game.supply / NUM_COWS,
-            *scores, *[1.0] * len(ones)]
+            *scores]
         return out
 
-    def _seat_part(self, game: Game, viewer: int, key: tuple) -> list[int]:
-        """Ones of the column owners and the turn order seen by ``viewer``, for ``key``."""
+    def _seat_part(self, game: Game, viewer: int, key: tuple) -> np.ndarray:
+        """Indices of the ones of the column owners and turn order seen by ``viewer``."""
         to_rel = _TO_REL[len(game.ranches)][viewer]
         ones = []
         for c, (col, owner) in enumerate(((game.active, game.active_owner),
@@ -339,12 +343,12 @@ class ObservationEncoder:
                  for pos in game.order if active_owner[pos] >= 0]
         if len(self._seat_parts) >= PART_CACHE_SIZE:
             self._seat_parts.clear()
-        self._seat_parts[key] = ones
-        return ones
+        part = self._seat_parts[key] = np.array(ones, dtype=np.intp)
+        return part
 
     def _partner_part(self, game: Game, tables: _Tables,
-                      key: tuple) -> tuple[list[int], tuple[float, ...]]:
-        """Ones of the saloon and the pile counts / 5, for ``key``."""
+                      key: tuple) -> tuple[np.ndarray, tuple[float, ...]]:
+        """Indices of the saloon's ones, and the pile counts / 5, for ``key``."""
         saloon_index = tables.saloon_index
         ones = [_O_SALOON + s * len(SPECIALISTS) + saloon_index[token]
                 for s, token in enumerate(game.saloon) if token >= 0]
@@ -353,7 +357,8 @@ class ObservationEncoder:
             left[saloon_index[token]] += 1
         if len(self._partner_parts) >= PART_CACHE_SIZE:
             self._partner_parts.clear()
-        part = self._partner_parts[key] = (ones, tuple(k / 5.0 for k in left))
+        part = self._partner_parts[key] = (np.array(ones, dtype=np.intp),
+                                           tuple(k / 5.0 for k in left))
         return part
 
     def markdown(self) -> str:

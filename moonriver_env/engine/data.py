@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +27,7 @@ class DataFileError(ValueError):
     """A data file is malformed; the message names the file, the place and what is allowed."""
 
 
+@cache
 def default_path(name: str) -> str:
     """Path of one of the package's own data files."""
     return str(resources.files("moonriver_env.engine") / "data" / name)

@@ -216,12 +216,12 @@ class Game:
     @property
     def current_player(self) -> int:
         """The player to decide now (-1 once the game is over)."""
-        return -1 if self.phase == Phase.GAME_OVER else self.player
+        return -1 if self.phase == _GAME_OVER else self.player
 
     @property
     def is_over(self) -> bool:
         """True once the game has ended and been scored."""
-        return self.phase == Phase.GAME_OVER
+        return self.phase == _GAME_OVER
 
     def context(self) -> Context:
         """The pending context of the current decision."""
@@ -263,7 +263,7 @@ class Game:
 
     def _settle(self) -> None:
         """With auto_forced, play every decision that has a single legal action."""
-        while self.config.auto_forced and self.phase != Phase.GAME_OVER:
+        while self.config.auto_forced and self.phase != _GAME_OVER:
             aid = self._only_action()
             if aid < 0:
                 return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,7 +38,10 @@ class ScoreBreakdown:
 
     def to_dict(self) -> dict[str, int]:
         """JSON-serialisable form, total included."""
-        return {**asdict(self), "total": self.total}
+        return {"territories": self.territories, "resources": self.resources,
+                "partners": self.partners, "scenario": self.scenario,
+                "largest_territory": self.largest_territory, "cows": self.cows,
+                "total": self.total}
 
 
 def groups(label: Sequence[int]) -> list[list[int]]:
