@@ -186,8 +186,7 @@ class ObservationEncoder:
         return tables
 
     def _base(self, game: Game, viewer: int, tables: _Tables) -> np.ndarray:
-        """What follows the players' ranch planes, as fixed for a whole game (reserve sizes,
-        boards, game kind; zeros elsewhere, absent players' planes included)."""
+        """The vector after the players' ranch planes as a whole game fixes it (sizes, boards)."""
         n = len(game.ranches)
         key = (id(tables.data), n, game.scenario, game.board_names, viewer)
         base = self._bases.get(key)
