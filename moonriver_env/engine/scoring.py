@@ -77,6 +77,22 @@ def territory_labels(terrain: Sequence[int]) -> np.ndarray:
     return label
 
 
+def _partner_points(kind: int, nuggets: int, beavers: int, corn: int) -> int:
+    """Points of one specialist: the ranch's count of the resource it collects."""
+    return (nuggets if kind == _GOLD_DIGGER else beavers if kind == _TRAPPER
+            else corn if kind == _FARMER else 0)
+
+
+def _territory_bonus(scenario: int, sizes: dict[int, int], terr: list[int],
+                     lab: list[int]) -> int:
+    """Scenario 1 (Timber Rafting: forests touching the river) or 4 (farms) points."""
+    wanted = _FOREST if scenario == 1 else _FARM
+    riverside = set(lab[:COLS])
+    return sum(scenario_value(n) for t, n in sizes.items()
+               if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
+               and (scenario == 4 or t in riverside))
+
+
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
                 face: np.ndarray, data, scenario: int | None,
                 label: np.ndarray | None = None, cap_cows: bool = False) -> ScoreBreakdown:
@@ -113,19 +129,14 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
     if not size:
         return ScoreBreakdown(0, 0, 0, 0, 0, 0)
     territories = sum(size[t] * n for t, n in herd.items() if terr[t] != _CORNFIELD)
-    partners = 0
-    for k in partner_kind[specialist_cells].tolist():
-        partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
-                     else corn if k == _FARMER else 0)
-    bonus = 0
+    partners = sum(_partner_points(k, nuggets, beavers, corn)
+                   for k in partner_kind[specialist_cells].tolist())
     if scenario in (1, 4):
-        wanted = _FOREST if scenario == 1 else _FARM
-        riverside = set(lab[:COLS])
-        bonus = sum(scenario_value(n) for t, n in size.items()
-                    if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
-                    and (scenario == 4 or t in riverside))  # Timber Rafting: touch the river
+        bonus = _territory_bonus(scenario, size, terr, lab)
     elif scenario in (2, 3):
         bonus = scenario_points(scenario, kind, face, partner_kind, data)
+    else:
+        bonus = 0
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
                           max(size.values()), total_cows)
 
@@ -168,19 +179,14 @@ def score_tracked(ranch, data, scenario: int | None, token_kind: Sequence[int],
         face, partner = ranch.face.tolist(), ranch.partner.tolist()
         for cell in ranch.partner_cells:
             if face[cell] == _SPECIALIST:
-                k = token_kind[partner[cell]]
-                partners += (nuggets if k == _GOLD_DIGGER else beavers if k == _TRAPPER
-                             else corn if k == _FARMER else 0)
-    bonus = 0
+                partners += _partner_points(token_kind[partner[cell]], nuggets, beavers, corn)
     if scenario in (1, 4):
-        wanted = _FOREST if scenario == 1 else _FARM
-        riverside = set(lab[:COLS])
-        bonus = sum(scenario_value(n) for t, n in sizes.items()
-                    if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
-                    and (scenario == 4 or t in riverside))  # Timber Rafting: touch the river
+        bonus = _territory_bonus(scenario, sizes, terr, lab)
     elif scenario in (2, 3):
         bonus = scenario_points(scenario, ranch.kind, ranch.face,
                                 np.asarray(token_kind)[ranch.partner], data)
+    else:
+        bonus = 0
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
                           max(sizes.values()), total_cows)
 
