@@ -205,23 +205,21 @@ class ObservationEncoder:
             base = self._bases[key] = base[_RANCH_SIZE * n:]
         return base
 
-    def _ranch_entry(self, game: Game, player: int, tables: _Tables) -> tuple[np.ndarray, float]:
-        """(flat planes, running score / SCORE_SCALE) of one ranch, kept until it changes."""
+    def _ranch_entry(self, game: Game, player: int, tables: _Tables,
+                     key: tuple) -> tuple[np.ndarray, float]:
+        """Compute and keep in ``derived[key]`` one ranch's (flat planes, score / SCORE_SCALE)."""
         ranch = game.ranches[player]
-        key = ("observation", game.scenario)  # encode reads this entry directly
-        entry = ranch.derived.get(key)
-        if entry is None:
-            # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
-            planes = self._cell_table(ranch, tables).take(tables.cell_base + ranch.kind, axis=1)
-            planes[_CH["cows"]] = ranch.cows
-            if ranch.partner_cells:
-                faces, tokens = ranch.face.tolist(), ranch.partner.tolist()
-                for cell in ranch.partner_cells:
-                    channel = (_CH["partner_cowboy"] if faces[cell] == _COWBOY_FACE
-                               else tables.token_channel[tokens[cell]])
-                    planes[channel, cell] = 1.0
-            planes = planes.ravel()
-            entry = ranch.derived[key] = (planes, game.running_score(player).total / SCORE_SCALE)
+        # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
+        planes = self._cell_table(ranch, tables).take(tables.cell_base + ranch.kind, axis=1)
+        planes[_CH["cows"]] = ranch.cows
+        if ranch.partner_cells:
+            faces, tokens = ranch.face.tolist(), ranch.partner.tolist()
+            for cell in ranch.partner_cells:
+                channel = (_CH["partner_cowboy"] if faces[cell] == _COWBOY_FACE
+                           else tables.token_channel[tokens[cell]])
+                planes[channel, cell] = 1.0
+        entry = ranch.derived[key] = (planes.ravel(),
+                                      game.running_score(player).total / SCORE_SCALE)
         return entry
 
     def _cell_table(self, ranch, tables: _Tables) -> np.ndarray:
@@ -273,7 +271,7 @@ class ObservationEncoder:
             ranch = ranches[p]
             entry = ranch.derived.get(key)
             if entry is None:
-                entry = self._ranch_entry(game, p, tables)
+                entry = self._ranch_entry(game, p, tables, key)
             planes.append(entry[0])
             scores[i] = entry[1]
             hand = ranch.hand
