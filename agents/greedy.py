@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from agents.base import Observation, SeededAgent
+from moonriver_env.agents.base import Observation, SeededAgent
+
 from moonriver_env.engine import Game, Phase
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.grid import COLS, NEIGHBORS

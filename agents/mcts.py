@@ -14,8 +14,8 @@ import math
 import time
 
 import numpy as np
+from moonriver_env.agents.base import Observation, SeededAgent
 
-from agents.base import Observation, SeededAgent
 from moonriver_env.engine import Game
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from moonriver_env.agents.base import Observation
 
-from agents.base import Observation
 from moonriver_env.engine import Game
 
 

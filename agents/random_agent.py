@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from moonriver_env.agents.base import Observation, SeededAgent
 
-from agents.base import Observation, SeededAgent
 from moonriver_env.engine import Game
 
 

@@ -7,7 +7,7 @@ taking the most likely action).
 
 from __future__ import annotations
 
-from agents.base import Agent
+from moonriver_env.agents.base import Agent
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH")
@@ -17,15 +17,15 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec; an unknown spec is a clear error listing the allowed forms."""
     kind, _, arg = spec.partition(":")
     if kind == "random" and not arg:
-        from agents.random_agent import RandomAgent
+        from moonriver_env.agents.random_agent import RandomAgent
 
         return RandomAgent(seed=seed, name=spec)
     if kind == "greedy" and not arg:
-        from agents.greedy import GreedyAgent
+        from moonriver_env.agents.greedy import GreedyAgent
 
         return GreedyAgent(seed=seed, name=spec)
     if kind == "mcts":
-        from agents.mcts import MCTSAgent
+        from moonriver_env.agents.mcts import MCTSAgent
 
         try:
             if arg.endswith("s"):
@@ -34,7 +34,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         except ValueError:
             pass
     if kind in ("policy", "policy-sample") and arg:
-        from agents.policy import PolicyAgent
+        from moonriver_env.agents.policy import PolicyAgent
 
         return PolicyAgent(arg, deterministic=kind == "policy", name=spec)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")

@@ -10,7 +10,7 @@
 - Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
   callable for every opponent, or a list with one per opponent in seat order after the
   learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``,
-  see agents.base.Agent); a callable is ``f(observation) -> id``. Opponents act inside
+  see moonriver_env.agents.Agent); a callable is ``f(observation) -> id``. Opponents act inside
   ``step`` until it is the learner's turn again or the game ends.
 - Seat: ``None`` draws the learner's player id each episode; an int fixes it.
 - Reward: everything the learner earned since its previous action (final reward by

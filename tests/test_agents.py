@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from moonriver_env.agents import GreedyAgent, MCTSAgent, RandomAgent, make_agent
+from moonriver_env.agents.base import Agent, as_agent
+from moonriver_env.training.evaluate import run_tournament
 
-from agents import GreedyAgent, MCTSAgent, RandomAgent, make_agent
-from agents.base import Agent, as_agent
 from moonriver_env.engine import Game, GameConfig
-from training.evaluate import run_tournament
 
 
 def play(agents, seed: int, num_players: int = 4) -> Game:

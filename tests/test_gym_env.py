@@ -9,9 +9,9 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from moonriver_env.agents import RandomAgent
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
-from agents import RandomAgent
 from moonriver_env.engine import IllegalActionError
 from moonriver_env.gym_env import MoonRiverGymEnv
 

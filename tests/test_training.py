@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from training.evaluate import lineup_for, main, run_tournament, wilson_interval
-from training.train_ppo import TrainConfig, train
+from moonriver_env.training.evaluate import lineup_for, main, run_tournament, wilson_interval
+from moonriver_env.training.train_ppo import TrainConfig, train
 
 
 def test_lineups_rotate_every_agent_through_every_seat() -> None:

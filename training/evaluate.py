@@ -21,7 +21,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agents.registry import make_agent
+from moonriver_env.agents.registry import make_agent
+
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.observation import LazyObservation, ObservationEncoder
 

@@ -1,6 +1,6 @@
 """Plot a run's learning curve (PNG) from its logs.
 
-    python -m training.plot_curve runs/ppo4p --out docs/learning_curve.png
+    python -m moonriver_env.training.plot_curve runs/ppo4p --out docs/learning_curve.png
 
 Top: win rate against each fixed baseline over training (from ``eval_*/evaluations.npz``,
 written by the periodic masked evaluations; win reward +1, loss -1, so win rate =

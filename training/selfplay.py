@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from moonriver_env.agents.registry import make_agent
 
-from agents.registry import make_agent
 from moonriver_env.engine import Game
 
 _MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every seat of a process

@@ -89,10 +89,10 @@ def make_env(cfg: TrainConfig, rank: int, opponents: Any | None = None):
     """A thunk building one MoonRiver-v0 env (Monitor-wrapped) for a vectorised env."""
 
     def thunk():
+        from moonriver_env.training.selfplay import OpponentPool, PoolOpponent
         from stable_baselines3.common.monitor import Monitor
 
         from moonriver_env.gym_env import MoonRiverGymEnv
-        from training.selfplay import OpponentPool, PoolOpponent
 
         opp = opponents
         if opp is None:
@@ -130,11 +130,11 @@ def win_rate(model, cfg: TrainConfig, opponents: list[Any], games: int, seed: in
 
 def build_callbacks(cfg: TrainConfig, vec_env) -> list:
     """Checkpoints, evaluations against fixed baselines, and the self-play pool schedule."""
+    from moonriver_env.agents.registry import make_agent
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
     from stable_baselines3.common.monitor import Monitor
 
-    from agents.registry import make_agent
     from moonriver_env.gym_env import MoonRiverGymEnv
 
     every = max(1, cfg.eval_every // cfg.n_envs)
@@ -162,7 +162,7 @@ def build_callbacks(cfg: TrainConfig, vec_env) -> list:
             if self.num_timesteps < self.next_check:
                 return True
             self.next_check += cfg.snapshot_every
-            from training.selfplay import OpponentPool, PoolOpponent
+            from moonriver_env.training.selfplay import OpponentPool, PoolOpponent
 
             pool = OpponentPool(list(cfg.opponents), cfg.baseline_prob,
                                 snapshots=self._paths())
@@ -202,10 +202,9 @@ def build_callbacks(cfg: TrainConfig, vec_env) -> list:
 def train(cfg: TrainConfig, resume: str | None = None):
     """Run MaskablePPO training; returns the model."""
     import torch
+    from moonriver_env.training.features import RanchCNN
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
-    from training.features import RanchCNN
 
     os.makedirs(cfg.out, exist_ok=True)
     with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
