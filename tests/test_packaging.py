@@ -7,8 +7,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -23,7 +21,6 @@ def test_generic_names_are_not_installed(tmp_path: Path) -> None:
     assert out == ["True", "True", "PolicyAgent"]
 
 
-@pytest.mark.slow
 def test_wheel_holds_only_moonriver_env(tmp_path: Path) -> None:
     """A built wheel has one top-level package, with agents and training inside it."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
