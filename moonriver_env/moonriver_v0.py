@@ -56,6 +56,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
 
 REWARD_MODES = ("win", "rank", "score", "margin")
@@ -138,8 +139,7 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS)
                               for a in self.possible_agents}
-        self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._no_moves.flags.writeable = False
+        self._no_moves = NO_MOVES  # immutable: no consumer can make it writable
         self.np_random, _ = seeding.np_random(None)
         self.game: Game | None = None
 

@@ -18,7 +18,7 @@ import numpy as np
 from moonriver_env.engine import NUM_ACTIONS, Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.engine.config import SCENARIOS
-from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
+from moonriver_env.engine.game import COLUMN_SIZE, NO_MOVES, NUM_COWS
 from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
 
 MAX_PLAYERS = 4
@@ -405,7 +405,7 @@ class LazyObservation(Mapping):
     def __getitem__(self, key: str) -> np.ndarray:
         if key == "action_mask":
             if self._mask is None:
-                self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+                self._mask = NO_MOVES
             return self._mask
         if key == "observation":
             if self._vector is None:

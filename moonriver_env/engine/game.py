@@ -70,6 +70,14 @@ _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) 
 _SCORE_MEMO_SIZE = 20_000  # entries (~1 kB each) per set of data tables
 
 
+def _frozen(mask: np.ndarray) -> np.ndarray:
+    """A read-only copy over immutable bytes: no consumer can make it writable again."""
+    return np.frombuffer(mask.tobytes(), dtype=np.int8)
+
+
+NO_MOVES = _frozen(np.zeros(A.NUM_ACTIONS, dtype=np.int8))  # the mask of a player not to act
+
+
 def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
     """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
     return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
@@ -247,16 +255,18 @@ class Game:
 
     def apply(self, action: Action | int) -> None:
         """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
-        aid = self._action_id(action)
-        self._play(aid)
-        self._history.append({"type": "decision", "player": self.player_of_last, "action": aid})
+        self._play(self._action_id(action), None)
         self._settle()
 
-    def _play(self, aid: int) -> None:
+    def _play(self, aid: int, decision: dict[str, Any] | None) -> None:
+        """Record the decision (before the chance events it causes), then carry it out."""
         if not self.legal_mask()[aid]:
             raise IllegalActionError(A.ACTIONS[aid].text(), self._why_illegal(aid),
                                      [a.text() for a in self.legal_actions()])
         self.player_of_last = self.player
+        if decision is None:
+            decision = {"type": "decision", "player": self.player, "action": aid}
+        self._history.append(decision)
         self._mask = None
         self._build_legal = None
         self._dispatch(aid)
@@ -267,9 +277,8 @@ class Game:
             aid = self._only_action()
             if aid < 0:
                 return
-            self._play(aid)
-            self._history.append({"type": "decision", "player": self.player_of_last,
-                                  "action": aid, "auto": True})
+            self._play(aid, {"type": "decision", "player": self.player, "action": aid,
+                             "auto": True})
 
     def _only_action(self) -> int:
         """The id of the single legal action, or -1 when there are several."""
@@ -336,7 +345,7 @@ class Game:
             if mask is None:
                 mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
                 mask[self._choices] = 1
-                mask.flags.writeable = False
+                mask = _frozen(mask)
                 if len(_CHOICE_MASKS) >= _CHOICE_MASKS_SIZE:
                     _CHOICE_MASKS.clear()
                 _CHOICE_MASKS[key] = mask
@@ -360,8 +369,7 @@ class Game:
             mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :A.NUM_PLACEMENTS]
         if not self.emptying and not (self.forced and self.builds_done == 0):
             mask[A.PASS_ID] = 1
-        mask.flags.writeable = False
-        return mask
+        return _frozen(mask)
 
     def _enter(self, phase: Phase, choices: list[int]) -> None:
         """Move to a non-build decision whose legal action ids are ``choices``."""
@@ -672,6 +680,7 @@ class Game:
                 self.removed.append(plot)
                 self.active[pos] = -1
         if self.last_round:
+            self._refill_saloon()  # the end of every round refills, the last one included
             seen: list[int] = []
             for pos in self.order:
                 if self.active_owner[pos] not in seen:
@@ -822,5 +831,6 @@ class Game:
     # ----------------------------------------------------------------- views
     @property
     def history(self) -> list[dict[str, Any]]:
-        """Decisions and chance events so far, in order (a copy)."""
-        return list(self._history)
+        """Decisions and chance events so far, in order (a deep copy: editing it changes
+        nothing in the game)."""
+        return copy.deepcopy(self._history)

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from .game import Game
 
 RECORD_FORMAT = "moonriver-record"
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+# Version 1 listed each decision after the chance events it caused; it still replays.
+READABLE_VERSIONS = (1, 2)
 
 
 def _cell_state(game: Game, ranch, cell: int) -> dict[str, Any]:
@@ -64,11 +66,10 @@ def final_state(game: Game) -> dict[str, Any]:
 
 def to_record(game: Game) -> dict[str, Any]:
     """The game's record: config, seed, every decision and chance event, final state, scores."""
-    events = []
-    for event in game.history:
+    events = game.history  # a deep copy: the record shares nothing with the game
+    for event in events:
         if event["type"] == "decision":
-            event = {**event, "text": ActionCodec.to_text(event["action"])}
-        events.append(event)
+            event["text"] = ActionCodec.to_text(event["action"])
     over = game.is_over
     scores = game.scores() if over else game.running_scores()
     return {
@@ -79,6 +80,22 @@ def to_record(game: Game) -> dict[str, Any]:
         "scores": [s.to_dict() for s in scores],
         "winners": game.winners() if over else None,
     }
+
+
+def _version_1_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in version 1's order: each decision after the chance events it caused."""
+    out: list[dict[str, Any]] = []
+    held: dict[str, Any] | None = None
+    for event in events:
+        if event["type"] == "decision":
+            if held is not None:
+                out.append(held)
+            held = event
+        else:
+            out.append(event)
+    if held is not None:
+        out.append(held)
+    return out
 
 
 _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict, "scores": list}
@@ -93,9 +110,10 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
 
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
-    if record.get("version") != RECORD_VERSION:
-        raise ValueError(f"record version {record.get('version')!r} is not supported "
-                         f"(this engine reads version {RECORD_VERSION})")
+    version = record.get("version")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise ValueError(f"record version {version!r} is not supported "
+                         f"(this engine reads versions {list(READABLE_VERSIONS)})")
     for key, kind in _REQUIRED.items():
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
             raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
@@ -121,6 +139,8 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
             raise ValueError(f"record event {i} does not replay: {exc}") from None
     if verify:
         again = to_record(game)
+        if version == 1:
+            again.update(version=1, events=_version_1_order(again["events"]))
         differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))
         if differ:
             raise ValueError(f"record does not replay: its {differ} differ from the replay")
