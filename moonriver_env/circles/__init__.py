@@ -1,0 +1,53 @@
+"""Rules engine for Circles: Far West (pure Python + numpy; see docs/circles.md).
+
+``image`` (Pillow drawing) and ``gym_env`` (Gymnasium wrapper) live beside the engine but are
+not imported here, so the engine needs only numpy.
+"""
+
+from .actions import (
+    Action,
+    Bet,
+    Buy,
+    CirclesActions,
+    Deposit,
+    Dig,
+    Fold,
+    Pass,
+    Stake,
+    Steal,
+    Throw,
+    Tickets,
+    Withdraw,
+    actions_for,
+)
+from .config import ITEMS, CirclesConfig, Space
+from .game import CirclesGame, ContestStage, Entry, IllegalActionError, Phase, coins
+from .skill import flick_outcomes, out_probability
+
+__all__ = [
+    "ITEMS",
+    "Action",
+    "Bet",
+    "Buy",
+    "CirclesActions",
+    "CirclesConfig",
+    "CirclesGame",
+    "ContestStage",
+    "Deposit",
+    "Dig",
+    "Entry",
+    "Fold",
+    "IllegalActionError",
+    "Pass",
+    "Phase",
+    "Space",
+    "Stake",
+    "Steal",
+    "Throw",
+    "Tickets",
+    "Withdraw",
+    "actions_for",
+    "coins",
+    "flick_outcomes",
+    "out_probability",
+]

@@ -1,0 +1,101 @@
+"""Circles game records: a JSON-serialisable account of a game that replays to the same state.
+
+A record holds the config, the seed, every event (decisions with their text, chance events,
+effects) and the final public state. Replaying the decisions from the config and seed draws
+the same chance from the generator, so :func:`from_record` can verify the whole record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import ITEMS, CirclesConfig
+from .game import coins
+
+if TYPE_CHECKING:
+    from .game import CirclesGame
+
+RECORD_FORMAT = "circles-record"
+RECORD_VERSION = 1
+
+
+def public_state(game: CirclesGame) -> dict[str, Any]:
+    """Everything on the table now (the whole state is public)."""
+    players = []
+    for p in range(game.num_players):
+        rubies, gold, silver = coins(game.money[p])
+        players.append({"player": p, "money": game.money[p], "rubies": rubies, "gold": gold,
+                        "silver": silver, "deposit": game.deposit[p],
+                        **{f"{item}s": game.items[p][i] for i, item in enumerate(ITEMS)}})
+    return {
+        "phase": game.phase.name.lower(), "current_player": game.current_player,
+        "turn_owner": game.owner, "turns": game.turns, "marble": game.marble,
+        "players": players, "shop": dict(zip(ITEMS, game.shop, strict=True)),
+        "mine": game.mine_cells, "cup_filled": game.cup_filled, "bag": list(game.bag),
+        "reserve_out": game.reserve_out, "die": game.die,
+    }
+
+
+def to_record(game: CirclesGame) -> dict[str, Any]:
+    """The game's record: config, seed, events, final state, wealth and winners."""
+    events = []
+    for event in game.history:
+        if event["type"] == "decision":
+            event = {**event, "text": game.codec.to_text(event["action"])}
+        events.append(event)
+    over = game.is_over
+    return {
+        "format": RECORD_FORMAT, "version": RECORD_VERSION,
+        "config": game.config.to_dict(), "seed": game.seed, "events": events,
+        "final": public_state(game), "over": over,
+        "wealth": [game.wealth(p) for p in range(game.num_players)],
+        "winners": game.winners() if over else None,
+        "end_reason": game.end_reason or None,
+    }
+
+
+_REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict}
+
+
+def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
+    """Replay a record's decisions from its config and seed; check it reaches the same record.
+
+    Any malformed or tampered record raises ValueError saying what is wrong.
+    """
+    from .game import CirclesGame, IllegalActionError
+
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"not a Circles record: expected format {RECORD_FORMAT!r}")
+    if record.get("version") != RECORD_VERSION:
+        raise ValueError(f"record version {record.get('version')!r} is not supported "
+                         f"(this engine reads version {RECORD_VERSION})")
+    for key, kind in _REQUIRED.items():
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
+                             f"got {record.get(key)!r:.60}")
+    try:
+        game = CirclesGame(CirclesConfig.from_dict(record["config"]), seed=record["seed"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record config or seed is invalid: {exc}") from None
+    for i, event in enumerate(record["events"]):
+        if not isinstance(event, dict) or event.get("type") not in ("decision", "chance",
+                                                                    "effect"):
+            raise ValueError(f"record event {i} must be a decision, chance or effect object")
+        if event["type"] != "decision" or event.get("auto"):
+            continue
+        player, action = event.get("player"), event.get("action")
+        if type(player) is not int or type(action) is not int:
+            raise ValueError(f"record event {i}: 'player' and 'action' must be integers")
+        if game.current_player != player:
+            raise ValueError(f"record event {i}: player {player} decides, but the replay "
+                             f"expects player {game.current_player}")
+        try:
+            game.apply(action)
+        except IllegalActionError as exc:
+            raise ValueError(f"record event {i} does not replay: {exc}") from None
+    if verify:
+        again = to_record(game)
+        differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))
+        if differ:
+            raise ValueError(f"record does not replay: its {differ} differ from the replay")
+    return game
