@@ -49,8 +49,13 @@ class MCTSAgent(SeededAgent):
     def __init__(self, simulations: int = 100, seconds: float | None = None,
                  rollout_depth: int = 20, exploration: float = 1.0, seed: int | None = None,
                  name: str | None = None) -> None:
-        if simulations < 1 and seconds is None:
-            raise ValueError("MCTSAgent needs simulations >= 1 or a time budget in seconds")
+        if seconds is None:
+            if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
+                    or simulations < 1:
+                raise ValueError(f"simulations must be an integer >= 1, got {simulations!r}")
+        elif isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.floating)) \
+                or not math.isfinite(seconds) or seconds <= 0:
+            raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
         self.simulations = simulations
         self.seconds = seconds
         self.rollout_depth = rollout_depth

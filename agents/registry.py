@@ -28,13 +28,21 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from moonriver_env.agents.mcts import MCTSAgent
 
         try:
-            if arg.endswith("s"):
-                return MCTSAgent(seconds=float(arg[:-1]), seed=seed, name=spec)
-            return MCTSAgent(simulations=int(arg or 100), seed=seed, name=spec)
+            budget = {"seconds": float(arg[:-1])} if arg.endswith("s") else \
+                {"simulations": int(arg or 100)}
         except ValueError:
-            pass
+            raise ValueError(f"agent spec {spec!r}: the budget must be mcts:SIMS (an integer "
+                             f">= 1) or mcts:SECONDSs (a number > 0)") from None
+        try:
+            return MCTSAgent(**budget, seed=seed, name=spec)
+        except ValueError as exc:
+            raise ValueError(f"agent spec {spec!r}: {exc}") from None
     if kind in ("policy", "policy-sample") and arg:
+        import os
+
         from moonriver_env.agents.policy import PolicyAgent
 
+        if not os.path.isfile(arg):  # checked here: the loader would look for PATH.zip.zip
+            raise FileNotFoundError(2, "policy checkpoint not found", arg)
         return PolicyAgent(arg, deterministic=kind == "policy", name=spec)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")

@@ -8,6 +8,10 @@ every agent sits in every seat equally often; who places the first ranchero is d
 game's seed. Game g uses seed ``seed + g`` and agent seeds derived from it, so results do not
 depend on the number of worker processes. A shared victory counts 1/k to each of the k
 winners. Ratings: openskill's Plackett-Luce model, updated game by game in game order.
+
+``--save-records DIR`` writes each game's record (``game_00000.json``, ...), which
+``python -m moonriver_env replay`` steps through. Output directories appear only when the whole
+run succeeded: files are written to a temporary directory first and moved at the end.
 """
 
 from __future__ import annotations
@@ -18,10 +22,17 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
 
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.observation import LazyObservation, ObservationEncoder
@@ -95,9 +106,14 @@ def _agent(spec: str, seat: int) -> Any:
     return agents[key]
 
 
-def play_game(task: tuple[int, list[int], dict[str, Any], int]) -> dict[str, Any]:
-    """Play one tournament game (runs in a worker process)."""
-    index, lineup, config, seed = task
+def record_name(index: int) -> str:
+    """File name of game ``index``'s record in a ``--save-records`` directory."""
+    return f"game_{index:05d}.json"
+
+
+def play_game(task: tuple[int, list[int], dict[str, Any], int, str | None]) -> dict[str, Any]:
+    """Play one tournament game (runs in a worker process); optionally save its record."""
+    index, lineup, config, seed, records_dir = task
     specs, encoder = _WORKER["specs"], _WORKER["encoder"]
     game = Game(GameConfig.from_dict(config), seed=seed)
     seats = [_agent(specs[a], p) for p, a in enumerate(lineup)]
@@ -107,20 +123,38 @@ def play_game(task: tuple[int, list[int], dict[str, Any], int]) -> dict[str, Any
         p = game.current_player
         game.apply(seats[p].act(game, LazyObservation(encoder, game, p)))
     scores = [s.total for s in game.scores()]
+    if records_dir is not None:
+        with open(os.path.join(records_dir, record_name(index)), "w", encoding="utf-8") as fh:
+            json.dump(game.to_record(), fh)
     return {"game": index, "seed": seed, "lineup": lineup, "scores": scores,
             "winners": game.winners(), "first_player": game.setup_order[0]}
 
 
-def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "base",
-                   games: int = 100, seed: int = 0, workers: int = 1,
-                   progress: bool = True) -> TournamentResult:
-    """Play ``games`` games between the agents and summarise them."""
+def check_tournament(agent_specs: list[str], num_players: int, games: int, seed: int,
+                     workers: int) -> None:
+    """Refuse settings that would not give a meaningful tournament (ValueError says why)."""
     if not agent_specs:
         raise ValueError("at least one agent spec is required")
+    if len(agent_specs) > num_players:
+        raise ValueError(f"{len(agent_specs)} agents but only {num_players} seats: give at most "
+                         f"{num_players} agents (or more --players)")
+    for name, value, low in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "base",
+                   games: int = 100, seed: int = 0, workers: int = 1,
+                   progress: bool = True, records_dir: str | None = None) -> TournamentResult:
+    """Play ``games`` games between the agents and summarise them.
+
+    With ``records_dir`` (an existing directory), each game's record is saved there.
+    """
+    check_tournament(agent_specs, num_players, games, seed, workers)
+    config = GameConfig(num_players=num_players, mode=mode).to_dict()
     for spec in set(agent_specs):
         make_agent(spec)  # fail fast on a bad spec, before starting workers
-    config = GameConfig(num_players=num_players, mode=mode).to_dict()
-    tasks = [(g, lineup_for(g, len(agent_specs), num_players), config, seed + g)
+    tasks = [(g, lineup_for(g, len(agent_specs), num_players), config, seed + g, records_dir)
              for g in range(games)]
     outcomes = _run(tasks, agent_specs, workers, progress)
     outcomes.sort(key=lambda o: o["game"])
@@ -186,21 +220,25 @@ def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSum
     return sums
 
 
-def print_table(result: TournamentResult) -> None:
-    """The results table in the terminal."""
+def print_table(result: TournamentResult, console: Any = None) -> None:
+    """The results table; fits 80 columns (long agent names fold, numbers never wrap)."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
     cfg = result.config
-    table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}")
-    for col in ("agent", "games", "win rate", "95% CI", "mean score", "mean margin", "rating"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
+    table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  caption="win: shared wins split; rating: openskill mu - 3 sigma")
+    table.add_column("agent", overflow="fold", min_width=12)
+    for col in ("games", "win", "95% CI", "score", "margin", "rating", "mu ± sigma"):
+        table.add_column(col, justify="right", no_wrap=True)
     for a in sorted(result.agents, key=lambda a: -a.rating):
         table.add_row(a.name, str(a.games), f"{a.win_rate:.3f}",
-                      f"{a.win_ci_low:.3f}-{a.win_ci_high:.3f}", f"{a.mean_score:.1f}",
-                      f"{a.mean_margin:+.1f}", f"{a.rating:.2f} ({a.rating_mu:.1f}±"
-                      f"{a.rating_sigma:.1f})")
-    Console().print(table)
+                      f"{a.win_ci_low:.2f}-{a.win_ci_high:.2f}", f"{a.mean_score:.1f}",
+                      f"{a.mean_margin:+.1f}", f"{a.rating:.2f}",
+                      f"{a.rating_mu:.1f} ± {a.rating_sigma:.1f}")
+    (console or Console()).print(table)
 
 
 def write_outputs(result: TournamentResult, out_dir: str) -> tuple[str, str]:
@@ -218,26 +256,133 @@ def write_outputs(result: TournamentResult, out_dir: str) -> tuple[str, str]:
     return csv_path, json_path
 
 
+def trained_for(path: str) -> dict[str, Any] | None:
+    """The variant a moonriver-train checkpoint was trained on, if it says so.
+
+    Read from the ``moonriver`` entry that moonriver-train stores in the model, else from the
+    run's ``config.json`` next to the checkpoint or one folder up; None when neither exists.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            meta = json.loads(archive.read("data")).get("moonriver")
+        if isinstance(meta, dict):
+            return meta
+    except (OSError, KeyError, ValueError, AttributeError, zipfile.BadZipFile):
+        pass
+    folder = os.path.dirname(os.path.abspath(path))
+    for candidate in (folder, os.path.dirname(folder)):
+        try:
+            with open(os.path.join(candidate, "config.json"), encoding="utf-8") as fh:
+                config = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(config, dict) and "num_players" in config:
+            return {"num_players": config["num_players"], "mode": config.get("mode")}
+    return None
+
+
+def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]:
+    """Warnings for policies trained on another player count or mode than this tournament."""
+    warnings = []
+    for spec in dict.fromkeys(specs):
+        kind, _, path = spec.partition(":")
+        if kind not in ("policy", "policy-sample") or not path:
+            continue
+        meta = trained_for(path)
+        if meta is None:
+            continue
+        for key, here in (("num_players", num_players), ("mode", mode)):
+            if meta.get(key) is not None and meta[key] != here:
+                warnings.append(f"{spec} was trained with {key}={meta[key]!r}, this tournament "
+                                f"has {key}={here!r}; its results may say little")
+    return warnings
+
+
+@contextmanager
+def staged_dir(path: str | None) -> Iterator[str | None]:
+    """A temporary directory whose files move into ``path`` only if the block succeeds."""
+    if path is None:
+        yield None
+        return
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"output path {path!r} exists and is not a directory")
+    staging = tempfile.mkdtemp(prefix="moonriver-eval-")
+    try:
+        yield staging
+        os.makedirs(path, exist_ok=True)
+        for name in sorted(os.listdir(staging)):
+            shutil.move(os.path.join(staging, name), os.path.join(path, name))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _count(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}") \
+                from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``moonriver-eval`` argument parser."""
+    parser = ArgumentParser(prog="moonriver-eval", description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                        help="agent specs, at most one per seat: random, greedy, mcts:SIMS "
+                             "(e.g. mcts:100), mcts:SECONDSs (e.g. mcts:0.5s), policy:PATH.zip, "
+                             "policy-sample:PATH.zip")
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4),
+                        help="players per game (default: %(default)s)")
+    parser.add_argument("--mode", default="base", choices=("base", "legends"),
+                        help="game mode (default: %(default)s)")
+    parser.add_argument("--games", type=_count(1), default=100,
+                        help="games to play, >= 1 (default: %(default)s)")
+    parser.add_argument("--seed", type=_count(0), default=0,
+                        help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
+    parser.add_argument("--workers", type=_count(1), default=1,
+                        help="worker processes, >= 1 (default: %(default)s)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for summary.csv and results.json (default: none)")
+    parser.add_argument("--save-records", default=None, metavar="DIR",
+                        help="directory for each game's JSON record, replayable with "
+                             "`python -m moonriver_env replay FILE` (default: none)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_debug_flag(parser)
+    return parser
+
+
+@cli_main("moonriver-eval")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point (``moonriver-eval``)."""
-    parser = argparse.ArgumentParser(prog="moonriver-eval", description=__doc__.splitlines()[0])
-    parser.add_argument("--agents", nargs="+", required=True,
-                        help="agent specs: random, greedy, mcts:SIMS, mcts:SECONDSs, "
-                             "policy:PATH.zip")
-    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
-    parser.add_argument("--mode", default="base", choices=("base", "legends"))
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
-    parser.add_argument("--out", default=None, help="directory for summary.csv and results.json")
-    parser.add_argument("--no-progress", action="store_true")
+    parser = build_parser()
     args = parser.parse_args(argv)
-    result = run_tournament(args.agents, args.players, args.mode, args.games, args.seed,
-                            args.workers, progress=not args.no_progress)
+    try:
+        check_tournament(args.agents, args.players, args.games, args.seed, args.workers)
+    except ValueError as exc:
+        parser.error(str(exc))
+    require("tqdm", "rich", "openskill", what="moonriver-eval")
+    for warning in variant_warnings(args.agents, args.players, args.mode):
+        print(f"moonriver-eval: warning: {warning}", file=sys.stderr)
+    with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
+        result = run_tournament(args.agents, args.players, args.mode, args.games, args.seed,
+                                args.workers, progress=not args.no_progress,
+                                records_dir=records_dir)
+        if out_dir is not None:
+            write_outputs(result, out_dir)
     print_table(result)
     if args.out:
-        paths = write_outputs(result, args.out)
-        print("wrote", *paths)
+        print("wrote", os.path.join(args.out, "summary.csv"),
+              os.path.join(args.out, "results.json"))
+    if args.save_records:
+        print(f"wrote {args.games} game records to {args.save_records} (replay one with: "
+              f"python -m moonriver_env replay {os.path.join(args.save_records, record_name(0))})")
     return 0
 
 

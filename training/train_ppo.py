@@ -7,17 +7,28 @@ Settings come from the defaults of ``TrainConfig``, then a TOML or JSON file (``
 then command-line flags. The run directory gets the resolved config (``config.json``),
 checkpoints, TensorBoard logs (``tb/``), Monitor logs, periodic evaluations against fixed
 baselines (``eval_<agent>/evaluations.npz``, masked like ``MaskableEvalCallback``), the final
-model (``final_model.zip``) and, with self-play, the snapshots (``snapshots/``).
+model (``final_model.zip``) and, with self-play, the snapshots (``snapshots/``). Models carry
+the variant they were trained on (``model.moonriver``), which ``moonriver-eval`` checks.
+
+Evaluations run at the first step, every ``eval_every`` timesteps and once more when learning
+stops (also when ``max_minutes`` stops it), so even a short run has a curve. The progress
+bar's total is what the run will reach: ``timesteps``, or fewer when the current rate reaches
+``max_minutes`` first, so its time estimate respects the limit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
+
+TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm")
 
 
 @dataclass
@@ -59,30 +70,155 @@ class TrainConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any]) -> TrainConfig:
         """Defaults, then a TOML/JSON file, then explicit overrides; unknown keys are errors."""
-        values: dict[str, Any] = {}
-        if path:
-            with open(path, "rb") as fh:
-                if path.endswith(".toml"):
-                    import tomllib
-
-                    values = tomllib.load(fh)
-                else:
-                    values = json.load(fh)
+        values: dict[str, Any] = read_config_file(path) if path else {}
         values.update({k: v for k, v in overrides.items() if v is not None})
         known = {f.name for f in fields(cls)}
         unknown = set(values) - known
         if unknown:
-            raise ValueError(f"unknown training settings {sorted(unknown)}; allowed: "
-                             f"{sorted(known)}")
-        for key in ("net_arch", "opponents", "eval_opponents"):
-            if key in values:
-                values[key] = tuple(values[key])
-        cfg = cls(**values)
-        if cfg.policy not in ("mlp", "cnn"):
-            raise ValueError(f"policy must be 'mlp' or 'cnn', got {cfg.policy!r}")
-        if cfg.vec_env not in ("dummy", "subproc"):
-            raise ValueError(f"vec_env must be 'dummy' or 'subproc', got {cfg.vec_env!r}")
-        return cfg
+            import difflib
+
+            where = f" in {path}" if path else ""
+            hints = [f"{k!r} -> {m[0]!r}" for k in sorted(unknown)
+                     if (m := difflib.get_close_matches(k, known, n=1))]
+            hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+            raise ValueError(f"unknown training settings {sorted(unknown)}{where}{hint}; "
+                             f"allowed: {sorted(known)}")
+        types = {f.name: str(f.type) for f in fields(cls)}
+        values = {k: check_setting(k, types[k], v) for k, v in values.items()}
+        return cls(**values)
+
+
+# What each setting means and which values it allows: a list of choices, a bound (">=1",
+# ">0") or an interval ("0..1", both ends included). The CLI's help is built from this table.
+SETTINGS: dict[str, tuple[str, Any]] = {
+    "num_players": ("players per game", [2, 3, 4]),
+    "mode": ("game mode", ["base", "legends"]),
+    "timesteps": ("learner timesteps to train", ">=1"),
+    "n_envs": ("parallel environments", ">=1"),
+    "vec_env": ("vectorised env: one process (dummy) or one per env (subproc)",
+                ["dummy", "subproc"]),
+    "policy": ("network: MLP, or a CNN over the ranch planes", ["mlp", "cnn"]),
+    "net_arch": ("hidden layer sizes, e.g. 256 256", "each >=1"),
+    "learning_rate": ("Adam learning rate", ">0"),
+    "n_steps": ("steps per env per PPO rollout", ">=2"),
+    "batch_size": ("PPO minibatch size", ">=2"),
+    "n_epochs": ("PPO epochs per rollout", ">=1"),
+    "gamma": ("discount factor", "0..1"),
+    "gae_lambda": ("GAE lambda", "0..1"),
+    "ent_coef": ("entropy bonus coefficient", ">=0"),
+    "reward": ("final reward", ["win", "rank", "score", "margin"]),
+    "shaping": ("weight of the running-score shaping reward (0 disables it)", "finite"),
+    "opponents": ("agent specs for the opponent seats (random, greedy, mcts:SIMS, "
+                  "policy:PATH.zip, ...)", "agent specs"),
+    "self_play": ("mix frozen snapshots of the learner into the opponents", "flag"),
+    "baseline_prob": ("self-play: chance that a seat plays a baseline", "0..1"),
+    "snapshot_every": ("self-play: timesteps between pool evaluations", ">=1"),
+    "snapshot_threshold": ("self-play: win rate vs the opponent mix that adds a snapshot",
+                           "0..1"),
+    "snapshot_games": ("self-play: games per pool evaluation", ">=1"),
+    "eval_every": ("timesteps between evaluations (also at the start and the end)", ">=1"),
+    "eval_games": ("games per evaluation and opponent", ">=1"),
+    "eval_opponents": ("agent specs to evaluate against (each fills every opponent seat)",
+                       "agent specs"),
+    "checkpoint_every": ("timesteps between checkpoints", ">=1"),
+    "seed": ("seed of the run", ">=0"),
+    "out": ("run directory", "a path"),
+    "progress": ("show a progress bar", "flag"),
+    "max_minutes": ("stop learning after this many minutes of wall-clock time (0: no limit)",
+                    ">=0"),
+    "torch_threads": ("torch intra-op threads", ">=1"),
+}
+
+
+def read_config_file(path: str) -> dict[str, Any]:
+    """The settings of a ``.toml`` or ``.json`` file; errors name the file and the problem."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".toml", ".json"):
+        raise ValueError(f"config file {path!r} must be .toml or .json, got {ext or 'no'} "
+                         f"extension")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        if ext == ".toml":
+            import tomllib
+
+            values = tomllib.loads(data.decode("utf-8"))
+        else:
+            values = json.loads(data)
+    except ValueError as exc:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"config file {path!r} is not valid {ext[1:].upper()}: {exc}") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"config file {path!r} must hold a table of settings")
+    return values
+
+
+def check_setting(name: str, kind: str, value: Any) -> Any:
+    """``value`` checked against the setting's type and allowed values (ValueError if not)."""
+    allowed = SETTINGS[name][1]
+    bad = ValueError(f"setting {name} must be {describe_allowed(kind, allowed)}, got {value!r}")
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise bad
+        return value
+    if kind.startswith("tuple"):
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise bad
+        elem = "int" if "int" in kind else "str"
+        if elem == "int" and (not value or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value)):
+            raise bad
+        if elem == "str":
+            if any(not isinstance(v, str) for v in value) or (name == "opponents" and not value):
+                raise bad
+            from moonriver_env.agents.registry import make_agent
+
+            for spec in value:
+                make_agent(spec)  # an unknown spec says which forms are allowed
+        return tuple(value)
+    if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+        raise bad
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise bad
+        value = float(value)
+    if kind == "str" and not isinstance(value, str):
+        raise bad
+    if isinstance(allowed, list):
+        if value not in allowed:
+            raise bad
+    elif allowed.startswith(">="):
+        if value < float(allowed[2:]):
+            raise bad
+    elif allowed.startswith(">"):
+        if value <= float(allowed[1:]):
+            raise bad
+    elif ".." in allowed:
+        low, high = (float(x) for x in allowed.split(".."))
+        if not low <= value <= high:
+            raise bad
+    elif allowed == "a path" and not value:
+        raise bad
+    return value
+
+
+def describe_allowed(kind: str, allowed: Any) -> str:
+    """Allowed values in words, e.g. 'one of base, legends' or 'an integer >=1'."""
+    if isinstance(allowed, list):
+        return "one of " + ", ".join(map(str, allowed))
+    noun = {"int": "an integer", "float": "a number", "bool": "true or false",
+            "str": "a string"}.get(kind, "a list")
+    if allowed in ("flag",):
+        return noun
+    if allowed == "each >=1":
+        return "a non-empty list of integers, each >=1"
+    if allowed == "agent specs":
+        return "a list of agent specs"
+    if ".." in allowed:
+        return f"{noun} in [{allowed.replace('..', ', ')}]"
+    if allowed in ("finite", "a path"):
+        return f"{'a finite number' if allowed == 'finite' else 'a non-empty path'}"
+    return f"{noun} {allowed}"
 
 
 def make_env(cfg: TrainConfig, rank: int, opponents: Any | None = None):
@@ -128,8 +264,17 @@ def win_rate(model, cfg: TrainConfig, opponents: list[Any], games: int, seed: in
     return wins / games
 
 
-def build_callbacks(cfg: TrainConfig, vec_env) -> list:
-    """Checkpoints, evaluations against fixed baselines, and the self-play pool schedule."""
+def projected_timesteps(target: int, done: int, elapsed: float, limit_seconds: float) -> int:
+    """Timesteps the run will reach: ``target``, or what the current rate reaches by the limit."""
+    if limit_seconds <= 0 or done <= 0 or elapsed <= 0:
+        return target
+    reach = done + done / elapsed * max(0.0, limit_seconds - elapsed)
+    return max(done, min(target, int(reach)))
+
+
+def build_callbacks(cfg: TrainConfig, vec_env, started: float | None = None) -> list:
+    """Checkpoints, evaluations against fixed baselines, the self-play pool schedule, the time
+    limit and the progress bar; ``started`` is the run's start on ``time.perf_counter``."""
     from moonriver_env.agents.registry import make_agent
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
@@ -137,15 +282,37 @@ def build_callbacks(cfg: TrainConfig, vec_env) -> list:
 
     from moonriver_env.gym_env import MoonRiverGymEnv
 
+    started = time.perf_counter() if started is None else started
     every = max(1, cfg.eval_every // cfg.n_envs)
     callbacks: list = [CheckpointCallback(max(1, cfg.checkpoint_every // cfg.n_envs),
                                           os.path.join(cfg.out, "checkpoints"), "ppo")]
+
+    class Evaluation(MaskableEvalCallback):
+        """Masked evaluation at the first step, every ``eval_every`` timesteps and at the end."""
+
+        def _on_step(self) -> bool:
+            if self.n_calls == 1:
+                return self._evaluate_now()
+            return super()._on_step()
+
+        def _on_training_end(self) -> None:
+            if not self.evaluations_timesteps or \
+                    self.evaluations_timesteps[-1] != self.num_timesteps:
+                self._evaluate_now()
+
+        def _evaluate_now(self) -> bool:
+            every, self.eval_freq = self.eval_freq, 1
+            try:
+                return super()._on_step()
+            finally:
+                self.eval_freq = every
+
     for spec in cfg.eval_opponents:
         opponents = [make_agent(spec, seed=cfg.seed + i) for i in range(cfg.num_players - 1)]
         eval_env = Monitor(MoonRiverGymEnv(opponents=opponents, num_players=cfg.num_players,
                                            mode=cfg.mode, reward="win"))
         eval_env.reset(seed=cfg.seed + 10_000)
-        callbacks.append(MaskableEvalCallback(
+        callbacks.append(Evaluation(
             eval_env, n_eval_episodes=cfg.eval_games, eval_freq=every,
             log_path=os.path.join(cfg.out, f"eval_{spec.replace(':', '-')}"),
             best_model_save_path=None, deterministic=True, verbose=0))
@@ -187,15 +354,42 @@ def build_callbacks(cfg: TrainConfig, vec_env) -> list:
 
         def __init__(self) -> None:
             super().__init__()
-            self.deadline = time.perf_counter() + 60 * cfg.max_minutes
+            self.deadline = started + 60 * cfg.max_minutes
 
         def _on_step(self) -> bool:
             return time.perf_counter() < self.deadline
+
+    class Progress(BaseCallback):
+        """A tqdm bar whose total is ``projected_timesteps`` (it respects ``max_minutes``)."""
+
+        def _on_training_start(self) -> None:
+            from tqdm import tqdm
+
+            self.first = self.model.num_timesteps
+            self.target = self.locals["total_timesteps"] - self.first
+            self.bar = tqdm(total=self.target, unit="step", unit_scale=True, dynamic_ncols=True,
+                            desc="timesteps" + (f" (limit {cfg.max_minutes:g} min)"
+                                                if cfg.max_minutes > 0 else ""))
+
+        def _on_step(self) -> bool:
+            done = self.model.num_timesteps - self.first
+            self.bar.total = projected_timesteps(self.target, done,
+                                                 time.perf_counter() - started,
+                                                 60 * cfg.max_minutes)
+            self.bar.update(done - self.bar.n)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.total = self.bar.n
+            self.bar.refresh()
+            self.bar.close()
 
     if cfg.self_play:
         callbacks.append(SelfPlay())
     if cfg.max_minutes > 0:
         callbacks.append(TimeLimit())
+    if cfg.progress:
+        callbacks.append(Progress())
     return callbacks
 
 
@@ -206,6 +400,9 @@ def train(cfg: TrainConfig, resume: str | None = None):
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    started = time.perf_counter()
+    if resume is not None and not os.path.isfile(resume):
+        raise FileNotFoundError(2, "checkpoint to resume from not found", resume)
     os.makedirs(cfg.out, exist_ok=True)
     with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
         json.dump(asdict(cfg), fh, indent=1)
@@ -226,9 +423,10 @@ def train(cfg: TrainConfig, resume: str | None = None):
                             ent_coef=cfg.ent_coef, policy_kwargs=policy_kwargs, seed=cfg.seed,
                             device="cpu", tensorboard_log=os.path.join(cfg.out, "tb"),
                             verbose=0)
+    model.moonriver = {"env": "MoonRiver-v0", "num_players": cfg.num_players, "mode": cfg.mode}
     start = time.perf_counter()
-    model.learn(total_timesteps=cfg.timesteps, callback=build_callbacks(cfg, vec_env),
-                progress_bar=cfg.progress, reset_num_timesteps=resume is None)
+    model.learn(total_timesteps=cfg.timesteps, callback=build_callbacks(cfg, vec_env, started),
+                reset_num_timesteps=resume is None)
     model.save(os.path.join(cfg.out, "final_model"))
     with open(os.path.join(cfg.out, "train_time.json"), "w", encoding="utf-8") as fh:
         json.dump({"seconds": time.perf_counter() - start,
@@ -237,25 +435,47 @@ def train(cfg: TrainConfig, resume: str | None = None):
     return model
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point (``moonriver-train``)."""
-    parser = argparse.ArgumentParser(prog="moonriver-train", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="TOML or JSON file of TrainConfig settings")
-    parser.add_argument("--resume", help="checkpoint .zip to continue from")
+def build_parser() -> argparse.ArgumentParser:
+    """The ``moonriver-train`` argument parser: one flag per setting, with its help."""
+    parser = ArgumentParser(prog="moonriver-train", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML or JSON file of settings (flags override it; default: none)")
+    parser.add_argument("--resume", metavar="CHECKPOINT",
+                        help="checkpoint .zip to continue from (default: none)")
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
+        text, allowed = SETTINGS[f.name]
+        default = f.default
+        shown = " ".join(map(str, default)) if isinstance(default, tuple) else default
+        help_text = f"{text}; {describe_allowed(str(f.type), allowed)} (default: {shown})"
+        help_text = help_text.replace("%", "%%")
         if f.type in ("bool",):
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=None)
+                                default=None, help=help_text)
         elif "tuple" in str(f.type):
-            elem = int if f.name == "net_arch" else str
-            parser.add_argument(flag, dest=f.name, nargs="+", type=elem, default=None)
+            parser.add_argument(flag, dest=f.name, nargs="*" if f.name == "eval_opponents"
+                                else "+", type=int if f.name == "net_arch" else str,
+                                default=None, help=help_text, metavar="N" if
+                                f.name == "net_arch" else "SPEC")
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=None)
-    args = vars(parser.parse_args(argv))
+            choices = allowed if isinstance(allowed, list) else None
+            parser.add_argument(flag, dest=f.name, type=kind, default=None, choices=choices,
+                                help=help_text)
+    add_debug_flag(parser)
+    return parser
+
+
+@cli_main("moonriver-train")
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point (``moonriver-train``)."""
+    args = vars(build_parser().parse_args(argv))
     config_path, resume = args.pop("config"), args.pop("resume")
+    args.pop("debug")
+    require(*TRAIN_MODULES, what="moonriver-train")
     cfg = TrainConfig.load(config_path, args)
+    if resume is not None and not os.path.isfile(resume):
+        raise FileNotFoundError(2, "checkpoint to resume from not found", resume)
     print("training with", json.dumps(asdict(cfg)))
     train(cfg, resume=resume)
     print("saved", os.path.join(cfg.out, "final_model.zip"))

@@ -1,0 +1,124 @@
+"""One place that turns a command-line failure into one clear line on stderr.
+
+Every CLI of the package (``moonriver-eval``, ``moonriver-train``, ``python -m moonriver_env``,
+``python -m moonriver_env.training.plot_curve``) wraps its ``main`` with :func:`cli_main`.
+A user error (bad value, missing or malformed file, missing optional dependency) prints
+``PROG: error: MESSAGE`` and exits with status 2, as argparse does for a bad flag; any other
+exception is reported the same way as an internal error with status 1. ``--debug`` re-raises,
+so the full traceback shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import sys
+import typing
+import zipfile
+from collections.abc import Callable
+
+USAGE_STATUS = 2  # argparse's status for a bad command line
+INTERNAL_STATUS = 1
+
+# Top-level modules of each optional extra (pyproject's [project.optional-dependencies]).
+EXTRA_OF_MODULE = {
+    "gymnasium": "env", "pettingzoo": "env", "PIL": "env",
+    "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
+    "tensorboard": "train", "tqdm": "train", "rich": "train", "openskill": "train",
+    "matplotlib": "train",
+}
+
+
+class CLIError(Exception):
+    """A user error whose message is shown as is (one line, exit status 2)."""
+
+
+class MissingExtraError(CLIError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, module: str, extra: str, what: str = "this command") -> None:
+        super().__init__(f"{what} needs the optional dependency {module!r}, which is not "
+                         f"installed; install the '{extra}' extra: "
+                         f'pip install "moonriver-env[{extra}]"')
+        self.module, self.extra = module, extra
+
+
+def require(*modules: str, what: str = "this command") -> None:
+    """Import ``modules`` now; a missing one raises MissingExtraError naming its extra."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            raise _missing(exc, what) or exc from None
+
+
+def _missing(exc: ModuleNotFoundError, what: str = "this command") -> MissingExtraError | None:
+    top = (exc.name or "").split(".")[0]
+    if top in EXTRA_OF_MODULE:
+        return MissingExtraError(top, EXTRA_OF_MODULE[top], what)
+    return None
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, but a bad command line is one line on stderr (status 2), no usage."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        """Print ``PROG: error: MESSAGE (see PROG --help)`` and exit with status 2."""
+        self.exit(USAGE_STATUS, f"{self.prog}: error: {one_line(message)} "
+                                f"(see {self.prog} --help)\n")
+
+
+def add_debug_flag(parser: argparse.ArgumentParser) -> None:
+    """The ``--debug`` flag every CLI accepts (show tracebacks instead of one line)."""
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show the full traceback instead of one line")
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """The one-line message and exit status for an exception raised by a CLI."""
+    if isinstance(exc, ModuleNotFoundError):
+        missing = _missing(exc)
+        if missing is not None:
+            return str(missing), USAGE_STATUS
+    if isinstance(exc, CLIError):
+        return str(exc), USAGE_STATUS
+    if isinstance(exc, OSError):  # missing file, a directory given for a file, permissions
+        if exc.filename is not None:
+            return f"{exc.strerror or type(exc).__name__}: {exc.filename}", USAGE_STATUS
+        return str(exc), USAGE_STATUS
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"not a valid checkpoint .zip: {exc}", USAGE_STATUS
+    if isinstance(exc, ValueError):  # includes DataFileError, JSON and TOML decode errors
+        return str(exc), USAGE_STATUS
+    return (f"internal error: {type(exc).__name__}: {exc} (run again with --debug for the "
+            f"traceback)", INTERNAL_STATUS)
+
+
+def one_line(text: str) -> str:
+    """Collapse a message onto one line."""
+    return " ".join(text.split())
+
+
+def cli_main(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """Decorate a CLI ``main(argv)``: errors become ``PROG: error: ...`` lines and a status."""
+
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def wrapper(argv: list[str] | None = None) -> int:
+            args = sys.argv[1:] if argv is None else list(argv)
+            try:
+                return main(argv)
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted", file=sys.stderr)
+                return 130
+            except Exception as exc:
+                if "--debug" in args:
+                    raise
+                message, status = describe(exc)
+                print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+                return status
+
+        return wrapper
+
+    return wrap
