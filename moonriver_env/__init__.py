@@ -2,7 +2,9 @@
 
 ``moonriver_env.engine`` is the pure rules engine (Python + numpy). Importing this package
 also registers the single-agent Gymnasium environment ``MoonRiver-v0`` when gymnasium is
-installed; the PettingZoo environment is ``moonriver_env.moonriver_v0``.
+installed; the PettingZoo environment is ``moonriver_env.moonriver_v0``. The second game,
+Circles: Far West, has its engine in ``moonriver_env.circles``, its PettingZoo environment in
+``moonriver_env.circles_far_west_v0`` and registers ``CirclesFarWest-v0``.
 """
 
 __version__ = "0.1.0"
@@ -14,4 +16,8 @@ except ImportError:  # the engine alone needs only numpy
 else:
     if "MoonRiver-v0" not in _gymnasium.registry:
         _gymnasium.register(id="MoonRiver-v0", entry_point="moonriver_env.gym_env:MoonRiverGymEnv",
+                            disable_env_checker=True)
+    if "CirclesFarWest-v0" not in _gymnasium.registry:
+        _gymnasium.register(id="CirclesFarWest-v0",
+                            entry_point="moonriver_env.circles.gym_env:CirclesGymEnv",
                             disable_env_checker=True)

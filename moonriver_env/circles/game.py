@@ -219,6 +219,14 @@ class CirclesGame:
         best = max(self.wealth(p) for p in range(self.num_players))
         return [p for p in range(self.num_players) if self.wealth(p) == best]
 
+    def returns(self) -> list[float]:
+        """Final rewards: +1 a sole winner, 0 each of shared winners, -1 the others (0 before
+        the end)."""
+        if not self.is_over:
+            return [0.0] * self.num_players
+        won = 1.0 if len(self.winners_) == 1 else 0.0
+        return [won if p in self.winners_ else -1.0 for p in range(self.num_players)]
+
     def legal_mask(self) -> np.ndarray:
         """Read-only int8 mask over the action enumeration (zeros when over; may be shared)."""
         if self._mask is None:

@@ -1,0 +1,184 @@
+"""Single-agent Gymnasium view of Circles: the learner plays one seat against opponents.
+
+    import gymnasium, moonriver_env
+    env = gymnasium.make("CirclesFarWest-v0", num_players=3, opponents=None, seat=None)
+
+- Observation: the learner's flat float32 observation (docs/circles_observation.md); the
+  legal-action mask is ``env.action_masks()`` (what sb3-contrib's MaskablePPO asks for) and
+  ``info["action_mask"]``.
+- Action: ``Discrete(87)`` for the Far West ring (docs/circles.md).
+- Opponents: ``None`` (uniform random legal actions from the env's generator), one agent or
+  callable for every opponent, or a list with one per opponent in seat order after the learner.
+  An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``); a callable is
+  ``f(observation) -> id``. Opponents act inside ``step`` until the learner decides again (a
+  saloon bet can ask the learner to stake or throw during an opponent's turn) or the game ends.
+- Seat: ``None`` draws the learner's player id each episode; an int fixes it.
+- Reward: the end-of-game reward of circles_far_west_v0 (+1 sole winner, 0 shared win, -1
+  otherwise) on the learner's last transition.
+- Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
+  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
+  ``info["illegal_action"] = True`` (the Gymnasium and SB3 checkers sample unmasked actions).
+
+This module imports gymnasium; the engine modules beside it do not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from .config import CirclesConfig
+from .game import CirclesGame, IllegalActionError
+from .observation import CirclesObserver
+
+ILLEGAL_POLICIES = ("raise", "penalty")
+
+
+class _Uniform:
+    """Default opponent: a uniformly random legal action from the env's generator."""
+
+    name = "random"
+
+    def __init__(self, env: CirclesGymEnv) -> None:
+        self.env = env
+
+    def act(self, game: CirclesGame, observation: dict[str, np.ndarray]) -> int:
+        legal = observation["action_mask"].view(np.bool_).nonzero()[0]
+        return int(legal[self.env.np_random.integers(legal.size)])
+
+
+class _Function:
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def act(self, game: CirclesGame, observation: dict[str, np.ndarray]) -> int:
+        return int(self.fn(observation))
+
+
+class CirclesGymEnv(gymnasium.Env):
+    """Circles: Far West for one learner against fixed opponents."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(self, opponents: Any = None, seat: int | None = None, illegal: str = "raise",
+                 illegal_penalty: float = -1.0, render_mode: str | None = None,
+                 num_players: int = 4, **config: Any) -> None:
+        self.config = CirclesConfig(num_players=num_players, **config)
+        n = self.config.num_players
+        if illegal not in ILLEGAL_POLICIES:
+            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
+            raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
+                             f"got {seat!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.fixed_seat = seat
+        self.opponents = self._opponents(opponents, n - 1)
+        self.observer = CirclesObserver(self.config)
+        num_actions = CirclesGame(self.config, seed=0).num_actions
+        self.observation_space = gymnasium.spaces.Box(0.0, self.observer.high,
+                                                      (self.observer.size,), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(num_actions)
+        self._no_moves = np.zeros(num_actions, dtype=np.int8)
+        self.game: CirclesGame | None = None
+        self.seat = 0
+
+    def _opponents(self, spec: Any, count: int) -> list[Any]:
+        if spec is None:
+            return [_Uniform(self) for _ in range(count)]
+        many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
+        items = list(spec) if many else [spec] * count
+        if len(items) != count:
+            raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
+        out = []
+        for item in items:
+            if hasattr(item, "act"):
+                out.append(item)
+            elif callable(item):
+                out.append(_Function(item))
+            else:
+                raise TypeError(f"an opponent must be an agent with act(game, observation) or a "
+                                f"callable f(observation) -> action id, got {item!r}")
+        return out
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a game; the learner's seat and the game seed come from the env's generator."""
+        super().reset(seed=seed)
+        self.game = CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1)))
+        n = self.config.num_players
+        self.seat = (self.fixed_seat if self.fixed_seat is not None
+                     else int(self.np_random.integers(n)))
+        for i, opponent in enumerate(self.opponents):
+            if hasattr(opponent, "reset"):
+                opponent.reset(int(self.np_random.integers(2**31)) + i)
+        self._play_opponents()
+        if self.game.is_over:
+            raise RuntimeError("the game ended before the learner's first decision")
+        return self._observe(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponents' until the learner decides again."""
+        game = self._require_game()
+        if game.is_over:
+            raise RuntimeError("the episode is over; call reset()")
+        try:
+            game.apply(int(action))
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            info = self._info()
+            info["illegal_action"] = True
+            return self._observe(), self.illegal_penalty, True, False, info
+        self._play_opponents()
+        reward = game.returns()[self.seat]
+        return self._observe(), reward, game.is_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal-action mask of the learner (all zeros once the game is over)."""
+        game = self._require_game()
+        return game.legal_mask() if game.current_player == self.seat else self._no_moves
+
+    def render(self) -> str | np.ndarray | None:
+        """The table as ansi text or an RGB image."""
+        game = self._require_game()
+        if self.render_mode == "rgb_array":
+            from .image import table_image
+
+            return table_image(game)
+        if self.render_mode == "ansi":
+            return game.table_text()
+        return None
+
+    def _require_game(self) -> CirclesGame:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+    def _observe(self) -> np.ndarray:
+        return self.observer.encode(self._require_game(), self.seat)
+
+    def _info(self) -> dict[str, Any]:
+        game = self._require_game()
+        info: dict[str, Any] = {"action_mask": self.action_masks().copy(), "seat": self.seat}
+        if game.is_over:
+            info["wealth"] = [game.wealth(p) for p in range(game.num_players)]
+            info["winners"] = game.winners()
+        return info
+
+    def _play_opponents(self) -> None:
+        game = self._require_game()
+        n = self.config.num_players
+        while not game.is_over and game.current_player != self.seat:
+            p = game.current_player
+            opponent = self.opponents[(p - self.seat - 1) % n]
+            obs = {"observation": self.observer.encode(game, p),
+                   "action_mask": game.legal_mask()}
+            game.apply(opponent.act(game, obs))

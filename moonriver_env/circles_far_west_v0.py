@@ -1,0 +1,181 @@
+"""Circles: Far West as a PettingZoo AEC environment (``circles_far_west_v0``).
+
+| | |
+|---|---|
+| Import | `from moonriver_env import circles_far_west_v0` |
+| Agents | `player_0 .. player_{n-1}` (n = 2 to 5) |
+| Actions | `Discrete(87)` for the Far West ring, for every player count (docs/circles.md) |
+| Observations | `Dict(observation=Box(0, 4, (363,), f32), action_mask=Box(0, 1, (87,), i8))` |
+| State | `state()`: the observation of player_0 (absolute frame), same shape |
+
+**Agents and seats.** `player_i` is engine player `i`; the first player is drawn from the
+seeded generator and turns go clockwise (player ids ascending). A turn is one or more steps of
+its owner (flick, train tickets, the space's choice); a saloon bet adds steps of other players
+(stake or fold, contest throws), so ``agent_selection`` is whoever decides now.
+
+**Observation.** A flat float32 vector of named views (`env.observation_views`,
+docs/circles_observation.md), players relative to the viewer. `action_mask` opens the legal
+actions of the agent to act; it is all zeros for every other agent and once the game is over.
+
+**Rewards**, when the game ends: +1 to a sole winner (the ranch buyer, or the richest in money
+plus deposit at the turn cap), -1 to every other player; a shared win (turn cap, equal wealth)
+gives its winners 0 and the others -1.
+
+**Illegal actions.** `raw_env` raises `IllegalActionError` (state unchanged). `env()` wraps it
+the PettingZoo way: `TerminateIllegalWrapper` (the offender gets -1, the game ends),
+`AssertOutOfBoundsWrapper`, `OrderEnforcingWrapper`.
+
+**Options.** `num_players` (2-5), every other `CirclesConfig` field (layout, skill model,
+starting capital, turn cap, ...), `render_mode` ("ansi", "rgb_array", "human": prints the ansi
+text). `env.game_record()` is the engine's JSON record of the game.
+
+Version history: v0 (0.1.0) first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from moonriver_env.circles import CirclesConfig, CirclesGame
+from moonriver_env.circles.observation import CirclesObserver
+
+ILLEGAL_REWARD = -1.0
+RENDER_MODES = ["ansi", "rgb_array", "human"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment with PettingZoo's standard wrappers (an illegal move ends the game)."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    return wrappers.OrderEnforcingWrapper(aec)
+
+
+class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
+    """Circles: Far West AEC environment without wrappers; see the module docstring."""
+
+    metadata = {"name": "circles_far_west_v0", "render_modes": RENDER_MODES,
+                "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(self, num_players: int = 4, render_mode: str | None = None,
+                 **config: Any) -> None:
+        super().__init__()
+        self.config = CirclesConfig(num_players=num_players, **config)
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, "
+                             f"got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observer = CirclesObserver(self.config)
+        self.possible_agents = [f"player_{p}" for p in range(num_players)]
+        self.agent_ids = {a: p for p, a in enumerate(self.possible_agents)}
+        probe = CirclesGame(self.config, seed=0)
+        self.num_actions = probe.num_actions
+        self.codec = probe.codec
+        obs_space = gymnasium.spaces.Dict({
+            "observation": gymnasium.spaces.Box(0.0, self.observer.high, (self.observer.size,),
+                                                np.float32),
+            "action_mask": gymnasium.spaces.Box(0, 1, (self.num_actions,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(self.num_actions)
+                              for a in self.possible_agents}
+        self._no_moves = np.zeros(self.num_actions, dtype=np.int8)
+        self._no_moves.flags.writeable = False
+        self.np_random, _ = seeding.np_random(None)
+        self.game: CirclesGame | None = None
+
+    # ------------------------------------------------------------------ API
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Observation space of an agent (the same for all)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Action space of an agent (the same for all)."""
+        return self.action_spaces[agent]
+
+    @property
+    def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+        """Named slices of the observation vector: name -> (start, stop, shape)."""
+        return {v.name: (v.start, v.stop, v.shape) for v in self.observer.views.values()}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game; a seed reseeds the env's generator, which seeds every game."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.game = CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1)))
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Observation of an agent: the table from its point of view and its action mask."""
+        game = self._require_game()
+        p = self.agent_ids[agent]
+        mask = game.legal_mask() if p == game.current_player else self._no_moves
+        return {"observation": self.observer.encode(game, p), "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Global state: the observation vector in player_0's (absolute) frame."""
+        return self.observer.encode(self._require_game(), 0)
+
+    def step(self, action: int | None) -> None:
+        """Play the selected agent's action (None for an agent that is done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._require_game()
+        self._cumulative_rewards[agent] = 0.0
+        game.apply(int(action))  # raises IllegalActionError, state unchanged
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if game.is_over:
+            for p, r in enumerate(game.returns()):
+                self.rewards[self.possible_agents[p]] = r
+            self.terminations = dict.fromkeys(self.agents, True)
+            winners = [self.possible_agents[w] for w in game.winners()]
+            self.infos = {a: {"wealth": game.wealth(self.agent_ids[a]), "winners": winners,
+                              "end_reason": game.end_reason} for a in self.agents}
+        else:
+            self.agent_selection = self.possible_agents[game.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        """Render the table: ansi text, an RGB image, or print the text ("human")."""
+        game = self._require_game()
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
+            return None
+        if self.render_mode == "rgb_array":
+            from moonriver_env.circles.image import table_image
+
+            return table_image(game)
+        text = game.table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def game_record(self) -> dict[str, Any]:
+        """The engine's JSON game record of the current game."""
+        return self._require_game().to_record()
+
+    def _require_game(self) -> CirclesGame:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
