@@ -2,20 +2,40 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 from moonriver_env.engine import ActionCodec, Game
+from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main
+
+
+def load_record(path: str) -> dict:
+    """A record file's JSON; a truncated or non-JSON file is a ValueError naming the file."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path} is not a JSON game record (truncated or not JSON: "
+                         f"{exc})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} is not a game record: expected a JSON object")
+    return record
 
 
 def replay(path: str, step: bool, delay: float) -> int:
-    """Step through a recorded game in the terminal (Enter for the next decision)."""
+    """Step through a recorded game in the terminal (Enter for the next decision).
+
+    A record saved before the end (records can be written at any time) replays up to its
+    last decision and ends with the running scores and a note that the game is unfinished.
+    """
     import time
 
-    with open(path, encoding="utf-8") as fh:
-        record = json.load(fh)
-    final = Game.from_record(record)  # checks the record replays
+    record = load_record(path)
+    try:
+        final = Game.from_record(record)  # checks the record replays
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     game = Game(final.config, seed=record["seed"])
     decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
     print(game.table_text())
@@ -32,22 +52,32 @@ def replay(path: str, step: bool, delay: float) -> int:
               f"{ActionCodec.to_text(event['action'])}")
         game.apply(event["action"])
         print(game.table_text())
-    print("\nfinal scores:", [s.total for s in game.scores()], "winners:", game.winners())
+    if game.is_over:
+        print("\nfinal scores:", [s.total for s in game.scores()], "winners:", game.winners())
+    else:
+        print(f"\nthe game is unfinished: the record ends after {len(decisions)} decisions; "
+              f"running scores: {[s.total for s in game.running_scores()]}")
     return 0
 
 
+@cli_main("python -m moonriver_env")
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
-    parser = argparse.ArgumentParser(prog="python -m moonriver_env")
+    parser = ArgumentParser(prog="python -m moonriver_env")
+    add_debug_flag(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="step through a recorded game (JSON record)")
-    rp.add_argument("file")
+    rp.add_argument("file", help="a JSON game record (Game.to_record, moonriver-eval "
+                                 "--save-records)")
     rp.add_argument("--no-step", action="store_true", help="print every step without pausing")
     rp.add_argument("--delay", type=float, default=0.0, help="seconds between steps (--no-step)")
-    sub.add_parser("actions-doc", help="print docs/actions.md")
-    sub.add_parser("observation-doc", help="print docs/observation.md")
+    add_debug_flag(rp)
+    add_debug_flag(sub.add_parser("actions-doc", help="print docs/actions.md"))
+    add_debug_flag(sub.add_parser("observation-doc", help="print docs/observation.md"))
     args = parser.parse_args(argv)
     if args.command == "replay":
+        if not 0 <= args.delay < float("inf"):
+            parser.error(f"argument --delay: expected seconds >= 0, got {args.delay}")
         return replay(args.file, step=not args.no_step and sys.stdin.isatty(), delay=args.delay)
     if args.command == "actions-doc":
         from moonriver_env.actions import actions_markdown

@@ -344,3 +344,65 @@ def test_missing_train_extra_names_the_extra(tmp_path, module, code, policy_4p) 
     assert "No module named" not in proc.stderr and "Traceback" not in proc.stderr
     assert not os.path.exists(out)
 
+
+
+# --------------------------------------------------------------- replay (defect 7)
+def _unfinished_record(decisions: int = 40) -> dict:
+    from moonriver_env.engine import GameConfig
+
+    game = Game(GameConfig(num_players=3), seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(decisions):
+        legal = game.legal_action_ids()
+        game.apply(int(legal[rng.integers(legal.size)]))
+    assert not game.is_over
+    return game.to_record()
+
+
+def test_replay_of_an_unfinished_record_says_so(capsys, tmp_path) -> None:
+    from moonriver_env.__main__ import main as cli
+
+    path = tmp_path / "unfinished.json"
+    path.write_text(json.dumps(_unfinished_record(40)))
+    assert cli(["replay", str(path), "--no-step"]) == 0
+    out = capsys.readouterr().out
+    assert "=== decision 40/40" in out
+    assert "the game is unfinished: the record ends after 40 decisions; running scores:" in out
+    assert "final scores" not in out
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "No such file or directory: "),
+    ("truncated", "is not a JSON game record (truncated or not JSON"),
+    ("[1, 2]", "is not a game record: expected a JSON object"),
+    ('{"format": "chess"}', "not a Moon River record"),
+    (b"\xff\xfe{", "is not a JSON game record"),
+])
+def test_replay_of_a_bad_record_is_one_line(capsys, tmp_path, content, message) -> None:
+    from moonriver_env.__main__ import main as cli
+
+    path = tmp_path / "record.json"
+    if content == "truncated":
+        text = json.dumps(_unfinished_record(10))
+        path.write_text(text[: len(text) // 2])
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    assert cli(["replay", str(path), "--no-step"]) == 2
+    line = one_error_line(capsys, "python -m moonriver_env")
+    assert message in line and str(path) in line
+
+
+def test_replay_of_a_tampered_record_is_one_line(capsys, tmp_path) -> None:
+    from moonriver_env.__main__ import main as cli
+
+    record = _unfinished_record(12)
+    decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
+    decisions[3]["action"] = 99_999
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(record))
+    assert cli(["replay", str(path), "--no-step"]) == 2
+    assert "does not replay" in one_error_line(capsys, "python -m moonriver_env")
+    with pytest.raises(ValueError, match="does not replay"):
+        cli(["replay", str(path), "--no-step", "--debug"])
