@@ -267,11 +267,11 @@ def boards_doc(**changes) -> dict:
 
 
 BAD_BOARDS = {
-    "bridge off the rows": (boards_doc(camp={"bridges": [[2, 0]]}), "bridge [2, 0]"),
-    "bridge off the columns": (boards_doc(mary={"bridges": [[0, 5]]}), "bridge [0, 5]"),
-    "bridge not a pair": (boards_doc(mary={"bridges": [[0]]}), "bridge [0]"),
+    "bridge off the rows": (boards_doc(camp={"bridges": [[10, 0]]}), "bridges[0] must be"),
+    "bridge off the columns": (boards_doc(mary={"bridges": [[0, 5]]}), "bridges[0] must be"),
+    "bridge not a pair": (boards_doc(mary={"bridges": [[0]]}), "bridges[0] must be"),
     "bridge not integers": (boards_doc(mary={"bridges": [["0", "1"]]}), "must be [row, col]"),
-    "homestead bridge": (boards_doc(wesley={"bridges": [[0, 0], [0, 2]]}), "bridge [0, 2]"),
+    "homestead bridge": (boards_doc(wesley={"bridges": [[0, 0], [0, 2]]}), "bridges[1] must be"),
     "no bridges": (boards_doc(mary={"bridges": []}), "non-empty list"),
     "reserve 0": (boards_doc(calamity={"reserve": 0}), "'reserve' must be an integer in 1..4"),
     "reserve 5": (boards_doc(calamity={"reserve": 5}), "'reserve' must be an integer in 1..4"),

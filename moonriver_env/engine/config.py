@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 from .data import GameData, load_game_data, resolve_path
 
 MODES = ("base", "legends")
+_DATA_FILES = ("plots_file", "boards_file", "partners_file", "bonus_file")
 SCENARIOS = {1: "Timber Rafting", 2: "Gold Rush", 3: "Outlaws", 4: "Moon River City"}
 
 
@@ -32,11 +34,14 @@ class GameConfig:
     auto_forced: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("plots_file", "boards_file", "partners_file", "bonus_file"):
+        for name in _DATA_FILES:
             value = getattr(self, name)
             if isinstance(value, os.PathLike):
-                object.__setattr__(self, name, os.fspath(value))  # keep records JSON-friendly
-            elif value is not None and not isinstance(value, str):
+                value = os.fspath(value)
+            if isinstance(value, str) and value:
+                # Absolute, so that a record replays from any working directory.
+                object.__setattr__(self, name, str(Path(value).resolve()))
+            elif value is not None:
                 raise ValueError(f"GameConfig.{name} must be a path (str or os.PathLike) or "
                                  f"None for the package's data, got {value!r}")
         if type(self.num_players) is not int or self.num_players not in (2, 3, 4):
@@ -53,7 +58,14 @@ class GameConfig:
             if type(self.scenario) is not int or self.scenario not in SCENARIOS:
                 raise ValueError(f"GameConfig.scenario must be one of {sorted(SCENARIOS)} or None "
                                  f"(drawn at random), got {self.scenario!r}")
-        data = self.data  # validates the data files now
+        data = _load_data(self)  # validates the data files now
+        object.__setattr__(self, "_data", data)
+        for name in self._board_names_in_play(data):
+            board = data.boards[name]
+            outside = [b for b in board.bridges if b[0] >= self.rows]
+            if outside:
+                raise ValueError(f"GameConfig: board {name!r} has bridges {outside} outside the "
+                                 f"{self.rows}-row ranch of a {self.num_players}-player game")
         legends = sorted(n for n, b in data.boards.items() if b.side == "legend")
         if self.boards is not None:
             if isinstance(self.boards, list):
@@ -76,13 +88,25 @@ class GameConfig:
 
     @property
     def data(self) -> GameData:
-        """The validated data tables this configuration plays with."""
-        return load_game_data(
-            resolve_path(self.plots_file, "plots.csv"),
-            resolve_path(self.boards_file, "boards.json"),
-            resolve_path(self.partners_file, "partners.csv"),
-            resolve_path(self.bonus_file, "bonus_tiles.csv"),
-        )
+        """The validated data tables this configuration plays with (read when it was made)."""
+        data = self.__dict__.get("_data")
+        if data is None:  # an unpickled config reads its files again
+            data = _load_data(self)
+            object.__setattr__(self, "_data", data)
+        return data
+
+    def _board_names_in_play(self, data: GameData) -> list[str]:
+        """The boards a game of this configuration may deal."""
+        if self.mode == "base":
+            return [next(k for k, b in data.boards.items() if b.side == "camp")]
+        if self.boards is not None and all(name in data.boards for name in self.boards):
+            return list(self.boards)
+        return [k for k, b in data.boards.items() if b.side == "legend"]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_data", None)  # the tables (and their score memo) are read again
+        return state
 
     @property
     def rows(self) -> int:
@@ -105,3 +129,12 @@ class GameConfig:
             raise ValueError(f"GameConfig: unknown fields {sorted(unknown)}; allowed: "
                              f"{sorted(known)}")
         return cls(**d)  # __post_init__ turns a boards list into a tuple
+
+
+def _load_data(config: GameConfig) -> GameData:
+    return load_game_data(
+        resolve_path(config.plots_file, "plots.csv"),
+        resolve_path(config.boards_file, "boards.json"),
+        resolve_path(config.partners_file, "partners.csv"),
+        resolve_path(config.bonus_file, "bonus_tiles.csv"),
+    )

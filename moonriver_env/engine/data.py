@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -14,17 +16,29 @@ import numpy as np
 from .components import Board, PartnerKind, PlotKind, Terrain
 
 MAX_RESERVE = 4  # the largest reserve of any board; observations and actions are sized by it
-MAX_BRIDGE_ROW = 1  # bridges border the river: rows 0 and 1 only
+# Limits that keep every id inside its int16 array and every observation value inside the
+# Box bound (64): plot numbers / 25, partner tokens per specialist / 5, rounds / 24.
+MAX_PLOT_KINDS = 256
+MAX_PLOTS = 4096
+MAX_PARTNERS = 320
+MAX_ROWS = 10  # a bridge may lie on any row of the largest (2-player) ranch
+_HOMESTEAD = (0, 2)
 
 _PLOT_COLUMNS = ("kind", "terrain", "nugget", "beaver", "corn", "cows", "skull", "circle",
                  "count", "number")
 _BONUS_COLUMNS = ("tile", "face", "terrain", "nugget", "beaver", "corn", "cows", "skull",
                   "circle")
+_PARTNER_COLUMNS = ("specialist", "count")
 _SPECIALISTS = {k.name.lower(): k for k in PartnerKind if k != PartnerKind.COWBOY}
+_INTEGER = re.compile(r"-?[0-9]+")  # plain digits: no blanks, signs, underscores or exponents
+_FIELD_LIMIT = 1000  # characters; no valid field comes near it
 
 
 class DataFileError(ValueError):
-    """A data file is malformed; the message names the file, the place and what is allowed."""
+    """A data file is malformed; the message names the file, the place and what is allowed.
+
+    Messages never quote the file's text (a record may name any file on the machine).
+    """
 
 
 @cache
@@ -33,37 +47,66 @@ def default_path(name: str) -> str:
     return str(resources.files("moonriver_env.engine") / "data" / name)
 
 
-def _int_field(path: str, line: int, row: dict, key: str, lo: int, hi: int) -> int:
-    raw = (row.get(key) or "").strip()
+def read_text(path: str) -> str:
+    """A data file's text; unreadable or non-UTF-8 files are DataFileErrors."""
     try:
-        value = int(raw)
-    except ValueError:
-        raise DataFileError(f"{path}, line {line}: '{key}' must be an integer, "
-                            f"got {raw!r}") from None
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise DataFileError(f"cannot read data file {path}: {exc.strerror}") from None
+    try:
+        return raw.decode("utf-8-sig")  # a byte order mark (spreadsheet export) is dropped
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataFileError(f"{path}, line {line}: not UTF-8 text (data files are UTF-8 "
+                            "CSV or JSON)") from None
+
+
+def _int_field(path: str, line: int, row: dict, key: str, lo: int, hi: int) -> int:
+    raw = row[key]
+    if not _INTEGER.fullmatch(raw):
+        raise DataFileError(f"{path}, line {line}: '{key}' must be an integer in {lo}..{hi} "
+                            "written as plain digits")
+    value = int(raw)
     if not lo <= value <= hi:
         raise DataFileError(f"{path}, line {line}: '{key}' must be in {lo}..{hi}, got {value}")
     return value
 
 
 def _terrain_field(path: str, line: int, row: dict) -> Terrain:
-    raw = (row.get("terrain") or "").strip().lower()
+    raw = row["terrain"].strip().lower()
     names = [t.name.lower() for t in Terrain]
     if raw not in names:
-        raise DataFileError(f"{path}, line {line}: terrain must be one of {names}, got {raw!r}")
+        raise DataFileError(f"{path}, line {line}: terrain must be one of {names}")
     return Terrain[raw.upper()]
 
 
-def _read_csv(path: str, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
+def _read_csv(path: str, text: str, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
+    """Rows of a CSV file as (line, {column: text}); blank lines are skipped."""
+    rows: list[tuple[int, dict]] = []
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            header = tuple(reader.fieldnames or ())
-            if header != columns:
-                raise DataFileError(f"{path}: header must be {','.join(columns)}, got "
-                                    f"{','.join(header) or 'nothing'}")
-            return [(i + 2, row) for i, row in enumerate(reader)]
-    except OSError as exc:
-        raise DataFileError(f"cannot read data file {path}: {exc.strerror}") from None
+        for fields in reader:
+            line = reader.line_num
+            if any(len(f) > _FIELD_LIMIT for f in fields):
+                raise DataFileError(f"{path}, line {line}: a field is longer than "
+                                    f"{_FIELD_LIMIT} characters")
+            if line == 1:
+                if tuple(fields) != columns:
+                    raise DataFileError(f"{path}, line 1: the header must be "
+                                        f"{','.join(columns)}")
+                continue
+            if not fields:
+                continue
+            if len(fields) != len(columns):
+                raise DataFileError(f"{path}, line {line}: expected {len(columns)} fields "
+                                    f"({','.join(columns)}), got {len(fields)}")
+            rows.append((line, dict(zip(columns, fields, strict=True))))
+    except csv.Error:
+        raise DataFileError(f"{path}, line {reader.line_num}: not valid CSV (unbalanced "
+                            "quotes, a NUL byte or an over-long field)") from None
+    if reader.line_num == 0:
+        raise DataFileError(f"{path}, line 1: the header must be {','.join(columns)}")
+    return rows
 
 
 def _symbols(path: str, line: int, row: dict, label: str) -> PlotKind:
@@ -82,16 +125,20 @@ def _symbols(path: str, line: int, row: dict, label: str) -> PlotKind:
     return kind
 
 
-def read_plot_manifest(path: str) -> tuple[tuple[PlotKind, ...], tuple[int, ...]]:
+def read_plot_manifest(path: str, text: str | None = None
+                       ) -> tuple[tuple[PlotKind, ...], tuple[int, ...]]:
     """Read a plot manifest CSV: the plot kinds and how many plots of each are in the box."""
+    text = read_text(path) if text is None else text
     kinds: list[PlotKind] = []
     counts: list[int] = []
     labels: set[str] = set()
-    for line, row in _read_csv(path, _PLOT_COLUMNS):
-        label = (row["kind"] or "").strip()
+    for line, row in _read_csv(path, text, _PLOT_COLUMNS):
+        label = row["kind"].strip()
         if not label or label in labels:
-            raise DataFileError(f"{path}, line {line}: 'kind' must be a unique non-empty label, "
-                                f"got {label!r}")
+            raise DataFileError(f"{path}, line {line}: 'kind' must be a unique non-empty label")
+        if len(kinds) == MAX_PLOT_KINDS:
+            raise DataFileError(f"{path}, line {line}: a manifest has at most {MAX_PLOT_KINDS} "
+                                "kinds")
         labels.add(label)
         kinds.append(_symbols(path, line, row, label))
         counts.append(_int_field(path, line, row, "count", 0, 96))
@@ -99,47 +146,57 @@ def read_plot_manifest(path: str) -> tuple[tuple[PlotKind, ...], tuple[int, ...]
     if total < 8:
         raise DataFileError(f"{path}: the box must hold at least 8 plots (two columns), "
                             f"got {total}")
+    if total > MAX_PLOTS:
+        raise DataFileError(f"{path}: the box holds at most {MAX_PLOTS} plots, got {total}")
     return tuple(kinds), tuple(counts)
 
 
-def read_bonus_tiles(path: str) -> tuple[tuple[PlotKind, PlotKind], ...]:
+def read_bonus_tiles(path: str, text: str | None = None
+                     ) -> tuple[tuple[PlotKind, PlotKind], ...]:
     """Read the 2-player bonus tiles: two faces per tile, each a single plot."""
+    text = read_text(path) if text is None else text
     tiles: dict[str, list[PlotKind]] = {}
-    for line, row in _read_csv(path, _BONUS_COLUMNS):
-        tile = (row["tile"] or "").strip()
+    for line, row in _read_csv(path, text, _BONUS_COLUMNS):
+        tile = row["tile"].strip()
         face = _int_field(path, line, row, "face", 0, 1)
         faces = tiles.setdefault(tile, [])
         if face != len(faces):
-            raise DataFileError(f"{path}, line {line}: tile {tile!r} faces must be listed 0 then 1")
+            raise DataFileError(f"{path}, line {line}: each tile's faces must be listed "
+                                "0 then 1")
         faces.append(_symbols(path, line, row, f"bonus-{tile}{face}"))
     if len(tiles) != 2 or any(len(f) != 2 for f in tiles.values()):
         raise DataFileError(f"{path}: exactly 2 bonus tiles with faces 0 and 1 are required")
     return tuple((f[0], f[1]) for f in tiles.values())
 
 
-def read_partners(path: str) -> tuple[PartnerKind, ...]:
+def read_partners(path: str, text: str | None = None) -> tuple[PartnerKind, ...]:
     """Read the partner tokens: the Specialist face of each token (every back is a Cowboy)."""
+    text = read_text(path) if text is None else text
     tokens: list[PartnerKind] = []
-    for line, row in _read_csv(path, ("specialist", "count")):
-        name = (row["specialist"] or "").strip().lower()
+    for line, row in _read_csv(path, text, _PARTNER_COLUMNS):
+        name = row["specialist"].strip().lower()
         if name not in _SPECIALISTS:
             raise DataFileError(f"{path}, line {line}: specialist must be one of "
-                                f"{sorted(_SPECIALISTS)}, got {name!r}")
+                                f"{sorted(_SPECIALISTS)}")
         tokens += [_SPECIALISTS[name]] * _int_field(path, line, row, "count", 0, 20)
+        if len(tokens) > MAX_PARTNERS:
+            raise DataFileError(f"{path}, line {line}: there are at most {MAX_PARTNERS} "
+                                "partner tokens")
     if not tokens:
         raise DataFileError(f"{path}: at least one partner token is required")
     return tuple(tokens)
 
 
-def read_boards(path: str) -> dict[str, Board]:
+def read_boards(path: str, text: str | None = None) -> dict[str, Board]:
     """Read board layouts (JSON): reserve size and bridge cells per board side."""
+    text = read_text(path) if text is None else text
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise DataFileError(f"cannot read data file {path}: {exc.strerror}") from None
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataFileError(f"{path}: not valid JSON ({exc})") from None
+        raise DataFileError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise DataFileError(f"{path}: JSON nested too deeply (a boards file is an object "
+                            "with a 'boards' list of flat objects)") from None
     entries = doc.get("boards") if isinstance(doc, dict) else None
     if not isinstance(entries, list) or not entries:
         raise DataFileError(f"{path}: expected an object with a non-empty 'boards' list")
@@ -152,22 +209,28 @@ def read_boards(path: str) -> dict[str, Board]:
         if not isinstance(name, str) or not name or name in boards:
             raise DataFileError(f"{where}: 'name' must be a unique non-empty string")
         if side not in ("camp", "legend"):
-            raise DataFileError(f"{where}: 'side' must be 'camp' or 'legend', got {side!r}")
+            raise DataFileError(f"{where}: 'side' must be 'camp' or 'legend'")
         reserve = entry.get("reserve")
-        if not isinstance(reserve, int) or not 1 <= reserve <= MAX_RESERVE:
+        if type(reserve) is not int or not 1 <= reserve <= MAX_RESERVE:
             raise DataFileError(f"{where}: 'reserve' must be an integer in 1..{MAX_RESERVE}")
+        colour = entry.get("colour", "")
+        if not isinstance(colour, str):
+            raise DataFileError(f"{where}: 'colour' must be a string")
         bridges = entry.get("bridges")
         if not isinstance(bridges, list) or not bridges:
             raise DataFileError(f"{where}: 'bridges' must be a non-empty list of [row, col]")
-        cells = []
-        for b in bridges:
-            ok = (isinstance(b, list) and len(b) == 2 and all(isinstance(v, int) for v in b)
-                  and 0 <= b[0] <= MAX_BRIDGE_ROW and 0 <= b[1] <= 4 and tuple(b) != (0, 2))
+        cells: list[tuple[int, int]] = []
+        for j, b in enumerate(bridges):
+            ok = (isinstance(b, list) and len(b) == 2 and all(type(v) is int for v in b)
+                  and 0 <= b[0] < MAX_ROWS and 0 <= b[1] <= 4 and tuple(b) != _HOMESTEAD)
             if not ok:
-                raise DataFileError(f"{where}: bridge {b!r} must be [row, col] with row 0..1, "
-                                    "col 0..4, and not the homestead (0, 2)")
+                raise DataFileError(f"{where}: bridges[{j}] must be [row, col] with row "
+                                    f"0..{MAX_ROWS - 1}, col 0..4, and not the homestead (0, 2)")
+            if (b[0], b[1]) in cells:
+                raise DataFileError(f"{where}: bridges[{j}] repeats ({b[0]}, {b[1]}); each "
+                                    "bridge cell is listed once")
             cells.append((b[0], b[1]))
-        boards[name] = Board(name, side, str(entry.get("colour", "")), reserve, tuple(cells))
+        boards[name] = Board(name, side, colour, reserve, tuple(cells))
     if not any(b.side == "camp" for b in boards.values()):
         raise DataFileError(f"{path}: at least one board with side 'camp' is required")
     return boards
@@ -227,13 +290,21 @@ class GameData:
         return self.num_box_kinds + 2 * tile + face
 
 
-@lru_cache(maxsize=16)
 def load_game_data(plots_file: str, boards_file: str, partners_file: str,
                    bonus_file: str) -> GameData:
-    """Load and validate all data files (cached per set of paths)."""
-    kinds, counts = read_plot_manifest(plots_file)
-    bonus = read_bonus_tiles(bonus_file)
-    all_kinds = kinds + tuple(face for tile in bonus for face in tile)
+    """Load and validate all data files (cached on the paths and the files' contents, so an
+    edited file is read again)."""
+    return _load(*((path, read_text(path)) for path in
+                   (plots_file, boards_file, partners_file, bonus_file)))
+
+
+@lru_cache(maxsize=16)
+def _load(plots: tuple[str, str], boards: tuple[str, str], partners: tuple[str, str],
+          bonus: tuple[str, str]) -> GameData:
+    """Build the tables from (path, text) of each data file."""
+    kinds, counts = read_plot_manifest(*plots)
+    bonus_tiles = read_bonus_tiles(*bonus)
+    all_kinds = kinds + tuple(face for tile in bonus_tiles for face in tile)
 
     def col(attr: str, dtype: type) -> np.ndarray:
         arr = np.array([getattr(k, attr) for k in all_kinds], dtype=dtype)
@@ -244,7 +315,7 @@ def load_game_data(plots_file: str, boards_file: str, partners_file: str,
     plot_kind.setflags(write=False)
     return GameData(
         kinds=all_kinds, box_counts=counts, num_box_kinds=len(kinds),
-        boards=read_boards(boards_file), partner_specialists=read_partners(partners_file),
+        boards=read_boards(*boards), partner_specialists=read_partners(*partners),
         terrain=col("terrain", np.int8), nugget=col("nugget", np.int8),
         beaver=col("beaver", np.int8), corn=col("corn", np.int8), cows=col("cows", np.int8),
         skull=col("skull", np.bool_), circle=col("circle", np.bool_),

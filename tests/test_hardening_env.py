@@ -1,0 +1,328 @@
+"""Hardening of the engine and environments at their public doors: bad actions, masks,
+history, data files and their limits, records, options and the Gymnasium wrappers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
+from moonriver_env import moonriver_v0
+from moonriver_env.engine import DataFileError, Game, GameConfig, Phase
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.data import default_path
+from tests.helpers import random_playout
+
+PLOT_HEADER = "kind,terrain,nugget,beaver,corn,cows,skull,circle,count,number"
+BONUS_HEADER = "tile,face,terrain,nugget,beaver,corn,cows,skull,circle"
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> str:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def default_text(name: str) -> str:
+    return Path(default_path(name)).read_text(encoding="utf-8")
+
+
+def first_decisions(game: Game, count: int) -> Game:
+    """Play ``count`` decisions, always the first legal id."""
+    for _ in range(count):
+        game.apply(int(game.legal_action_ids()[0]))
+    return game
+
+
+# ----------------------------------------------------------- defect 3: history is a copy
+def test_history_is_a_deep_copy_that_cannot_change_the_game() -> None:
+    game = first_decisions(Game(GameConfig(num_players=4), seed=1), 30)
+    clone = game.clone()
+    before = json.dumps(game.to_record())
+    history = game.history
+    decision = next(e for e in reversed(history) if e["type"] == "decision")
+    decision["action"] = 2004
+    column = next(e for e in history if e.get("event") == "column")
+    column["plots"].append(999)
+    game.to_record()["events"][0]["boards"].append("nowhere")
+    assert json.dumps(game.to_record()) == before
+    assert json.dumps(clone.to_record()) == before
+    assert Game.from_record(json.loads(before)).to_record() == game.to_record()
+
+
+# ---------------------------------------------------- record order: a decision, then chance
+def test_record_lists_each_decision_before_the_chance_events_it_causes() -> None:
+    game = Game(GameConfig(num_players=4), seed=0)
+    first_decisions(game, 4)  # the last setup placement draws the pending column
+    events = game.history
+    kinds = [e["type"] if e["type"] == "decision" else e["event"] for e in events]
+    assert kinds == ["setup", "saloon", "column", "decision", "decision", "decision",
+                     "decision", "column"]
+    random_playout(game, np.random.default_rng(0))
+    events = game.to_record()["events"]
+    for i, event in enumerate(events):
+        if event.get("event") == "column" and i > 2:  # every later column follows a decision
+            assert events[i - 1]["type"] in ("decision", "chance")
+            prior = [e for e in events[:i] if e["type"] == "decision"]
+            assert prior, "a column drawn before any decision"
+    assert Game.from_record(json.loads(json.dumps(game.to_record()))).scores() == game.scores()
+
+
+def test_version_1_records_still_replay_and_verify() -> None:
+    """Records written before the order fix list the decision after its chance events."""
+    game = Game(GameConfig(num_players=3), seed=4)
+    random_playout(game, np.random.default_rng(4))
+    record = json.loads(json.dumps(game.to_record()))
+    old: list[dict] = []
+    pending: list[dict] = []
+    for event in record["events"]:  # rewrite into the old order: chance before its decision
+        if event["type"] == "decision":
+            if pending:
+                old.append(pending.pop())
+            pending.append(event)
+        else:
+            old.append(event)
+    old += pending
+    record.update(version=1, events=old)
+    assert Game.from_record(record).scores() == game.scores()
+    column = next(e for e in record["events"] if e.get("event") == "column")
+    column["plots"] = column["plots"][::-1]
+    with pytest.raises(ValueError, match="differ"):
+        Game.from_record(record)
+
+
+# ------------------------------------------------------------ defect 8: immutable masks
+def test_legal_masks_cannot_be_made_writable() -> None:
+    game = first_decisions(Game(GameConfig(num_players=4), seed=2), 6)
+    for mask in (game.legal_mask(), Game(GameConfig(num_players=4), seed=2).legal_mask()):
+        arr = np.asarray(mask)
+        with pytest.raises(ValueError):
+            arr.setflags(write=True)
+        base = arr.base
+        while isinstance(base, np.ndarray):  # no array underneath may be made writable either
+            with pytest.raises(ValueError):
+                base.setflags(write=True)
+            base = base.base
+    aec = moonriver_v0.raw_env(num_players=4)
+    aec.reset(seed=0)
+    other = next(a for a in aec.agents if a != aec.agent_selection)
+    with pytest.raises(ValueError):
+        np.asarray(aec.observe(other)["action_mask"]).setflags(write=True)
+
+
+def test_writing_to_a_mask_cannot_corrupt_another_game() -> None:
+    game = Game(GameConfig(num_players=4), seed=5)
+    mask = np.asarray(game.legal_mask())
+    try:
+        mask.setflags(write=True)
+        mask[:] = 0
+    except ValueError:
+        pass
+    fresh = Game(GameConfig(num_players=4), seed=5)
+    assert fresh.legal_mask().sum() > 0
+    fresh.apply(int(fresh.legal_action_ids()[0]))
+
+
+# ------------------------------------------------------- defect 9: last-round saloon refill
+def recruiting_game(seed: int, num_players: int = 4) -> tuple[Game, list[int], int]:
+    """Recruit whenever offered, else take the last legal id, until the emptying starts."""
+    game = Game(GameConfig(num_players=num_players), seed=seed)
+    while not game.emptying and not game.is_over:
+        ids = game.legal_action_ids().tolist()
+        recruits = [i for i in ids if A.RECRUIT0 <= i < A.COWBOY0]
+        game.apply(recruits[0] if recruits else ids[-1])
+    return game, list(game.saloon), len(game.pile)
+
+
+def test_saloon_is_refilled_at_the_end_of_the_last_round() -> None:
+    game, saloon, pile = recruiting_game(3)
+    assert game.emptying
+    # Before the fix the emptying started with saloon [-1, 18, 3, 11, 5] and 5 in the pile.
+    assert -1 not in saloon
+    assert pile == 4
+    refills = [e for e in game.history if e.get("event") == "saloon"]
+    assert refills[-1]["filled"] == [[0, saloon[0]]]
+    decisions = [i for i, e in enumerate(game.history) if e["type"] == "decision"]
+    assert game.history.index(refills[-1]) > decisions[-1]  # after the last round's turns
+
+
+def test_last_round_refill_happens_in_every_player_count() -> None:
+    for n in (2, 3, 4):
+        for seed in range(6):
+            _, saloon, pile = recruiting_game(seed, n)
+            assert pile == 0 or -1 not in saloon, (n, seed)
+
+
+# ---------------------------------------------------- defects 4, 5: data-file size limits
+def test_huge_plot_manifest_is_refused_at_load(tmp_path: Path) -> None:
+    rows = "".join(f"k{i},farm,0,0,0,0,0,0,96,1\n" for i in range(200))
+    path = write(tmp_path, "plots.csv", PLOT_HEADER + "\n" + rows)
+    with pytest.raises(DataFileError, match=r"plots\.csv.*at most \d+ plots"):
+        GameConfig(plots_file=path)
+    rows = "".join(f"k{i},farm,0,0,0,0,0,0,1,1\n" for i in range(40_000))
+    path = write(tmp_path, "kinds.csv", PLOT_HEADER + "\n" + rows)
+    with pytest.raises(DataFileError, match=r"kinds\.csv.*at most \d+ kinds"):
+        GameConfig(plots_file=path)
+
+
+def test_largest_allowed_manifest_plays_without_overflow(tmp_path: Path) -> None:
+    from moonriver_env.engine.data import MAX_PLOT_KINDS, MAX_PLOTS
+
+    per_kind = MAX_PLOTS // MAX_PLOT_KINDS
+    rows = "".join(f"k{i},{('farm', 'meadow', 'desert')[i % 3]},0,0,0,{i % 3},0,{i % 2},"
+                   f"{per_kind},{i % 999}\n" for i in range(MAX_PLOT_KINDS))
+    path = write(tmp_path, "plots.csv", PLOT_HEADER + "\n" + rows)
+    env = moonriver_v0.raw_env(num_players=3, plots_file=path)
+    env.reset(seed=0)
+    assert env.game.data.num_plots == MAX_PLOTS
+    space = env.observation_space("player_0")["observation"]
+    rng = np.random.default_rng(0)
+    steps = 0
+    while not env.game.is_over:
+        obs = env.observe(env.agent_selection)
+        if steps % 50 == 0:
+            assert space.contains(obs["observation"])
+        ids = np.flatnonzero(obs["action_mask"])
+        env.step(int(ids[rng.integers(ids.size)]))
+        steps += 1
+    for agent in env.agents:
+        assert space.contains(env.observe(agent)["observation"])
+
+
+def test_partners_file_that_would_leave_the_observation_space_is_refused(tmp_path) -> None:
+    path = write(tmp_path, "partners.csv", "specialist,count\n" + "desperado,20\n" * 17)
+    with pytest.raises(DataFileError, match=r"partners\.csv.*at most \d+ partner tokens"):
+        GameConfig(partners_file=path)
+
+
+def test_largest_allowed_partners_file_stays_inside_the_space(tmp_path: Path) -> None:
+    from moonriver_env.engine.data import MAX_PARTNERS
+
+    rows = "desperado,20\n" * (MAX_PARTNERS // 20)
+    path = write(tmp_path, "partners.csv", "specialist,count\n" + rows)
+    env = moonriver_v0.raw_env(num_players=4, partners_file=path)
+    env.reset(seed=1)
+    space = env.observation_space("player_0")["observation"]
+    rng = np.random.default_rng(1)
+    while not env.game.is_over:
+        obs = env.observe(env.agent_selection)
+        assert space.contains(obs["observation"])
+        ids = np.flatnonzero(obs["action_mask"])
+        env.step(int(ids[rng.integers(ids.size)]))
+
+
+# ---------------------------------------------------------------- data readers' errors
+def manifest(line: str) -> str:
+    return default_text("plots.csv") + line + "\n"
+
+
+BAD_PLOT_FILES = {
+    "not utf-8": (default_text("plots.csv").encode() + b"26,farm,0,0,0,0,0,0,1,\xe9\n", 27,
+                  "not UTF-8"),
+    "huge field": (manifest("26,farm,0,0,0,0,0,0,1," + "9" * 200_000), 27, "over-long field"),
+    "extra field": (manifest("26,farm,0,0,0,0,0,0,1,9,extra"), 27, "expected 10 fields"),
+    "missing field": (manifest("26,farm,0,0,0,0,0,0,1"), 27, "expected 10 fields"),
+    "blank-padded count": (manifest("26,farm,0,0,0,0,0,0, 7 ,9"), 27, "plain digits"),
+    "signed count": (manifest("26,farm,0,0,0,0,0,0,+7,9"), 27, "plain digits"),
+    "underscored count": (manifest("26,farm,0,0,0,0,0,0,1_0,9"), 27, "plain digits"),
+    "unbalanced quote": (manifest('26,farm,0,0,0,0,0,0,"1,9'), 27, "not valid CSV"),
+    "nul byte": (manifest("26,farm,0,0,0,0,0,0,1,9\x00"), 27, "plain digits"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_PLOT_FILES), ids=list(BAD_PLOT_FILES))
+def test_bad_plot_files_are_data_file_errors_naming_file_and_line(tmp_path, case) -> None:
+    text, line, allowed = BAD_PLOT_FILES[case]
+    path = write(tmp_path, "bad_plots.csv", text)
+    with pytest.raises(DataFileError) as info:
+        GameConfig(plots_file=path)
+    message = str(info.value)
+    assert "bad_plots.csv" in message and f"line {line}" in message and allowed in message, \
+        message
+
+
+def test_boards_json_errors(tmp_path: Path) -> None:
+    doc = json.loads(default_text("boards.json"))
+    nested = write(tmp_path, "nested.json", "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataFileError, match=r"nested\.json: JSON nested too deeply"):
+        GameConfig(boards_file=nested)
+    doc["boards"][0]["reserve"] = True
+    path = write(tmp_path, "bool.json", json.dumps(doc))
+    with pytest.raises(DataFileError, match=r"boards\[0\]: 'reserve' must be an integer in 1\.\.4"):
+        GameConfig(boards_file=path)
+    doc = json.loads(default_text("boards.json"))
+    doc["boards"][0]["bridges"] = [[0, 0], [1, 2], [0, 0]]
+    path = write(tmp_path, "dup.json", json.dumps(doc))
+    with pytest.raises(DataFileError, match=r"boards\[0\]: bridges\[2\] repeats \(0, 0\)"):
+        GameConfig(boards_file=path)
+    path = write(tmp_path, "latin1.json", default_text("boards.json").replace(
+        '"any"', '"gr\u00fcn"').encode("latin-1"))
+    with pytest.raises(DataFileError, match=r"latin1\.json, line \d+: not UTF-8"):
+        GameConfig(boards_file=path)
+
+
+def test_header_error_never_quotes_the_file(tmp_path: Path) -> None:
+    secret = "root:x:0:0:root:/root:/bin/bash"
+    path = write(tmp_path, "passwd", secret + "\n" + secret + "\n")
+    for field in ("plots_file", "partners_file", "bonus_file", "boards_file"):
+        with pytest.raises(DataFileError) as info:
+            GameConfig(**{field: path})
+        assert "root" not in str(info.value).replace(str(tmp_path), ""), str(info.value)
+    record = Game(GameConfig(num_players=4), seed=0).to_record()
+    record["config"]["plots_file"] = path
+    with pytest.raises(ValueError) as info:
+        Game.from_record(record)
+    assert "root:x" not in str(info.value) and "passwd" in str(info.value)
+
+
+def test_bridges_beyond_row_1_are_allowed_where_the_ranch_has_the_row(tmp_path) -> None:
+    doc = json.loads(default_text("boards.json"))
+    camp = next(b for b in doc["boards"] if b["name"] == "camp")
+    camp["bridges"] = [[3, 0], [4, 4]]
+    path = write(tmp_path, "deep.json", json.dumps(doc))
+    game = Game(GameConfig(num_players=4, boards_file=path), seed=0)
+    while game.phase != Phase.BUILD:
+        game.apply(int(game.legal_action_ids()[0]))
+    cells = {c for aid in game.legal_action_ids().tolist() if aid != A.PASS_ID
+             for c in A.ACTIONS[aid].cells}
+    assert (3, 0) in cells and (4, 4) in cells and (0, 0) not in cells
+    camp["bridges"] = [[7, 1]]
+    path = write(tmp_path, "deeper.json", json.dumps(doc))
+    assert Game(GameConfig(num_players=2, boards_file=path), seed=0)
+    with pytest.raises(ValueError, match=r"board 'camp' has bridges \[\(7, 1\)\] outside the "
+                                         r"5-row ranch"):
+        GameConfig(num_players=4, boards_file=path)
+
+
+# ------------------------------------------------------------------ data-file cache
+def test_edited_data_file_is_read_again_by_a_new_config(tmp_path: Path) -> None:
+    path = write(tmp_path, "plots.csv", PLOT_HEADER + "\n1,farm,0,0,0,1,0,0,8,1\n")
+    assert GameConfig(plots_file=path).data.num_plots == 8
+    Path(path).write_text(PLOT_HEADER + "\n1,farm,0,0,0,1,0,0,12,1\n", encoding="utf-8")
+    assert GameConfig(plots_file=path).data.num_plots == 12
+    Path(path).write_text(PLOT_HEADER + "\n1,farm,0,0,0,1,0,0,x,1\n", encoding="utf-8")
+    with pytest.raises(DataFileError, match="line 2"):
+        GameConfig(plots_file=path)
+
+
+# ------------------------------------------------------ records with relative data paths
+def test_record_with_relative_data_path_replays_from_another_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data", "plots.csv", default_text("plots.csv"))
+    monkeypatch.chdir(tmp_path)
+    config = GameConfig(num_players=3, plots_file="data/plots.csv")
+    assert config.plots_file == str((tmp_path / "data" / "plots.csv").resolve())
+    game = Game(config, seed=7)
+    random_playout(game, np.random.default_rng(7))
+    record = json.loads(json.dumps(game.to_record()))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert Game.from_record(record).scores() == game.scores()
