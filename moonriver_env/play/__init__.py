@@ -1,0 +1,19 @@
+"""Play Moon River against agents: a local web page (``moonriver-play``) or the terminal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from moonriver_env.play.session import GameOptions, PlayError, PlaySession, ReplaySession
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["GameOptions", "PlayError", "PlaySession", "ReplaySession", "create_app"]
+
+
+def create_app(defaults: GameOptions | None = None) -> Starlette:
+    """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn)."""
+    from moonriver_env.play.server import create_app as _create
+
+    return _create(defaults)

@@ -1,0 +1,90 @@
+"""Legal actions as click paths over the table SVG's ``data-key`` elements (see render.svg).
+
+Each legal action id gets one or more paths: the sequence of elements a person clicks to choose
+it. A Build is two reserve plots then the cell of each (in the order the plots were picked, so
+both orders and every orientation are reachable); a Recruit is a saloon slot, a face button,
+then the circle's cell; buttons have keys ``btn:...`` and labels from :func:`button_labels`.
+"""
+
+from __future__ import annotations
+
+from moonriver_env.engine import (
+    Bonus,
+    Build,
+    CowboyMove,
+    Desperado,
+    Discard,
+    Drought,
+    Game,
+    Pass,
+    Phase,
+    Recruit,
+    Select,
+    Thief,
+)
+from moonriver_env.engine.actions import ACTIONS
+from moonriver_env.engine.grid import COLS, DIRECTIONS
+
+Path = tuple[str, ...]
+
+
+def _cell(player: int, cell: int) -> str:
+    return f"cell:{player}:{cell // COLS}:{cell % COLS}"
+
+
+def action_paths(game: Game, action_id: int) -> list[Path]:
+    """The click paths that choose a legal action of the current player."""
+    action = ACTIONS[action_id]
+    p = game.current_player
+    n = game.num_players
+    if isinstance(action, Select):
+        column = "active" if game.phase == Phase.SETUP else "pending"
+        return [(f"col:{column}:{action.position}",)]
+    if isinstance(action, Build):
+        (r1, c1), (r2, c2) = action.cells
+        ka, kb = f"hand:{p}:{action.slot_a}", f"hand:{p}:{action.slot_b}"
+        ca, cb = f"cell:{p}:{r1}:{c1}", f"cell:{p}:{r2}:{c2}"
+        return [(ka, kb, ca, cb), (kb, ka, cb, ca)]
+    if isinstance(action, Pass):
+        return [("btn:pass",)]
+    if isinstance(action, Discard):
+        ka, kb = f"hand:{p}:{action.slot_a}", f"hand:{p}:{action.slot_b}"
+        return [(ka, kb), (kb, ka)]
+    if isinstance(action, Recruit):
+        circle = game.circles[action.circle]
+        return [(f"saloon:{action.saloon_slot}", f"btn:face:{action.face}", _cell(p, circle))]
+    if isinstance(action, CowboyMove):
+        dr, dc = DIRECTIONS[action.direction]
+        return [(f"cell:{p}:{action.row}:{action.col}",
+                 f"cell:{p}:{action.row + dr}:{action.col + dc}")]
+    if isinstance(action, Drought):
+        return [(f"cell:{p}:{action.row}:{action.col}",)]
+    if isinstance(action, Desperado):
+        q = (p + action.opponent) % n
+        return [(f"hand:{p}:{action.my_slot}", f"hand:{q}:{action.their_slot}")]
+    if isinstance(action, Thief):
+        q = (p + action.opponent) % n
+        return [(f"cell:{q}:{action.row}:{action.col}",)]
+    if isinstance(action, Bonus):
+        return [(f"bonus:{action.tile}:{action.face}", f"cell:{p}:{action.row}:{action.col}")]
+    raise ValueError(f"no click path for action {action_id}")
+
+
+def button_labels(game: Game) -> dict[str, str]:
+    """Labels of the buttons the current decision may need."""
+    pass_label = {Phase.BUILD: "Pass: build nothing more", Phase.COWBOY: "Stop moving cows",
+                  Phase.DESPERADO: "Pass: no swap", Phase.THIEF: "Pass: steal nothing"}
+    return {"btn:pass": pass_label.get(game.phase, "Pass"),
+            "btn:face:0": "Keep the specialist face", "btn:face:1": "Turn to the cowboy face"}
+
+
+def move_keys(game: Game, action_id: int) -> list[str]:
+    """Table elements a move touches, computed before it is applied (to highlight it after)."""
+    action = ACTIONS[action_id]
+    path = action_paths(game, action_id)[0]
+    keys = [k for k in path if not k.startswith(("btn:", "bonus:"))]
+    if isinstance(action, (Build, Discard)):
+        keys = [k for k in keys if not k.startswith("hand:")]
+    if isinstance(action, Thief) and game.effect_cell >= 0:
+        keys.append(_cell(game.current_player, game.effect_cell))
+    return keys
