@@ -331,10 +331,13 @@ BLOCK = "import sys; sys.modules[{mod!r}] = None; "
              "sys.exit(main(['--agents', 'random', '--games', '1', '--out', {out!r}]))"),
     ("torch", "from moonriver_env.training.evaluate import main; "
               "sys.exit(main(['--agents', 'policy:{policy}', '--games', '1']))"),
+    ("matplotlib", "from moonriver_env.training.plot_curve import main; "
+                   "sys.exit(main([{run!r}, '--out', {out!r} + '.png']))"),
 ])
 def test_missing_train_extra_names_the_extra(tmp_path, module, code, policy_4p) -> None:
     out = str(tmp_path / "out")
-    program = BLOCK.format(mod=module) + code.format(out=out, policy=policy_4p)
+    program = BLOCK.format(mod=module) + code.format(out=out, policy=policy_4p,
+                                                     run=str(_eval_run(tmp_path)))
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 2, proc.stderr
@@ -406,3 +409,70 @@ def test_replay_of_a_tampered_record_is_one_line(capsys, tmp_path) -> None:
     assert "does not replay" in one_error_line(capsys, "python -m moonriver_env")
     with pytest.raises(ValueError, match="does not replay"):
         cli(["replay", str(path), "--no-step", "--debug"])
+
+
+# ---------------------------------------------------------------------- plot_curve
+def _eval_run(tmp_path) -> str:
+    """A run directory with two evaluation logs, as moonriver-train writes them."""
+    run = tmp_path / "run"
+    for name, rate in (("random", 0.2), ("greedy", -0.6)):
+        (run / f"eval_{name}").mkdir(parents=True, exist_ok=True)
+        results = np.full((3, 4), rate) + np.linspace(0, 0.6, 3)[:, None]
+        np.savez(run / f"eval_{name}" / "evaluations.npz", timesteps=np.array([8, 1000, 2000]),
+                 results=results, ep_lengths=np.full((3, 4), 90))
+    return str(run)
+
+
+def test_plot_curve_never_overwrites_without_force(capsys, tmp_path) -> None:
+    from moonriver_env.training import plot_curve
+
+    run = _eval_run(tmp_path)
+    out = tmp_path / "curve.png"
+    out.write_bytes(b"a tracked image")
+    assert plot_curve.main([run, "--out", str(out)]) == 2
+    assert "exists; choose another --out or pass --force" in one_error_line(capsys, plot_curve.PROG)
+    assert out.read_bytes() == b"a tracked image"
+    assert plot_curve.main([run, "--out", str(out), "--force"]) == 0
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_curve_default_out_is_refused_when_present(capsys, tmp_path, monkeypatch) -> None:
+    from moonriver_env.training import plot_curve
+
+    run = _eval_run(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert plot_curve.main([run]) == 0
+    first = (tmp_path / "learning_curve.png").read_bytes()
+    assert plot_curve.main([run, "--title", "another"]) == 2
+    assert (tmp_path / "learning_curve.png").read_bytes() == first
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{missing}"], "run directory not found"),
+    (["{empty}"], "has no evaluations"),
+    (["{run}", "--out", "curve.jpgx"], "--out must end in one of .png, .svg, .pdf"),
+])
+def test_plot_curve_bad_input_is_one_line(capsys, tmp_path, argv, message) -> None:
+    from moonriver_env.training import plot_curve
+
+    paths = {"missing": str(tmp_path / "missing"), "empty": str(tmp_path),
+             "run": _eval_run(tmp_path)}
+    argv = [a.format(**paths) for a in argv]
+    if "--out" not in argv:
+        argv += ["--out", str(tmp_path / "c.png")]
+    assert plot_curve.main(argv) == 2
+    assert message in one_error_line(capsys, plot_curve.PROG)
+
+
+def test_plot_curve_labels_are_not_clipped(tmp_path) -> None:
+    import matplotlib.pyplot as plt
+    from moonriver_env.training import plot_curve
+
+    run = _eval_run(tmp_path)
+    for title in (None, "A long custom title " * 8):
+        fig = plot_curve.figure(run, title)
+        fig.canvas.draw()
+        assert plot_curve.clipped_axes(fig) == []
+        labels = {t.get_text() for t in fig.findobj(plt.Text)}
+        assert {"win rate (evaluation)", "timesteps", "vs random", "vs greedy"} <= labels
+        plt.close(fig)

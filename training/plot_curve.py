@@ -5,15 +5,25 @@
 Top: win rate against each fixed baseline over training (from ``eval_*/evaluations.npz``,
 written by the periodic masked evaluations; win reward +1, loss -1, so win rate =
 (mean + 1) / 2). Bottom: mean training episode reward (TensorBoard ``rollout/ep_rew_mean``).
+An existing ``--out`` file is never overwritten unless ``--force`` is given.
 """
 
 from __future__ import annotations
 
-import argparse
 import glob
 import os
 
 import numpy as np
+from moonriver_env.training.cli_errors import (
+    ArgumentParser,
+    CLIError,
+    add_debug_flag,
+    cli_main,
+    require,
+)
+
+PROG = "python -m moonriver_env.training.plot_curve"
+FORMATS = (".png", ".svg", ".pdf")
 
 
 def eval_curves(run: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -41,41 +51,90 @@ def train_curve(run: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(steps), np.array(values)
 
 
-def plot(run: str, out: str, title: str | None = None) -> str:
-    """Draw the curves into ``out`` and return its path."""
+def figure(run: str, title: str | None = None):
+    """The learning-curve figure of a run (constrained layout: no label is clipped)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-    for name, (steps, rate) in eval_curves(run).items():
-        top.plot(steps, rate, marker="o", label=f"vs {name}")
+    if not os.path.isdir(run):
+        raise CLIError(f"run directory not found: {run}")
+    curves = eval_curves(run)
+    steps, values = train_curve(run)
+    if not curves and not steps.size:
+        raise CLIError(f"{run} has no evaluations (eval_*/evaluations.npz) and no TensorBoard "
+                       f"logs (tb/): is it a moonriver-train run directory?")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, layout="constrained")
+    for name, (eval_steps, rate) in curves.items():
+        top.plot(eval_steps, rate, marker="o", label=f"vs {name}")
     top.axhline(0.6, color="grey", linestyle="--", linewidth=1, label="60%")
     top.set_ylabel("win rate (evaluation)")
     top.set_ylim(0, 1)
-    top.legend()
-    top.set_title(title or f"MaskablePPO learning curve ({os.path.basename(run.rstrip('/'))})")
-    steps, values = train_curve(run)
+    top.legend(loc="best", fontsize="small")
+    top.set_title(title or f"MaskablePPO learning curve ({os.path.basename(run.rstrip('/'))})",
+                  wrap=True)
     if steps.size:
         bottom.plot(steps, values, color="tab:green")
     bottom.set_xlabel("timesteps")
-    bottom.set_ylabel("mean training episode reward")
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    bottom.set_ylabel("mean training\nepisode reward")
+    return fig
+
+
+def clipped_axes(fig) -> list[str]:
+    """Y labels of the axes whose drawn labels, ticks or title reach outside the figure."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    out = []
+    for ax in fig.axes:
+        drawn = ax.get_tightbbox(renderer)  # everything the axes draws, tick labels included
+        if drawn.x0 < box.x0 - 0.5 or drawn.y0 < box.y0 - 0.5 or \
+                drawn.x1 > box.x1 + 0.5 or drawn.y1 > box.y1 + 0.5:
+            out.append(ax.get_ylabel())
     return out
 
 
+def plot(run: str, out: str, title: str | None = None, force: bool = False) -> str:
+    """Draw the curves into ``out`` and return its path; an existing file needs ``force``."""
+    import matplotlib.pyplot as plt
+
+    check_out(out, force)
+    fig = figure(run, title)
+    try:
+        fig.canvas.draw()  # lay out before writing
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        fig.savefig(out, dpi=110)
+    finally:
+        plt.close(fig)
+    return out
+
+
+def check_out(out: str, force: bool) -> None:
+    """Refuse an unsupported format, and an existing file unless ``force``."""
+    if os.path.splitext(out)[1].lower() not in FORMATS:
+        raise CLIError(f"--out must end in one of {', '.join(FORMATS)}, got {out!r}")
+    if os.path.isdir(out):
+        raise CLIError(f"--out {out!r} is a directory; give a file name such as "
+                       f"{os.path.join(out, 'learning_curve.png')}")
+    if os.path.exists(out) and not force:
+        raise CLIError(f"{out} exists; choose another --out or pass --force to overwrite it")
+
+
+@cli_main(PROG)
 def main(argv: list[str] | None = None) -> int:
     """CLI."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("run", help="run directory of moonriver-train")
-    parser.add_argument("--out", default="learning_curve.png")
-    parser.add_argument("--title", default=None)
+    parser.add_argument("--out", default="learning_curve.png",
+                        help=f"image file, {'/'.join(FORMATS)} (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite --out if it exists (default: refuse)")
+    parser.add_argument("--title", default=None, help="figure title (default: from the run)")
+    add_debug_flag(parser)
     args = parser.parse_args(argv)
-    print("wrote", plot(args.run, args.out, args.title))
+    check_out(args.out, args.force)
+    require("matplotlib", "tensorboard", what="plot_curve")
+    print("wrote", plot(args.run, args.out, args.title, force=args.force))
     return 0
 
 

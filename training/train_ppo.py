@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -314,7 +315,7 @@ def build_callbacks(cfg: TrainConfig, vec_env, started: float | None = None) -> 
         eval_env.reset(seed=cfg.seed + 10_000)
         callbacks.append(Evaluation(
             eval_env, n_eval_episodes=cfg.eval_games, eval_freq=every,
-            log_path=os.path.join(cfg.out, f"eval_{spec.replace(':', '-')}"),
+            log_path=os.path.join(cfg.out, "eval_" + re.sub(r"[^\w.-]+", "-", spec)),
             best_model_save_path=None, deterministic=True, verbose=0))
 
     class SelfPlay(BaseCallback):
