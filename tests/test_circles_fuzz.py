@@ -1,0 +1,105 @@
+"""Random-play fuzzing of Circles with invariants checked after every decision.
+
+Invariants: money in 0..cap and deposits >= 0; every shop item (shovels, tickets, wagons)
+conserved between the players and the shop; value conserved between purses, deposits, cup,
+mine, bag and the (unlimited) reserve's ledger; the bag only loses coins and always holds its
+stones; the mine empties from the entrance; the cup fills in order; the mask is the legal set;
+the observation stays in its space; the game ends by the ranch or at the turn cap.
+The default run plays 1500 games (2-5 players); ``-m slow`` plays 20000 more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moonriver_env.circles import CirclesConfig, CirclesGame, Phase
+from moonriver_env.circles.config import ITEMS
+from moonriver_env.circles.game import BAG_VALUES, Entry
+from moonriver_env.circles.observation import CirclesObserver
+
+CONFIGS = {n: CirclesConfig(num_players=n) for n in range(2, 6)}
+OBSERVERS = {n: CirclesObserver(cfg) for n, cfg in CONFIGS.items()}
+
+
+def total_value(game: CirclesGame) -> int:
+    """Value on the table minus what the reserve has paid out: constant through a game."""
+    bag = sum(c * v for c, v in zip(game.bag, BAG_VALUES, strict=True))
+    return (sum(game.money) + sum(game.deposit) + game.cup_value + sum(game.mine_cells) + bag
+            - game.reserve_out)
+
+
+def check(game: CirclesGame, start_value: int, prev: dict, observe: bool) -> None:
+    """Every invariant of the module docstring, for the state after a decision."""
+    cfg = game.config
+    n = game.num_players
+    assert all(0 <= m <= cfg.money_cap for m in game.money), game.money
+    assert all(d >= 0 for d in game.deposit)
+    for i, item in enumerate(ITEMS):
+        held = [game.items[p][i] for p in range(n)]
+        assert min(held) >= 0 and game.shop[i] >= 0, item
+        assert sum(held) + game.shop[i] == cfg.stock[i], item
+    assert total_value(game) == start_value
+    assert game.bag[3] == cfg.bag[3]  # stones always go back
+    assert all(0 <= c <= s for c, s in zip(game.bag, prev["bag"], strict=True))
+    assert prev["mine_next"] <= game.mine_next <= len(cfg.mine)
+    assert 0 <= game.cup_filled <= len(cfg.cup_costs)
+    assert prev["turns"] <= game.turns <= cfg.max_turns
+    assert 0 <= game.marble < cfg.ring_size
+    mask = game.legal_mask()
+    ids = game.legal_action_ids()
+    assert np.flatnonzero(mask).tolist() == ids
+    if game.is_over:
+        assert not ids and game.current_player == -1 and game.winners()
+        assert game.end_reason in ("ranch", "turn_cap")
+        if game.end_reason == "turn_cap":
+            assert game.turns == cfg.max_turns
+        else:
+            assert game.money[game.winners()[0]] >= 9 * cfg.ranch_rubies
+        assert sorted(game.returns()) in ([-1.0] * (n - 1) + [1.0],
+                                          [-1.0] * (n - len(game.winners()))
+                                          + [0.0] * len(game.winners()))
+    else:
+        assert ids and 0 <= game.current_player < n
+        if game.phase in (Phase.STAKE, Phase.CONTEST_THROW):
+            assert game.current_player in game.queue
+            assert game.entry[game.owner] == Entry.STAKED
+        else:
+            assert game.current_player == game.owner
+        assert (game.die != 0) == (game.phase == Phase.STEAL)
+    if observe:
+        obs = OBSERVERS[n].encode(game, int(game.first_player))
+        assert obs.dtype == np.float32 and obs.shape == (OBSERVERS[n].size,)
+        assert obs.min() >= 0.0 and obs.max() <= OBSERVERS[n].high
+
+
+def fuzz(games: int, seed: int, observe_every: int = 7) -> dict:
+    """Play ``games`` random games (2-5 players), checking after every decision."""
+    rng = np.random.default_rng(seed)
+    stats = {"decisions": 0, "ranch": 0, "turn_cap": 0, "phases": set()}
+    for g in range(games):
+        n = 2 + g % 4
+        game = CirclesGame(CONFIGS[n], seed=seed * 100_000 + g)
+        start = total_value(game)
+        while not game.is_over:
+            prev = {"bag": list(game.bag), "mine_next": game.mine_next, "turns": game.turns}
+            stats["phases"].add(game.phase)
+            ids = game.legal_action_ids()
+            game.apply(ids[rng.integers(len(ids))])
+            stats["decisions"] += 1
+            check(game, start, prev, observe=stats["decisions"] % observe_every == 0)
+        stats[game.end_reason] += 1
+    return stats
+
+
+def test_fuzz_random_games_keep_every_invariant() -> None:
+    stats = fuzz(1500, seed=1)
+    assert stats["phases"] == set(Phase) - {Phase.GAME_OVER}  # every decision was reached
+    assert stats["ranch"] > 0 and stats["turn_cap"] > 0
+    assert stats["decisions"] > 100_000
+
+
+@pytest.mark.slow
+def test_fuzz_sweep_many_more_games() -> None:
+    stats = fuzz(20_000, seed=2, observe_every=3)
+    assert stats["phases"] == set(Phase) - {Phase.GAME_OVER}
