@@ -1,0 +1,214 @@
+"""End to end in a real browser: Playwright drives Debian's Chromium against the play server.
+
+A human seat plays whole games by clicking the highlighted table elements and buttons; the
+final scores the page shows must equal the engine's replay of the downloaded record. Without
+Chromium or Playwright these tests skip locally and FAIL in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from moonriver_env.engine import ActionCodec, Game
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _missing(what: str) -> None:
+    message = f"browser tests need {what} (bash scripts/setup.sh installs it)"
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    try:
+        import uvicorn
+
+        from moonriver_env.play.server import create_app
+    except ImportError as exc:
+        _missing(f"the play extra ({exc})")
+    from moonriver_env.play import GameOptions
+
+    app = create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",)))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline and thread.is_alive(), "the play server did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the playwright package")
+    if not os.path.exists(CHROMIUM):
+        _missing(f"Chromium at {CHROMIUM}")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+def body(page, name: str) -> str | None:
+    return page.evaluate(f"document.body.dataset.{name} ?? null")
+
+
+def wait_for_decision(page) -> None:
+    page.wait_for_function("document.body.dataset.over === 'true' || "
+                           "document.body.dataset.humanTurn === 'true'")
+
+
+def click_one(page, rng: np.random.Generator) -> None:
+    """Click one highlighted element (table element or move button), then wait for the page."""
+    before = page.evaluate("[document.body.dataset.version, document.body.dataset.picks]")
+    targets = page.locator("#board [data-key].can")
+    buttons = page.locator("#buttons button")
+    n, nb = targets.count(), buttons.count()
+    assert n + nb > 0, "a human decision with nothing to click"
+    if n and (not nb or rng.random() < 0.85):
+        targets.nth(int(rng.integers(n))).click()
+    else:
+        buttons.nth(int(rng.integers(nb))).click()
+    page.wait_for_function("([v, p]) => document.body.dataset.version !== v || "
+                           "document.body.dataset.picks !== p", arg=before)
+    assert page.locator("#error").is_hidden(), page.locator("#error").text_content()
+
+
+def play_to_end(page, rng: np.random.Generator, reload_after: int | None = None) -> int:
+    """Play the human seat by clicking until the end screen shows; returns clicks made."""
+    clicks = 0
+    while True:
+        wait_for_decision(page)
+        if body(page, "over") == "true":
+            return clicks
+        click_one(page, rng)
+        clicks += 1
+        if clicks == reload_after:  # a game survives a page reload
+            wait_for_decision(page)
+            status = page.locator("#status").text_content()
+            svg = page.locator("#board").inner_html()
+            if body(page, "humanTurn") == "true" and body(page, "picks") == "0":
+                page.reload()
+                wait_for_decision(page)
+                assert page.locator("#status").text_content() == status
+                assert page.locator("#board").inner_html() == svg
+
+
+def check_end_screen(page, base_url: str) -> dict:
+    """The end screen's totals and winners equal the engine's replay of the game record."""
+    page.wait_for_selector("#end:not([hidden])")
+    game_id = page.url.split("/game/")[1].split("?")[0]
+    record = page.request.get(f"{base_url}/api/games/{game_id}/record").json()
+    game = Game.from_record(record)
+    assert game.is_over
+    shown = [int(page.locator(f'#end td.total[data-player="{p}"]').text_content())
+             for p in range(game.num_players)]
+    assert shown == [s.total for s in game.scores()]
+    winners_text = page.locator("#winners").text_content()
+    for p in game.winners():
+        assert f"P{p}" in winners_text
+    return record
+
+
+def human_segments(record: dict, seat: int) -> set[str]:
+    return {ActionCodec.segment_of(e["action"]) for e in record["events"]
+            if e["type"] == "decision" and e["player"] == seat}
+
+
+def test_two_player_game_by_clicking_against_greedy(page, base_url: str, tmp_path) -> None:
+    made = page.request.post(f"{base_url}/api/games",
+                             data={"players": 2, "humans": [0], "opponents": ["greedy"],
+                                   "seed": 21})
+    assert made.status == 201
+    page.goto(f"{base_url}/game/{made.json()['id']}?speed=0")
+    start = time.time()
+    clicks = play_to_end(page, np.random.default_rng(21), reload_after=12)
+    record = check_end_screen(page, base_url)
+    assert clicks > 40
+    played = human_segments(record, 0)
+    assert {"select", "build"} <= played, played
+    assert time.time() - start < 240
+    # the downloaded record opens in the same page as a replay: step forward and back
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    page.goto(f"{base_url}/")
+    page.set_input_files("#record-file", str(path))
+    page.wait_for_url("**/replay/**")
+    page.wait_for_function("document.body.dataset.step === '0'")
+    for expected in ("1", "2", "3"):
+        page.click("#forward")
+        page.wait_for_function(f"document.body.dataset.step === '{expected}'")
+    page.click("#back")
+    page.wait_for_function("document.body.dataset.step === '2'")
+    decisions = [e for e in record["events"] if e["type"] == "decision"]
+    assert decisions[1]["text"] in page.locator("#last").text_content()
+    page.reload()
+    page.wait_for_function("document.body.dataset.step === '2'")
+    page.click("#last-step")
+    page.wait_for_function(f"document.body.dataset.step === '{len(decisions)}'")
+    shown = [int(page.locator(f'#end td.total[data-player="{p}"]').text_content())
+             for p in range(2)]
+    assert shown == [s["total"] for s in record["scores"]]
+
+
+def test_four_player_legends_game_to_the_end(page, base_url: str) -> None:
+    page.goto(f"{base_url}/?speed=0")
+    page.select_option("select[name=players]", "4")
+    page.select_option("select[name=mode]", "legends")
+    page.fill("input[name=humans]", "0")
+    page.fill("input[name=opponents]", "greedy")
+    page.fill("input[name=seed]", "5")
+    page.click("#start")
+    page.wait_for_url("**/game/**")
+    play_to_end(page, np.random.default_rng(5))
+    record = check_end_screen(page, base_url)
+    assert record["config"]["mode"] == "legends" and record["config"]["num_players"] == 4
+    assert {"select", "build"} <= human_segments(record, 0)
+
+
+def test_illegal_click_is_not_offered_and_refused_by_the_server(page, base_url: str) -> None:
+    made = page.request.post(f"{base_url}/api/games",
+                             data={"players": 3, "humans": [0, 1, 2], "seed": 2})
+    game_id = made.json()["id"]
+    page.goto(f"{base_url}/game/{game_id}")
+    wait_for_decision(page)
+    # setup: only free column positions are highlighted; the pending column is not clickable
+    assert page.locator('#board [data-key^="col:active:"].can').count() == 4
+    assert page.locator('#board [data-key^="col:pending:"].can').count() == 0
+    page.locator('#board [data-key="cell:0:1:1"]').click()  # not a legal choice: nothing sent
+    assert body(page, "picks") == "0"
+    bad = page.request.post(f"{base_url}/api/games/{game_id}/actions", data={"action": 4})
+    assert bad.status == 409 and "illegal action" in bad.json()["error"]
