@@ -2,7 +2,9 @@
 
 ``random``, ``greedy``, ``mcts:SIMS`` (e.g. ``mcts:100``), ``mcts:SECONDSs`` (``mcts:0.5s``),
 ``policy:PATH.zip`` (a saved MaskablePPO model; ``policy-sample:PATH`` samples instead of
-taking the most likely action).
+taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint directory of
+``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped 4-player
+base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from moonriver_env.agents.base import Agent
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
-         "policy-sample:PATH")
+         "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
+         "pretrained:VARIANT", "pretrained:PATH.npz")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -44,5 +47,17 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
         if not os.path.isfile(arg):  # checked here: the loader would look for PATH.zip.zip
             raise FileNotFoundError(2, "policy checkpoint not found", arg)
-        return PolicyAgent(arg, deterministic=kind == "policy", name=spec)
+        try:
+            return PolicyAgent(arg, deterministic=kind == "policy", name=spec)
+        except (ValueError, KeyError, EOFError, AssertionError) as exc:  # not an SB3 .zip
+            raise ValueError(f"agent spec {spec!r}: cannot load the checkpoint "
+                             f"({str(exc).removeprefix('Error: ')})") from None
+    if kind in ("rllib", "rllib-sample") and arg:
+        from moonriver_env.agents.rllib_agent import RLlibAgent
+
+        return RLlibAgent(arg, deterministic=kind == "rllib", seed=seed, name=spec)
+    if kind == "pretrained":
+        from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
+
+        return PretrainedAgent(arg or DEFAULT_VARIANT, name=spec)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")

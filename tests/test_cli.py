@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,9 +234,20 @@ def test_player_count_also_read_from_the_run_config(tmp_path) -> None:
     assert evaluate.trained_for(str(tmp_path / "elsewhere.zip")) is None
 
 
-def test_corrupt_checkpoint_is_one_line() -> None:
+def test_corrupt_checkpoint_is_one_line(capsys, tmp_path, policy_4p) -> None:
     import zipfile
 
+    not_zip = tmp_path / "garbage.zip"
+    not_zip.write_text("garbage")
+    no_model = tmp_path / "empty.zip"
+    with zipfile.ZipFile(no_model, "w") as archive:
+        archive.writestr("readme.txt", "no model here")
+    truncated = tmp_path / "truncated.zip"
+    truncated.write_bytes(Path(policy_4p).read_bytes()[:300])
+    for path in (not_zip, no_model, truncated):
+        assert evaluate.main(["--agents", f"policy:{path}", "--games", "1"]) == 2
+        line = one_error_line(capsys, "moonriver-eval")
+        assert f"agent spec 'policy:{path}': cannot load the checkpoint" in line
     message, status = describe(zipfile.BadZipFile("File is not a zip file"))
     assert status == 2 and message.startswith("not a valid checkpoint .zip")
 
