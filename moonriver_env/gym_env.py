@@ -4,21 +4,27 @@
     env = gymnasium.make("MoonRiver-v0", num_players=4, opponents=None, seat=None)
 
 - Observation: the learner's flat float32 observation (docs/observation.md); the legal-action
-  mask is ``env.action_masks()`` (what sb3-contrib's MaskablePPO asks for, also through
-  ``SubprocVecEnv``) and ``info["action_mask"]``.
-- Action: ``Discrete(2710)``, the ids of docs/actions.md.
-- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
-  callable for every opponent, or a list with one per opponent in seat order after the
-  learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``,
-  see moonriver_env.agents.Agent); a callable is ``f(observation) -> id``. Opponents act inside
-  ``step`` until it is the learner's turn again or the game ends.
+  mask is ``env.action_masks()`` (read-only) and ``info["action_mask"]`` (a copy).
+  ``gymnasium.make`` returns the environment itself (it enforces reset-before-step on its
+  own, so no ``OrderEnforcing`` wrapper hides ``action_masks``); under other wrappers
+  (``max_episode_steps``, ``Monitor``) reach it with ``env.get_wrapper_attr("action_masks")()``,
+  which is what sb3-contrib's ``get_action_masks`` and ``VecEnv.env_method`` call.
+- Action: ``Discrete(2710)``, the ids of docs/actions.md: a Python or numpy integer (a 0-d
+  integer array too). A bool, float, str or other value is an illegal action, never coerced.
+- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent, callable
+  or agent name (``"greedy"``, ``"mcts:200"``: ``moonriver_env.agents.make_agent``; a name
+  gives each opponent its own agent) for every opponent, or a list with one per opponent in
+  seat order after the learner. An agent has ``act(game, observation) -> id`` (and optionally
+  ``reset(seed)``, see moonriver_env.agents.Agent); a callable is ``f(observation) -> id``.
+  Opponents act inside ``step`` until it is the learner's turn again or the game ends.
 - Seat: ``None`` draws the learner's player id each episode; an int fixes it.
 - Reward: everything the learner earned since its previous action (final reward by
   ``reward=`` as in moonriver_v0, plus optional ``shaping``), so the end-of-game reward lands
   on its last transition even when opponents finish the game.
 - Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
-  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
-  ``info["illegal_action"] = True``.
+  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` (a finite
+  number) and ``info["illegal_action"] = True``.
+- After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``.
 """
 
 from __future__ import annotations
@@ -30,7 +36,14 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
-from moonriver_env.moonriver_v0 import OBS_HIGH, check_options, final_rewards
+from moonriver_env.moonriver_v0 import (
+    OBS_HIGH,
+    action_id,
+    check_number,
+    check_options,
+    check_seed,
+    final_rewards,
+)
 from moonriver_env.observation import SCORE_SCALE, LazyObservation, ObservationEncoder
 
 ILLEGAL_POLICIES = ("raise", "penalty")
@@ -54,7 +67,7 @@ class _FunctionOpponent:
         self.fn = fn
 
     def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
-        return int(self.fn(observation))
+        return action_id(self.fn(observation))  # a bad value is refused, never coerced
 
 
 class MoonRiverGymEnv(gymnasium.Env):
@@ -71,6 +84,7 @@ class MoonRiverGymEnv(gymnasium.Env):
         check_options(reward, shaping, render_mode, self.metadata["render_modes"])
         if illegal not in ILLEGAL_POLICIES:
             raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
         if seat is not None and (type(seat) is not int or not 0 <= seat < n):
             raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
                              f"got {seat!r}")
@@ -85,19 +99,25 @@ class MoonRiverGymEnv(gymnasium.Env):
         self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
                                                       np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
-        self._no_moves = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self.game: Game | None = None
         self.seat = 0
+        self._episode_over = False
 
     def _opponents(self, spec: Any, count: int) -> list[Any]:
         if spec is None:
             return [_UniformOpponent(self) for _ in range(count)]
         many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
         items = list(spec) if many else [spec] * count
+        if isinstance(spec, str):  # one agent per seat, not one shared
+            items = [spec] * count
         if len(items) != count:
             raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
         out = []
         for item in items:
+            if isinstance(item, str):  # a name, as the command lines take it
+                from moonriver_env.agents import make_agent
+
+                item = make_agent(item)
             if hasattr(item, "act"):
                 out.append(item)
             elif callable(item):
@@ -111,7 +131,7 @@ class MoonRiverGymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a game; the learner's seat and the game seed come from the env's generator."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
         n = self.config.num_players
         self.seat = (self.fixed_seat if self.fixed_seat is not None
@@ -124,33 +144,39 @@ class MoonRiverGymEnv(gymnasium.Env):
         if self.game.is_over:  # cannot happen with real rules; kept for custom data files
             raise RuntimeError("the game ended before the learner's first decision")
         self._pending_reward = reward
+        self._episode_over = False
         return self._observe(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner's next turn."""
         game = self._require_game()
-        if game.is_over:
+        if self._episode_over:
             raise RuntimeError("the episode is over; call reset()")
-        reward = self._pending_reward
-        self._pending_reward = 0.0
         try:
-            game.apply(int(action))
+            game.apply(action_id(action))
         except IllegalActionError:
             if self.illegal == "raise":
                 raise
+            self._episode_over = True
+            reward, self._pending_reward = self._pending_reward, 0.0
             info = self._info()
             info["illegal_action"] = True
             return self._observe(), reward + self.illegal_penalty, True, False, info
+        reward, self._pending_reward = self._pending_reward, 0.0
         reward += self._shaped()
         reward += self._play_opponents()
         if game.is_over:
+            self._episode_over = True
             reward += final_rewards(game, self.reward_mode)[self.seat]
         return self._observe(), float(reward), game.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner (all zeros once the game is over)."""
+        """Legal-action mask of the learner: read-only; once the episode is over a fresh
+        all-zeros array that nothing can make writable."""
         game = self._require_game()
-        return game.legal_mask() if game.current_player == self.seat else self._no_moves
+        if self._episode_over or game.current_player != self.seat:
+            return np.frombuffer(bytes(NUM_ACTIONS), dtype=np.int8)
+        return game.legal_mask()
 
     def notify_opponents(self, method: str, *args: Any) -> None:
         """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,

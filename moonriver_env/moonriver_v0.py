@@ -29,9 +29,13 @@ it is all zeros for every other agent and once the game is over.
 `shaping=c` (default 0) adds, at every step, c x (change of each player's running score) / 100
 to every player, a dense signal whose sum telescopes to c x final score / 100.
 
-**Illegal actions.** `raw_env` raises `IllegalActionError` (loud, for debugging). `env()`
-wraps it the PettingZoo way: `TerminateIllegalWrapper` (the offender gets -1, the game ends),
-`AssertOutOfBoundsWrapper`, `OrderEnforcingWrapper`.
+**Illegal actions.** An action is an integer id (Python or numpy integer, a 0-d integer array
+too); a bool, float, str or any other value is never coerced into a move. `raw_env` raises
+`IllegalActionError` for anything not legal (loud, for debugging; the state is unchanged).
+`env()` wraps it the PettingZoo way: `OrderEnforcingWrapper`, then `ActionIdWrapper` (a strict
+`AssertOutOfBoundsWrapper`: a value that is not an id of the action space raises
+`IllegalActionError`), then `TerminateIllegalWrapper` (an id that is illegal now gives the
+offender -1 and ends the game).
 
 **Options.** `num_players` (2-4), `mode` ("base" | "legends"), `scenario` (1-4 or None),
 `boards` (legends), `auto_forced` (play single-option decisions automatically), data file
@@ -47,6 +51,7 @@ Version history: v0 (0.1.0) first release.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import gymnasium
@@ -55,7 +60,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
 
@@ -68,8 +73,56 @@ def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers (illegal move ends the game)."""
     aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = ActionIdWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
+
+
+def action_id(action: Any) -> int:
+    """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
+
+    Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
+    into a move. The common case, a plain int, costs one type check.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, np.integer) or (
+            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
+        return int(action)
+    raise IllegalActionError(f"{action!r:.40}", f"an action is an integer id 0..{NUM_ACTIONS - 1} "
+                             "(int or numpy integer; not bool, float or str)")
+
+
+class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's out-of-space check made strict: a value that is not an integer id of the
+    action space raises IllegalActionError (state unchanged) before any other wrapper sees it;
+    an integer id that is merely illegal now goes on to ``TerminateIllegalWrapper``."""
+
+    def step(self, action: Any) -> None:
+        """Check the action's type and range, then pass its plain int id on."""
+        agent = self.agent_selection
+        if action is None and (self.terminations[agent] or self.truncations[agent]):
+            super(wrappers.AssertOutOfBoundsWrapper, self).step(action)
+            return
+        aid = action_id(action)
+        if not 0 <= aid < NUM_ACTIONS:
+            raise IllegalActionError(aid, f"action ids run from 0 to {NUM_ACTIONS - 1}")
+        super(wrappers.AssertOutOfBoundsWrapper, self).step(aid)
+
+
+def check_number(name: str, value: Any, hint: str) -> None:
+    """A finite int or float (not bool), else a ValueError saying what is allowed."""
+    if (not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool)
+            or not math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number ({hint}), got {value!r}")
+
+
+def check_seed(seed: Any) -> int | None:
+    """A reset seed: None or a non-negative integer (numpy integers too, never bool)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return int(seed)
+    raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
 
 
 def check_options(reward: str, shaping: float, render_mode: str | None,
@@ -77,8 +130,7 @@ def check_options(reward: str, shaping: float, render_mode: str | None,
     """Validate the options both environments share; the message says what is allowed."""
     if reward not in REWARD_MODES:
         raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
-    if not isinstance(shaping, (int, float)) or isinstance(shaping, bool):
-        raise ValueError(f"shaping must be a number (0 disables it), got {shaping!r}")
+    check_number("shaping", shaping, "0 disables it")
     if render_mode is not None and render_mode not in render_modes:
         raise ValueError(f"render_mode must be None or one of {render_modes}, "
                          f"got {render_mode!r}")
@@ -159,6 +211,7 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
+        seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
@@ -187,13 +240,13 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""
+        game = self._require_game()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self._require_game()
+        game.apply(action_id(action))  # raises IllegalActionError, state unchanged
         self._cumulative_rewards[agent] = 0.0
-        game.apply(int(action))  # raises IllegalActionError, state unchanged
         if not self.shaping and not game.is_over:
             # The usual step: every reward is 0 (rewards come at the end, or with shaping),
             # so there is nothing to reset or accumulate.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from moonriver_env.engine import NUM_ACTIONS, Face, Game, PartnerKind, Phase, Terrain
+from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.engine.config import SCENARIOS
 from moonriver_env.engine.game import COLUMN_SIZE, NO_MOVES, NUM_COWS

@@ -4,16 +4,19 @@ history, data files and their limits, records, options and the Gymnasium wrapper
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import gymnasium
 import numpy as np
 import pytest
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 from moonriver_env import moonriver_v0
-from moonriver_env.engine import DataFileError, Game, GameConfig, Phase
+from moonriver_env.engine import DataFileError, Game, GameConfig, IllegalActionError, Phase
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.data import default_path
+from moonriver_env.gym_env import MoonRiverGymEnv
 from tests.helpers import random_playout
 
 PLOT_HEADER = "kind,terrain,nugget,beaver,corn,cows,skull,circle,count,number"
@@ -326,3 +329,166 @@ def test_record_with_relative_data_path_replays_from_another_directory(
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert Game.from_record(record).scores() == game.scores()
+
+
+# ----------------------------------------------------- defect 1: bad action values
+BAD_ACTIONS = [1.9, -0.5, 0.99, "2", True, False, np.float32(1.0), np.bool_(True), None,
+               [3], np.array([3]), 2.0]
+
+
+def setup_ids(env) -> list[int]:
+    return np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_raw_env_refuses_non_integer_actions(action) -> None:
+    env = moonriver_v0.raw_env(num_players=4)
+    env.reset(seed=0)
+    before = env.game_record()
+    with pytest.raises(IllegalActionError, match="an action is an integer id"):
+        env.step(action)
+    assert env.game_record() == before
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_wrapped_env_refuses_non_integer_actions(action) -> None:
+    env = moonriver_v0.env(num_players=4)
+    env.reset(seed=0)
+    before = env.unwrapped.game_record()
+    with pytest.raises(IllegalActionError, match="an action is an integer id"):
+        env.step(action)
+    assert env.unwrapped.game_record() == before
+    assert not any(env.terminations.values())
+
+
+def test_integer_types_are_accepted_everywhere() -> None:
+    for make in (moonriver_v0.raw_env, moonriver_v0.env):
+        env = make(num_players=4)
+        env.reset(seed=0)
+        for convert in (int, np.int64, np.int16, np.uint32, np.array):
+            first = setup_ids(env)[0]
+            env.step(convert(first))
+        assert len([e for e in env.unwrapped.game.history if e["type"] == "decision"]) == 5
+
+
+@pytest.mark.parametrize("action", BAD_ACTIONS, ids=repr)
+def test_gym_env_refuses_or_penalises_non_integer_actions(action) -> None:
+    env = MoonRiverGymEnv(num_players=4, seat=0)
+    env.reset(seed=0)
+    before = env.game.to_record()
+    with pytest.raises(IllegalActionError, match="an action is an integer id"):
+        env.step(action)
+    assert env.game.to_record() == before
+    env = gymnasium.make("MoonRiver-v0", seat=0, illegal="penalty")
+    env.reset(seed=0)
+    before = env.unwrapped.game.to_record()
+    _, reward, terminated, _, info = env.step(action)
+    assert terminated and reward == -1.0 and info["illegal_action"]
+    assert env.unwrapped.game.to_record() == before
+
+
+# ------------------------------------------ defect 2: no steps after termination
+def test_gym_env_refuses_steps_after_termination_until_reset() -> None:
+    env = gymnasium.make("MoonRiver-v0", seat=0, illegal="penalty")
+    env.reset(seed=0)
+    _, _, terminated, _, _ = env.step(A.NUM_ACTIONS - 1)
+    assert terminated
+    assert not env.unwrapped.action_masks().any()
+    legal = int(env.unwrapped.game.legal_action_ids()[0])  # the game itself is not over
+    before = env.unwrapped.game.to_record()
+    with pytest.raises(RuntimeError, match=r"episode is over; call reset\(\)"):
+        env.step(legal)
+    assert env.unwrapped.game.to_record() == before
+    env.reset(seed=1)
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))  # playable again
+    env = MoonRiverGymEnv(num_players=2, seat=0)
+    env.reset(seed=0)
+    done = False
+    rng = np.random.default_rng(0)
+    while not done:
+        legal = np.flatnonzero(env.action_masks())
+        _, _, done, _, _ = env.step(int(legal[rng.integers(legal.size)]))
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(0)
+
+
+# ------------------------------------------------------ options and the order of calls
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_shaping_and_penalty_are_refused(value: float) -> None:
+    with pytest.raises(ValueError, match="shaping must be a finite number"):
+        moonriver_v0.raw_env(shaping=value)
+    with pytest.raises(ValueError, match="shaping must be a finite number"):
+        MoonRiverGymEnv(shaping=value)
+    with pytest.raises(ValueError, match="illegal_penalty must be a finite number"):
+        MoonRiverGymEnv(illegal="penalty", illegal_penalty=value)
+    with pytest.raises(ValueError, match="illegal_penalty must be a finite number"):
+        MoonRiverGymEnv(illegal_penalty=True)
+
+
+@pytest.mark.parametrize("seed", [True, False, -1, 1.5, "3"], ids=repr)
+def test_bad_reset_seeds_are_refused(seed) -> None:
+    env = moonriver_v0.raw_env(num_players=3)
+    with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        env.reset(seed=seed)
+    gym = MoonRiverGymEnv(num_players=3)
+    with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        gym.reset(seed=seed)
+    env.reset(seed=np.int64(3))  # numpy integers are seeds
+    gym.reset(seed=np.int64(3))
+
+
+def test_raw_env_step_before_reset_is_a_clear_error() -> None:
+    env = moonriver_v0.raw_env(num_players=4)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        env.step(0)
+
+
+# ------------------------------------------------------------- the Gymnasium wrapper
+def test_action_masks_reachable_through_gymnasium_make_and_sb3() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    env = gymnasium.make("MoonRiver-v0", num_players=3)
+    env.reset(seed=0)
+    assert env.action_masks().any()
+    assert np.array_equal(get_action_masks(env), env.unwrapped.action_masks())
+    limited = gymnasium.make("MoonRiver-v0", num_players=3, max_episode_steps=500)
+    limited.reset(seed=0)
+    assert limited.get_wrapper_attr("action_masks")().any()
+    vec = DummyVecEnv([lambda: Monitor(gymnasium.make("MoonRiver-v0", num_players=2))])
+    vec.reset()
+    assert is_masking_supported(vec) and get_action_masks(vec).shape == (1, A.NUM_ACTIONS)
+
+
+def test_opponents_by_name() -> None:
+    env = gymnasium.make("MoonRiver-v0", num_players=3, opponents=["greedy", "random"])
+    names = [type(o).__name__ for o in env.unwrapped.opponents]
+    assert names == ["GreedyAgent", "RandomAgent"]
+    env = MoonRiverGymEnv(num_players=4, opponents="greedy", seat=1)
+    assert [type(o).__name__ for o in env.opponents] == ["GreedyAgent"] * 3
+    assert len({id(o) for o in env.opponents}) == 3
+    first = env.reset(seed=5)[0]
+    assert np.array_equal(MoonRiverGymEnv(num_players=4, opponents="greedy",
+                                          seat=1).reset(seed=5)[0], first)
+    with pytest.raises(ValueError, match="agent spec"):
+        MoonRiverGymEnv(num_players=2, opponents=["grandmaster"])
+
+
+def test_mask_at_game_over_is_read_only_and_fresh() -> None:
+    env = MoonRiverGymEnv(num_players=2, seat=0)
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    done = False
+    while not done:
+        legal = np.flatnonzero(env.action_masks())
+        _, _, done, _, info = env.step(int(legal[rng.integers(legal.size)]))
+    mask = env.action_masks()
+    assert not mask.any() and not info["action_mask"].any()
+    with pytest.raises(ValueError):
+        mask[0] = 1
+    with pytest.raises(ValueError):
+        np.asarray(mask).setflags(write=True)
+    assert env.action_masks() is not mask
+    env.reset(seed=4)
+    assert env.action_masks().any()
