@@ -4,7 +4,9 @@
 ``policy:PATH.zip`` (a saved MaskablePPO model; ``policy-sample:PATH`` samples instead of
 taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint directory of
 ``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped 4-player
-base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights).
+base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights),
+``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search, heuristic prior; ``pretrained+puct:BUDGET`` or
+``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from moonriver_env.agents.base import Agent
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
-         "pretrained:VARIANT", "pretrained:PATH.npz")
+         "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
+         "pretrained+puct[:VARIANT]:BUDGET")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -60,4 +63,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
 
         return PretrainedAgent(arg or DEFAULT_VARIANT, name=spec)
+    if kind in ("puct", "pretrained+puct"):
+        from moonriver_env.agents.puct import puct_from_spec
+
+        return puct_from_spec(spec, seed)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")

@@ -1,0 +1,376 @@
+"""PUCTAgent: information-set PUCT search guided by a policy prior and a value estimate.
+
+Each simulation reshuffles what the agent cannot see (the plot box and the partner pile) on a
+clone of the game and walks one shared tree of action ids. At each node the child maximising
+``Q + c * P * sqrt(N) / (1 + n)`` among the actions legal in this determinization is followed
+(AlphaZero's rule; unvisited children start at the mean value of their visited siblings). A
+node is expanded once: an evaluator gives the prior ``P`` over its legal actions and, when it
+can, a value for every player. Without a learned value the leaf is valued by a rollout of
+``rollout_depth`` decisions (random by default, or greedy) and every player's running-score
+margin over the best opponent, squashed to [-1, 1]. Values are stored for the player who
+chose each action (max^n backups), so the search handles 2-4 players. Actions that a later
+determinization makes legal at an expanded node get their prior from that determinization.
+
+Evaluators:
+
+- :class:`HeuristicEvaluator` (the default): the greedy agent's one-ply scores (change of the
+  running-score margin, draft worth of plots) softmaxed at a temperature; no value, so the
+  search rolls out.
+- :class:`PolicyEvaluator`: any ``policy(observation) -> (logits, value | None)`` callable,
+  where ``observation`` is the acting player's ``{"observation", "action_mask"}`` dict,
+  ``logits`` scores the whole action enumeration (illegal entries are ignored) and ``value``
+  is the acting player's expected outcome in [-1, 1] (None: roll out instead). A trained
+  network plugs in here.
+
+Specs (see :func:`puct_from_spec`): ``puct:SIMS``, ``puct:SECONDSs``, and
+``pretrained+puct[:VARIANT]:BUDGET`` with the shipped policy as the prior.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+from moonriver_env.agents.base import Observation, SeededAgent
+from moonriver_env.agents.greedy import plot_value
+
+from moonriver_env.engine import Game, Phase
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.grid import COLS, NEIGHBORS
+
+ROLLOUTS = ("random", "greedy")
+VALUE_SCALE = 20.0  # a 20-point margin over the best opponent is worth tanh(1)
+
+PolicyValueFn = Callable[[Observation], tuple[np.ndarray, float | None]]
+
+
+class Evaluator(Protocol):
+    """Prior over the legal actions and, optionally, a value per player for a position."""
+
+    def __call__(self, game: Game, legal: list[int],
+                 rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
+        """``(priors aligned with legal, values per player or None)``."""
+        ...
+
+
+def margin_values(game: Game, scale: float = VALUE_SCALE) -> list[float]:
+    """Each player's (running or final) score margin over the best opponent, squashed."""
+    board = game.scores() if game.is_over else game.running_scores()
+    totals = [s.total for s in board]
+    values = []
+    for p, t in enumerate(totals):
+        best_other = max(totals[:p] + totals[p + 1:])
+        values.append(math.tanh((t - best_other) / scale))
+    return values
+
+
+def _margin(game: Game, player: int) -> int:
+    totals = [s.total for s in game.running_scores()]
+    return totals[player] - max(totals[:player] + totals[player + 1:])
+
+
+def heuristic_scores(game: Game, legal: list[int]) -> list[float]:
+    """One-ply worth of each legal action in points, as the greedy agent ranks them.
+
+    Draft choices: worth of the plot taken minus half the best plot left to the next
+    chooser. Forced discards: minus the worth of the two plots dropped. Desperado swaps: worth
+    gained. Every other decision: the change of the running-score margin after playing it on
+    a clone, plus a tenth of a point per same-terrain neighbour of a built plot (a pass loses
+    a tenth).
+    """
+    phase = game.phase
+    if phase in (Phase.SETUP, Phase.SELECT):
+        setup = phase == Phase.SETUP
+        column = game.active if setup else game.pending
+        owner = game.active_owner if setup else game.pending_owner
+        worth = [plot_value(game, column[p]) if owner[p] < 0 and column[p] >= 0 else None
+                 for p in range(len(column))]
+        scores = []
+        for a in legal:
+            pos = A.ACTIONS[a].position
+            left = [w for p, w in enumerate(worth) if p != pos and w is not None]
+            scores.append(worth[pos] - 0.5 * max(left, default=0.0))
+        return scores
+    me = game.current_player
+    hand = game.ranches[me].hand
+    if phase == Phase.DISCARD:
+        return [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
+                  + plot_value(game, hand[A.ACTIONS[a].slot_b])) for a in legal]
+    if phase == Phase.DESPERADO:
+        scores = []
+        for a in legal:
+            action = A.ACTIONS[a]
+            if isinstance(action, A.Pass):
+                scores.append(0.0)
+                continue
+            theirs = game.ranches[(me + action.opponent) % game.num_players].hand
+            scores.append(plot_value(game, theirs[action.their_slot])
+                          - plot_value(game, hand[action.my_slot]))
+        return scores
+    base = _margin(game, me)
+    ranch = game.ranches[me]
+    held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
+    scores = []
+    for a in legal:
+        child = game.clone()
+        child.apply(a)
+        score = float(_margin(child, me) - base)
+        action = A.ACTIONS[a]
+        if isinstance(action, A.Build):
+            for (r, c), slot in zip(action.cells, (action.slot_a, action.slot_b), strict=True):
+                score += 0.1 * sum(1 for n in NEIGHBORS[r * COLS + c]
+                                   if ranch.terrain[n] == held[slot])
+        elif isinstance(action, A.Pass):
+            score -= 0.1
+        scores.append(score)
+    return scores
+
+
+def _softmax(scores: list[float], temperature: float) -> list[float]:
+    top = max(scores)
+    weights = [math.exp((s - top) / temperature) for s in scores]
+    total = sum(weights)
+    return [w / total for w in weights]
+
+
+class HeuristicEvaluator:
+    """Prior: softmax of :func:`heuristic_scores` at ``temperature`` points; no value."""
+
+    def __init__(self, temperature: float = 2.0) -> None:
+        if not temperature > 0:
+            raise ValueError(f"the prior temperature must be > 0, got {temperature!r}")
+        self.temperature = temperature
+
+    def __call__(self, game: Game, legal: list[int],
+                 rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
+        """Softmaxed one-ply scores, and no value (the search rolls out)."""
+        return _softmax(heuristic_scores(game, legal), self.temperature), None
+
+
+class PolicyEvaluator:
+    """Prior and value from ``policy(observation) -> (logits, value | None)``.
+
+    The value is the acting player's; the others get ``-value / (players - 1)`` each (exact
+    for two players, a zero-sum spread for more).
+    """
+
+    def __init__(self, policy: PolicyValueFn) -> None:
+        from moonriver_env.observation import ObservationEncoder
+
+        if not callable(policy):
+            raise TypeError(f"policy must be callable observation -> (logits, value), "
+                            f"got {policy!r}")
+        self.policy = policy
+        self.encoder = ObservationEncoder()
+
+    def __call__(self, game: Game, legal: list[int],
+                 rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
+        """Softmax of the policy's logits over the legal actions, and its value if any."""
+        me = game.current_player
+        observation = {"observation": self.encoder.encode(game, me),
+                       "action_mask": game.legal_mask()}
+        logits, value = self.policy(observation)
+        chosen = np.asarray(logits, dtype=np.float64)[legal]
+        if not np.all(np.isfinite(chosen)):
+            raise ValueError("the policy gave a non-finite logit for a legal action")
+        priors = np.exp(chosen - chosen.max())
+        priors /= priors.sum()
+        if value is None:
+            return priors.tolist(), None
+        v = float(value)
+        others = -v / (game.num_players - 1)
+        return priors.tolist(), [v if p == me else others for p in range(game.num_players)]
+
+
+class _Node:
+    __slots__ = ("children", "priors", "total", "visits")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Node] = {}
+        self.priors: dict[int, float] | None = None  # set when the node is expanded
+        self.visits = 0
+        self.total = 0.0  # sum of values for the player who chose the action leading here
+
+
+class PUCTAgent(SeededAgent):
+    """IS-PUCT with a budget in simulations (``simulations``) or seconds (``seconds``)."""
+
+    def __init__(self, simulations: int = 200, seconds: float | None = None,
+                 evaluator: Evaluator | None = None, exploration: float = 1.0,
+                 rollout_depth: int = 20, rollout: str = "random", seed: int | None = None,
+                 name: str | None = None) -> None:
+        if seconds is None:
+            if isinstance(simulations, bool) or not isinstance(simulations, int) \
+                    or simulations < 1:
+                raise ValueError(f"PUCTAgent needs simulations >= 1 (an int), "
+                                 f"got {simulations!r}")
+        elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not math.isfinite(seconds) or seconds <= 0:
+            raise ValueError(f"PUCTAgent needs a time budget in seconds > 0, got {seconds!r}")
+        if not (isinstance(exploration, (int, float)) and exploration >= 0):
+            raise ValueError(f"exploration must be a number >= 0, got {exploration!r}")
+        if isinstance(rollout_depth, bool) or not isinstance(rollout_depth, int) \
+                or rollout_depth < 0:
+            raise ValueError(f"rollout_depth must be an int >= 0, got {rollout_depth!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}, got {rollout!r}")
+        self.rollout = rollout
+        self.simulations = simulations
+        self.seconds = None if seconds is None else float(seconds)
+        self.evaluator: Evaluator = evaluator or HeuristicEvaluator()
+        self.exploration = float(exploration)
+        self.rollout_depth = rollout_depth
+        super().__init__(seed, name or (f"puct:{seconds}s" if seconds else f"puct:{simulations}"))
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """Search from the current position and return the most visited action."""
+        legal = game.legal_action_ids().tolist()
+        if len(legal) == 1:
+            return legal[0]
+        root = _Node()
+        if self.seconds is not None:
+            deadline = time.perf_counter() + self.seconds
+            self._simulate(game, root)
+            while time.perf_counter() < deadline:
+                self._simulate(game, root)
+        else:
+            for _ in range(self.simulations):
+                self._simulate(game, root)
+        return self._choose(root, legal)
+
+    def _choose(self, root: _Node, legal: list[int]) -> int:
+        """Most visited root action; ties go to the better mean value, then the prior."""
+        priors = root.priors or {}
+
+        def key(a: int) -> tuple[int, float, float]:
+            child = root.children.get(a)
+            if child is None or child.visits == 0:
+                return 0, -math.inf, priors.get(a, 0.0)
+            return child.visits, child.total / child.visits, priors.get(a, 0.0)
+
+        return max(legal, key=key)
+
+    def _simulate(self, root_game: Game, root: _Node) -> None:
+        game = root_game.clone()
+        game.determinize(self.rng)
+        node = root
+        path: list[tuple[_Node, int]] = []  # (child, the player who chose it)
+        values: list[float] | None = None
+        while not game.is_over:
+            legal = game.legal_action_ids().tolist()
+            if node.priors is None:
+                if len(legal) == 1:
+                    node.priors = {legal[0]: 1.0}
+                else:
+                    priors, values = self.evaluator(game, legal, self.rng)
+                    node.priors = dict(zip(legal, priors, strict=True))
+                    break
+            action = legal[0] if len(legal) == 1 else self._select(game, node, legal)
+            mover = game.current_player
+            game.apply(action)
+            child = node.children.get(action)
+            if child is None:
+                child = node.children[action] = _Node()
+            path.append((child, mover))
+            node = child
+        if values is None:
+            values = self._rollout(game)
+        root.visits += 1
+        for child, mover in path:
+            child.visits += 1
+            child.total += values[mover]
+
+    def _select(self, game: Game, node: _Node, legal: list[int]) -> int:
+        priors = node.priors
+        assert priors is not None
+        missing = [a for a in legal if a not in priors]
+        if missing:  # legal only in some determinizations: prior from this one
+            fresh, _ = self.evaluator(game, legal, self.rng)
+            for a, p in zip(legal, fresh, strict=True):
+                priors.setdefault(a, p)
+        children = node.children
+        visited_sum, visited_n, seen = 0.0, 0, 0
+        for a in legal:
+            child = children.get(a)
+            if child is not None and child.visits:
+                visited_sum += child.total / child.visits
+                visited_n += 1
+                seen += child.visits
+        fpu = visited_sum / visited_n if visited_n else 0.0
+        c = self.exploration * math.sqrt(seen + 1)
+        best, best_score = legal[0], -math.inf
+        for a in legal:
+            child = children.get(a)
+            if child is not None and child.visits:
+                score = child.total / child.visits + c * priors[a] / (1 + child.visits)
+            else:
+                score = fpu + c * priors[a]
+            if score > best_score:
+                best, best_score = a, score
+        return best
+
+    def _rollout(self, game: Game) -> list[float]:
+        """Greedy play (best one-ply score, ties at random) for ``rollout_depth`` decisions."""
+        for _ in range(self.rollout_depth):
+            if game.is_over:
+                break
+            if self.rollout == "random":
+                legal_ids = game.legal_action_ids()
+                game.apply(int(legal_ids[self.rng.integers(legal_ids.size)]))
+                continue
+            legal = game.legal_action_ids().tolist()
+            if len(legal) > 1:
+                scores = heuristic_scores(game, legal)
+                top = max(scores)
+                ties = [a for a, s in zip(legal, scores, strict=True) if s == top]
+                game.apply(ties[int(self.rng.integers(len(ties)))] if len(ties) > 1
+                           else ties[0])
+            else:
+                game.apply(legal[0])
+        return margin_values(game)
+
+
+def _budget(text: str, spec: str) -> dict[str, float | int]:
+    try:
+        if text.endswith("s"):
+            return {"seconds": float(text[:-1])}
+        return {"simulations": int(text)}
+    except ValueError:
+        raise ValueError(f"agent spec {spec!r}: the budget must be SIMS (an integer >= 1) or "
+                         f"SECONDSs (a number > 0), e.g. puct:200 or puct:0.1s") from None
+
+
+def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
+    """``puct:BUDGET`` (heuristic prior) or ``pretrained+puct[:VARIANT]:BUDGET`` (policy prior).
+
+    BUDGET is SIMS or SECONDSs; VARIANT names shipped weights (default 4p-base). The
+    pretrained policy gives the prior only: its value head is trained for one reward and
+    player count, so leaves are still valued by rollouts.
+    """
+    kind, _, rest = spec.partition(":")
+    parts = rest.split(":") if rest else []
+    if kind == "puct" and len(parts) <= 1:
+        budget = _budget(parts[0] if parts else "200", spec)
+        evaluator: Evaluator | None = None
+    elif kind == "pretrained+puct" and 1 <= len(parts) <= 2:
+        from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
+
+        budget = _budget(parts[-1], spec)
+        net = PretrainedAgent(parts[0] if len(parts) == 2 else DEFAULT_VARIANT)
+
+        def policy(observation: Observation) -> tuple[np.ndarray, None]:
+            probabilities, _ = net.policy(observation)
+            with np.errstate(divide="ignore"):
+                return np.log(probabilities), None
+
+        evaluator = PolicyEvaluator(policy)
+    else:
+        raise ValueError(f"agent spec {spec!r}: expected puct:SIMS, puct:SECONDSs or "
+                         f"pretrained+puct[:VARIANT]:BUDGET")
+    try:
+        return PUCTAgent(**budget, evaluator=evaluator, seed=seed, name=spec)
+    except ValueError as exc:
+        raise ValueError(f"agent spec {spec!r}: {exc}") from None
