@@ -46,6 +46,17 @@ def actions_markdown() -> str:
         "acting player's plots (reserve in arrival order, then the plot in hand); `+o` is an "
         "opponent by seat offset from the acting player (+1 is the next player id).",
         "",
+        "The enumeration is regular: every segment covers every combination of its fields. "
+        "Ids that place a plot off the grid (a domino from column 4 to the right, such as "
+        "`(0,4)-(0,5)`, or from row 9 downwards) or on the homestead `(0,2)` exist only to "
+        "keep the enumeration regular and are never legal in any game. Others are legal only "
+        "in some variants: rows 5-9 in the 2-player game, opponents +2 and +3 with 3 or 4 "
+        "players, bonus tiles with 2 players. The mask never opens an id that cannot be "
+        "played.",
+        "",
+        "An action is an integer id (a Python or numpy integer); a bool, float or string is "
+        "refused as illegal, never rounded or converted into a move.",
+        "",
         "| segment | ids | size | meaning |",
         "|---|---|---|---|",
     ]

@@ -372,7 +372,9 @@ class ObservationEncoder:
             "relative to the viewer: index 0 is the viewer, 1 the next player id, and so on; "
             "absent players are zeros. Ranch planes are indexed [player, channel, row, col] "
             "with row 0 next to the river. The order of the plot box and of the partner pile "
-            "never appears.",
+            "never appears. Every value lies in the space's bounds [0, 64] for any data files "
+            "the engine accepts (the data-file limits of `moonriver_env.engine.data` keep "
+            "counts such as partner tokens per specialist / 5 and rounds / 24 below 64).",
             "",
             "| view | slice | shape | contents |",
             "|---|---|---|---|",

@@ -492,3 +492,22 @@ def test_mask_at_game_over_is_read_only_and_fresh() -> None:
     assert env.action_masks() is not mask
     env.reset(seed=4)
     assert env.action_masks().any()
+
+
+# ------------------------------------------------- docs/actions.md: off-grid ids never legal
+def test_off_grid_and_homestead_build_ids_are_never_legal() -> None:
+    never = {i for i, a in enumerate(A.ACTIONS) if isinstance(a, A.Build)
+             and any(not (0 <= r < 10 and 0 <= c < 5) or (r, c) == (0, 2) for r, c in a.cells)}
+    assert A.ActionCodec.encode(A.ACTIONS[12]) == 12 and 12 in never  # (0,4)-(0,5)
+    assert len(never) > 100
+    never_ids = np.array(sorted(never))
+    for n, mode in ((2, "base"), (3, "legends"), (4, "base")):
+        for seed in range(3):
+            game = Game(GameConfig(num_players=n, mode=mode), seed=seed)
+            rng = np.random.default_rng(seed)
+            while not game.is_over:
+                assert not game.legal_mask()[never_ids].any()
+                ids = game.legal_action_ids()
+                game.apply(int(ids[rng.integers(ids.size)]))
+    text = (Path(__file__).resolve().parents[1] / "docs" / "actions.md").read_text()
+    assert "`(0,4)-(0,5)`" in text and "never legal" in text
