@@ -79,7 +79,7 @@ def button_labels(game: Game) -> dict[str, str]:
 
 
 def move_keys(game: Game, action_id: int) -> list[str]:
-    """Table elements a move touches, computed before it is applied (to highlight it after)."""
+    """Table elements a move touches, computed before it is applied (see :func:`moved_keys`)."""
     action = ACTIONS[action_id]
     path = action_paths(game, action_id)[0]
     keys = [k for k in path if not k.startswith(("btn:", "bonus:"))]
@@ -88,3 +88,11 @@ def move_keys(game: Game, action_id: int) -> list[str]:
     if isinstance(action, Thief) and game.effect_cell >= 0:
         keys.append(_cell(game.current_player, game.effect_cell))
     return keys
+
+
+def moved_keys(keys: list[str], round_before: int, game: Game) -> list[str]:
+    """``move_keys`` as they read after the move: a new round turns pending into active."""
+    if game.round == round_before:
+        return keys
+    return [k.replace("col:pending:", "col:active:") for k in keys
+            if not k.startswith("col:active:")]

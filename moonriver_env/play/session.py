@@ -11,7 +11,7 @@ import numpy as np
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
-from moonriver_env.play.clicks import action_paths, button_labels, move_keys
+from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
 from moonriver_env.render.style import status_text
 from moonriver_env.render.svg import table_svg
 
@@ -124,8 +124,9 @@ class PlaySession:
     def _apply(self, action_id: int) -> None:
         game = self.game
         player = game.current_player
-        keys = move_keys(game, action_id)
+        keys, round_before = move_keys(game, action_id), game.round
         game.apply(action_id)
+        keys = moved_keys(keys, round_before, game)
         self.last = {"player": player, "name": self.names[player], "action": action_id,
                      "text": ActionCodec.to_text(action_id), "keys": keys}
 
@@ -235,11 +236,12 @@ class ReplaySession:
                 self._game, self._step, self._last = Game(self.config, seed=self.seed), 0, None
             while self._step < step:
                 event = self.decisions[self._step]
+                keys, round_before = move_keys(self._game, event["action"]), self._game.round
+                self._game.apply(event["action"])
                 if self._step == step - 1:
                     self._last = {"player": event["player"], "action": event["action"],
                                   "text": ActionCodec.to_text(event["action"]),
-                                  "keys": move_keys(self._game, event["action"])}
-                self._game.apply(event["action"])
+                                  "keys": moved_keys(keys, round_before, self._game)}
                 self._step += 1
             last = self._last if step > 0 else None
             out = table_state(self._game, self.names)

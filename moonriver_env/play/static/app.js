@@ -81,8 +81,11 @@ function decorate() {
   document.body.dataset.picks = String(picked.length);
   let hint = "";
   if (state.human_turn) {
-    hint = picked.length ? "picked " + picked.length + ": click a highlighted element"
-                         : "your move: click a highlighted element";
+    const what = { hand: "a plot of a reserve", cell: "a ranch cell", col: "a column plot",
+                   saloon: "a saloon partner", bonus: "a bonus tile face", btn: "a button" };
+    const kinds = [...new Set([...next].map((k) => what[k.split(":")[0]]))];
+    hint = (picked.length ? "next, click " : "your move: click ") + kinds.join(" or ") +
+      " (highlighted in blue)";
   }
   $("hint").textContent = hint;
 }
