@@ -168,9 +168,14 @@ def test_huge_plot_manifest_is_refused_at_load(tmp_path: Path) -> None:
     path = write(tmp_path, "plots.csv", PLOT_HEADER + "\n" + rows)
     with pytest.raises(DataFileError, match=r"plots\.csv.*at most \d+ plots"):
         GameConfig(plots_file=path)
+    rows = "".join(f"k{i},farm,0,0,0,0,0,0,1,1\n" for i in range(1000))
+    path = write(tmp_path, "kinds.csv", PLOT_HEADER + "\n" + rows)
+    with pytest.raises(DataFileError, match=r"kinds\.csv, line 258: a manifest has at most "
+                                            r"256 kinds"):
+        GameConfig(plots_file=path)
     rows = "".join(f"k{i},farm,0,0,0,0,0,0,1,1\n" for i in range(40_000))
     path = write(tmp_path, "kinds.csv", PLOT_HEADER + "\n" + rows)
-    with pytest.raises(DataFileError, match=r"kinds\.csv.*at most \d+ kinds"):
+    with pytest.raises(DataFileError, match=r"kinds\.csv"):  # (too large a file, too)
         GameConfig(plots_file=path)
 
 
@@ -248,6 +253,15 @@ def test_bad_plot_files_are_data_file_errors_naming_file_and_line(tmp_path, case
     message = str(info.value)
     assert "bad_plots.csv" in message and f"line {line}" in message and allowed in message, \
         message
+
+
+def test_oversized_data_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    path = tmp_path / "big.csv"
+    with open(path, "wb") as fh:
+        fh.write(PLOT_HEADER.encode() + b"\n")
+        fh.truncate(64 << 20)  # 64 MB, sparse
+    with pytest.raises(DataFileError, match=r"big\.csv: larger than \d+ bytes"):
+        GameConfig(plots_file=str(path))
 
 
 def test_boards_json_errors(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ _PARTNER_COLUMNS = ("specialist", "count")
 _SPECIALISTS = {k.name.lower(): k for k in PartnerKind if k != PartnerKind.COWBOY}
 _INTEGER = re.compile(r"-?[0-9]+")  # plain digits: no blanks, signs, underscores or exponents
 _FIELD_LIMIT = 1000  # characters; no valid field comes near it
+MAX_FILE_BYTES = 1 << 20  # a manifest at the limits is about 100 kB
 
 
 class DataFileError(ValueError):
@@ -50,9 +51,13 @@ def default_path(name: str) -> str:
 def read_text(path: str) -> str:
     """A data file's text; unreadable or non-UTF-8 files are DataFileErrors."""
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise DataFileError(f"cannot read data file {path}: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise DataFileError(f"{path}: larger than {MAX_FILE_BYTES} bytes; data files are small "
+                            "CSV or JSON tables")
     try:
         return raw.decode("utf-8-sig")  # a byte order mark (spreadsheet export) is dropped
     except UnicodeDecodeError as exc:
