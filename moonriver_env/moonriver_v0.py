@@ -45,7 +45,10 @@ prints the ansi text, needs no display).
 **Records.** `env.game_record()` is the engine's JSON game record; `python -m moonriver_env
 replay FILE` steps through one in the terminal.
 
-Version history: v0 (0.1.0) first release.
+Version history: v0 (0.1.0) first release; v0 hardening (unreleased): the saloon is refilled at
+the end of the last round too (RULES.md 4.4; only games with a recruit in the last round
+change), actions must be integer ids, records are version 2 (a decision before the chance
+events it causes).
 """
 
 from __future__ import annotations
@@ -93,9 +96,11 @@ def action_id(action: Any) -> int:
 
 
 class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's out-of-space check made strict: a value that is not an integer id of the
-    action space raises IllegalActionError (state unchanged) before any other wrapper sees it;
-    an integer id that is merely illegal now goes on to ``TerminateIllegalWrapper``."""
+    """PettingZoo's out-of-space check, strict: a value that is not an id raises."""
+
+    # A value that is not an integer id of the action space raises IllegalActionError (state
+    # unchanged) before TerminateIllegalWrapper indexes the mask with it; an integer id that
+    # is merely illegal now goes on to that wrapper, which ends the game.
 
     def step(self, action: Any) -> None:
         """Check the action's type and range, then pass its plain int id on."""
