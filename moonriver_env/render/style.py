@@ -20,7 +20,7 @@ TERRAIN_COLOURS = {
 }
 # Resource symbols differ in shape and colour: a gold diamond, a brown disc, a green ear.
 NUGGET = ("#ffcc00", "#7a5a00")  # fill, outline
-BEAVER = ("#6d4526", "#2b1a0c")
+BEAVER = ("#9a5b2e", "#f3e2c4")  # light rim: beavers sit on dark forest
 CORN = ("#2e8b3a", "#0f3d16")
 SKULL = "#8b1a1a"
 

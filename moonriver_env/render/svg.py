@@ -71,7 +71,7 @@ def _nugget(d: _Svg, x: float, y: float) -> None:
 
 
 def _beaver(d: _Svg, x: float, y: float) -> None:
-    d.circle(x, y, 4, S.BEAVER[0], S.BEAVER[1])
+    d.circle(x, y, 4.5, S.BEAVER[0], S.BEAVER[1])
 
 
 def _corn(d: _Svg, x: float, y: float) -> None:
