@@ -185,7 +185,7 @@ def test_dig_needs_a_shovel_and_draws_from_the_bag(monkeypatch) -> None:
     assert game.phase == Phase.DIG and legal(game) == ["dig", "pass"]
     game.apply(Dig())
     assert game.money[0] == 11 and game.bag == [16, 8, 0, 2]
-    assert game.history[-3] == {"type": "chance", "event": "dig", "player": 0, "token": "ruby"}
+    assert game.history[-2] == {"type": "chance", "event": "dig", "player": 0, "token": "ruby"}
 
 
 def test_dig_stone_goes_back_and_a_shovel_goes_to_the_shop(monkeypatch) -> None:
@@ -287,7 +287,8 @@ def test_flick_out_of_the_ring_returns_the_marble(monkeypatch) -> None:
     script(monkeypatch, game, [-1])
     game.apply(Throw(19))
     assert game.marble == 7 and game.owner == 1 and game.items[0][TICKET] == 2
-    assert game.history[-3]["event"] == "flick" and game.history[-3]["travel"] is None
+    assert game.history[-3]["type"] == "decision"
+    assert game.history[-2]["event"] == "flick" and game.history[-2]["travel"] is None
 
 
 def test_short_flick_is_invalid_and_the_marble_stays_where_it_stopped(monkeypatch) -> None:

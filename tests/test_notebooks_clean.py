@@ -10,9 +10,10 @@ import pytest
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_the_four_notebooks_exist() -> None:
+def test_the_notebooks_exist() -> None:
     assert [p.stem for p in NOTEBOOKS] == ["01_quickstart", "02_train_maskable_ppo",
-                                           "03_benchmark_policies", "04_rules_explorer"]
+                                           "03_benchmark_policies", "04_rules_explorer",
+                                           "05_circles_far_west"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

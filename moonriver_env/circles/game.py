@@ -254,24 +254,24 @@ class CirclesGame:
         """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
         aid = self._action_id(action)
         self._play(aid)
-        self._history.append({"type": "decision", "player": self._last_actor, "action": aid})
         self._settle()
 
-    def _play(self, aid: int) -> None:
+    def _play(self, aid: int, auto: bool = False) -> None:
+        """Record the decision, then play it (its chance events and effects follow it)."""
         if aid not in self._choices:
             raise IllegalActionError(self.codec.to_text(aid), self._why_illegal(aid),
                                      [a.text() for a in self.legal_actions()])
-        self._last_actor = self.actor
+        event: dict[str, Any] = {"type": "decision", "player": self.actor, "action": aid}
+        if auto:
+            event["auto"] = True
+        self._history.append(event)
         self._mask = None
         self._dispatch(aid)
 
     def _settle(self) -> None:
         """With auto_forced, play every decision that has a single legal action."""
         while self.config.auto_forced and len(self._choices) == 1:
-            aid = self._choices[0]
-            self._play(aid)
-            self._history.append({"type": "decision", "player": self._last_actor,
-                                  "action": aid, "auto": True})
+            self._play(self._choices[0], auto=True)
 
     def _action_id(self, action: Action | int) -> int:
         codec = self.codec
