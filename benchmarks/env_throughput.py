@@ -1,8 +1,9 @@
 """Random masked play through the PettingZoo env, exactly like a training loop.
 
-For each Moon River variant, and in the same run PettingZoo's own ``tictactoe_v3`` (the API's
-overhead floor) and ``chess_v6`` (a peer with a 4672-action mask): agent-steps/s, games/s,
-and the ratios of 4-player base to both. Last line: one JSON object.
+For each Moon River variant, Circles: Far West with 4 players, and in the same run
+PettingZoo's own ``tictactoe_v3`` (the API's overhead floor) and ``chess_v6`` (a peer with a
+4672-action mask): agent-steps/s, games/s, and the ratios of 4-player base (and of Circles)
+to them. Last line: one JSON object.
 
 Shared hosts change speed by tens of percent from one second to the next, so the envs are
 interleaved: each round gives every env a short slice of whole games, and a ratio is taken
@@ -22,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from moonriver_env import moonriver_v0
+from moonriver_env import circles_far_west_v0, moonriver_v0
 
 VARIANTS = {
     "4p-base": {"num_players": 4, "mode": "base"},
@@ -31,6 +32,7 @@ VARIANTS = {
     "4p-legends": {"num_players": 4, "mode": "legends"},
     "2p-legends": {"num_players": 2, "mode": "legends"},
 }
+CIRCLES = {"circles-4p": {"num_players": 4}}  # the second game, Circles: Far West
 
 
 def run(make: Callable[[], object], seconds: float, seed: int) -> tuple[int, int, float]:
@@ -85,9 +87,10 @@ def main() -> None:
     envs = {name: (lambda cfg=cfg: moonriver_v0.env(**cfg)) for name, cfg in VARIANTS.items()}
     makers: dict[str, Callable[[], object]] = {
         "4p-base": envs.pop("4p-base"), "tictactoe_v3": tictactoe_v3.env,
-        "chess_v6": chess_v6.env, **envs}
+        "chess_v6": chess_v6.env, **envs,
+        **{name: (lambda cfg=cfg: circles_far_west_v0.env(**cfg)) for name, cfg in CIRCLES.items()}}
     results, per_round = measure(makers, args.seconds, args.rounds)
-    for name in (*VARIANTS, "tictactoe_v3", "chess_v6"):
+    for name in (*VARIANTS, *CIRCLES, "tictactoe_v3", "chess_v6"):
         figures = results[name]
         label = f"moonriver {name}" if name in VARIANTS else name
         print(f"{label:<21} {figures['agent_steps_per_s']:>9,} agent-steps/s "
@@ -96,7 +99,9 @@ def main() -> None:
     vs_chess = [r["4p-base"] / r["chess_v6"] for r in per_round]
     ratios = {"4p_base_vs_tictactoe": round(statistics.median(vs_ttt), 3),
               "4p_base_vs_chess": round(statistics.median(vs_chess), 2),
-              "4p_base_vs_tictactoe_range": [round(min(vs_ttt), 3), round(max(vs_ttt), 3)]}
+              "4p_base_vs_tictactoe_range": [round(min(vs_ttt), 3), round(max(vs_ttt), 3)],
+              "circles_4p_vs_tictactoe": round(statistics.median(
+                  r["circles-4p"] / r["tictactoe_v3"] for r in per_round), 3)}
     print(f"4p-base / tictactoe_v3 = {ratios['4p_base_vs_tictactoe']:.3f} (median of "
           f"{args.rounds} rounds, range {min(vs_ttt):.3f}-{max(vs_ttt):.3f})   "
           f"4p-base / chess_v6 = {ratios['4p_base_vs_chess']:.2f}")
