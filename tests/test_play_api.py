@@ -23,6 +23,7 @@ from moonriver_env.play.server import MAX_BODY
 from moonriver_env.render.svg import table_svg
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture()
@@ -113,7 +114,7 @@ def test_not_json_empty_and_oversized_bodies_are_refused(client: TestClient) -> 
     url = f"/api/games/{gid}/actions"
     r = client.post(url, content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
-    r = client.post(url, content=b"")
+    r = client.post(url, content=b"", headers=JSON)
     assert r.status_code == 400 and "empty" in r.json()["error"]
     big = json.dumps({"action": 1, "pad": "x" * (MAX_BODY + 10)}).encode()
     r = client.post(url, content=big, headers={"content-type": "application/json"})
@@ -123,11 +124,32 @@ def test_not_json_empty_and_oversized_bodies_are_refused(client: TestClient) -> 
         for _ in range(40):
             yield b" " * 1024
 
-    r = client.post(url, content=chunks())
+    r = client.post(url, content=chunks(), headers=JSON)
     assert r.status_code == 413
-    r = client.post("/api/replays", content=b"x" * (5 * 1024 * 1024))
+    r = client.post("/api/replays", content=b"x" * (5 * 1024 * 1024), headers=JSON)
     assert r.status_code == 413
     assert client.get(f"/api/games/{gid}").json() == before
+
+
+def test_cross_site_and_non_json_requests_are_refused(client: TestClient) -> None:
+    gid = new_game(client, seed=3)
+    before = to_human_turn(client, gid)
+    action = json.dumps({"action": before["legal"][0]["id"]})
+    url = f"/api/games/{gid}/actions"
+    r = client.post(url, content=action, headers={"content-type": "text/plain"})
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
+    r = client.post(url, content=action, headers={**JSON, "origin": "http://evil.example"})
+    assert r.status_code == 403 and "other sites" in r.json()["error"]
+    assert client.get(f"/api/games/{gid}").json() == before
+    r = client.post(url, content=action, headers={**JSON, "origin": "http://testserver"})
+    assert r.status_code == 200
+
+
+def test_allowed_hosts_refuse_other_host_names() -> None:
+    local = TestClient(create_app(allowed_hosts=["127.0.0.1", "localhost"]),
+                       base_url="http://127.0.0.1:8765")
+    assert local.get("/api/defaults").status_code == 200
+    assert local.get("/api/defaults", headers={"host": "rebound.example"}).status_code == 400
 
 
 def test_unknown_ids_are_404(client: TestClient) -> None:

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 __all__ = ["GameOptions", "PlayError", "PlaySession", "ReplaySession", "create_app"]
 
 
-def create_app(defaults: GameOptions | None = None) -> Starlette:
+def create_app(defaults: GameOptions | None = None,
+               allowed_hosts: list[str] | None = None) -> Starlette:
     """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn)."""
     from moonriver_env.play.server import create_app as _create
 
-    return _create(defaults)
+    return _create(defaults, allowed_hosts)

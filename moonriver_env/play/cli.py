@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         parser.error(f"the web page needs the play extra (pip install 'moonriver-env[play]'): "
                      f"{exc}")
-    app = create_app(options)
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(options, ["127.0.0.1", "localhost", "[::1]"] if loopback else None)
     app.state.store.add(first)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
     server = uvicorn.Server(config)

@@ -28,6 +28,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -53,7 +55,18 @@ def _error(message: str, status: int) -> JSONResponse:
 
 
 async def _json_body(request: Request, limit: int) -> Any:
-    """The request's JSON body, refused when larger than ``limit`` bytes or not JSON."""
+    """The request's JSON body, refused when larger than ``limit`` bytes or not JSON.
+
+    The JSON content type is required: a cross-site page cannot send it without a CORS
+    preflight, which this server never grants, so other sites cannot drive local games.
+    """
+    origin = request.headers.get("origin")
+    if origin is not None and origin.split("://", 1)[-1] != request.headers.get("host"):
+        raise PlayError(f"requests from other sites are refused (origin {origin!r})", 403)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise PlayError(f"send the body as application/json, not {kind or 'no content type'!r}",
+                        415)
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
@@ -92,8 +105,13 @@ class _Store:
         return item
 
 
-def create_app(defaults: GameOptions | None = None) -> Starlette:
-    """The ASGI app; ``defaults`` fill in what a new-game request leaves out."""
+def create_app(defaults: GameOptions | None = None,
+               allowed_hosts: list[str] | None = None) -> Starlette:
+    """The ASGI app; ``defaults`` fill in what a new-game request leaves out.
+
+    ``allowed_hosts`` (for example ``["127.0.0.1", "localhost"]``) refuses requests naming any
+    other Host, which guards a local server against DNS rebinding.
+    """
     defaults = defaults or GameOptions()
     store = _Store()
 
@@ -172,7 +190,10 @@ def create_app(defaults: GameOptions | None = None) -> Starlette:
         Route("/api/replays/{id}", replay_state),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={PlayError: play_error,
-                                                       HTTPException: http_error})
+    middleware = []
+    if allowed_hosts:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={PlayError: play_error, HTTPException: http_error})
     app.state.store = store
     return app
