@@ -319,3 +319,11 @@ def test_engine_imports_only_numpy_and_the_standard_library() -> None:
 def test_generated_observation_docs_are_current() -> None:
     assert ((ROOT / "docs" / "circles_observation.md").read_text()
             == CirclesObserver().markdown())
+
+
+def test_action_table_in_the_docs_matches_the_codec() -> None:
+    text = (ROOT / "docs" / "circles.md").read_text()
+    codec = actions_for(20, 18)
+    for name, (lo, hi) in codec.segments.items():
+        ids = f"{lo}-{hi - 1}" if hi - lo > 1 else f"{lo}"
+        assert f"| {name} | {ids} |" in text, name
