@@ -15,8 +15,6 @@ from moonriver_env.play.clicks import action_paths, button_labels, move_keys, mo
 from moonriver_env.render.style import status_text
 from moonriver_env.render.svg import table_svg
 
-MAX_ACTION_LIST = 400  # legal actions sent with their text and click paths
-
 
 class PlayError(ValueError):
     """A request the game cannot take; ``status`` is the HTTP status to answer with."""
@@ -183,7 +181,7 @@ class PlaySession:
             if out["human_turn"]:
                 ids = game.legal_action_ids().tolist()
                 out["legal"] = [{"id": a, "text": ActionCodec.to_text(a),
-                                 "paths": action_paths(game, a)} for a in ids[:MAX_ACTION_LIST]]
+                                 "paths": action_paths(game, a)} for a in ids]
                 out["buttons"] = button_labels(game)
             return out
 

@@ -24,7 +24,7 @@ from moonriver_env.render import style as S
 
 CELL = 44  # pixels per ranch cell (a plot is drawn CELL - 2 wide)
 PAD = 12
-PANEL_W = COLS * CELL + 28
+PANEL_W = COLS * CELL + 48
 TOP = 40  # below the status line
 COLUMN_ROW_H = CELL + 24
 
@@ -240,9 +240,9 @@ def _ranch(d: _Svg, game: Game, p: int, x0: float, y0: float, height: float,
     if current:
         d.text(x0 + PANEL_W - 16, y0 + 19, "to act", 11, colour, "bold", "end")
     d.text(x0 + 8, y0 + 36, f"score {score.total}", 12, S.INK, "bold")
-    d.text(x0 + 74, y0 + 36, f"terr {score.territories} · res {score.resources} · "
-                             f"partn {score.partners} · scen {score.scenario}", 9.5, S.MUTED)
-    gx, gy = x0 + 10, y0 + 54
+    d.text(x0 + PANEL_W - 16, y0 + 36, f"terr {score.territories} · res {score.resources} · "
+           f"partn {score.partners} · scen {score.scenario}", 9.5, S.MUTED, anchor="end")
+    gx, gy = x0 + (PANEL_W - 8 - COLS * CELL) / 2 + 1, y0 + 54
     d.rect(gx, gy - 11, COLS * CELL - 2, 8, S.RIVER, rx=3)
     specialists = game.data.partner_specialists
     for r in range(ranch.rows):

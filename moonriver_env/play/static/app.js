@@ -86,6 +86,9 @@ function decorate() {
     const kinds = [...new Set([...next].map((k) => what[k.split(":")[0]]))];
     hint = (picked.length ? "next, click " : "your move: click ") + kinds.join(" or ") +
       " (highlighted in blue)";
+  } else if (state.kind === "game" && !state.over) {
+    const p = state.current_player;
+    hint = `P${p} (${state.names[p]}) is deciding` + (paused ? " (agents paused)" : "...");
   }
   $("hint").textContent = hint;
 }
@@ -96,7 +99,11 @@ async function choose(key) {
   picked.push(key);
   const done = candidates().filter((c) => c.path.length === picked.length);
   if (done.length === 0) { decorate(); return; }
-  const id = done[0].id;
+  await submit(done[0].id);
+}
+
+async function submit(id) {
+  if (!state || !state.human_turn || busy) return;
   picked = [];
   busy = true;
   try {
@@ -142,7 +149,11 @@ function render(next) {
   list.replaceChildren();
   for (const move of state.legal) {
     const li = document.createElement("li");
-    li.textContent = move.text;
+    const link = document.createElement("a");
+    link.href = "#";
+    link.textContent = move.text;
+    link.addEventListener("click", (ev) => { ev.preventDefault(); submit(move.id); });
+    li.appendChild(link);
     list.appendChild(li);
   }
   $("moves").hidden = !state.human_turn;
@@ -267,6 +278,7 @@ function init() {
   $("pause").addEventListener("click", () => {
     paused = !paused;
     $("pause").textContent = paused ? "resume agents" : "pause agents";
+    if (state) decorate();
     schedule();
   });
   $("cancel").addEventListener("click", () => { picked = []; decorate(); });
