@@ -5,7 +5,7 @@
 | Import | `from moonriver_env import circles_far_west_v0` |
 | Agents | `player_0 .. player_{n-1}` (n = 2 to 5) |
 | Actions | `Discrete(87)` for the Far West ring, for every player count (docs/circles.md) |
-| Observations | `Dict(observation=Box(0, 4, (363,), f32), action_mask=Box(0, 1, (87,), i8))` |
+| Observations | `Dict(observation=Box(0, 4, (368,), f32), action_mask=Box(0, 1, (87,), i8))` |
 | State | `state()`: the observation of player_0 (absolute frame), same shape |
 
 **Agents and seats.** `player_i` is engine player `i`; the first player is drawn from the

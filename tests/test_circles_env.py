@@ -234,3 +234,31 @@ def test_maskable_ppo_learns_a_few_steps() -> None:
     obs, _ = env.reset(seed=3)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
     assert env.action_masks()[int(action)] == 1
+
+
+def test_contest_state_views_follow_the_bet() -> None:
+    env = circles_far_west_v0.raw_env(num_players=4)
+    rng = np.random.default_rng(4)
+    start, stop, shape = env.observation_views["players"]
+    from moonriver_env.circles.observation import PLAYER_FEATURES
+
+    f = {name: i for i, name in enumerate(PLAYER_FEATURES)}
+    seen = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        while not env.terminations[env.agent_selection]:
+            game = env.game
+            if game.phase.name == "CONTEST_THROW":
+                seen += 1
+                viewer = game.current_player
+                players = env.observe(env.agent_selection)["observation"][start:stop]
+                players = players.reshape(shape)
+                for rel in range(4):
+                    q = (viewer + rel) % 4
+                    assert players[rel, f["throwing"]] == (q in game.group)
+                    assert players[rel, f["to_throw"]] == (q in game.queue)
+                    assert players[rel, f["stake"]] == pytest.approx(game.stake[q] / 9)
+                assert players[0, f["to_throw"]] == 1.0  # the actor still throws
+            legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+    assert seen > 0

@@ -20,7 +20,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
     "present", "money", "rubies", "gold", "silver", "deposit",
     *(f"{item}s" for item in ITEMS),
     "bet_staked", "bet_folded", "bet_sat_out", "bet_undecided", "stake", "has_score", "score",
-    "throwing", "bet_winner",
+    "throwing", "to_throw", "bet_winner",
 )
 _F = {name: i for i, name in enumerate(PLAYER_FEATURES)}
 DEPOSIT_CLIP = 4  # deposits are shown divided by the money cap, clipped at this many caps
@@ -29,7 +29,8 @@ _PLAYER_DOCS = (
     "silver / 2; deposit / money_cap (clipped at 4); shovels, tickets, wagons / their stock; "
     "saloon bet: staked (a contestant, the bettor too), folded, sat out (broke), undecided; "
     "stake / 9; has_score; latest contest score d / ring size; throwing in the current "
-    "(re-)throw round; winner of the bet (while the payer is decided)"
+    "(re-)throw round; still to throw in it (so a score without it is this round's); winner "
+    "of the bet (while the payer is decided)"
 )
 
 
@@ -98,7 +99,7 @@ class CirclesObserver:
     def encode(self, game: CirclesGame, viewer: int) -> np.ndarray:
         """A fresh observation vector of ``game`` seen by player ``viewer``."""
         cfg, o = self.config, self._o
-        if game.config != cfg:
+        if game.config is not cfg and game.config != cfg:
             raise ValueError("CirclesObserver.encode: the game's config differs from the "
                              "observer's (observation sizes depend on it)")
         n = game.num_players
@@ -127,6 +128,8 @@ class CirclesObserver:
                 obs[row + _F["score"]] = game.score[p] / ring
             if p in game.group:
                 obs[row + _F["throwing"]] = 1.0
+                if p in game.queue:
+                    obs[row + _F["to_throw"]] = 1.0
             if p == game.contest_winner:
                 obs[row + _F["bet_winner"]] = 1.0
         for i in range(len(ITEMS)):
