@@ -259,3 +259,25 @@ def test_every_legal_action_has_a_unique_click_path_on_the_table() -> None:
             ids = game.legal_action_ids()
             game.apply(int(ids[rng.integers(len(ids))]))
     assert phases == set(Phase) - {Phase.GAME_OVER}, phases
+
+
+def test_rules_page_is_linked_and_served(client: TestClient) -> None:
+    page = client.get("/").text
+    assert 'href="/rules"' in page
+    rules = client.get("/rules")
+    assert rules.status_code == 200
+    assert "[decision]" in rules.text and "<table>" in rules.text
+
+
+def test_a_game_saved_by_moonriver_eval_opens_as_a_replay(client: TestClient, tmp_path) -> None:
+    from moonriver_env.training.evaluate import run_tournament
+
+    run_tournament(["random", "greedy"], num_players=2, games=1, seed=3, progress=False,
+                   records_dir=str(tmp_path))
+    record = json.loads(next(tmp_path.glob("*.json")).read_text())
+    r = client.post("/api/replays", json=record)
+    assert r.status_code == 201, r.text
+    rid, steps = r.json()["id"], r.json()["steps"]
+    end = client.get(f"/api/replays/{rid}?step={steps}").json()
+    assert end["over"] and end["scores"] == record["scores"]
+    assert end["winners"] == record["winners"]

@@ -5,7 +5,7 @@ Routes (JSON unless said otherwise):
 | method, path                     | what                                                   |
 |----------------------------------|--------------------------------------------------------|
 | GET  /, /game/{id}, /replay/{id} | the page (static/index.html)                           |
-| GET  /rules                      | docs/rules.md as plain text (when the docs are present) |
+| GET  /rules                      | docs/rules.md as a page (when the docs are present) |
 | GET  /api/defaults               | the new-game form's defaults                           |
 | POST /api/games                  | start a game: {players, mode, scenario, humans, ...}   |
 | GET  /api/games/{id}             | the state: table SVG, status, scores, legal moves      |
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -48,6 +55,18 @@ RULES = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 MAX_BODY = 16 * 1024  # actions and new-game options
 MAX_RECORD_BODY = 4 * 1024 * 1024  # a game record to replay
 MAX_GAMES = 64  # the oldest game or replay is dropped beyond this
+
+
+def rules_html(markdown_text: str) -> str:
+    """docs/rules.md as a page (Markdown rendered; plain text when markdown is missing)."""
+    try:
+        import markdown
+    except ImportError:
+        return f"<pre>{escape(markdown_text)}</pre>"
+    body = markdown.markdown(markdown_text, extensions=["tables"])
+    return ('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Moon River rules'
+            '</title><link rel="stylesheet" href="/static/style.css"></head>'
+            f'<body class="rules">{body}</body></html>')
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -121,7 +140,7 @@ def create_app(defaults: GameOptions | None = None,
     async def rules(request: Request) -> Response:
         if not RULES.is_file():
             return PlainTextResponse("docs/rules.md is not installed with this copy", 404)
-        return PlainTextResponse(RULES.read_text(encoding="utf-8"))
+        return HTMLResponse(rules_html(RULES.read_text(encoding="utf-8")))
 
     async def get_defaults(request: Request) -> Response:
         return JSONResponse(defaults.to_dict())
