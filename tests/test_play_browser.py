@@ -23,6 +23,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
+_APPS: dict = {}  # base url -> the server's app (tests may reach its game store)
 
 
 def _missing(what: str) -> None:
@@ -51,7 +52,9 @@ def base_url() -> Iterator[str]:
         assert time.time() < deadline and thread.is_alive(), "the play server did not start"
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}"
+    _APPS[url] = app
+    yield url
     server.should_exit = True
     thread.join(10)
 
@@ -212,3 +215,37 @@ def test_illegal_click_is_not_offered_and_refused_by_the_server(page, base_url: 
     assert body(page, "picks") == "0"
     bad = page.request.post(f"{base_url}/api/games/{game_id}/actions", data={"action": 4})
     assert bad.status == 409 and "illegal action" in bad.json()["error"]
+
+
+@pytest.mark.parametrize("phase", ["desperado", "drought", "recruit"])
+def test_rarer_decisions_are_made_by_clicking(page, base_url: str, phase: str) -> None:
+    """Random play reaches the decision; the page then makes it with clicks alone."""
+    from moonriver_env.engine import GameConfig, Phase
+    from moonriver_env.play import PlaySession
+
+    target = Phase[phase.upper()]
+    for seed in range(10, 40):
+        game = Game(GameConfig(num_players=3, mode="base"), seed=seed)
+        rng = np.random.default_rng(seed)
+        while not game.is_over and game.phase != target:
+            ids = game.legal_action_ids()
+            game.apply(int(ids[rng.integers(len(ids))]))
+        if game.phase == target:
+            break
+    assert game.phase == target
+    made = page.request.post(f"{base_url}/api/games", data={"players": 3, "humans": [0, 1, 2]})
+    game_id = made.json()["id"]
+    session = _APPS[base_url].state.store.items[game_id]
+    assert isinstance(session, PlaySession) and session.seats == [None, None, None]
+    session.game = game  # every seat is human: the page decides
+    decisions = len([e for e in game.history if e["type"] == "decision"])
+    page.goto(f"{base_url}/game/{game_id}")
+    wait_for_decision(page)
+    assert body(page, "phase") == phase
+    rng = np.random.default_rng(0)
+    while body(page, "phase") == phase and body(page, "over") == "false":
+        click_one(page, rng)
+        wait_for_decision(page)
+    events = [e for e in session.game.history if e["type"] == "decision"]
+    assert len(events) > decisions
+    assert ActionCodec.segment_of(events[decisions]["action"]) in (phase, "pass")
