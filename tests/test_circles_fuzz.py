@@ -5,7 +5,8 @@ conserved between the players and the shop; value conserved between purses, depo
 mine, bag and the (unlimited) reserve's ledger; the bag only loses coins and always holds its
 stones; the mine empties from the entrance; the cup fills in order; the mask is the legal set;
 the observation stays in its space; the game ends by the ranch or at the turn cap.
-The default run plays 1500 games (2-5 players); ``-m slow`` plays 20000 more.
+The default run plays 1500 games (2-5 players) and 120 games of each of four config variants;
+``-m slow`` plays 20000 more.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def total_value(game: CirclesGame) -> int:
             - game.reserve_out)
 
 
-def check(game: CirclesGame, start_value: int, prev: dict, observe: bool) -> None:
+def check(game: CirclesGame, start_value: int, prev: dict, observe: bool,
+          observer: CirclesObserver | None = None) -> None:
     """Every invariant of the module docstring, for the state after a decision."""
     cfg = game.config
     n = game.num_players
@@ -68,18 +70,21 @@ def check(game: CirclesGame, start_value: int, prev: dict, observe: bool) -> Non
             assert game.current_player == game.owner
         assert (game.die != 0) == (game.phase == Phase.STEAL)
     if observe:
-        obs = OBSERVERS[n].encode(game, int(game.first_player))
-        assert obs.dtype == np.float32 and obs.shape == (OBSERVERS[n].size,)
-        assert obs.min() >= 0.0 and obs.max() <= OBSERVERS[n].high
+        observer = observer or OBSERVERS[n]
+        obs = observer.encode(game, int(game.first_player))
+        assert obs.dtype == np.float32 and obs.shape == (observer.size,)
+        assert obs.min() >= 0.0 and obs.max() <= observer.high
 
 
-def fuzz(games: int, seed: int, observe_every: int = 7) -> dict:
+def fuzz(games: int, seed: int, observe_every: int = 7, **variant) -> dict:
     """Play ``games`` random games (2-5 players), checking after every decision."""
     rng = np.random.default_rng(seed)
     stats = {"decisions": 0, "ranch": 0, "turn_cap": 0, "phases": set()}
+    configs = {n: CirclesConfig(num_players=n, **variant) for n in CONFIGS} if variant else CONFIGS
+    observers = {n: CirclesObserver(cfg) for n, cfg in configs.items()} if variant else OBSERVERS
     for g in range(games):
         n = 2 + g % 4
-        game = CirclesGame(CONFIGS[n], seed=seed * 100_000 + g)
+        game = CirclesGame(configs[n], seed=seed * 100_000 + g)
         start = total_value(game)
         while not game.is_over:
             prev = {"bag": list(game.bag), "mine_next": game.mine_next, "turns": game.turns}
@@ -87,7 +92,8 @@ def fuzz(games: int, seed: int, observe_every: int = 7) -> dict:
             ids = game.legal_action_ids()
             game.apply(ids[rng.integers(len(ids))])
             stats["decisions"] += 1
-            check(game, start, prev, observe=stats["decisions"] % observe_every == 0)
+            check(game, start, prev, observe=stats["decisions"] % observe_every == 0,
+                  observer=observers[n])
         stats[game.end_reason] += 1
     return stats
 
@@ -97,6 +103,21 @@ def test_fuzz_random_games_keep_every_invariant() -> None:
     assert stats["phases"] == set(Phase) - {Phase.GAME_OVER}  # every decision was reached
     assert stats["ranch"] > 0 and stats["turn_cap"] > 0
     assert stats["decisions"] > 100_000
+
+
+SHORT_LAYOUT = ("RANCH", "GOLD", "SHOP", "MONEY_BAG", "MINE", "DIG", "CUP", "BANK", "THIEF",
+                "SALOON", "DIG", "THIEF")
+
+
+@pytest.mark.parametrize("variant", [
+    {"bag": (3, 1, 0, 0), "start_shovels": 2, "mine": (9,)},  # the bag and mine run dry
+    {"start_wagons": 0, "start_tickets": 4, "stock": (1, 20, 1), "prices": (1, 1, 1)},
+    {"layout": SHORT_LAYOUT, "money_cap": 27, "max_turns_per_player": 10, "min_travel": 3},
+    {"out_free": 0, "out_slope": 0.1, "spread_base": 3, "auto_forced": True, "fold_price": 1},
+], ids=["dry-bag", "scarce-shop", "short-ring", "wild-flicks"])
+def test_fuzz_config_variants_keep_every_invariant(variant: dict) -> None:
+    stats = fuzz(120, seed=3, **variant)
+    assert stats["decisions"] > 1000
 
 
 @pytest.mark.slow

@@ -198,6 +198,16 @@ def test_dig_stone_goes_back_and_a_shovel_goes_to_the_shop(monkeypatch) -> None:
     assert game.items[0][SHOVEL] == 1 and game.shop[SHOVEL] == shop + 1
 
 
+def test_an_empty_bag_offers_no_dig(monkeypatch) -> None:
+    game = table(bag=(1, 0, 0, 0), start_shovels=1)
+    land(monkeypatch, game, DIG_AT, draws=[0])
+    game.apply(Dig())
+    assert game.bag == [0, 0, 0, 0] and game.money[0] == 3
+    game._start_turn(0)
+    land(monkeypatch, game, DIG_AT)
+    assert game.owner == 1 and game.phase == Phase.FLICK  # nothing left to draw
+
+
 def test_dig_can_be_declined(monkeypatch) -> None:
     game = table()
     game.items[0][SHOVEL], game.shop[SHOVEL] = 1, game.shop[SHOVEL] - 1

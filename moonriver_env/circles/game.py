@@ -446,7 +446,7 @@ class CirclesGame:
                 self._gain(p, value)
                 self._effect(f"MINE: gains {value}")
         elif space == Space.DIG:
-            if self.items[p][SHOVEL]:
+            if self.items[p][SHOVEL] and sum(self.bag):  # a bag without stones may run dry
                 self._enter(Phase.DIG, p, [codec.DIG, codec.PASS])
                 return
         elif space == Space.BANK:
