@@ -83,3 +83,17 @@ def test_server_starts_on_localhost_with_the_first_game() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_busy_port_is_one_line_exit_2(capsys) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--no-browser", "--port", str(port)])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err

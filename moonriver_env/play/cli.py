@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import threading
 import webbrowser
@@ -35,6 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port, or None when it can."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = build_parser()
@@ -62,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as exc:
         parser.error(f"the web page needs the play extra (pip install 'moonriver-env[play]'): "
                      f"{exc}")
+    if args.port:
+        problem = _port_problem(args.host, args.port)
+        if problem:
+            parser.error(f"cannot listen on {args.host}:{args.port} ({problem}); choose another "
+                         "--port (0: any free port) or --host")
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(options, ["127.0.0.1", "localhost", "[::1]"] if loopback else None)
     app.state.store.add(first)
