@@ -49,7 +49,9 @@ class CirclesHeuristicAgent(SeededAgent):
                                       for aid in legal])
         choice = {Phase.SHOP: self._shop, Phase.DIG: self._dig, Phase.BANK: self._bank,
                   Phase.BET: self._bet, Phase.STAKE: self._stake}[phase](game, p)
-        return choice if choice in legal else codec.PASS
+        if choice in legal:
+            return choice
+        return codec.PASS if codec.PASS in legal else legal[0]
 
     def _best(self, legal: list[int], values: list[float]) -> int:
         best = max(values)
