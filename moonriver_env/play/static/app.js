@@ -82,10 +82,11 @@ function decorate() {
   let hint = "";
   if (state.human_turn) {
     const what = { hand: "a plot of a reserve", cell: "a ranch cell", col: "a column plot",
-                   saloon: "a saloon partner", bonus: "a bonus tile face", btn: "a button" };
+                   saloon: "a saloon partner", bonus: "a bonus tile face", btn: "a blue button" };
     const kinds = [...new Set([...next].map((k) => what[k.split(":")[0]]))];
+    const onBoard = [...next].some((k) => !k.startsWith("btn:"));
     hint = (picked.length ? "next, click " : "your move: click ") + kinds.join(" or ") +
-      " (highlighted in blue)";
+      (onBoard ? " (outlined in blue on the table)" : "");
   } else if (state.kind === "game" && !state.over) {
     const p = state.current_player;
     hint = `P${p} (${state.names[p]}) is deciding` + (paused ? " (agents paused)" : "...");
