@@ -106,3 +106,12 @@ def test_mean_wealth_is_the_score() -> None:
     result = run_circles_tournament(["random"], num_players=4, games=4, seed=1, progress=False)
     wealth = np.mean([s for o in result.games for s in o["scores"]])
     assert result.agents[0].mean_score == pytest.approx(wealth)
+
+
+def test_make_main_names_the_calling_program(capsys) -> None:
+    from moonriver_env.training.circles_eval import make_main
+
+    with pytest.raises(SystemExit) as exc:
+        make_main("moonriver-eval --game circles")(["--agents", "greedy"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.startswith("moonriver-eval --game circles: error: unknown")

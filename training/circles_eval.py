@@ -13,9 +13,11 @@ the end (money plus deposit), "margin" its lead over the richest opponent. Agent
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
+from collections.abc import Callable
 from typing import Any
 
 from moonriver_env.agents.circles_registry import CIRCLES_SPECS, make_circles_agent
@@ -145,10 +147,8 @@ def build_parser(prog: str = "circles-eval") -> ArgumentParser:
     return parser
 
 
-@cli_main("circles-eval")
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point (to be reached as ``moonriver-eval --game circles ...``)."""
-    parser = build_parser()
+def _main(argv: list[str] | None, prog: str) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         check_tournament(args.agents, args.players, args.games, args.seed, args.workers)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             make_circles_agent(spec)
     except ValueError as exc:
         parser.error(str(exc))
-    require("tqdm", "rich", "openskill", what="circles-eval")
+    require("tqdm", "rich", "openskill", what=prog)
     with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
         result = run_circles_tournament(args.agents, args.players, args.games, args.seed,
                                         args.workers, progress=not args.no_progress,
@@ -170,6 +170,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.save_records:
         print(f"wrote {args.games} game records to {args.save_records}")
     return 0
+
+
+def make_main(prog: str) -> Callable[[list[str] | None], int]:
+    """A CLI entry point whose usage and one-line errors carry ``prog`` (e.g.
+    ``"moonriver-eval --game circles"`` when ``moonriver-eval`` hands its arguments over)."""
+    return cli_main(prog)(functools.partial(_main, prog=prog))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point (``python -m moonriver_env.training.circles_eval``)."""
+    return make_main("circles-eval")(argv)
 
 
 if __name__ == "__main__":
