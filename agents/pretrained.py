@@ -1,0 +1,258 @@
+"""PretrainedAgent: a shipped RanchNet policy, evaluated with numpy alone (no torch needed).
+
+``make_agent("pretrained")`` plays the 4-player base weights, ``make_agent("pretrained:2p-base")``
+the 2-player ones (files ``weights/<variant>.npz`` of this package). Each file holds the
+arrays of a ``moonriver_env.training.policy_net.RanchNet`` state dict and its sizes; they were
+written by ``python -m moonriver_env.training.export_weights`` from a training run (see
+docs/training.md for the recipe). The agent plays the most likely legal action.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from moonriver_env.agents.base import Observation
+from moonriver_env.agents.greedy import GreedyAgent, margin, plot_value
+
+from moonriver_env.engine import NUM_ACTIONS, Game, Phase
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.actions import (
+    ACTIONS,
+    PAIRS,
+    UNORDERED_PAIRS,
+    Bonus,
+    Build,
+    CowboyMove,
+    Desperado,
+    Discard,
+    Drought,
+    Pass,
+    Recruit,
+    Select,
+    Thief,
+)
+from moonriver_env.engine.grid import COLS, NUM_CELLS
+from moonriver_env.observation import VIEWS
+
+DENSE_SCORES = 110  # select 4, pass 1, discard 10, recruit 20, desperado 75
+VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, drought 1, bonus 4
+OPPONENTS = 3
+MASKED = -1e9
+VARIANTS = ("4p-base", "2p-base")
+DEFAULT_VARIANT = "4p-base"
+
+
+def action_index() -> np.ndarray:
+    """For each action id, its position in the concatenated (dense, viewer cells, thief)
+    scores of a RanchNet; viewer scores are cell-major (cell x 49 channels)."""
+    pair_ids = {p: i for i, p in enumerate(PAIRS)}
+    discard_ids = {p: i for i, p in enumerate(UNORDERED_PAIRS)}
+    viewer0, thief0 = DENSE_SCORES, DENSE_SCORES + VIEWER_CHANNELS * NUM_CELLS
+    out = np.empty(NUM_ACTIONS, dtype=np.int64)
+    for i, a in enumerate(ACTIONS):
+        if isinstance(a, Select):
+            pos = a.position
+        elif isinstance(a, Pass):
+            pos = 4
+        elif isinstance(a, Discard):
+            pos = 5 + discard_ids[(a.slot_a, a.slot_b)]
+        elif isinstance(a, Recruit):
+            pos = 15 + 4 * a.saloon_slot + 2 * a.face + a.circle
+        elif isinstance(a, Desperado):
+            pos = 35 + 15 * a.my_slot + 5 * (a.opponent - 1) + a.their_slot
+        elif isinstance(a, (Build, CowboyMove, Drought, Bonus)):
+            if isinstance(a, Build):
+                channel = 2 * pair_ids[(a.slot_a, a.slot_b)] + int(a.vertical)
+            elif isinstance(a, CowboyMove):
+                channel = 40 + a.direction
+            elif isinstance(a, Drought):
+                channel = 44
+            else:
+                channel = 45 + 2 * a.tile + a.face
+            pos = viewer0 + (a.row * COLS + a.col) * VIEWER_CHANNELS + channel
+        elif isinstance(a, Thief):
+            pos = thief0 + (a.opponent - 1) * NUM_CELLS + a.row * COLS + a.col
+        else:  # pragma: no cover - the enumeration has no other kinds
+            raise TypeError(f"no score for action {a!r}")
+        out[i] = pos
+    if len(set(out.tolist())) != NUM_ACTIONS:  # pragma: no cover - guards the layout
+        raise AssertionError("two action ids share one score")
+    return out
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, under one point
+
+
+def greedy_prior(game: Game, scorer: GreedyAgent | None = None) -> np.ndarray:
+    """GreedyAgent's value of every legal action of the player to act (zero elsewhere).
+
+    Values are in points: the change of (own running score - best opponent's) one decision
+    ahead, plus ``SHAPE_WEIGHT`` per same-terrain neighbour of a build (Pass gets minus one
+    weight); selections, forced discards and Desperado swaps use Greedy's plot values. A
+    decision with one legal action gets all zeros.
+    """
+    scorer = scorer or _SCORER
+    prior = np.zeros(NUM_ACTIONS, dtype=np.float32)
+    legal = game.legal_action_ids().tolist()
+    if len(legal) == 1:
+        return prior
+    phase = game.phase
+    if phase in (Phase.SETUP, Phase.SELECT):
+        values = [scorer._select_value(game, a) for a in legal]
+    elif phase == Phase.DISCARD:
+        hand = game.ranches[game.current_player].hand
+        values = [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
+                    + plot_value(game, hand[A.ACTIONS[a].slot_b])) for a in legal]
+    elif phase == Phase.DESPERADO:
+        values = [scorer._swap_value(game, a) for a in legal]
+    else:
+        player = game.current_player
+        base = margin(game, player)
+        held = [int(game.data.terrain[game.data.plot_kind[p]])
+                for p in game.ranches[player].hand]
+        values = []
+        for a in legal:
+            child = game.clone()
+            child.apply(a)
+            values.append(margin(child, player) - base
+                          + SHAPE_WEIGHT * scorer._shape_bonus(game, a, held))
+    prior[legal] = values
+    return prior
+
+
+_SCORER = GreedyAgent(seed=0)  # only its deterministic value methods are used
+
+
+class NumpyRanchNet:
+    """The RanchNet forward pass in numpy, from its state-dict arrays (float32)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.w = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
+        view = VIEWS["ranches"]
+        self.players, self.planes, self.rows, self.cols = view.shape
+        self.ranch_size = self.planes * self.rows * self.cols
+        self.ranch_stop = view.stop
+        conv = self.w["viewer_conv.weight"]
+        self.conv_matrix = conv.reshape(conv.shape[0], -1)  # (c, planes * 9)
+        self.index = action_index()
+
+    def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
+        return x @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+
+    @property
+    def uses_prior(self) -> bool:
+        """Whether the logits add a learned multiple of ``greedy_prior``."""
+        return "prior_weight" in self.w
+
+    def forward(self, obs: np.ndarray, mask: np.ndarray,
+                prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Masked logits (B, 2710) and values (B,) of a batch of observations (B, D) and, for
+        a network that uses it, the batch's ``greedy_prior`` rows (B, 2710)."""
+        obs = np.asarray(obs, dtype=np.float32)
+        b, cells = obs.shape[0], self.rows * self.cols
+        mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
+        padded = np.pad(mine, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        patches = np.stack([padded[:, :, dy:dy + self.rows, dx:dx + self.cols]
+                            for dy in range(3) for dx in range(3)], axis=2)
+        patches = patches.reshape(b, self.planes * 9, cells)  # (plane, dy, dx) like torch
+        conv = np.einsum("ck,bkn->bnc", self.conv_matrix, patches)
+        viewer = _relu(self._linear("viewer_cells.1",
+                                    _relu(conv + self.w["viewer_conv.bias"])))
+        theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, OPPONENTS, self.planes,
+                                                                  cells)
+        others = _relu(self._linear("opponent_cells.0", theirs.transpose(0, 1, 3, 2)))
+        pooled = np.concatenate([viewer.mean(axis=1), viewer.max(axis=1),
+                                 others.mean(axis=2).reshape(b, -1),
+                                 others.max(axis=2).reshape(b, -1)], axis=1)
+        rest = _relu(self._linear("rest.0", obs[:, self.ranch_stop:]))
+        state = _relu(self._linear("trunk.0", np.concatenate([rest, pooled], axis=1)))
+        viewer = _relu(viewer + self._linear("viewer_film", state)[:, None, :])
+        others = _relu(others + self._linear("thief_film", state)[:, None, None, :])
+        scores = np.concatenate([self._linear("dense_head", state),
+                                 self._linear("viewer_head", viewer).reshape(b, -1),
+                                 self._linear("thief_head", others).reshape(b, -1)], axis=1)
+        scores = scores[:, self.index]
+        if self.uses_prior:
+            if prior is None:
+                raise ValueError("this network adds the greedy prior: pass prior=")
+            scores = scores + self.w["prior_weight"] * prior
+        logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
+        return logits, self._linear("value_head", state)[:, 0]
+
+
+def weights_path(variant: str) -> Any:
+    """The packaged weights file of a variant; an unknown variant is a clear error."""
+    if variant not in VARIANTS:
+        raise ValueError(f"no pretrained weights for {variant!r}; shipped: {', '.join(VARIANTS)}")
+    return resources.files("moonriver_env.agents").joinpath("weights", f"{variant}.npz")
+
+
+def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
+    """A numpy network and its metadata from a packaged variant name or an .npz path."""
+    if isinstance(source, str) and source.endswith(".npz"):
+        import os
+
+        if not os.path.isfile(source):
+            raise FileNotFoundError(2, "pretrained weights not found", source)
+        path: Any = source
+    else:
+        path = weights_path(source)
+    opener = nullcontext(path) if isinstance(path, str) else resources.as_file(path)
+    with opener as p, np.load(p, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"])) if "__meta__" in data else {}
+        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    return NumpyRanchNet(arrays), meta
+
+
+_CACHE: dict[str, tuple[NumpyRanchNet, dict[str, Any]]] = {}
+
+
+class PretrainedAgent:
+    """Plays the most likely legal action of a shipped (or given .npz) RanchNet policy."""
+
+    def __init__(self, variant: str = DEFAULT_VARIANT, name: str = "pretrained") -> None:
+        if variant not in _CACHE:
+            _CACHE[variant] = load_weights(variant)
+        self.net, self.meta = _CACHE[variant]
+        self.variant = variant
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset: the policy is deterministic."""
+
+    def _logits(self, game: Game | None, observation: Observation) -> tuple[np.ndarray, float]:
+        prior = None
+        if self.net.uses_prior:
+            if game is None:
+                raise ValueError(f"{self.name}: this policy adds Greedy's one-ply values, so it "
+                                 f"needs the game: call policy(observation, game)")
+            prior = greedy_prior(game)[None]
+        logits, value = self.net.forward(observation["observation"][None],
+                                         np.asarray(observation["action_mask"])[None], prior)
+        return logits[0], float(value[0])
+
+    def policy(self, observation: Observation,
+               game: Game | None = None) -> tuple[np.ndarray, float]:
+        """Probabilities over the 2710 ids (zero where illegal) and the value estimate
+        (about +1 for a sure win, -1 for a sure loss) of the player to act; ``game`` is the
+        position itself, needed by networks that use the greedy prior (``uses_prior``)."""
+        logits, value = self._logits(game, observation)
+        z = np.exp(logits - logits.max())
+        return z / z.sum(), value
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """The most likely legal action."""
+        return int(np.argmax(self._logits(game, observation)[0]))
+
+    @property
+    def uses_prior(self) -> bool:
+        """Whether ``policy`` needs the game (the network adds Greedy's one-ply values)."""
+        return self.net.uses_prior

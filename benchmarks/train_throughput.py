@@ -1,0 +1,89 @@
+"""Learner throughput of the shipped fast recipe (training/configs/fast_4p_base.toml).
+
+    python benchmarks/train_throughput.py [--seconds 60] [--config FILE] [--sb3-seconds 0]
+
+Runs the recipe's PPO phase (rollouts against Greedy / itself / snapshots, then the PPO
+update) for ``--seconds`` after one warm-up iteration, and the imitation phase for a quarter
+of that; prints the learner steps per wall-clock second and per CPU second of this process
+(the second is the fairer figure on a shared machine). ``--sb3-seconds N`` also times the
+previous recipe (SB3 MaskablePPO, training/configs/ppo_4p_base.toml) for N seconds in the same
+run, for comparison. The last line is one JSON object; ``learner_steps_per_s`` is the PPO
+phase's wall-clock rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import torch
+from moonriver_env.training.fast_ppo import FastConfig, Runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "training", "configs", "fast_4p_base.toml")
+
+
+def timed(run, seconds: float) -> tuple[int, float, float]:
+    """Samples, wall seconds and CPU seconds of ``run(seconds)`` (a Runner phase)."""
+    runner, phase = run
+    before = runner.steps
+    wall, cpu = time.perf_counter(), time.process_time()
+    getattr(runner, phase)(seconds)
+    return runner.steps - before, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def sb3_rate(seconds: float, out: str) -> float:
+    """Learner steps per second of the SB3 MaskablePPO recipe over ``seconds``."""
+    from moonriver_env.training.train_ppo import TrainConfig, train
+
+    cfg = TrainConfig.load(os.path.join(ROOT, "training", "configs", "ppo_4p_base.toml"),
+                           {"out": out, "max_minutes": seconds / 60, "progress": False,
+                            "eval_opponents": (), "checkpoint_every": 10**9})
+    start = time.perf_counter()
+    model = train(cfg)
+    return model.num_timesteps / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; the last printed line is JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--config", default=CONFIG)
+    parser.add_argument("--sb3-seconds", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = FastConfig.load(args.config, {"out": os.path.join(tmp, "fast"), "eval_games": 0})
+        runner = Runner(cfg)
+        timed((runner, "ppo"), 1e-3)  # one warm-up iteration
+        bc_steps, bc_wall, bc_cpu = timed((runner, "imitation"), args.seconds / 4)
+        steps, wall, cpu = timed((runner, "ppo"), args.seconds)
+        result = {
+            "config": os.path.relpath(args.config, ROOT),
+            "learner_steps_per_s": round(steps / wall, 1),
+            "learner_steps_per_cpu_s": round(steps / cpu, 1),
+            "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),
+            "imitation_samples_per_s": round(bc_steps / bc_wall, 1),
+            "imitation_samples_per_cpu_s": round(bc_steps / bc_cpu, 1),
+            "load_average_1min": round(os.getloadavg()[0], 2),
+            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "python": sys.version.split()[0],
+        }
+        if args.sb3_seconds:
+            cpu0 = time.process_time()
+            result["sb3_maskable_ppo_steps_per_s"] = round(
+                sb3_rate(args.sb3_seconds, os.path.join(tmp, "sb3")), 1)
+            result["sb3_cpu_s"] = round(time.process_time() - cpu0, 1)
+    print(f"fast recipe PPO: {result['learner_steps_per_s']} learner steps/s "
+          f"({result['learner_steps_per_cpu_s']} per CPU second), imitation "
+          f"{result['imitation_samples_per_s']} samples/s")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

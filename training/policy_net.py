@@ -1,0 +1,121 @@
+"""RanchNet: a compact actor-critic for every variant, with a spatial head over the 10x5 grid.
+
+The viewer's ranch planes go through a 3x3 convolution and a per-cell layer; the three
+opponents' ranches share one cheaper per-cell layer (weights shared across opponents); both are
+pooled (mean and max over cells). Everything else in the observation goes through one linear
+layer. A trunk mixes these into a state vector that feeds the value and the logits of the
+small segments (select, pass, discard, recruit, desperado). The placement-shaped segments are
+scored per cell: the viewer's cell features plus a projection of the state give, at each of
+the 50 cells, 40 build logits (20 hand-slot pairs x 2 orientations), 4 cowboy moves, 1
+drought and 4 bonus placements; each opponent's cell features give its thief logit. A fixed
+index table puts the 110 + 49 * 50 + 3 * 50 = 2710 scores in action-id order
+(docs/actions.md), so the network needs no dense 2710-wide layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from moonriver_env.agents.pretrained import (
+    DENSE_SCORES,
+    MASKED,
+    OPPONENTS,
+    VIEWER_CHANNELS,
+    action_index,
+)
+from torch import nn
+
+from moonriver_env.observation import OBSERVATION_SIZE, VIEWS
+
+_DENSE, _VIEWER_CHANNELS, _OPPONENTS = DENSE_SCORES, VIEWER_CHANNELS, OPPONENTS
+__all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "load_net", "save_net"]
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Sizes of a RanchNet (saved with its weights)."""
+
+    channels: int = 32  # viewer cell features
+    opponent_channels: int = 16  # opponents' cell features
+    hidden: int = 192
+    use_prior: bool = False  # add a learned multiple of agents.pretrained.greedy_prior
+    prior_init: float = 3.0  # its starting weight (logits per point)
+
+
+class RanchNet(nn.Module):
+    """Actor-critic over flat observations: masked action logits and a state value."""
+
+    def __init__(self, config: NetConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or NetConfig()
+        c, o, h = self.config.channels, self.config.opponent_channels, self.config.hidden
+        view = VIEWS["ranches"]
+        self.players, self.planes, self.rows, self.cols = view.shape
+        self.ranch_size = self.planes * self.rows * self.cols
+        self.ranch_stop = view.stop
+        rest = OBSERVATION_SIZE - view.stop
+        self.viewer_conv = nn.Conv2d(self.planes, c, 3, padding=1)
+        self.viewer_cells = nn.Sequential(nn.ReLU(), nn.Linear(c, c), nn.ReLU())
+        self.opponent_cells = nn.Sequential(nn.Linear(self.planes, o), nn.ReLU())
+        self.rest = nn.Sequential(nn.Linear(rest, h), nn.ReLU())
+        self.trunk = nn.Sequential(nn.Linear(h + 2 * c + 2 * o * _OPPONENTS, h), nn.ReLU())
+        self.value_head = nn.Linear(h, 1)
+        self.dense_head = nn.Linear(h, _DENSE)
+        self.viewer_film = nn.Linear(h, c)
+        self.viewer_head = nn.Linear(c, _VIEWER_CHANNELS)
+        self.thief_film = nn.Linear(h, o)
+        self.thief_head = nn.Linear(o, 1)
+        if self.config.use_prior:
+            self.prior_weight = nn.Parameter(torch.tensor(float(self.config.prior_init)))
+        self.register_buffer("index", torch.from_numpy(action_index()), persistent=False)
+
+    @property
+    def uses_prior(self) -> bool:
+        """Whether the logits add a learned multiple of the greedy prior."""
+        return self.config.use_prior
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor,
+                prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations
+        (and of their greedy priors, for a network that uses them)."""
+        b, cells = obs.shape[0], self.rows * self.cols
+        mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
+        viewer = self.viewer_cells(self.viewer_conv(mine).reshape(b, -1, cells).transpose(1, 2))
+        theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, _OPPONENTS, self.planes,
+                                                                  cells)
+        others = self.opponent_cells(theirs.transpose(2, 3))  # (b, opponents, cells, o)
+        pooled = torch.cat([viewer.mean(dim=1), viewer.amax(dim=1),
+                            others.mean(dim=2).reshape(b, -1),
+                            others.amax(dim=2).reshape(b, -1)], dim=1)
+        state = self.trunk(torch.cat([self.rest(obs[:, self.ranch_stop:]), pooled], dim=1))
+        viewer = torch.relu(viewer + self.viewer_film(state).unsqueeze(1))
+        others = torch.relu(others + self.thief_film(state)[:, None, None, :])
+        scores = torch.cat([self.dense_head(state), self.viewer_head(viewer).reshape(b, -1),
+                            self.thief_head(others).reshape(b, -1)], dim=1)
+        logits = scores.index_select(1, self.index)
+        if self.config.use_prior:
+            if prior is None:
+                raise ValueError("this network adds the greedy prior: pass prior=")
+            logits = logits + self.prior_weight * prior
+        logits = logits.masked_fill(~mask, MASKED)
+        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+
+
+def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:
+    """Weights, sizes and free-form metadata (variant, training recipe) in one .pt file."""
+    torch.save({"config": asdict(net.config), "state_dict": net.state_dict(),
+                "meta": dict(meta or {})}, path)
+
+
+def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
+    """A RanchNet in eval mode and its metadata from a file written by ``save_net``."""
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(blob, dict) or "state_dict" not in blob:
+        raise ValueError(f"{path}: not a RanchNet checkpoint (expected keys config, "
+                         f"state_dict, meta)")
+    net = RanchNet(NetConfig(**blob["config"]))
+    net.load_state_dict(blob["state_dict"])
+    net.eval()
+    return net, dict(blob.get("meta", {}))
