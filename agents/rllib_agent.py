@@ -1,0 +1,70 @@
+"""RLlibAgent: the RLModule of an RLlib checkpoint playing through the Agent protocol.
+
+Only the module is loaded (``RLModule.from_checkpoint``), so no Ray cluster starts; Ray is
+imported when the agent is built, never by ``moonriver_env.agents`` itself.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from moonriver_env.agents.base import Observation
+
+from moonriver_env.engine import Game
+
+
+class RLlibAgent:
+    """Plays the most likely legal action of a trained RLModule (or samples one).
+
+    ``path`` is a run directory of ``moonriver-train-rllib`` (its newest checkpoint), an
+    algorithm checkpoint directory, or a module directory. Sampling draws from the agent's
+    own seeded ``numpy.random.Generator``.
+    """
+
+    def __init__(self, path: str, deterministic: bool = True, module_id: str = "shared",
+                 seed: int | None = None, name: str = "rllib") -> None:
+        import torch
+        from moonriver_env.training.rllib_paths import module_checkpoint
+        from ray.rllib.core.rl_module.rl_module import RLModule
+
+        torch.set_num_threads(1)  # one observation at a time: more threads only contend
+        directory = module_checkpoint(path, module_id)
+        rllib_log = logging.getLogger("ray.rllib")
+        level = rllib_log.level
+        rllib_log.setLevel(logging.ERROR)  # RLlib warns about its own stored constructor args
+        try:
+            self.module = RLModule.from_checkpoint(directory)
+        finally:
+            rllib_log.setLevel(level)
+        self.module.eval()
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+        self.name = name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseed the sampling generator when a seed is given."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def action_logits(self, observation: Observation) -> np.ndarray:
+        """The module's masked action logits for one observation (float64, one per action)."""
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        obs = {"observation": torch.tensor(observation["observation"])[None],
+               "action_mask": torch.tensor(observation["action_mask"])[None]}
+        with torch.no_grad():
+            out = self.module.forward_inference({Columns.OBS: obs})
+        return out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
+
+    def act(self, game: Game, observation: Observation) -> int:
+        """The chosen action id, always one that ``observation["action_mask"]`` allows."""
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("RLlibAgent asked to act with no legal action in the mask")
+        logits = self.action_logits(observation)[legal]
+        if self.deterministic:
+            return int(legal[int(np.argmax(logits))])
+        probs = np.exp(logits - logits.max())
+        return int(legal[self.rng.choice(legal.size, p=probs / probs.sum())])

@@ -1,0 +1,224 @@
+"""RLlib self-play training: masking module, env adapter, CLI errors, train/resume/evaluate."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+torch = pytest.importorskip("torch")
+
+from moonriver_env.training import rllib_train  # noqa: E402
+from moonriver_env.training.rllib_env import SeatedOpponents, make_rllib_env  # noqa: E402
+
+from moonriver_env import moonriver_v0  # noqa: E402
+
+CLI = [sys.executable, "-m", "moonriver_env.training.rllib_train"]
+EVAL = [sys.executable, "-m", "moonriver_env.training.evaluate"]
+TINY = ["--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1",
+        "--net-arch", "32", "--eval-every", "0", "--num-env-runners", "1"]
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def _run(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                          **kwargs)
+
+
+def _module(num_players: int = 3):
+    from moonriver_env.training.rllib_module import MaskedPPOTorchRLModule
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    env = moonriver_v0.env(num_players=num_players)
+    spec = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
+                        observation_space=env.observation_space("player_0"),
+                        action_space=env.action_space("player_0"),
+                        model_config=DefaultModelConfig(fcnet_hiddens=[32]))
+    return spec.build()
+
+
+def test_masking_module_never_samples_an_illegal_action():
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
+        DefaultPPOTorchRLModule,
+    )
+    from ray.rllib.core.columns import Columns
+
+    torch.manual_seed(0)
+    module = _module()
+    last = [m for m in module.pi.modules() if isinstance(m, torch.nn.Linear)][-1]
+    with torch.no_grad():  # peaked logits on arbitrary actions: unmasked, mostly illegal
+        last.bias.copy_(torch.randn(last.bias.shape) * 20)
+    dist_cls = module.get_exploration_action_dist_cls()
+    env = make_rllib_env({"num_players": 3})
+    obs, _ = env.reset(seed=0)
+    steps = unmasked_illegal = 0
+    while steps < 1500:
+        (agent, o), = obs.items()
+        legal = o["action_mask"].astype(bool)
+        batch = {Columns.OBS: {k: torch.tensor(v)[None] for k, v in o.items()}}
+        with torch.no_grad():
+            logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
+            raw = DefaultPPOTorchRLModule._forward(  # the same module without its mask
+                module, {Columns.OBS: torch.tensor(o["observation"])[None]}
+            )[Columns.ACTION_DIST_INPUTS]
+        actions = dist_cls.from_logits(logits).sample(sample_shape=(8,)).flatten().numpy()
+        assert legal[actions].all(), f"illegal action sampled at step {steps}"
+        unmasked_illegal += int(not legal[int(raw.argmax())])
+        obs, _, term, _, _ = env.step({agent: int(actions[0])})
+        steps += 1
+        if term["__all__"]:
+            obs, _ = env.reset()
+    assert unmasked_illegal > 0.9 * steps  # without the mask the module would play illegally
+
+
+def test_env_runner_samples_only_legal_actions_through_rllib():
+    """RLlib's own sampling path (connectors, module, action sampling) on an env that raises."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+    from ray.tune.registry import register_env
+
+    register_env("moonriver_strict",
+                 lambda c: PettingZooEnv(moonriver_v0.raw_env(num_players=c["num_players"])))
+    cfg = rllib_train.RLlibTrainConfig(num_players=2, num_env_runners=0, net_arch=(32,),
+                                       eval_every=0)
+    config = rllib_train.build_config(cfg).environment(
+        "moonriver_strict", env_config={"num_players": 2}, disable_env_checking=True)
+    runner = MultiAgentEnvRunner(config=config)
+    episodes = runner.sample(num_timesteps=1000, random_actions=False)
+    assert sum(len(e) for e in episodes) >= 1000  # raw_env raises on any illegal action
+    assert any(e.is_done for e in episodes)
+    runner.stop()
+
+
+def test_seated_opponents_hide_their_seats_and_play_them():
+    env = make_rllib_env({"num_players": 4, "opponents": ["greedy", "random"],
+                          "opponent_prob": 1.0, "seed": 3})
+    assert env.possible_agents == [f"player_{p}" for p in range(4)]
+    assert set(env.observation_spaces) == set(env.possible_agents)
+    for game in range(3):
+        obs, _ = env.reset(seed=game)
+        seated = env.env.seated
+        assert len(seated) == 3  # every seat but one, even with opponent_prob 1
+        learner = next(a for a in env.possible_agents if a not in seated)
+        while True:
+            assert list(obs) == [learner]
+            legal = np.flatnonzero(obs[learner]["action_mask"])
+            obs, rewards, term, _, _ = env.step({learner: int(legal[0])})
+            if term["__all__"]:
+                assert list(rewards) == [learner] and rewards[learner] in (-1.0, 1.0)
+                break
+        assert env.env.unwrapped.game.is_over
+
+
+def test_seated_opponents_draws_come_from_the_seed():
+    def draws(seed: int) -> list[list[str]]:
+        env = SeatedOpponents(moonriver_v0.env(num_players=4), ["greedy"], 0.5, seed=seed)
+        out = []
+        for game in range(6):
+            env.reset(seed=seed * 100 + game)
+            out.append(sorted(env.seated))
+        return out
+
+    assert draws(1) == draws(1)
+    assert draws(1) != draws(2)
+
+
+def test_unknown_opponent_is_refused_before_ray_starts(tmp_path):
+    out = tmp_path / "run"
+    code = ("import sys; from moonriver_env.training.rllib_train import main; "
+            f"rc = main(['--opponents', 'greedy', 'bogus', '--out', {str(out)!r}]); "
+            "print('ray imported' if 'ray' in sys.modules else 'no ray', rc)")
+    proc = _run([sys.executable, "-c", code], timeout=60)
+    assert proc.stdout.split() == ["no", "ray", "2"]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'bogus'" in lines[0] and "greedy" in lines[0]
+    assert not out.exists()
+
+
+def test_unreachable_address_fails_within_seconds(tmp_path):
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.monotonic()
+    proc = _run([*CLI, "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "run")],
+                timeout=60)
+    assert time.monotonic() - start < 15
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("moonriver-train-rllib: error: no Ray cluster reachable at "
+                               f"127.0.0.1:{port}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_bad_settings_are_one_line_errors(tmp_path):
+    for flags, words in ((["--num-players", "5"], "num_players"),
+                         (["--minibatch-size", "0"], "minibatch_size"),
+                         (["--address", "nonsense"], "HOST:PORT"),
+                         (["--resume", str(tmp_path)], "no RLlib checkpoint")):
+        proc = _run([*CLI, *flags, "--out", str(tmp_path / "run")], timeout=60)
+        assert proc.returncode == 2, flags
+        assert len(proc.stderr.strip().splitlines()) == 1 and words in proc.stderr, proc.stderr
+
+
+def test_train_interrupt_resume_and_evaluate(tmp_path):
+    """Embedded Ray: Ctrl-C leaves a checkpoint, --resume continues, moonriver-eval plays it."""
+    run = tmp_path / "run"
+    train = subprocess.Popen(
+        [*CLI, *TINY, "--num-players", "2", "--opponents", "greedy", "--iterations", "1000",
+         "--checkpoint-every", "1000", "--out", str(run)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
+    lines = []
+    deadline = time.monotonic() + 150
+    for line in train.stdout:  # Ctrl-C once the second iteration is reported
+        lines.append(line)
+        if line.startswith("iteration=2 ") or time.monotonic() > deadline:
+            break
+    train.send_signal(signal.SIGINT)
+    rest, _ = train.communicate(timeout=120)
+    output = "".join(lines) + rest
+    assert train.returncode == 0, output
+    saved = sorted(os.listdir(run / "checkpoints"))
+    assert len(saved) == 1 and int(saved[0].removeprefix("iter_")) >= 2, output
+    rows = [json.loads(r) for r in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in rows] == list(range(1, len(rows) + 1))
+    assert all(r["env_steps"] >= 128 * r["iteration"] for r in rows)
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(run / "tb"))
+
+    resumed = _run([*CLI, *TINY, "--num-players", "2", "--iterations", "1",
+                    "--resume", str(run), "--out", str(run)], timeout=180)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
+    assert last["iteration"] == len(rows) + 1
+    assert f"iter_{len(rows) + 1:06d}" in os.listdir(run / "checkpoints")
+
+    results = []
+    for name in ("eval_a", "eval_b"):
+        proc = _run([*EVAL, "--agents", f"rllib:{run}", "greedy", "--players", "2",
+                     "--games", "2", "--seed", "5", "--no-progress",
+                     "--out", str(tmp_path / name)], timeout=180)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results.append(json.loads((tmp_path / name / "results.json").read_text()))
+    games = results[0]["games"]
+    assert len(games) == 2 and all(len(g["scores"]) == 2 for g in games)
+    assert results[0]["agents"][0]["name"] == f"rllib:{run}"
+    assert results[0]["agents"][0]["games"] == 2
+    assert games == results[1]["games"]  # seeded games and a deterministic agent: replayable
