@@ -16,8 +16,9 @@ Evaluators:
 - :class:`HeuristicEvaluator` (the default): the greedy agent's one-ply scores (change of the
   running-score margin, draft worth of plots) softmaxed at a temperature; no value, so the
   search rolls out.
-- :class:`PolicyEvaluator`: any ``policy(observation) -> (logits, value | None)`` callable,
-  where ``observation`` is the acting player's ``{"observation", "action_mask"}`` dict,
+- :class:`PolicyEvaluator`: any ``policy(game, observation) -> (logits, value | None)``
+  callable (the arguments of ``Agent.act``), where
+  ``observation`` is the acting player's ``{"observation", "action_mask"}`` dict,
   ``logits`` scores the whole action enumeration (illegal entries are ignored) and ``value``
   is the acting player's expected outcome in [-1, 1] (None: roll out instead). A trained
   network plugs in here.
@@ -44,7 +45,7 @@ from moonriver_env.engine.grid import COLS, NEIGHBORS
 ROLLOUTS = ("random", "greedy")
 VALUE_SCALE = 20.0  # a 20-point margin over the best opponent is worth tanh(1)
 
-PolicyValueFn = Callable[[Observation], tuple[np.ndarray, float | None]]
+PolicyValueFn = Callable[[Game, Observation], tuple[np.ndarray, float | None]]
 
 
 class Evaluator(Protocol):
@@ -151,7 +152,7 @@ class HeuristicEvaluator:
 
 
 class PolicyEvaluator:
-    """Prior and value from ``policy(observation) -> (logits, value | None)``.
+    """Prior and value from ``policy(game, observation) -> (logits, value | None)``.
 
     The value is the acting player's; the others get ``-value / (players - 1)`` each (exact
     for two players, a zero-sum spread for more).
@@ -161,7 +162,7 @@ class PolicyEvaluator:
         from moonriver_env.observation import ObservationEncoder
 
         if not callable(policy):
-            raise TypeError(f"policy must be callable observation -> (logits, value), "
+            raise TypeError(f"policy must be callable (game, observation) -> (logits, value), "
                             f"got {policy!r}")
         self.policy = policy
         self.encoder = ObservationEncoder()
@@ -172,7 +173,7 @@ class PolicyEvaluator:
         me = game.current_player
         observation = {"observation": self.encoder.encode(game, me),
                        "action_mask": game.legal_mask()}
-        logits, value = self.policy(observation)
+        logits, value = self.policy(game, observation)
         chosen = np.asarray(logits, dtype=np.float64)[legal]
         if not np.all(np.isfinite(chosen)):
             raise ValueError("the policy gave a non-finite logit for a legal action")
@@ -361,8 +362,8 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         budget = _budget(parts[-1], spec)
         net = PretrainedAgent(parts[0] if len(parts) == 2 else DEFAULT_VARIANT)
 
-        def policy(observation: Observation) -> tuple[np.ndarray, None]:
-            probabilities, _ = net.policy(observation)
+        def policy(game: Game, observation: Observation) -> tuple[np.ndarray, None]:
+            probabilities, _ = net.policy(observation=observation, game=game)
             with np.errstate(divide="ignore"):
                 return np.log(probabilities), None
 
