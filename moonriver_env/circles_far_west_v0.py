@@ -36,11 +36,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
-from gymnasium.utils import seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+try:
+    import gymnasium
+    from gymnasium.utils import seeding
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ModuleNotFoundError as exc:  # the base install has the engine only
+    raise ModuleNotFoundError(
+        f"circles_far_west_v0 needs {exc.name!r} from the 'env' extra: "
+        f'pip install "moonriver-env[env]" (the engine, moonriver_env.circles, needs only '
+        f"numpy)", name=exc.name) from exc
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import CirclesObserver

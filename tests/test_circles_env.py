@@ -262,3 +262,26 @@ def test_contest_state_views_follow_the_bet() -> None:
             legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
             env.step(int(legal[rng.integers(legal.size)]))
     assert seen > 0
+
+
+def test_without_pettingzoo_the_env_names_the_extra_and_the_engine_still_works() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'pettingzoo':\n"
+        "            raise ModuleNotFoundError('no pettingzoo', name='pettingzoo')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "try:\n"
+        "    from moonriver_env import circles_far_west_v0\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name, '|', exc)\n"
+        "import moonriver_env.circles as c\n"
+        "print(c.CirclesGame(seed=1).num_actions)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].startswith("pettingzoo |") and "moonriver-env[env]" in out[0]
+    assert out[1] == "87"
