@@ -25,7 +25,7 @@ PLAYER_FEATURES: tuple[str, ...] = (
 _F = {name: i for i, name in enumerate(PLAYER_FEATURES)}
 DEPOSIT_CLIP = 4  # deposits are shown divided by the money cap, clipped at this many caps
 _PLAYER_DOCS = (
-    "present (a player sits there); money / money_cap; rubies / ranch_rubies; gold / 2; "
+    "present (a player sits there); money / money_cap; rubies / (money_cap // 9); gold / 2; "
     "silver / 2; deposit / money_cap (clipped at 4); shovels, tickets, wagons / their stock; "
     "saloon bet: staked (a contestant, the bettor too), folded, sat out (broke), undecided; "
     "stake / 9; has_score; latest contest score d / ring size; throwing in the current "
