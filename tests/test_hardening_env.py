@@ -63,18 +63,23 @@ def test_history_is_a_deep_copy_that_cannot_change_the_game() -> None:
 def test_record_lists_each_decision_before_the_chance_events_it_causes() -> None:
     game = Game(GameConfig(num_players=4), seed=0)
     first_decisions(game, 4)  # the last setup placement draws the pending column
-    events = game.history
-    kinds = [e["type"] if e["type"] == "decision" else e["event"] for e in events]
+    kinds = [e["type"] if e["type"] == "decision" else e["event"] for e in game.history]
     assert kinds == ["setup", "saloon", "column", "decision", "decision", "decision",
                      "decision", "column"]
-    random_playout(game, np.random.default_rng(0))
-    events = game.to_record()["events"]
-    for i, event in enumerate(events):
-        if event.get("event") == "column" and i > 2:  # every later column follows a decision
-            assert events[i - 1]["type"] in ("decision", "chance")
-            prior = [e for e in events[:i] if e["type"] == "decision"]
-            assert prior, "a column drawn before any decision"
-    assert Game.from_record(json.loads(json.dumps(game.to_record()))).scores() == game.scores()
+    for n, auto in ((2, False), (3, True), (4, False)):
+        game = Game(GameConfig(num_players=n, auto_forced=auto), seed=n)
+        rng = np.random.default_rng(n)
+        caused = 0
+        while not game.is_over:
+            seen = len(game._history)  # (read directly: game.history deep-copies)
+            ids = game.legal_action_ids()
+            game.apply(int(ids[rng.integers(ids.size)]))
+            new = game._history[seen:]
+            assert new[0]["type"] == "decision" and not new[0].get("auto")
+            caused += sum(e["type"] == "chance" for e in new)
+        assert caused > 10  # columns and saloon refills came after the decisions
+        record = json.loads(json.dumps(game.to_record()))
+        assert Game.from_record(record).scores() == game.scores()
 
 
 def test_version_1_records_still_replay_and_verify() -> None:
