@@ -337,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="agent specs, at most one per seat: random, greedy, mcts:SIMS "
                              "(e.g. mcts:100), mcts:SECONDSs (e.g. mcts:0.5s), policy:PATH.zip, "
-                             "policy-sample:PATH.zip")
+                             "policy-sample:PATH.zip, rllib:RUN_OR_CHECKPOINT_DIR")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4),
                         help="players per game (default: %(default)s)")
     parser.add_argument("--mode", default="base", choices=("base", "legends"),
