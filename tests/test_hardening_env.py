@@ -530,3 +530,12 @@ def test_off_grid_and_homestead_build_ids_are_never_legal() -> None:
                 game.apply(int(ids[rng.integers(ids.size)]))
     text = (Path(__file__).resolve().parents[1] / "docs" / "actions.md").read_text()
     assert "`(0,4)-(0,5)`" in text and "never legal" in text
+
+
+def test_codec_decode_refuses_non_integer_ids() -> None:
+    for bad in (1.9, True, "2", np.float64(3.0), None):
+        with pytest.raises(ValueError, match="action ids are integers"):
+            A.ActionCodec.decode(bad)
+        with pytest.raises(ValueError, match="action ids are integers"):
+            A.ActionCodec.to_text(bad)
+    assert A.ActionCodec.decode(np.int64(12)) == A.ACTIONS[12]

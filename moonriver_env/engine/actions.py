@@ -29,6 +29,8 @@ from __future__ import annotations
 from itertools import combinations, permutations
 from typing import NamedTuple
 
+import numpy as np
+
 from .grid import COLS, DIRECTION_NAMES, NUM_CELLS, NUM_PLACEMENTS
 
 HAND_SLOTS = 5  # largest reserve (4) plus the plot in hand
@@ -232,9 +234,11 @@ class ActionCodec:
 
     @staticmethod
     def decode(action_id: int) -> Action:
-        """Structured action of an id; raises ValueError outside 0..NUM_ACTIONS-1."""
-        if isinstance(action_id, bool) or not 0 <= action_id < NUM_ACTIONS:
-            raise ValueError(f"action ids run from 0 to {NUM_ACTIONS - 1}, got {action_id!r}")
+        """Structured action of an integer id; raises ValueError for anything else."""
+        if (not isinstance(action_id, (int, np.integer)) or isinstance(action_id, bool)
+                or not 0 <= action_id < NUM_ACTIONS):
+            raise ValueError(f"action ids are integers from 0 to {NUM_ACTIONS - 1}, "
+                             f"got {action_id!r:.40}")
         return ACTIONS[int(action_id)]
 
     @staticmethod
