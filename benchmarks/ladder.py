@@ -1,0 +1,272 @@
+"""The agent ladder: every baseline against every other, 4-player and 2-player base game.
+
+    python benchmarks/ladder.py --games 1000 --workers 2 --write
+
+For each variant the pool is random, greedy, two MCTS budgets, the PUCT search, and the
+pretrained policy with and without search when its weights are installed (otherwise they are
+skipped with a note). Every combination of ``players`` agents of the pool is one table, played
+by ``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
+seat-games in all (rounded up to whole tables); table t of variant v uses seeds
+``seed + 100_000_000 * v + 1_000_000 * t + g``. Per agent the script pools its seat-games over
+all tables: win rate with its 95% Wilson interval, mean score and margin, and openskill
+(Plackett-Luce) ratings updated over all games, interleaved across tables by game index. Two
+players also get a head-to-head matrix. Tables are spread over ``--workers`` processes. It
+reports wall seconds per game and how long ``--games 1000`` would take at this run's pace.
+
+``--write`` replaces the generated text between the ladder markers of ``docs/results.md``
+and of ``README.md`` (the markers must exist). Full results go to ``--out`` as JSON. Last
+line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from dataclasses import asdict
+from typing import Any
+
+from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.evaluate import AgentSummary, run_tournament, summarise
+
+VARIANTS = {"4p-base": 4, "2p-base": 2}
+PRETRAINED = {"4p-base": "pretrained", "2p-base": "pretrained:2p-base"}
+MARKERS = ("<!-- ladder:start -->", "<!-- ladder:end -->")
+SUMMARY_MARKERS = ("<!-- ladder-summary:start -->", "<!-- ladder-summary:end -->")
+TABLE_STRIDE = 1_000_000
+VARIANT_STRIDE = 100_000_000
+
+
+def pool_for(variant: str, mcts: tuple[int, int], search: str) -> tuple[list[str], str]:
+    """The agent specs of a variant's ladder, and a note on what was skipped (or "")."""
+    pool = ["random", "greedy", f"mcts:{mcts[0]}", f"mcts:{mcts[1]}"]
+    pretrained = PRETRAINED[variant]
+    try:
+        make_agent(pretrained)
+    except (ValueError, OSError, ImportError) as exc:
+        why = (f"{os.path.basename(exc.filename)} not found" if isinstance(exc, OSError)
+               and exc.filename else str(exc))
+        note = f"`{pretrained}` and `pretrained+puct` skipped: {why}"
+        return [*pool, f"puct:{search}"], note
+    suffix = "" if variant == "4p-base" else f"{variant}:"
+    return [*pool, pretrained, f"pretrained+puct:{suffix}{search}", f"puct:{search}"], ""
+
+
+def play_table(task: tuple[str, int, list[str], int, int]) -> dict[str, Any]:
+    """Play one table (runs in a worker process): its summary, outcomes and wall seconds."""
+    variant, t, specs, games, seed = task
+    start = time.perf_counter()
+    result = run_tournament(specs, VARIANTS[variant], "base", games, seed, 1, progress=False)
+    seconds = time.perf_counter() - start
+    print(f"{variant} table {t}: {' '.join(specs)}: {games} games in {seconds:.0f} s",
+          file=sys.stderr, flush=True)
+    return {"agents": specs, "games": games, "seed": seed, "seconds": seconds,
+            "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
+
+
+def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int,
+               workers: int) -> list[dict[str, Any]]:
+    """Play every table of every variant (tables spread over ``workers`` processes)."""
+    tasks, combos = [], {}
+    for v, (variant, pool) in enumerate(pools.items()):
+        games = games_per_table(VARIANTS[variant], len(pool), seat_games)
+        for t, combo in enumerate(itertools.combinations(range(len(pool)),
+                                                         VARIANTS[variant])):
+            combos[(variant, t)] = combo
+            tasks.append((variant, t, [pool[i] for i in combo], games,
+                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t))
+    if workers == 1:
+        tables = [play_table(task) for task in tasks]
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(workers) as pool:
+            tables = pool.map(play_table, tasks, chunksize=1)
+    runs = []
+    for variant, pool in pools.items():
+        mine = [(task[1], table) for task, table in zip(tasks, tables, strict=True)
+                if task[0] == variant]
+        outcomes = []
+        for t, table in mine:
+            combo = combos[(variant, t)]
+            for o in table.pop("outcomes"):
+                outcomes.append({**o, "lineup": [combo[a] for a in o["lineup"]], "table": t})
+        outcomes.sort(key=lambda o: (o["game"], o["table"]))
+        runs.append({"variant": variant, "players": VARIANTS[variant], "agents": pool,
+                     "tables": [table for _, table in mine],
+                     "summary": [asdict(a) for a in summarise(pool, outcomes)]})
+    return runs
+
+
+def head_to_head(run: dict[str, Any]) -> dict[tuple[str, str], AgentSummary]:
+    """Row agent's summary against each column agent (two-player tables)."""
+    out = {}
+    for table in run["tables"]:
+        a, b = table["summary"]
+        out[(a["name"], b["name"])] = AgentSummary(**a)
+        out[(b["name"], a["name"])] = AgentSummary(**b)
+    return out
+
+
+def games_per_table(players: int, pool_size: int, seat_games: int) -> int:
+    """Games of each table that give every agent at least ``seat_games`` seat-games."""
+    if pool_size < players:
+        raise ValueError(f"a {players}-player ladder needs at least {players} agents")
+    return math.ceil(seat_games / math.comb(pool_size - 1, players - 1))
+
+
+def estimate(run: dict[str, Any], target: int) -> tuple[int, float]:
+    """Games per table for every agent to reach ``target`` seat-games, and their wall hours."""
+    per_table = games_per_table(run["players"], len(run["agents"]), target)
+    seconds = sum(t["seconds"] / t["games"] for t in run["tables"]) * per_table
+    return per_table, seconds / 3600
+
+
+def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[str]) -> str:
+    """The generated ladder section of docs/results.md."""
+    lines = [f"Generated by `{command(args)}` on {time.strftime('%Y-%m-%d')} "
+             f"(total {sum(t['seconds'] for r in runs for t in r['tables']) / 60:.0f} min "
+             f"wall with {args.workers} worker(s) on a shared 2-core host).", "",
+             "Every combination of agents of the pool plays one table of the base game, seats "
+             f"rotated, so that every agent plays at least {args.games} seat-games; win rates "
+             "pool each agent's "
+             "seat-games over all its tables (a seat-game won counts 1, a shared win 1/k), "
+             "ratings are openskill Plackett-Luce ordinals (mu - 3 sigma) over all games. "
+             "Chance is 1/players per seat-game.", ""]
+    lines += [f"- {n}" for n in notes]
+    if notes:
+        lines.append("")
+    for run in runs:
+        rows = sorted(run["summary"], key=lambda a: -a["rating"])
+        lines += [f"### {run['variant']} ({len(run['tables'])} tables)", "",
+                  "| agent | seat-games | win rate | 95% CI | mean score | mean margin "
+                  "| openskill ordinal (mu ± sigma) |", "|---|---|---|---|---|---|---|"]
+        for a in rows:
+            lines.append(f"| {a['name']} | {a['games']} | {a['win_rate']:.3f} | "
+                         f"{a['win_ci_low']:.3f}-{a['win_ci_high']:.3f} | "
+                         f"{a['mean_score']:.1f} | {a['mean_margin']:+.1f} | "
+                         f"{a['rating']:.2f} ({a['rating_mu']:.1f} ± {a['rating_sigma']:.1f}) |")
+        lines.append("")
+        if run["players"] == 2:
+            h2h = head_to_head(run)
+            names = [a["name"] for a in rows]
+            lines += ["Head to head (row's win rate against column, 95% CI):", "",
+                      "| | " + " | ".join(names) + " |",
+                      "|---|" + "---|" * len(names)]
+            for r in names:
+                cells = []
+                for c in names:
+                    s = h2h.get((r, c))
+                    cells.append("" if s is None else
+                                 f"{s.win_rate:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})")
+                lines.append(f"| {r} | " + " | ".join(cells) + " |")
+            lines.append("")
+        per_table, hours = estimate(run, 1000)
+        slowest = max(run["tables"], key=lambda t: t["seconds"] / t["games"])
+        lines += [f"Wall time ({run['variant']}, this run): one game of every table "
+                  f"{sum(t['seconds'] / t['games'] for t in run['tables']):.0f} s in all, "
+                  f"slowest table {' '.join(slowest['agents'])} "
+                  f"{slowest['seconds'] / slowest['games']:.1f} s per game. "
+                  f"`--games 1000` plays {per_table} games per table, about {hours:.1f} h of "
+                  f"one worker at this run's pace.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """The short ladder summary for the README."""
+    lines = [f"Ladder (`{command(args)}`, details in `docs/results.md`), "
+             "openskill ordinal and pooled win rate (95% CI):", ""]
+    for run in runs:
+        rows = sorted(run["summary"], key=lambda a: -a["rating"])
+        lines.append(f"- {run['variant']}, {min(a['games'] for a in rows)}+ seat-games each: "
+                     + "; ".join(f"{a['name']} {a['rating']:.1f}, {a['win_rate']:.2f} "
+                                 f"({a['win_ci_low']:.2f}-{a['win_ci_high']:.2f})"
+                                 for a in rows) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def replace_between(path: str, markers: tuple[str, str], text: str) -> None:
+    """Replace what lies between two marker lines of a file; missing markers are an error."""
+    with open(path, encoding="utf-8") as fh:
+        content = fh.read()
+    start, end = content.find(markers[0]), content.find(markers[1])
+    if start < 0 or end < start:
+        raise SystemExit(f"ladder.py: error: {path} has no {markers[0]} ... {markers[1]} "
+                         f"section to replace")
+    head = content[:start + len(markers[0])]
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(head + "\n" + text + content[end:])
+
+
+def command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run."""
+    parts = ["python benchmarks/ladder.py", f"--games {args.games}", f"--seed {args.seed}",
+             f"--mcts {args.mcts[0]} {args.mcts[1]}", f"--search {args.search}",
+             f"--workers {args.workers}"]
+    if args.variants != list(VARIANTS):
+        parts.append("--variants " + " ".join(args.variants))
+    return " ".join(parts) + (" --write" if args.write else "")
+
+
+def positive(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(prog="ladder.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=positive, default=1000,
+                        help="seat-games per agent (tables rounded up to whole games)")
+    parser.add_argument("--seed", type=int, default=70_000_000,
+                        help="first seed (see the seeds of each table above)")
+    parser.add_argument("--mcts", type=positive, nargs=2, default=[20, 100],
+                        metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
+    parser.add_argument("--search", default="100",
+                        help="budget of puct and pretrained+puct: SIMS or SECONDSs")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--workers", type=positive, default=1,
+                        help="worker processes, each playing whole tables")
+    parser.add_argument("--out", default="runs/ladder/ladder.json", help="JSON results")
+    parser.add_argument("--write", action="store_true",
+                        help="update the ladder sections of docs/results.md and README.md")
+    args = parser.parse_args(argv)
+    try:
+        make_agent(f"puct:{args.search}")
+    except ValueError as exc:
+        parser.error(f"--search: {exc}")
+    pools, notes = {}, []
+    for variant in args.variants:
+        pools[variant], note = pool_for(variant, tuple(args.mcts), args.search)
+        if note:
+            notes.append(f"{variant}: {note}")
+    runs = run_ladder(pools, args.games, args.seed, args.workers)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump({"command": command(args), "notes": notes, "runs": runs}, fh, indent=1)
+    section = markdown(runs, args, notes)
+    print(section)
+    print(summary_markdown(runs, args))
+    if args.write:
+        replace_between("docs/results.md", MARKERS, section)
+        replace_between("README.md", SUMMARY_MARKERS, summary_markdown(runs, args))
+    print(json.dumps({"command": command(args), "notes": notes, "ladder": {
+        r["variant"]: {a["name"]: {"win_rate": round(a["win_rate"], 4),
+                                   "ci": [round(a["win_ci_low"], 4), round(a["win_ci_high"], 4)],
+                                   "rating": round(a["rating"], 3), "games": a["games"]}
+                       for a in r["summary"]} for r in runs}}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
