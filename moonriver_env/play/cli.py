@@ -8,6 +8,7 @@ import sys
 import threading
 import webbrowser
 
+from moonriver_env.agents.registry import SPECS
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
 
 
@@ -24,8 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--human", type=int, nargs="*", default=[0], metavar="SEAT",
                    help="human seat(s), 0-based (default: 0; none to watch agents)")
     p.add_argument("--opponents", nargs="+", default=["greedy"], metavar="SPEC",
-                   help="agent specs for the other seats, one each or one for all: random, "
-                        "greedy, mcts:N, mcts:Ns, policy:PATH (default: greedy)")
+                   help="agent specs for the other seats, one each or one for all (default: "
+                        f"greedy); allowed: {', '.join(SPECS)}")
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")

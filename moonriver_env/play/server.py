@@ -42,6 +42,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from moonriver_env.agents.registry import SPECS
 from moonriver_env.play.session import (
     GameOptions,
     PlayError,
@@ -143,7 +144,7 @@ def create_app(defaults: GameOptions | None = None,
         return HTMLResponse(rules_html(RULES.read_text(encoding="utf-8")))
 
     async def get_defaults(request: Request) -> Response:
-        return JSONResponse(defaults.to_dict())
+        return JSONResponse({**defaults.to_dict(), "agent_specs": list(SPECS)})
 
     async def new_game(request: Request) -> Response:
         options = options_from_json(await _json_body(request, MAX_BODY), defaults)

@@ -239,6 +239,7 @@ async function openSetup() {
   form.scenario.value = defaults.scenario === null ? "" : String(defaults.scenario);
   form.humans.value = defaults.humans.join(" ");
   form.opponents.value = defaults.opponents.join(" ");
+  $("specs").textContent = defaults.agent_specs.join(", ");
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const words = (s) => s.trim().split(/[\s,]+/).filter((w) => w);
