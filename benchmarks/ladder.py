@@ -232,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="first seed (see the seeds of each table above)")
     parser.add_argument("--mcts", type=positive, nargs=2, default=[20, 100],
                         metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
-    parser.add_argument("--search", default="100",
-                        help="budget of puct and pretrained+puct: SIMS or SECONDSs")
+    parser.add_argument("--search", default="50",
+                        help="budget of puct and pretrained+puct: SIMS or SECONDSs (puct:50 "
+                             "takes about the CPU time of mcts:100)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--workers", type=positive, default=1,
                         help="worker processes, each playing whole tables")

@@ -1,0 +1,89 @@
+"""Simulations per decision of the search agents at a time budget, and CPU cost per simulation.
+
+    python benchmarks/search_speed.py [--seconds 0.1] [--positions 30] [--players 4]
+
+Positions with a real choice are sampled from seeded random games; each search agent decides
+each of them with a budget of ``--seconds`` (wall clock, like ``mcts:0.1s`` and
+``puct:0.1s``), the agents interleaved position by position so that both see the same moments
+of a shared host. Reported: mean simulations per decision, and CPU milliseconds per simulation
+(process time, which a busy host inflates less than wall time). Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+from moonriver_env.agents.mcts import MCTSAgent
+from moonriver_env.agents.puct import PUCTAgent
+
+from moonriver_env.engine import Game, GameConfig
+
+
+def positions(players: int, count: int, seed: int) -> list[Game]:
+    """``count`` positions with at least two legal actions, from seeded random games."""
+    rng = np.random.default_rng(seed)
+    out: list[Game] = []
+    while len(out) < count:
+        game = Game(GameConfig(num_players=players), seed=int(rng.integers(2**31)))
+        while not game.is_over and len(out) < count:
+            legal = game.legal_action_ids()
+            if legal.size > 1 and rng.random() < 0.1:
+                out.append(game.clone())
+            game.apply(int(legal[rng.integers(legal.size)]))
+    return out
+
+
+def count_simulations(agent: MCTSAgent | PUCTAgent) -> list[int]:
+    """Wrap the agent's simulation step with a counter (a list holding one int)."""
+    counter = [0]
+    step = agent._simulate
+
+    def counted(*args: object) -> None:
+        counter[0] += 1
+        step(*args)
+
+    agent._simulate = counted  # type: ignore[method-assign]
+    return counter
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=0.1)
+    parser.add_argument("--positions", type=int, default=30)
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args(argv)
+    if not args.seconds > 0 or args.positions < 1:
+        parser.error("--seconds must be > 0 and --positions >= 1")
+    agents = {"mcts": MCTSAgent(seconds=args.seconds, seed=1),
+              "puct": PUCTAgent(seconds=args.seconds, seed=1)}
+    counters = {name: count_simulations(agent) for name, agent in agents.items()}
+    sims: dict[str, list[int]] = {name: [] for name in agents}
+    cpu = dict.fromkeys(agents, 0.0)
+    for game in positions(args.players, args.positions, args.seed):
+        for name, agent in agents.items():
+            before, start = counters[name][0], time.process_time()
+            agent.act(game, None)
+            cpu[name] += time.process_time() - start
+            sims[name].append(counters[name][0] - before)
+    report = {}
+    for name in agents:
+        total = sum(sims[name])
+        report[name] = {"sims_per_decision": round(statistics.mean(sims[name]), 1),
+                        "cpu_ms_per_sim": round(1000 * cpu[name] / total, 3)}
+        print(f"{name}: {report[name]['sims_per_decision']} simulations per decision, "
+              f"{report[name]['cpu_ms_per_sim']} CPU ms per simulation")
+    print(json.dumps({"seconds": args.seconds, "players": args.players,
+                      "positions": args.positions, "load_average_1min": os.getloadavg()[0],
+                      **report}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
