@@ -182,6 +182,8 @@ class PolicyEvaluator:
         if value is None:
             return priors.tolist(), None
         v = float(value)
+        if not -1.0 <= v <= 1.0:
+            raise ValueError(f"the policy's value must lie in [-1, 1], got {value!r}")
         others = -v / (game.num_players - 1)
         return priors.tolist(), [v if p == me else others for p in range(game.num_players)]
 

@@ -157,6 +157,15 @@ def test_policy_with_non_finite_logits_is_refused() -> None:
         agent.act(game, None)
 
 
+@pytest.mark.parametrize("value", [math.nan, 1.5, -2.0])
+def test_policy_value_outside_the_range_is_refused(value: float) -> None:
+    game = _positions(2, seed=6)[1]
+    agent = PUCTAgent(simulations=3, evaluator=PolicyEvaluator(
+        lambda game, obs: (np.zeros(NUM_ACTIONS), value)))
+    with pytest.raises(ValueError, match="value"):
+        agent.act(game, None)
+
+
 def test_pretrained_prior_plays_legally() -> None:
     try:
         agent = make_agent("pretrained+puct:4", seed=0)
