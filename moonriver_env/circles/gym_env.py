@@ -142,9 +142,11 @@ class CirclesGymEnv(gymnasium.Env):
         return self._observe(), reward, game.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner (all zeros once the game is over)."""
+        """Legal-action mask of the learner (all zeros once the game is over); a writable copy,
+        since torch warns about read-only arrays (the engine's masks are shared, read-only)."""
         game = self._require_game()
-        return game.legal_mask() if game.current_player == self.seat else self._no_moves
+        mask = game.legal_mask() if game.current_player == self.seat else self._no_moves
+        return mask.copy()
 
     def render(self) -> str | np.ndarray | None:
         """The table as ansi text or an RGB image."""
@@ -167,7 +169,7 @@ class CirclesGymEnv(gymnasium.Env):
 
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
-        info: dict[str, Any] = {"action_mask": self.action_masks().copy(), "seat": self.seat}
+        info: dict[str, Any] = {"action_mask": self.action_masks(), "seat": self.seat}
         if game.is_over:
             info["wealth"] = [game.wealth(p) for p in range(game.num_players)]
             info["winners"] = game.winners()
