@@ -40,7 +40,7 @@ def flick_outcomes(config: CirclesConfig, k: int) -> dict[int, float]:
     return out
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)  # (config, aim) pairs: 19 per Far West config
 def _table(config: CirclesConfig, k: int) -> tuple[tuple[int, ...], tuple[float, ...]]:
     outcomes = flick_outcomes(config, k)
     travels = tuple(sorted(outcomes))
