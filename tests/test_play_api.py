@@ -13,7 +13,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
 with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still works
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
     from starlette.testclient import TestClient
 
 from moonriver_env.engine import ActionCodec, Game, GameConfig, Phase
@@ -22,7 +22,6 @@ from moonriver_env.play.clicks import action_paths
 from moonriver_env.play.server import MAX_BODY
 from moonriver_env.render.svg import table_svg
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 JSON = {"content-type": "application/json"}
 
 
