@@ -249,3 +249,15 @@ def test_rarer_decisions_are_made_by_clicking(page, base_url: str, phase: str) -
     events = [e for e in session.game.history if e["type"] == "decision"]
     assert len(events) > decisions
     assert ActionCodec.segment_of(events[decisions]["action"]) in (phase, "pass")
+
+
+def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(monkeypatch) -> None:
+    import sys
+
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "IN_CI", True)
+    with pytest.raises(pytest.fail.Exception, match="browser tests need Chromium"):
+        _missing("Chromium at /nowhere")
+    monkeypatch.setattr(module, "IN_CI", False)
+    with pytest.raises(pytest.skip.Exception):
+        _missing("Chromium at /nowhere")
