@@ -266,6 +266,9 @@ def test_rules_page_is_linked_and_served(client: TestClient) -> None:
     rules = client.get("/rules")
     assert rules.status_code == 200
     assert "[decision]" in rules.text and "<table>" in rules.text
+    for link in re.findall(r'href="([a-z-]+\.md)"', rules.text):
+        assert client.get(f"/{link}").status_code == 200, link
+    assert client.get("/README.md").status_code == 404
 
 
 def test_a_game_saved_by_moonriver_eval_opens_as_a_replay(client: TestClient, tmp_path) -> None:

@@ -5,7 +5,7 @@ Routes (JSON unless said otherwise):
 | method, path                     | what                                                   |
 |----------------------------------|--------------------------------------------------------|
 | GET  /, /game/{id}, /replay/{id} | the page (static/index.html)                           |
-| GET  /rules                      | docs/rules.md as a page (when the docs are present) |
+| GET  /rules, /{doc}.md           | docs/rules.md (and the docs it links) as pages       |
 | GET  /api/defaults               | the new-game form's defaults                           |
 | POST /api/games                  | start a game: {players, mode, scenario, humans, ...}   |
 | GET  /api/games/{id}             | the state: table SVG, status, scores, legal moves      |
@@ -52,7 +52,8 @@ from moonriver_env.play.session import (
 )
 
 STATIC = Path(__file__).parent / "static"
-RULES = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"  # present in a source checkout
+DOC_PAGES = ("rules", "actions", "game-record", "observation")  # linked from rules.md
 MAX_BODY = 16 * 1024  # actions and new-game options
 MAX_RECORD_BODY = 4 * 1024 * 1024  # a game record to replay
 MAX_GAMES = 64  # the oldest game or replay is dropped beyond this
@@ -139,9 +140,11 @@ def create_app(defaults: GameOptions | None = None,
         return FileResponse(STATIC / "index.html")
 
     async def rules(request: Request) -> Response:
-        if not RULES.is_file():
-            return PlainTextResponse("docs/rules.md is not installed with this copy", 404)
-        return HTMLResponse(rules_html(RULES.read_text(encoding="utf-8")))
+        name = request.path_params.get("name", "rules")
+        path = DOCS / f"{name}.md"
+        if name not in DOC_PAGES or not path.is_file():
+            return PlainTextResponse(f"docs/{name}.md is not available in this copy", 404)
+        return HTMLResponse(rules_html(path.read_text(encoding="utf-8")))
 
     async def get_defaults(request: Request) -> Response:
         return JSONResponse({**defaults.to_dict(), "agent_specs": list(SPECS)})
@@ -199,7 +202,7 @@ def create_app(defaults: GameOptions | None = None,
 
     routes = [
         Route("/", page), Route("/game/{id}", page), Route("/replay/{id}", page),
-        Route("/rules", rules),
+        Route("/rules", rules), Route("/{name}.md", rules),
         Route("/api/defaults", get_defaults),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{id}", game_state),
