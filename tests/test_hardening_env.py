@@ -539,3 +539,18 @@ def test_codec_decode_refuses_non_integer_ids() -> None:
         with pytest.raises(ValueError, match="action ids are integers"):
             A.ActionCodec.to_text(bad)
     assert A.ActionCodec.decode(np.int64(12)) == A.ACTIONS[12]
+
+
+@pytest.mark.filterwarnings("ignore:.*illegal move")
+def test_wrapped_env_out_of_range_id_raises_and_illegal_id_ends_the_game() -> None:
+    env = moonriver_v0.env(num_players=3)
+    env.reset(seed=2)
+    before = env.unwrapped.game_record()
+    for bad in (A.NUM_ACTIONS, -1, np.int64(10**6)):
+        with pytest.raises(IllegalActionError, match="action ids run from 0 to 2709"):
+            env.step(bad)
+    assert env.unwrapped.game_record() == before
+    offender = env.agent_selection
+    illegal = np.int16(np.flatnonzero(env.observe(offender)["action_mask"] == 0)[0])
+    env.step(illegal)  # an id of the space that is illegal now: the PettingZoo penalty
+    assert all(env.terminations.values()) and env._cumulative_rewards[offender] == -1.0
