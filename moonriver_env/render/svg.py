@@ -87,9 +87,12 @@ def _cow_symbol(d: _Svg, x: float, y: float) -> None:
 
 def _cow(d: _Svg, x: float, y: float) -> None:
     """A cow standing on the ranch: white oval with a black patch."""
-    d.add(f'<ellipse cx="{x:g}" cy="{y:g}" rx="5.5" ry="4.2" fill="#ffffff" stroke="#111" '
-          f'stroke-width="1.3"/>')
-    d.circle(x + 1.8, y - 0.8, 1.6, "#111")
+    d.add(f'<ellipse cx="{x + 1:g}" cy="{y:g}" rx="4.6" ry="3.6" fill="#ffffff" stroke="#111" '
+          f'stroke-width="1.2"/>')
+    d.add(f'<ellipse cx="{x - 3.6:g}" cy="{y - 1.8:g}" rx="2.1" ry="1.8" fill="#ffffff" '
+          f'stroke="#111" stroke-width="1.1"/>')
+    d.circle(x + 2.4, y - 0.6, 1.4, "#111")
+    d.circle(x + 0.2, y + 1.4, 0.9, "#111")
 
 
 def _skull(d: _Svg, x: float, y: float) -> None:
@@ -135,9 +138,9 @@ def _plot(d: _Svg, kind: PlotKind, x: float, y: float, cows: int = 0,
     if cows:
         if cows <= 3:
             for i in range(cows):
-                _cow(d, x + 9 + 12 * i, y + s / 2 + 2)
+                _cow(d, x + 10 + 13 * i, y + s / 2 + 2)
         else:
-            _cow(d, x + 9, y + s / 2 + 2)
+            _cow(d, x + 10, y + s / 2 + 2)
             d.text(x + 17, y + s / 2 + 6, f"x{cows}", 11, "#111", "bold")
     if partner is not None:
         _badge(d, x + 2, y + s - 17, partner[0], partner[1])
