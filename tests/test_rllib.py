@@ -16,13 +16,12 @@ import pytest
 pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
-from moonriver_env.training import rllib_train  # noqa: E402
+from moonriver_env.training import evaluate, rllib_train  # noqa: E402
 from moonriver_env.training.rllib_env import SeatedOpponents, make_rllib_env  # noqa: E402
 
 from moonriver_env import moonriver_v0  # noqa: E402
 
 CLI = [sys.executable, "-m", "moonriver_env.training.rllib_train"]
-EVAL = [sys.executable, "-m", "moonriver_env.training.evaluate"]
 TINY = ["--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1",
         "--net-arch", "32", "--eval-every", "0", "--num-env-runners", "1"]
 
@@ -204,6 +203,7 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(run / "tb"))
 
     resumed = _run([*CLI, *TINY, "--num-players", "2", "--iterations", "1",
+                    "--num-env-runners", "0",  # sampling in the driver: no actor to start
                     "--resume", str(run), "--out", str(run)], timeout=180)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
@@ -211,11 +211,11 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     assert f"iter_{len(rows) + 1:06d}" in os.listdir(run / "checkpoints")
 
     results = []
-    for name in ("eval_a", "eval_b"):
-        proc = _run([*EVAL, "--agents", f"rllib:{run}", "greedy", "--players", "2",
-                     "--games", "2", "--seed", "5", "--no-progress",
-                     "--out", str(tmp_path / name)], timeout=180)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in ("eval_a", "eval_b"):  # moonriver-eval's entry point, in this process
+        status = evaluate.main(["--agents", f"rllib:{run}", "greedy", "--players", "2",
+                                "--games", "2", "--seed", "5", "--no-progress",
+                                "--out", str(tmp_path / name)])
+        assert status == 0
         results.append(json.loads((tmp_path / name / "results.json").read_text()))
     games = results[0]["games"]
     assert len(games) == 2 and all(len(g["scores"]) == 2 for g in games)

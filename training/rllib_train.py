@@ -61,7 +61,7 @@ class RLlibTrainConfig:
     iterations: int = 100  # training iterations (0: no limit, needs max_minutes)
     max_minutes: float = 0.0  # stop after this wall-clock time (0: no limit)
     num_env_runners: int = 1  # sampling actors (0: sample in the driver)
-    num_envs_per_env_runner: int = 1
+    num_envs_per_env_runner: int = 4  # envs stepped as one batch in each env runner
     num_cpus_per_env_runner: float = 1.0
     num_learners: int = 0  # learner actors (0: learn in the driver)
     num_gpus_per_learner: float = 0.0
@@ -106,9 +106,9 @@ class RLlibTrainConfig:
         unknown = set(values) - known
         if unknown:
             raise UsageError(f"unknown settings {sorted(unknown)}; allowed: {sorted(known)}")
-        for key in ("net_arch", "opponents", "eval_opponents"):
-            if key in values:
-                values[key] = tuple(values[key])
+        for f in fields(cls):
+            if f.name in values:
+                values[f.name] = _typed(f.name, str(f.type), values[f.name])
         cfg = cls(**values)
         cfg.validate()
         return cfg
@@ -157,6 +157,24 @@ class RLlibTrainConfig:
                 "shaping": self.shaping, "auto_forced": self.auto_forced,
                 "opponents": list(self.opponents), "opponent_prob": self.opponent_prob,
                 "seed": self.seed, "torch_threads": self.torch_threads}
+
+
+def _typed(name: str, kind: str, value: Any) -> Any:
+    """A setting's value checked against its declared type (ints pass as floats)."""
+    ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "bool": lambda v: isinstance(v, bool),
+          "str": lambda v: isinstance(v, str)}
+    if kind.startswith("tuple"):
+        elem = "int" if "int" in kind else "str"
+        if isinstance(value, (list, tuple)) and all(ok[elem](v) for v in value):
+            return tuple(value)
+        word = "integers" if elem == "int" else "strings"
+        raise UsageError(f"{name} must be a list of {word}, got {value!r}")
+    if not ok[kind](value):
+        raise UsageError(f"{name} must be a{'n' if kind == 'int' else ''} {kind}, "
+                         f"got {value!r}")
+    return float(value) if kind == "float" else value
 
 
 def shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
@@ -285,7 +303,7 @@ SUMMARY_KEYS = {
     "episodes": "env_runners/num_episodes_lifetime",
     "episode_len_mean": "env_runners/episode_len_mean",
     "return_mean": f"env_runners/module_episode_returns_mean/{MODULE_ID}",
-    "learner_steps": "learners/__all_modules__/num_env_steps_trained_lifetime",
+    "module_steps_trained": "learners/__all_modules__/num_module_steps_trained_lifetime",
     "policy_loss": f"learners/{MODULE_ID}/policy_loss",
     "vf_loss": f"learners/{MODULE_ID}/vf_loss",
     "entropy": f"learners/{MODULE_ID}/entropy",
@@ -396,15 +414,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_debug_flag(parser)
     for f in fields(RLlibTrainConfig):
         flag = "--" + f.name.replace("_", "-")
+        default = f"default: {f.default!r}".replace("'", "")
         if f.type == "bool":
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=None)
+                                default=None, help=f"({default})")
         elif "tuple" in str(f.type):
             elem = int if f.name == "net_arch" else str
-            parser.add_argument(flag, dest=f.name, nargs="*", type=elem, default=None)
+            parser.add_argument(flag, dest=f.name, nargs="*", type=elem, default=None,
+                                help=f"({default})")
         else:
             kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=None)
+            parser.add_argument(flag, dest=f.name, type=kind, default=None,
+                                help=f"({default})")
     return parser
 
 

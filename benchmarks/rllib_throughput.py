@@ -1,0 +1,145 @@
+"""RLlib throughput: sampled env steps/s and learner env steps/s for several env-runner counts.
+
+    python benchmarks/rllib_throughput.py                 # 1 and 2 env runners of 4 envs, embedded
+    python benchmarks/rllib_throughput.py --envs-per-runner 1 4
+    python benchmarks/rllib_throughput.py --runners 1 4 16 64 --address HEAD_IP:6379
+
+Each configuration is a PPO algorithm of ``moonriver-train-rllib`` (self-play, masking module,
+256x256 MLP) built in one Ray instance; rounds run PPO's own two halves and time them apart:
+``synchronous_parallel_sample`` of ``--batch`` env steps over all env runners (sampled env
+steps/s), then one learner update pass over that batch (learner env steps/s: batch env steps
+per second of update, one epoch), then the weight sync. Configurations are interleaved round by
+round, so their ratios compare the same moment of a noisy host; the figures are medians over
+``--rounds`` rounds after one warm-up round. The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from typing import Any
+
+from moonriver_env.training.rllib_train import RLlibTrainConfig, build_config, start_ray
+
+
+def build(runners: int, envs: int, args: argparse.Namespace) -> Any:
+    """A PPO algorithm with ``runners`` env runners of ``envs`` envs each."""
+    cfg = RLlibTrainConfig(num_players=args.players, mode=args.mode, num_env_runners=runners,
+                           num_envs_per_env_runner=envs,
+                           train_batch_size=args.batch, minibatch_size=min(500, args.batch),
+                           num_epochs=1, eval_every=0, address=args.address or "",
+                           seed=args.seed)
+    return build_config(cfg).build_algo()
+
+
+def one_round(algo: Any, batch: int) -> dict[str, float]:
+    """Sample ``batch`` env steps, update once on them, sync weights; the timings."""
+    from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
+    from ray.rllib.utils.metrics import (
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+        NUM_MODULE_STEPS_TRAINED_LIFETIME,
+    )
+
+    start = time.perf_counter()
+    episodes = synchronous_parallel_sample(worker_set=algo.env_runner_group,
+                                           max_env_steps=batch, sample_timeout_s=600,
+                                           _uses_new_env_runners=True)
+    sampled = time.perf_counter()
+    steps = sum(e.env_steps() for e in episodes)
+    algo.learner_group.update(episodes=episodes,
+                              timesteps={NUM_ENV_STEPS_SAMPLED_LIFETIME: steps,
+                                         NUM_MODULE_STEPS_TRAINED_LIFETIME: steps},
+                              num_epochs=1, minibatch_size=algo.config.minibatch_size,
+                              shuffle_batch_per_epoch=True)
+    learned = time.perf_counter()
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
+                                       inference_only=True)
+    return {"env_steps": steps, "sample_s": sampled - start, "learn_s": learned - sampled,
+            "round_s": time.perf_counter() - start}
+
+
+def cpu_model() -> str:
+    """The CPU model name of this host (Linux), else the machine type."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures, then one JSON line."""
+    import ray
+    import torch
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runners", type=int, nargs="+", default=[1, 2],
+                        help="env-runner counts to compare (default: 1 2)")
+    parser.add_argument("--envs-per-runner", type=int, nargs="+", default=[4],
+                        help="envs per env runner, stepped as one batch (default: 4)")
+    parser.add_argument("--batch", type=int, default=2000, help="env steps per round")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds after a warm-up")
+    parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    parser.add_argument("--mode", default="base", choices=("base", "legends"))
+    parser.add_argument("--address", default=None, help="Ray cluster (default: embedded)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if min(args.runners + args.envs_per_runner) < 1 or args.batch < 1 or args.rounds < 1:
+        parser.error("--runners, --envs-per-runner, --batch and --rounds must be >= 1")
+
+    torch.set_num_threads(1)
+    combos = [(n, k) for n in args.runners for k in args.envs_per_runner]
+    cfg = RLlibTrainConfig(num_env_runners=sum(n for n, _ in combos), address=args.address or "")
+    start_ray(cfg)
+    try:
+        algos = {c: build(*c, args) for c in combos}
+        timings: dict[tuple[int, int], list[dict[str, float]]] = {c: [] for c in combos}
+        for r in range(args.rounds + 1):
+            for n, algo in algos.items():  # interleaved: every count sees the same moment
+                t = one_round(algo, args.batch)
+                if r:
+                    timings[n].append(t)
+        results = {}
+        for (n, k), rows in timings.items():
+            results[f"{n}x{k}"] = {
+                "env_runners": n, "envs_per_runner": k,
+                "sampled_env_steps_per_s": statistics.median(
+                    t["env_steps"] / t["sample_s"] for t in rows),
+                "learner_env_steps_per_s": statistics.median(
+                    t["env_steps"] / t["learn_s"] for t in rows),
+                "train_env_steps_per_s": statistics.median(
+                    t["env_steps"] / t["round_s"] for t in rows),
+                "env_steps_per_round": statistics.median(t["env_steps"] for t in rows)}
+            row = results[f"{n}x{k}"]
+            print(f"{n:>3} env runners x {k} envs: sampled "
+                  f"{row['sampled_env_steps_per_s']:8.0f} env steps/s   learner "
+                  f"{row['learner_env_steps_per_s']:8.0f} env steps/s   "
+                  f"sample+learn {row['train_env_steps_per_s']:8.0f} env steps/s")
+        cluster = ray.cluster_resources()
+        for algo in algos.values():
+            algo.stop()
+    finally:
+        ray.shutdown()
+    base = results[f"{combos[0][0]}x{combos[0][1]}"]["sampled_env_steps_per_s"]
+    summary = {
+        "benchmark": "rllib_throughput", "players": args.players, "mode": args.mode,
+        "batch_env_steps": args.batch, "rounds": args.rounds,
+        "address": args.address or "embedded", "host_cpus": os.cpu_count(),
+        "load_avg_1min": os.getloadavg()[0],
+        "cluster_cpus": cluster.get("CPU"), "processor": cpu_model(), "results": results,
+        "sampling_speedup": {n: round(r["sampled_env_steps_per_s"] / base, 3)
+                             for n, r in results.items()},
+    }
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
