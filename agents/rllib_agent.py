@@ -24,12 +24,13 @@ class RLlibAgent:
 
     def __init__(self, path: str, deterministic: bool = True, module_id: str = "shared",
                  seed: int | None = None, name: str = "rllib") -> None:
-        import torch
         from moonriver_env.training.rllib_paths import module_checkpoint
+
+        directory = module_checkpoint(path, module_id)  # a bad path fails before the imports
+        import torch
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         torch.set_num_threads(1)  # one observation at a time: more threads only contend
-        directory = module_checkpoint(path, module_id)
         rllib_log = logging.getLogger("ray.rllib")
         level = rllib_log.level
         rllib_log.setLevel(logging.ERROR)  # RLlib warns about its own stored constructor args

@@ -222,3 +222,10 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     assert results[0]["agents"][0]["name"] == f"rllib:{run}"
     assert results[0]["agents"][0]["games"] == 2
     assert games == results[1]["games"]  # seeded games and a deterministic agent: replayable
+
+
+def test_missing_rllib_checkpoint_is_one_line_eval_error(tmp_path, capsys):
+    status = evaluate.main(["--agents", f"rllib:{tmp_path}", "greedy", "--players", "2",
+                            "--games", "1", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "no RLlib checkpoint" in err[0]
