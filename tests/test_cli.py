@@ -109,9 +109,27 @@ def test_eval_unknown_spec_and_missing_checkpoint_are_one_line(capsys, tmp_path)
     assert ".zip.zip" not in line
 
 
-def test_debug_flag_shows_the_traceback(capsys) -> None:
+def test_debug_flag_shows_the_traceback(capsys, tmp_path) -> None:
+    from moonriver_env.training import plot_curve
+
     with pytest.raises(ValueError, match="unknown agent spec"):
         evaluate.main(["--agents", "rando", "--games", "1", "--debug"])
+    with pytest.raises(ValueError, match="setting gamma must be"):
+        train_ppo.main(["--gamma", "2", "--out", str(tmp_path / "run"), "--debug"])
+    with pytest.raises(FileNotFoundError):
+        train_ppo.main(["--config", str(tmp_path / "none.toml"), "--debug"])
+    with pytest.raises(Exception, match="run directory not found"):
+        plot_curve.main([str(tmp_path / "none"), "--out", str(tmp_path / "c.png"), "--debug"])
+
+
+def test_records_from_parallel_workers(tmp_path) -> None:
+    records = tmp_path / "records"
+    assert evaluate.main(["--agents", "random", "greedy", "--players", "2", "--games", "4",
+                          "--workers", "2", "--no-progress", "--save-records",
+                          str(records)]) == 0
+    assert len(os.listdir(records)) == 4
+    for name in os.listdir(records):
+        assert Game.from_record(json.loads((records / name).read_text())).is_over
 
 
 def test_failed_eval_leaves_no_output_directories(capsys, tmp_path, monkeypatch) -> None:
