@@ -45,8 +45,14 @@ class CallableAgent:
         """Nothing to reset."""
 
     def act(self, game: Game, observation: Observation) -> int:
-        """Delegate to the function."""
-        return int(self.fn(observation))
+        """Delegate to the function; its answer must be an integer id (never coerced)."""
+        action = self.fn(observation)
+        if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"{self.name} returned {action!r:.40}; an agent's action is an "
+                            "integer id (int or numpy integer; not bool, float or str)")
+        return int(action)
 
 
 def as_agent(obj: Agent | Callable[[Observation], int]) -> Agent:

@@ -51,6 +51,7 @@ except ModuleNotFoundError as exc:  # the base install has the engine only
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.moonriver_v0 import ActionIdWrapper, action_id
 
 ILLEGAL_REWARD = -1.0
 RENDER_MODES = ["ansi", "rgb_array", "human"]
@@ -60,7 +61,7 @@ def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers (an illegal move ends the game)."""
     aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = ActionIdWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
 
 
@@ -143,7 +144,8 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
             return
         game = self._require_game()
         self._cumulative_rewards[agent] = 0.0
-        game.apply(int(action))  # raises IllegalActionError, state unchanged
+        # a value that is not an integer id raises IllegalActionError, state unchanged
+        game.apply(action_id(action, self.num_actions))
         for a in self.agents:
             self.rewards[a] = 0.0
         if game.is_over:

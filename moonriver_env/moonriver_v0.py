@@ -80,7 +80,7 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(aec)
 
 
-def action_id(action: Any) -> int:
+def action_id(action: Any, num_actions: int = NUM_ACTIONS) -> int:
     """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
 
     Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
@@ -91,7 +91,7 @@ def action_id(action: Any) -> int:
     if isinstance(action, np.integer) or (
             isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
         return int(action)
-    raise IllegalActionError(f"{action!r:.40}", f"an action is an integer id 0..{NUM_ACTIONS - 1} "
+    raise IllegalActionError(f"{action!r:.40}", f"an action is an integer id 0..{num_actions - 1} "
                              "(int or numpy integer; not bool, float or str)")
 
 
@@ -108,9 +108,10 @@ class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
         if action is None and (self.terminations[agent] or self.truncations[agent]):
             super(wrappers.AssertOutOfBoundsWrapper, self).step(action)
             return
-        aid = action_id(action)
-        if not 0 <= aid < NUM_ACTIONS:
-            raise IllegalActionError(aid, f"action ids run from 0 to {NUM_ACTIONS - 1}")
+        n = int(self.action_space(agent).n)
+        aid = action_id(action, n)
+        if not 0 <= aid < n:
+            raise IllegalActionError(aid, f"action ids run from 0 to {n - 1}")
         super(wrappers.AssertOutOfBoundsWrapper, self).step(aid)
 
 

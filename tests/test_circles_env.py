@@ -285,3 +285,19 @@ def test_without_pettingzoo_the_env_names_the_extra_and_the_engine_still_works()
                          check=True).stdout.splitlines()
     assert out[0].startswith("pettingzoo |") and "moonriver-env[env]" in out[0]
     assert out[1] == "87"
+
+
+@pytest.mark.parametrize("bad", [1.9, -0.5, True, "2", np.float32(0.0)])
+def test_non_integer_actions_are_refused_never_coerced(bad: object) -> None:
+    """A float, bool or str is refused by raw_env, env() and the Gymnasium wrapper alike."""
+    for make in (circles_far_west_v0.raw_env, circles_far_west_v0.env):
+        aec = make(num_players=2)
+        aec.reset(seed=3)
+        before = aec.unwrapped.game.to_record()
+        with pytest.raises(IllegalActionError, match="integer id"):
+            aec.step(bad)
+        assert aec.unwrapped.game.to_record() == before
+    single = gymnasium.make("CirclesFarWest-v0", illegal="penalty")
+    single.reset(seed=3)
+    _, reward, terminated, _, info = single.step(bad)
+    assert terminated and info.get("illegal_action") and reward < 0

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as np
 
+# One exception class for both games: code that catches Moon River's catches this one too.
+from moonriver_env.engine.game import IllegalActionError
+
 from .actions import Action, CirclesActions, actions_for
 from .config import (
     DIE_FACES,
@@ -79,17 +82,6 @@ class Entry(IntEnum):
     FOLDED = 2
     OUT = 3  # broke: sat out at no cost
     UNDECIDED = 4  # still to stake or fold
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal now; names the action, the reason and the legal actions."""
-
-    def __init__(self, action: Any, reason: str, legal: list[str] | None = None) -> None:
-        self.action = action
-        self.reason = reason
-        self.legal = legal or []
-        shown = ", ".join(self.legal[:12]) + (" ..." if len(self.legal) > 12 else "")
-        super().__init__(f"illegal action {action}: {reason}. Legal now: {shown or 'none'}")
 
 
 _MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # shared read-only masks

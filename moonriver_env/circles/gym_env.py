@@ -30,6 +30,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from moonriver_env.moonriver_v0 import action_id
+
 from .config import CirclesConfig
 from .game import CirclesGame, IllegalActionError
 from .observation import CirclesObserver
@@ -130,7 +132,7 @@ class CirclesGymEnv(gymnasium.Env):
         if game.is_over:
             raise RuntimeError("the episode is over; call reset()")
         try:
-            game.apply(int(action))
+            game.apply(action_id(action, int(self.action_space.n)))
         except IllegalActionError:
             if self.illegal == "raise":
                 raise
