@@ -115,3 +115,18 @@ def test_make_main_names_the_calling_program(capsys) -> None:
         make_main("moonriver-eval --game circles")(["--agents", "greedy"])
     assert exc.value.code == 2
     assert capsys.readouterr().err.startswith("moonriver-eval --game circles: error: unknown")
+
+
+def test_moonriver_eval_hands_game_circles_over(tmp_path, capsys) -> None:
+    """``moonriver-eval --game circles`` runs a Circles tournament; bad input is one line."""
+    out = tmp_path / "res"
+    assert evaluate.main(["--game", "circles", "--agents", "heuristic", "random", "--players",
+                          "2", "--games", "6", "--no-progress", "--out", str(out)]) == 0
+    rows = json.loads((out / "results.json").read_text())
+    assert "circles" in capsys.readouterr().out and rows
+    for argv in (["--game=circles", "--agents", "greedy"], ["--game", "chess", "--agents", "x"]):
+        with pytest.raises(SystemExit) as exc:
+            evaluate.main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "error:" in err[0]

@@ -331,9 +331,16 @@ def _count(low: int):
     return parse
 
 
+GAMES = ("moonriver", "circles")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``moonriver-eval`` argument parser."""
     parser = ArgumentParser(prog="moonriver-eval", description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="moonriver", choices=GAMES,
+                        help="which game: moonriver, or circles (Circles: Far West, 2-5 "
+                             "players, agents random and heuristic; see `moonriver-eval --game "
+                             "circles --help`) (default: %(default)s)")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="agent specs, at most one per seat: random, greedy, mcts:SIMS "
                              "(e.g. mcts:100), mcts:SECONDSs (e.g. mcts:0.5s), policy:PATH.zip, "
@@ -358,9 +365,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@cli_main("moonriver-eval")
+def split_game(argv: list[str]) -> tuple[str, list[str]]:
+    """The ``--game`` value (last one wins) and the arguments without it."""
+    game, rest, i = "moonriver", [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--game" and i + 1 < len(argv):
+            game, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--game="):
+            game = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return game, rest
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point (``moonriver-eval``)."""
+    """CLI entry point (``moonriver-eval``); ``--game circles`` hands over to Circles."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    game, rest = split_game(args)
+    if game == "circles":
+        from moonriver_env.training.circles_eval import make_main
+
+        return make_main("moonriver-eval --game circles")(rest)
+    return moonriver_main(args)
+
+
+@cli_main("moonriver-eval")
+def moonriver_main(argv: list[str] | None = None) -> int:
+    """The Moon River tournament CLI."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
