@@ -223,6 +223,20 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     assert results[0]["agents"][0]["games"] == 2
     assert games == results[1]["games"]  # seeded games and a deterministic agent: replayable
 
+    from moonriver_env.agents.rllib_agent import RLlibAgent
+
+    checkpoint = run / "checkpoints" / sorted(os.listdir(run / "checkpoints"))[-1]
+    modules = checkpoint / "learner_group" / "learner" / "rl_module"
+    env = moonriver_v0.env(num_players=2)
+    env.reset(seed=3)
+    obs = env.observe(env.agent_selection)
+    logits = [RLlibAgent(str(p)).action_logits(obs)
+              for p in (run, checkpoint, modules, modules / "shared")]
+    for other in logits[1:]:  # every accepted path form loads the same module
+        np.testing.assert_array_equal(other, logits[0])
+    legal = obs["action_mask"].astype(bool)
+    assert logits[0][legal].min() > logits[0][~legal].max() + 1e30
+
 
 def test_missing_rllib_checkpoint_is_one_line_eval_error(tmp_path, capsys):
     status = evaluate.main(["--agents", f"rllib:{tmp_path}", "greedy", "--players", "2",

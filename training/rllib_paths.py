@@ -9,6 +9,7 @@ import os
 
 CHECKPOINT_DIR = "checkpoints"
 MODULE_PATH = ("learner_group", "learner", "rl_module")
+MODULE_FILE = "class_and_ctor_args.pkl"
 
 
 def algorithm_checkpoint(path: str) -> str:
@@ -28,9 +29,16 @@ def algorithm_checkpoint(path: str) -> str:
 
 def module_checkpoint(path: str, module_id: str = "shared") -> str:
     """The RLModule checkpoint of ``module_id`` in a run, algorithm or module directory."""
-    if os.path.isfile(os.path.join(path, "class_and_ctor_args.pkl")):
-        return os.path.abspath(path)
-    found = os.path.join(algorithm_checkpoint(path), *MODULE_PATH, module_id)
-    if not os.path.isdir(found):
+    path = os.path.abspath(path)
+    if os.path.isdir(os.path.join(path, MODULE_PATH[0])) or os.path.isdir(
+            os.path.join(path, CHECKPOINT_DIR)):
+        found = os.path.join(algorithm_checkpoint(path), *MODULE_PATH, module_id)
+    elif os.path.isfile(os.path.join(path, module_id, MODULE_FILE)):
+        found = os.path.join(path, module_id)  # the multi-module directory (rl_module/)
+    elif os.path.isfile(os.path.join(path, MODULE_FILE)):
+        return path
+    else:
+        return algorithm_checkpoint(path)  # raises the error that says what is expected
+    if not os.path.isfile(os.path.join(found, MODULE_FILE)):
         raise FileNotFoundError(f"the checkpoint at {path!r} has no module {module_id!r}")
     return found

@@ -230,8 +230,10 @@ def check_address(address: str, timeout: float = 3.0) -> None:
     """Fail fast unless a Ray cluster's GCS answers at ``address`` (``HOST:PORT``)."""
     if address == "auto":
         return
-    target = address.removeprefix("ray://")
-    host, sep, port = target.rpartition(":")
+    if address.startswith("ray://"):
+        raise UsageError("Ray Client addresses (ray://) are not supported; give the head's "
+                         "GCS address HOST:PORT (port 6379 by default)")
+    host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise UsageError(f"--address must be HOST:PORT of the Ray head (e.g. 10.0.0.5:6379) "
                          f"or 'auto', got {address!r}")
@@ -359,12 +361,15 @@ def save_checkpoint(algo: Any, cfg: RLlibTrainConfig) -> str:
     return path
 
 
-def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = print) -> str:
+def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> str:
     """Run PPO self-play until the iteration or time limit (or Ctrl-C); returns the checkpoint."""
     import ray
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
+    if log is None:
+        def log(line: str) -> None:
+            print(line, flush=True)
     torch.set_num_threads(cfg.torch_threads)
     restore = algorithm_checkpoint(resume) if resume else None
     start_ray(cfg)
@@ -386,6 +391,9 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = print) ->
                     not cfg.iterations or algo.iteration - first < cfg.iterations):
                 result = algo.train()
                 row = summarise(result)
+                if not cfg.eval_every or algo.iteration % cfg.eval_every:
+                    # RLlib repeats the last evaluation in later results; log it once
+                    row = {k: v for k, v in row.items() if not k.startswith("eval_")}
                 step = int(row.get("env_steps", algo.iteration))
                 for key, value in flatten(result):
                     writer.add_scalar(key, value, step)
@@ -448,8 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         train(cfg, resume=resume)
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the last saved checkpoint in "
-              f"{os.path.join(cfg.out, CHECKPOINT_DIR)} is usable", file=sys.stderr)
+        try:
+            newest = algorithm_checkpoint(cfg.out)
+        except FileNotFoundError:
+            newest = "none was saved"
+        print(f"{PROG}: interrupted; newest complete checkpoint: {newest}", file=sys.stderr)
         return 130
     return 0
 
