@@ -394,6 +394,7 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
                 if not cfg.eval_every or algo.iteration % cfg.eval_every:
                     # RLlib repeats the last evaluation in later results; log it once
                     row = {k: v for k, v in row.items() if not k.startswith("eval_")}
+                    result.pop("evaluation", None)
                 step = int(row.get("env_steps", algo.iteration))
                 for key, value in flatten(result):
                     writer.add_scalar(key, value, step)
