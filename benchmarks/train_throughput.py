@@ -1,11 +1,14 @@
 """Learner throughput of the shipped fast recipe (training/configs/fast_4p_base.toml).
 
-    python benchmarks/train_throughput.py [--seconds 60] [--config FILE] [--sb3-seconds 0]
+    python benchmarks/train_throughput.py [--seconds 60] [--config FILE] [--set KEY=VALUE ...]
+        [--sb3-seconds 0]
 
 Runs the recipe's PPO phase (rollouts against Greedy / itself / snapshots, then the PPO
 update) for ``--seconds`` after one warm-up iteration, and the imitation phase for a quarter
 of that; prints the learner steps per wall-clock second and per CPU second of this process
-(the second is the fairer figure on a shared machine). ``--sb3-seconds N`` also times the
+(the second is the fairer figure on a shared machine). ``--set KEY=VALUE`` (any FastConfig
+setting, TOML value syntax) measures a variant, e.g. ``--set use_prior=false --set p_greedy=0
+--set p_self=1`` for the network alone in pure self-play. ``--sb3-seconds N`` also times the
 previous recipe (SB3 MaskablePPO, training/configs/ppo_4p_base.toml) for N seconds in the same
 run, for comparison. The last line is one JSON object; ``learner_steps_per_s`` is the PPO
 phase's wall-clock rate.
@@ -20,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import tomllib
 import torch
 from moonriver_env.training.fast_ppo import FastConfig, Runner
 
@@ -54,16 +58,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--config", default=CONFIG)
     parser.add_argument("--sb3-seconds", type=float, default=0.0)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one FastConfig setting (TOML value syntax)")
     args = parser.parse_args(argv)
+    overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--set expects KEY=VALUE, got {item!r}")
+        overrides[key] = tomllib.loads(f"v = {value}")["v"]
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = FastConfig.load(args.config, {"out": os.path.join(tmp, "fast"), "eval_games": 0})
+        cfg = FastConfig.load(args.config, {**overrides, "out": os.path.join(tmp, "fast"),
+                                            "eval_games": 0})
         runner = Runner(cfg)
         timed((runner, "ppo"), 1e-3)  # one warm-up iteration
         bc_steps, bc_wall, bc_cpu = timed((runner, "imitation"), args.seconds / 4)
         steps, wall, cpu = timed((runner, "ppo"), args.seconds)
         result = {
-            "config": os.path.relpath(args.config, ROOT),
+            "config": os.path.relpath(args.config, ROOT), "overrides": overrides,
             "learner_steps_per_s": round(steps / wall, 1),
             "learner_steps_per_cpu_s": round(steps / cpu, 1),
             "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),

@@ -123,7 +123,7 @@ def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epoc
             opt.step()
             top = logp.argmax(dim=1)
             stats = {"bc_loss": policy_loss.item(), "bc_value_loss": value_loss.item(),
-                     "bc_top1_in_ties": float(ties[t].gather(1, top[:, None]).float().mean())}
+                     "bc_top1_in_ties": ties[t].gather(1, top[:, None]).float().mean().item()}
     return stats
 
 
@@ -173,8 +173,8 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
             opt.step()
             stats = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
                      "entropy": entropy.item(),
-                     "clip_frac": float(((ratio - 1).abs() > cfg.clip).float().mean()),
-                     "approx_kl": float((old_logp[t] - logp).mean())}
+                     "clip_frac": ((ratio - 1).abs() > cfg.clip).float().mean().item(),
+                     "approx_kl": (old_logp[t] - logp).mean().item()}
     return stats
 
 
