@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -243,3 +244,21 @@ def test_missing_rllib_checkpoint_is_one_line_eval_error(tmp_path, capsys):
                             "--games", "1", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and "no RLlib checkpoint" in err[0]
+
+
+def test_config_file_loads_and_flags_override_it(tmp_path):
+    import pathlib
+
+    shipped = pathlib.Path(rllib_train.__file__).parent / "configs" / "rllib_4p_base.toml"
+    cfg = rllib_train.RLlibTrainConfig.load(str(shipped), {"num_env_runners": 2})
+    assert (cfg.num_players, cfg.opponents, cfg.num_env_runners) == (4, ("greedy",), 2)
+    env_config = cfg.env_config()
+    assert env_config["opponents"] == ["greedy"] and env_config["opponent_prob"] == 0.25
+    bad = tmp_path / "bad.toml"
+    for text, words in (('num_players = "4"', "num_players must be an int"),
+                        ('opponents = "greedy"', "opponents must be a list of strings"),
+                        ("nope = 1", "unknown settings ['nope']"),
+                        ("iterations = 0", "set iterations or max_minutes")):
+        bad.write_text(text + "\n")
+        with pytest.raises(rllib_train.UsageError, match=re.escape(words)):
+            rllib_train.RLlibTrainConfig.load(str(bad), {})
