@@ -27,9 +27,11 @@ def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict]:
     paths += [p for p in (os.path.join(run, "final.pt"),) if os.path.isfile(p)]
     if not paths:
         raise FileNotFoundError(f"{run}: no checkpoints/net_*.pt or final.pt")
-    points = []
+    points: list[dict] = []
     for path in paths:
         net, meta = load_net(path)
+        if points and meta["seconds"] == points[-1]["seconds"]:
+            continue  # final.pt saved at the same moment as the last checkpoint
         point = {"checkpoint": os.path.basename(path), "seconds": meta["seconds"],
                  "samples": meta["samples"]}
         for opponent in opponents:
@@ -42,7 +44,8 @@ def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict]:
     return points
 
 
-def plot(curves: dict[str, list[dict]], opponents: tuple[str, ...], out: str) -> None:
+def plot(curves: dict[str, list[dict]], opponents: tuple[str, ...], out: str,
+         games: int) -> None:
     """Win share against each opponent over training minutes, one line per run."""
     import matplotlib
 
@@ -59,6 +62,7 @@ def plot(curves: dict[str, list[dict]], opponents: tuple[str, ...], out: str) ->
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
+    fig.suptitle(f"{games} games per point against each opponent, seats rotated", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
@@ -71,14 +75,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponents", nargs="+", default=["greedy", "random"],
                         choices=["greedy", "random"])
     parser.add_argument("--out", help="PNG to write")
+    parser.add_argument("--replot", action="store_true",
+                        help="plot each run's existing curve.json instead of evaluating")
     args = parser.parse_args(argv)
     if args.games < 1:
         parser.error("--games must be at least 1")
     torch.set_num_threads(1)
     opponents = tuple(args.opponents)
-    curves = {run: run_curve(run, args.games, opponents) for run in args.runs}
+    if args.replot:
+        curves = {}
+        for run in args.runs:
+            with open(os.path.join(run, "curve.json"), encoding="utf-8") as fh:
+                saved = json.load(fh)
+            curves[run], args.games = saved["points"], saved["games"]
+    else:
+        curves = {run: run_curve(run, args.games, opponents) for run in args.runs}
     if args.out:
-        plot(curves, opponents, args.out)
+        plot(curves, opponents, args.out, args.games)
     return 0
 
 
