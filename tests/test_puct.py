@@ -57,9 +57,11 @@ def test_plays_whole_games_legally(players: int) -> None:
 def test_search_leaves_the_game_untouched() -> None:
     for game in _positions(4, seed=3)[:6]:
         before = game.to_record()
+        hidden = (list(game.box), list(game.pile))  # what each simulation reshuffles
         mask = game.legal_mask().copy()
         action = PUCTAgent(simulations=30, seed=0).act(game, None)
         assert game.to_record() == before
+        assert (game.box, game.pile) == hidden
         assert mask[action]
 
 
