@@ -30,6 +30,7 @@ def test_bad_options_exit_2_with_one_line(argv, words, capsys) -> None:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err  # no usage block either
 
 
 def test_ask_move_reprompts_until_a_legal_number() -> None:

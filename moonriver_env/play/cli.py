@@ -10,16 +10,19 @@ import webbrowser
 
 from moonriver_env.agents.registry import SPECS
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
+from moonriver_env.training.cli_errors import ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="moonriver-play",
         description="Play Moon River against agents in the browser (a local server) or in the "
                     "terminal. The options set the first game and the page's new-game form.")
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
-    p.add_argument("--mode", choices=("base", "legends"), default="base")
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
+                   help="players at the table, 2-4 (default: %(default)s)")
+    p.add_argument("--mode", choices=("base", "legends"), default="base",
+                   help="base game or Legends of the West (default: %(default)s)")
     p.add_argument("--scenario", type=int, choices=(1, 2, 3, 4), default=None,
                    help="legends scenario (default: drawn at random)")
     p.add_argument("--human", type=int, nargs="*", default=[0], metavar="SEAT",
