@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 
 try:
-    import gymnasium
     from gymnasium.utils import seeding
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
+
+    from moonriver_env.aec_common import TableAECEnv
 except ModuleNotFoundError as exc:  # the base install has the engine only
     raise ModuleNotFoundError(
         f"circles_far_west_v0 needs {exc.name!r} from the 'env' extra: "
@@ -65,7 +66,7 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(aec)
 
 
-class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
+class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo convention
     """Circles: Far West AEC environment without wrappers; see the module docstring."""
 
     metadata = {"name": "circles_far_west_v0", "render_modes": RENDER_MODES,
@@ -80,50 +81,22 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
                              f"got {render_mode!r}")
         self.render_mode = render_mode
         self.observer = CirclesObserver(self.config)
-        self.possible_agents = [f"player_{p}" for p in range(num_players)]
-        self.agent_ids = {a: p for p, a in enumerate(self.possible_agents)}
         probe = CirclesGame(self.config, seed=0)
         self.num_actions = probe.num_actions
         self.codec = probe.codec
-        obs_space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(0.0, self.observer.high, (self.observer.size,),
-                                                np.float32),
-            "action_mask": gymnasium.spaces.Box(0, 1, (self.num_actions,), np.int8),
-        })
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(self.num_actions)
-                              for a in self.possible_agents}
+        self._init_table(num_players, self.observer.views, self.observer.size,
+                         self.observer.high, self.num_actions)
         self._no_moves = np.zeros(self.num_actions, dtype=np.int8)
         self._no_moves.flags.writeable = False
-        self.np_random, _ = seeding.np_random(None)
         self.game: CirclesGame | None = None
 
     # ------------------------------------------------------------------ API
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
-        """Observation space of an agent (the same for all)."""
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> gymnasium.spaces.Space:
-        """Action space of an agent (the same for all)."""
-        return self.action_spaces[agent]
-
-    @property
-    def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:
-        """Named slices of the observation vector: name -> (start, stop, shape)."""
-        return {v.name: (v.start, v.stop, v.shape) for v in self.observer.views.values()}
-
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        self.game = CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1)))
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current_player]
+        self._start_episode(
+            CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1))))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """Observation of an agent: the table from its point of view and its action mask."""
@@ -161,30 +134,7 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | np.ndarray | None:
-        """Render the table: ansi text, an RGB image, or print the text ("human")."""
-        game = self._require_game()
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
-            return None
-        if self.render_mode == "rgb_array":
-            from moonriver_env.circles.image import table_image
+    def _table_image(self, game: CirclesGame) -> np.ndarray:
+        from moonriver_env.circles.image import table_image
 
-            return table_image(game)
-        text = game.table_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def game_record(self) -> dict[str, Any]:
-        """The engine's JSON game record of the current game."""
-        return self._require_game().to_record()
-
-    def _require_game(self) -> CirclesGame:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+        return table_image(game)

@@ -57,12 +57,12 @@ import json
 import math
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from moonriver_env.aec_common import TableAECEnv
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
@@ -170,7 +170,7 @@ def final_rewards(game: Game, mode: str) -> list[float]:
     return out
 
 
-class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
+class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
     """Moon River AEC environment without wrappers; see the module docstring."""
 
     metadata = {"name": "moonriver_v0", "render_modes": ["ansi", "rgb_array", "human"],
@@ -188,47 +188,19 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         self.shaping = float(shaping)
         self.render_mode = render_mode
         self.encoder = ObservationEncoder()
-        self.possible_agents = [f"player_{p}" for p in range(num_players)]
-        self.agent_ids = {a: p for p, a in enumerate(self.possible_agents)}
-        obs_space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,), np.float32),
-            "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-        })
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS)
-                              for a in self.possible_agents}
+        self._init_table(num_players, self.encoder.views, self.encoder.size, OBS_HIGH,
+                         NUM_ACTIONS)
         self._no_moves = NO_MOVES  # immutable: no consumer can make it writable
-        self.np_random, _ = seeding.np_random(None)
         self.game: Game | None = None
 
     # ------------------------------------------------------------------ API
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
-        """Observation space of an agent (the same for all)."""
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> gymnasium.spaces.Space:
-        """Action space of an agent (the same for all)."""
-        return self.action_spaces[agent]
-
-    @property
-    def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:
-        """Named slices of the observation vector: name -> (start, stop, shape)."""
-        return {v.name: (v.start, v.stop, v.shape) for v in self.encoder.views.values()}
-
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
         seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
-        self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self._start_episode(Game(self.config, seed=int(self.np_random.integers(2**63 - 1))))
         self._running = self._running_totals() if self.shaping else None
-        self.agent_selection = self.possible_agents[self.game.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """Observation of an agent: the table from its point of view and its action mask."""
@@ -280,25 +252,6 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | np.ndarray | None:
-        """Render the table: ansi text, an RGB image, or print the text ("human")."""
-        game = self._require_game()
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
-            return None
-        if self.render_mode == "rgb_array":
-            from moonriver_env.render import table_image
-
-            return table_image(game)
-        text = game.table_text()
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        """Nothing to release."""
-
     # -------------------------------------------------------------- records
     def game_record(self) -> dict[str, Any]:
         """The engine's JSON game record of the current game (docs/game-record.md)."""
@@ -310,10 +263,10 @@ class raw_env(AECEnv):  # lower-case name: the PettingZoo convention
             json.dump(self.game_record(), fh)
 
     # -------------------------------------------------------------- helpers
-    def _require_game(self) -> Game:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+    def _table_image(self, game: Game) -> np.ndarray:
+        from moonriver_env.render import table_image
+
+        return table_image(game)
 
     def _running_totals(self) -> list[int]:
         return [s.total for s in self._require_game().running_scores()]
