@@ -29,13 +29,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
+from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
 from moonriver_env.moonriver_v0 import (
     OBS_HIGH,
     action_id,
@@ -46,21 +47,6 @@ from moonriver_env.moonriver_v0 import (
 )
 from moonriver_env.observation import SCORE_SCALE, LazyObservation, ObservationEncoder
 
-ILLEGAL_POLICIES = ("raise", "penalty")
-
-
-class _UniformOpponent:
-    """Default opponent: a uniformly random legal action from the env's generator."""
-
-    name = "random"
-
-    def __init__(self, env: MoonRiverGymEnv) -> None:
-        self.env = env
-
-    def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
-        legal = observation["action_mask"].view(np.bool_).nonzero()[0]
-        return int(legal[self.env.np_random.integers(legal.size)])
-
 
 class _FunctionOpponent:
     def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
@@ -70,10 +56,12 @@ class _FunctionOpponent:
         return action_id(self.fn(observation))  # a bad value is refused, never coerced
 
 
-class MoonRiverGymEnv(gymnasium.Env):
+class MoonRiverGymEnv(SeatGymEnv[Game]):
     """Moon River for one learner against fixed or self-play opponents."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    function_opponent = _FunctionOpponent
+    named_opponents = True
 
     def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
                  shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
@@ -82,12 +70,9 @@ class MoonRiverGymEnv(gymnasium.Env):
         self.config = GameConfig(num_players=num_players, mode=mode, **config)
         n = self.config.num_players
         check_options(reward, shaping, render_mode, self.metadata["render_modes"])
-        if illegal not in ILLEGAL_POLICIES:
-            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
+        check_illegal(illegal)
         check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
-        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
-            raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
-                             f"got {seat!r}")
+        check_seat(seat, n)
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.illegal = illegal
@@ -103,42 +88,13 @@ class MoonRiverGymEnv(gymnasium.Env):
         self.seat = 0
         self._episode_over = False
 
-    def _opponents(self, spec: Any, count: int) -> list[Any]:
-        if spec is None:
-            return [_UniformOpponent(self) for _ in range(count)]
-        many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
-        items = list(spec) if many else [spec] * count
-        if isinstance(spec, str):  # one agent per seat, not one shared
-            items = [spec] * count
-        if len(items) != count:
-            raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
-        out = []
-        for item in items:
-            if isinstance(item, str):  # a name, as the command lines take it
-                from moonriver_env.agents import make_agent
-
-                item = make_agent(item)
-            if hasattr(item, "act"):
-                out.append(item)
-            elif callable(item):
-                out.append(_FunctionOpponent(item))
-            else:
-                raise TypeError(f"an opponent must be an agent with act(game, observation) or a "
-                                f"callable f(observation) -> action id, got {item!r}")
-        return out
-
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a game; the learner's seat and the game seed come from the env's generator."""
         super().reset(seed=check_seed(seed))
         self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
-        n = self.config.num_players
-        self.seat = (self.fixed_seat if self.fixed_seat is not None
-                     else int(self.np_random.integers(n)))
-        for i, opponent in enumerate(self.opponents):
-            if hasattr(opponent, "reset"):
-                opponent.reset(int(self.np_random.integers(2**31)) + i)
+        self._seat_learner()
         self._running = self._running_total()
         reward = self._play_opponents()
         if self.game.is_over:  # cannot happen with real rules; kept for custom data files
@@ -186,22 +142,11 @@ class MoonRiverGymEnv(gymnasium.Env):
             if callable(hook):
                 hook(*args)
 
-    def render(self) -> str | np.ndarray | None:
-        """The table as ansi text or an RGB image."""
-        game = self._require_game()
-        if self.render_mode == "rgb_array":
-            from moonriver_env.render import table_image
-
-            return table_image(game)
-        if self.render_mode == "ansi":
-            return game.table_text()
-        return None
-
     # -------------------------------------------------------------- helpers
-    def _require_game(self) -> Game:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+    def _table_image(self, game: Game) -> np.ndarray:
+        from moonriver_env.render import table_image
+
+        return table_image(game)
 
     def _observe(self) -> np.ndarray:
         return self.encoder.encode(self._require_game(), self.seat)  # fresh array

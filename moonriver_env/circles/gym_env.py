@@ -24,32 +24,17 @@ This module imports gymnasium; the engine modules beside it do not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
 
+from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
 from moonriver_env.moonriver_v0 import action_id
 
 from .config import CirclesConfig
 from .game import CirclesGame, IllegalActionError
 from .observation import CirclesObserver
-
-ILLEGAL_POLICIES = ("raise", "penalty")
-
-
-class _Uniform:
-    """Default opponent: a uniformly random legal action from the env's generator."""
-
-    name = "random"
-
-    def __init__(self, env: CirclesGymEnv) -> None:
-        self.env = env
-
-    def act(self, game: CirclesGame, observation: dict[str, np.ndarray]) -> int:
-        legal = observation["action_mask"].view(np.bool_).nonzero()[0]
-        return int(legal[self.env.np_random.integers(legal.size)])
 
 
 class _Function:
@@ -60,21 +45,19 @@ class _Function:
         return int(self.fn(observation))
 
 
-class CirclesGymEnv(gymnasium.Env):
+class CirclesGymEnv(SeatGymEnv[CirclesGame]):
     """Circles: Far West for one learner against fixed opponents."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    function_opponent = _Function
 
     def __init__(self, opponents: Any = None, seat: int | None = None, illegal: str = "raise",
                  illegal_penalty: float = -1.0, render_mode: str | None = None,
                  num_players: int = 4, **config: Any) -> None:
         self.config = CirclesConfig(num_players=num_players, **config)
         n = self.config.num_players
-        if illegal not in ILLEGAL_POLICIES:
-            raise ValueError(f"illegal must be one of {ILLEGAL_POLICIES}, got {illegal!r}")
-        if seat is not None and (type(seat) is not int or not 0 <= seat < n):
-            raise ValueError(f"seat must be None (random each episode) or 0..{n - 1}, "
-                             f"got {seat!r}")
+        check_illegal(illegal)
+        check_seat(seat, n)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
@@ -92,35 +75,12 @@ class CirclesGymEnv(gymnasium.Env):
         self.game: CirclesGame | None = None
         self.seat = 0
 
-    def _opponents(self, spec: Any, count: int) -> list[Any]:
-        if spec is None:
-            return [_Uniform(self) for _ in range(count)]
-        many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
-        items = list(spec) if many else [spec] * count
-        if len(items) != count:
-            raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
-        out = []
-        for item in items:
-            if hasattr(item, "act"):
-                out.append(item)
-            elif callable(item):
-                out.append(_Function(item))
-            else:
-                raise TypeError(f"an opponent must be an agent with act(game, observation) or a "
-                                f"callable f(observation) -> action id, got {item!r}")
-        return out
-
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a game; the learner's seat and the game seed come from the env's generator."""
         super().reset(seed=seed)
         self.game = CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1)))
-        n = self.config.num_players
-        self.seat = (self.fixed_seat if self.fixed_seat is not None
-                     else int(self.np_random.integers(n)))
-        for i, opponent in enumerate(self.opponents):
-            if hasattr(opponent, "reset"):
-                opponent.reset(int(self.np_random.integers(2**31)) + i)
+        self._seat_learner()
         self._play_opponents()
         if self.game.is_over:
             raise RuntimeError("the game ended before the learner's first decision")
@@ -150,21 +110,10 @@ class CirclesGymEnv(gymnasium.Env):
         mask = game.legal_mask() if game.current_player == self.seat else self._no_moves
         return mask.copy()
 
-    def render(self) -> str | np.ndarray | None:
-        """The table as ansi text or an RGB image."""
-        game = self._require_game()
-        if self.render_mode == "rgb_array":
-            from .image import table_image
+    def _table_image(self, game: CirclesGame) -> np.ndarray:
+        from .image import table_image
 
-            return table_image(game)
-        if self.render_mode == "ansi":
-            return game.table_text()
-        return None
-
-    def _require_game(self) -> CirclesGame:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
+        return table_image(game)
 
     def _observe(self) -> np.ndarray:
         return self.observer.encode(self._require_game(), self.seat)
