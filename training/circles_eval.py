@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import os
 from collections.abc import Callable
 from typing import Any
@@ -26,11 +25,10 @@ from moonriver_env.training.evaluate import (
     TournamentResult,
     check_tournament,
     lineup_for,
-    print_table,
     record_name,
-    staged_dir,
+    run_and_report,
+    run_games,
     summarise,
-    write_outputs,
 )
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
@@ -96,33 +94,13 @@ def run_circles_tournament(agent_specs: list[str], num_players: int = 4, games: 
     cfg = config.to_dict()
     tasks = [(g, lineup_for(g, len(agent_specs), num_players), cfg, seed + g, records_dir)
              for g in range(games)]
-    outcomes = _run(tasks, agent_specs, cfg, workers, progress)
+    outcomes = run_games(tasks, play_circles_game, _init_worker, (agent_specs, cfg), workers,
+                         progress, chunksize=8)
     outcomes.sort(key=lambda o: o["game"])
     return TournamentResult(
         config={"game": GAME, "agents": agent_specs, "num_players": num_players, "mode": GAME,
                 "games": games, "seed": seed, "rules": cfg},
         agents=summarise(agent_specs, outcomes), games=outcomes)
-
-
-def _run(tasks: list, specs: list[str], config: dict[str, Any], workers: int,
-         progress: bool) -> list[dict[str, Any]]:
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")
-    out = []
-    if workers <= 1:
-        _init_worker(specs, config)
-        for task in tasks:
-            out.append(play_circles_game(task))
-            bar.update()
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(specs, config)) as pool:
-            for outcome in pool.imap_unordered(play_circles_game, tasks, chunksize=8):
-                out.append(outcome)
-                bar.update()
-    bar.close()
-    return out
 
 
 def build_parser(prog: str = "circles-eval") -> ArgumentParser:
@@ -157,18 +135,9 @@ def _main(argv: list[str] | None, prog: str) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     require("tqdm", "rich", "openskill", what=prog)
-    with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
-        result = run_circles_tournament(args.agents, args.players, args.games, args.seed,
-                                        args.workers, progress=not args.no_progress,
-                                        records_dir=records_dir)
-        if out_dir is not None:
-            write_outputs(result, out_dir)
-    print_table(result)
-    if args.out:
-        print("wrote", os.path.join(args.out, "summary.csv"),
-              os.path.join(args.out, "results.json"))
-    if args.save_records:
-        print(f"wrote {args.games} game records to {args.save_records}")
+    run_and_report(args, lambda records_dir: run_circles_tournament(
+        args.agents, args.players, args.games, args.seed, args.workers,
+        progress=not args.no_progress, records_dir=records_dir))
     return 0
 
 

@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -156,7 +156,8 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
         make_agent(spec)  # fail fast on a bad spec, before starting workers
     tasks = [(g, lineup_for(g, len(agent_specs), num_players), config, seed + g, records_dir)
              for g in range(games)]
-    outcomes = _run(tasks, agent_specs, workers, progress)
+    outcomes = run_games(tasks, play_game, _init_worker, (agent_specs,), workers, progress,
+                         chunksize=4)
     outcomes.sort(key=lambda o: o["game"])
     return TournamentResult(
         config={"agents": agent_specs, "num_players": num_players, "mode": mode,
@@ -164,20 +165,24 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
         agents=summarise(agent_specs, outcomes), games=outcomes)
 
 
-def _run(tasks: list, specs: list[str], workers: int, progress: bool) -> list[dict[str, Any]]:
+def run_games(tasks: list, play: Callable[[Any], dict[str, Any]], init: Callable[..., None],
+              initargs: tuple, workers: int, progress: bool,
+              chunksize: int) -> list[dict[str, Any]]:
+    """Outcomes of ``play(task)`` for every task, here or in a spawned pool (``init`` sets up
+    each worker), in the order they finish, with a progress bar."""
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")
     out = []
     if workers <= 1:
-        _init_worker(specs)
+        init(*initargs)
         for task in tasks:
-            out.append(play_game(task))
+            out.append(play(task))
             bar.update()
     else:
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=_init_worker, initargs=(specs,)) as pool:
-            for outcome in pool.imap_unordered(play_game, tasks, chunksize=4):
+        with ctx.Pool(workers, initializer=init, initargs=initargs) as pool:
+            for outcome in pool.imap_unordered(play, tasks, chunksize=chunksize):
                 out.append(outcome)
                 bar.update()
     bar.close()
@@ -404,10 +409,20 @@ def moonriver_main(argv: list[str] | None = None) -> int:
     require("tqdm", "rich", "openskill", what="moonriver-eval")
     for warning in variant_warnings(args.agents, args.players, args.mode):
         print(f"moonriver-eval: warning: {warning}", file=sys.stderr)
+    hint = (f" (replay one with: python -m moonriver_env replay "
+            f"{os.path.join(args.save_records, record_name(0))})" if args.save_records else "")
+    run_and_report(args, lambda records_dir: run_tournament(
+        args.agents, args.players, args.mode, args.games, args.seed, args.workers,
+        progress=not args.no_progress, records_dir=records_dir), records_hint=hint)
+    return 0
+
+
+def run_and_report(args: argparse.Namespace, play: Callable[[str | None], TournamentResult],
+                   records_hint: str = "") -> None:
+    """Run a tournament CLI's ``play(records_dir)`` with ``--out`` and ``--save-records``
+    staged (a failed run leaves no directory), then print the table and what was written."""
     with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
-        result = run_tournament(args.agents, args.players, args.mode, args.games, args.seed,
-                                args.workers, progress=not args.no_progress,
-                                records_dir=records_dir)
+        result = play(records_dir)
         if out_dir is not None:
             write_outputs(result, out_dir)
     print_table(result)
@@ -415,9 +430,7 @@ def moonriver_main(argv: list[str] | None = None) -> int:
         print("wrote", os.path.join(args.out, "summary.csv"),
               os.path.join(args.out, "results.json"))
     if args.save_records:
-        print(f"wrote {args.games} game records to {args.save_records} (replay one with: "
-              f"python -m moonriver_env replay {os.path.join(args.save_records, record_name(0))})")
-    return 0
+        print(f"wrote {args.games} game records to {args.save_records}{records_hint}")
 
 
 if __name__ == "__main__":
