@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from moonriver_env.engine.record import check_fields, replay_decisions
+
 from .config import ITEMS, CirclesConfig
 from .game import coins
 
@@ -62,37 +64,19 @@ def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
 
     Any malformed or tampered record raises ValueError saying what is wrong.
     """
-    from .game import CirclesGame, IllegalActionError
+    from .game import CirclesGame
 
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
         raise ValueError(f"not a Circles record: expected format {RECORD_FORMAT!r}")
     if record.get("version") != RECORD_VERSION:
         raise ValueError(f"record version {record.get('version')!r} is not supported "
                          f"(this engine reads version {RECORD_VERSION})")
-    for key, kind in _REQUIRED.items():
-        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
-            raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
-                             f"got {record.get(key)!r:.60}")
+    check_fields(record, _REQUIRED)
     try:
         game = CirclesGame(CirclesConfig.from_dict(record["config"]), seed=record["seed"])
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record config or seed is invalid: {exc}") from None
-    for i, event in enumerate(record["events"]):
-        if not isinstance(event, dict) or event.get("type") not in ("decision", "chance",
-                                                                    "effect"):
-            raise ValueError(f"record event {i} must be a decision, chance or effect object")
-        if event["type"] != "decision" or event.get("auto"):
-            continue
-        player, action = event.get("player"), event.get("action")
-        if type(player) is not int or type(action) is not int:
-            raise ValueError(f"record event {i}: 'player' and 'action' must be integers")
-        if game.current_player != player:
-            raise ValueError(f"record event {i}: player {player} decides, but the replay "
-                             f"expects player {game.current_player}")
-        try:
-            game.apply(action)
-        except IllegalActionError as exc:
-            raise ValueError(f"record event {i} does not replay: {exc}") from None
+    replay_decisions(game, record["events"], ("decision", "chance", "effect"))
     if verify:
         again = to_record(game)
         differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))

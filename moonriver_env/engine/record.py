@@ -101,30 +101,24 @@ def _version_1_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict, "scores": list}
 
 
-def from_record(record: dict[str, Any], verify: bool = True) -> Game:
-    """Replay a record's decisions from its config and seed; check it reaches the same record.
-
-    Any malformed or tampered record raises ValueError saying what is wrong.
-    """
-    from .game import Game, IllegalActionError
-
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
-    version = record.get("version")
-    if type(version) is not int or version not in READABLE_VERSIONS:
-        raise ValueError(f"record version {version!r} is not supported "
-                         f"(this engine reads versions {list(READABLE_VERSIONS)})")
-    for key, kind in _REQUIRED.items():
+def check_fields(record: dict[str, Any], required: dict[str, type]) -> None:
+    """Each required field present with its type (never a bool), else a ValueError."""
+    for key, kind in required.items():
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
             raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
                              f"got {record.get(key)!r:.60}")
-    try:
-        game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"record config or seed is invalid: {exc}") from None
-    for i, event in enumerate(record["events"]):
-        if not isinstance(event, dict) or event.get("type") not in ("decision", "chance"):
-            raise ValueError(f"record event {i} must be a decision or chance object")
+
+
+def replay_decisions(game: Any, events: list[Any], kinds: tuple[str, ...]) -> None:
+    """Apply a record's decisions (not the automatic ones) to ``game``, in order; an event of
+    another kind than ``kinds``, a malformed or out-of-turn decision or an illegal action
+    raises ValueError naming the event."""
+    from .game import IllegalActionError
+
+    allowed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("type") not in kinds:
+            raise ValueError(f"record event {i} must be a {allowed} object")
         if event["type"] != "decision" or event.get("auto"):
             continue
         player, action = event.get("player"), event.get("action")
@@ -137,6 +131,27 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
             game.apply(action)
         except IllegalActionError as exc:
             raise ValueError(f"record event {i} does not replay: {exc}") from None
+
+
+def from_record(record: dict[str, Any], verify: bool = True) -> Game:
+    """Replay a record's decisions from its config and seed; check it reaches the same record.
+
+    Any malformed or tampered record raises ValueError saying what is wrong.
+    """
+    from .game import Game
+
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
+        raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
+    version = record.get("version")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise ValueError(f"record version {version!r} is not supported "
+                         f"(this engine reads versions {list(READABLE_VERSIONS)})")
+    check_fields(record, _REQUIRED)
+    try:
+        game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record config or seed is invalid: {exc}") from None
+    replay_decisions(game, record["events"], ("decision", "chance"))
     if verify:
         again = to_record(game)
         if version == 1:
