@@ -7,20 +7,18 @@ its own `reset` seeding, `observe` and `step` (the hot path calls nothing more t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-GameT = TypeVar("GameT")
+from moonriver_env.gym_common import GameT, TableGameMixin
 
 
-class TableAECEnv(AECEnv, Generic[GameT]):
+class TableAECEnv(TableGameMixin[GameT], AECEnv):
     """AEC plumbing of a table game: one agent per player, a flat observation and a mask."""
-
-    game: GameT | None
 
     def _init_table(self, num_players: int, views: Mapping[str, Any], obs_size: int,
                     obs_high: float, num_actions: int) -> None:
@@ -84,12 +82,3 @@ class TableAECEnv(AECEnv, Generic[GameT]):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[game.current_player]
-
-    def _table_image(self, game: GameT) -> np.ndarray:
-        """The table as an RGB image (each game has its own renderer)."""
-        raise NotImplementedError
-
-    def _require_game(self) -> GameT:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game

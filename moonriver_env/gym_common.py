@@ -42,7 +42,22 @@ def check_seat(seat: int | None, num_players: int) -> None:
                          f"got {seat!r}")
 
 
-class SeatGymEnv(gymnasium.Env, Generic[GameT]):
+class TableGameMixin(Generic[GameT]):
+    """An environment's current game (None before reset) and its game's RGB renderer."""
+
+    game: GameT | None
+
+    def _table_image(self, game: GameT) -> np.ndarray:
+        """The table as an RGB image (each game has its own renderer)."""
+        raise NotImplementedError
+
+    def _require_game(self) -> GameT:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+
+class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
     """One learner in a seat of a table game; the other seats are played by opponents."""
 
     # how a callable opponent f(observation) -> id is wrapped into an agent
@@ -50,7 +65,6 @@ class SeatGymEnv(gymnasium.Env, Generic[GameT]):
     # whether an opponent may be given by agent name (moonriver_env.agents.make_agent)
     named_opponents = False
     config: Any
-    game: GameT | None
     render_mode: str | None
     fixed_seat: int | None
     opponents: list[Any]
@@ -95,12 +109,3 @@ class SeatGymEnv(gymnasium.Env, Generic[GameT]):
         if self.render_mode == "ansi":
             return game.table_text()
         return None
-
-    def _table_image(self, game: GameT) -> np.ndarray:
-        """The table as an RGB image (each game has its own renderer)."""
-        raise NotImplementedError
-
-    def _require_game(self) -> GameT:
-        if self.game is None:
-            raise RuntimeError("call reset() before using the environment")
-        return self.game
