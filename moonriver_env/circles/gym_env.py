@@ -42,7 +42,7 @@ class _Function:
         self.fn = fn
 
     def act(self, game: CirclesGame, observation: dict[str, np.ndarray]) -> int:
-        return int(self.fn(observation))
+        return action_id(self.fn(observation), game.num_actions)  # refused, never coerced
 
 
 class CirclesGymEnv(SeatGymEnv[CirclesGame]):
