@@ -96,8 +96,11 @@ class IllegalActionError(ValueError):
         self.action = action
         self.reason = reason
         self.legal = legal or []
-        shown = ", ".join(self.legal[:12]) + (" ..." if len(self.legal) > 12 else "")
-        super().__init__(f"illegal action {action}: {reason}. Legal now: {shown or 'none'}")
+        message = f"illegal action {action}: {reason}"
+        if legal is not None:  # only a legality check lists the legal actions
+            shown = ", ".join(self.legal[:12]) + (" ..." if len(self.legal) > 12 else "")
+            message += f". Legal now: {shown or 'none'}"
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
