@@ -11,6 +11,7 @@ import numpy as np
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
+from moonriver_env.engine.record import replay_decisions
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
 from moonriver_env.render.style import status_text
 from moonriver_env.render.svg import table_svg
@@ -120,13 +121,8 @@ class PlaySession:
         return not self.game.is_over and self.seats[self.game.current_player] is None
 
     def _apply(self, action_id: int) -> None:
-        game = self.game
-        player = game.current_player
-        keys, round_before = move_keys(game, action_id), game.round
-        game.apply(action_id)
-        keys = moved_keys(keys, round_before, game)
-        self.last = {"player": player, "name": self.names[player], "action": action_id,
-                     "text": ActionCodec.to_text(action_id), "keys": keys}
+        last = apply_move(self.game, action_id)
+        self.last = {**last, "name": self.names[last["player"]]}
 
     def act(self, body: Any) -> None:
         """A human's decision ``{"action": id}``, checked by the engine (state unchanged if not)."""
@@ -191,6 +187,15 @@ class PlaySession:
             return self.game.to_record()
 
 
+def apply_move(game: Game, action_id: int) -> dict[str, Any]:
+    """Apply a decision; return who made it, its id and text, and the table keys it touched."""
+    player = game.current_player
+    keys, round_before = move_keys(game, action_id), game.round
+    game.apply(action_id)
+    return {"player": player, "action": action_id, "text": ActionCodec.to_text(action_id),
+            "keys": moved_keys(keys, round_before, game)}
+
+
 def table_state(game: Game, names: list[str]) -> dict[str, Any]:
     """The parts of the page state shared by live games and replays."""
     scores = game.scores() if game.is_over else game.running_scores()
@@ -232,15 +237,10 @@ class ReplaySession:
         with self.lock:
             if step < self._step:
                 self._game, self._step, self._last = Game(self.config, seed=self.seed), 0, None
-            while self._step < step:
-                event = self.decisions[self._step]
-                keys, round_before = move_keys(self._game, event["action"]), self._game.round
-                self._game.apply(event["action"])
-                if self._step == step - 1:
-                    self._last = {"player": event["player"], "action": event["action"],
-                                  "text": ActionCodec.to_text(event["action"]),
-                                  "keys": moved_keys(keys, round_before, self._game)}
-                self._step += 1
+            if self._step < step:  # the record was checked on opening: these replay
+                replay_decisions(self._game, self.decisions[self._step:step - 1], ("decision",))
+                self._last = apply_move(self._game, self.decisions[step - 1]["action"])
+                self._step = step
             last = self._last if step > 0 else None
             out = table_state(self._game, self.names)
         out.update(id=self.id, kind="replay", step=step, steps=self.steps, last=last,
