@@ -54,15 +54,23 @@ def player_label(game: Game, player: int, names: list[str] | None = None) -> str
     return f"P{player}"
 
 
+_DECISIONS = {  # phases whose decision reads the same every time
+    Phase.SETUP: "place a ranchero on a plot of the first column",
+    Phase.SELECT: "select a plot of the pending column for the next round",
+    Phase.DISCARD: "no domino fits: discard two plots",
+    Phase.DROUGHT: "drought: choose the cow that leaves this territory",
+    Phase.RECRUIT: "recruit: a saloon partner, its face, then the circle it goes on",
+    Phase.DESPERADO: "desperado: swap one of your reserve plots with an opponent's, or pass",
+    Phase.THIEF: "cattle thief: steal an unprotected cow, or pass",
+    Phase.BONUS: "bonus tile: choose a tile face, then the cell it goes on",
+}
+
+
 def decision_text(game: Game) -> str:
     """What the current player has to decide, in words."""
     if game.is_over:
         return "game over"
     ph = game.phase
-    if ph == Phase.SETUP:
-        return "place a ranchero on a plot of the first column"
-    if ph == Phase.SELECT:
-        return "select a plot of the pending column for the next round"
     if ph == Phase.BUILD:
         if game.emptying:
             return "end of game: build from the reserve while a domino fits"
@@ -70,22 +78,10 @@ def decision_text(game: Game) -> str:
             return "reserve over-full: build a domino (forced)"
         nth = "a second" if game.builds_done else "a"
         return f"build {nth} domino (two plots, then where each goes) or pass"
-    if ph == Phase.DISCARD:
-        return "no domino fits: discard two plots"
-    if ph == Phase.DROUGHT:
-        return "drought: choose the cow that leaves this territory"
-    if ph == Phase.RECRUIT:
-        return "recruit: a saloon partner, its face, then the circle it goes on"
     if ph == Phase.COWBOY:
         return (f"cowboy: move a cow one step ({game.cowboy_moves_left} moves left) "
                 "or stop")
-    if ph == Phase.DESPERADO:
-        return "desperado: swap one of your reserve plots with an opponent's, or pass"
-    if ph == Phase.THIEF:
-        return "cattle thief: steal an unprotected cow, or pass"
-    if ph == Phase.BONUS:
-        return "bonus tile: choose a tile face, then the cell it goes on"
-    return ph.name.lower()
+    return _DECISIONS.get(ph, ph.name.lower())
 
 
 def status_text(game: Game, names: list[str] | None = None) -> str:
