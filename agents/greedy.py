@@ -41,33 +41,15 @@ class GreedyAgent(SeededAgent):
         legal = game.legal_action_ids().tolist()
         if len(legal) == 1:
             return legal[0]
-        phase = game.phase
-        if phase in (Phase.SETUP, Phase.SELECT):
-            return self._best(legal, [self._select_value(game, a) for a in legal])
-        if phase == Phase.DISCARD:
-            hand = game.ranches[game.current_player].hand
-            return self._best(legal, [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
-                                        + plot_value(game, hand[A.ACTIONS[a].slot_b]))
-                                      for a in legal])
-        if phase == Phase.DESPERADO:
-            return self._best(legal, [self._swap_value(game, a) for a in legal])
-        player = game.current_player
-        base = margin(game, player)
-        held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in game.ranches[player].hand]
-        values = []
-        for a in legal:
-            child = game.clone()
-            child.apply(a)
-            gain = margin(child, player) - base
-            values.append((gain, self._shape_bonus(game, a, held)))
-        return self._best(legal, values)
+        return self._best(legal, action_values(game, legal))
 
     def _best(self, legal: list[int], values: list) -> int:
         best = max(values)
         ties = [a for a, v in zip(legal, values, strict=True) if v == best]
         return ties[int(self.rng.integers(len(ties)))]
 
-    def _shape_bonus(self, game: Game, aid: int, held: list[int]) -> int:
+    @staticmethod
+    def _shape_bonus(game: Game, aid: int, held: list[int]) -> int:
         """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last.
 
         ``held`` is the terrain of each plot the player holds, by slot.
@@ -83,7 +65,8 @@ class GreedyAgent(SeededAgent):
             touching += sum(1 for n in NEIGHBORS[r * COLS + c] if ranch.terrain[n] == held[slot])
         return touching
 
-    def _select_value(self, game: Game, aid: int) -> float:
+    @staticmethod
+    def _select_value(game: Game, aid: int) -> float:
         """Worth of the plot taken minus half the best plot left for the next chooser."""
         pos = A.ACTIONS[aid].position
         column = game.active if game.phase == Phase.SETUP else game.pending
@@ -93,7 +76,8 @@ class GreedyAgent(SeededAgent):
                 if p != pos and owner[p] < 0 and column[p] >= 0]
         return plot_value(game, column[pos]) - 0.5 * max(left, default=0.0)
 
-    def _swap_value(self, game: Game, aid: int) -> float:
+    @staticmethod
+    def _swap_value(game: Game, aid: int) -> float:
         action = A.ACTIONS[aid]
         if isinstance(action, A.Pass):
             return 0.0
@@ -101,3 +85,30 @@ class GreedyAgent(SeededAgent):
         theirs = game.ranches[(me + action.opponent) % game.num_players].hand[action.their_slot]
         mine = game.ranches[me].hand[action.my_slot]
         return plot_value(game, theirs) - plot_value(game, mine)
+
+
+def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
+    """Greedy's ranking of each legal action: ``(value, tie-break)``, compared in that order.
+
+    Draft choices, forced discards and Desperado swaps are valued by plots (tie-break 0);
+    every other decision by the change of the margin after playing it on a clone, with the
+    same-terrain neighbours of a build as tie-break (a pass gets -1).
+    """
+    phase = game.phase
+    if phase in (Phase.SETUP, Phase.SELECT):
+        return [(GreedyAgent._select_value(game, a), 0) for a in legal]
+    player = game.current_player
+    hand = game.ranches[player].hand
+    if phase == Phase.DISCARD:
+        return [(-(plot_value(game, hand[A.ACTIONS[a].slot_a])
+                   + plot_value(game, hand[A.ACTIONS[a].slot_b])), 0) for a in legal]
+    if phase == Phase.DESPERADO:
+        return [(GreedyAgent._swap_value(game, a), 0) for a in legal]
+    base = margin(game, player)
+    held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
+    values = []
+    for a in legal:
+        child = game.clone()
+        child.apply(a)
+        values.append((margin(child, player) - base, GreedyAgent._shape_bonus(game, a, held)))
+    return values

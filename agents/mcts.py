@@ -32,14 +32,14 @@ class _Node:
         self.available = 0
 
 
-def _leaf_values(game: Game) -> list[float]:
+def margin_values(game: Game, scale: float = VALUE_SCALE) -> list[float]:
     """Value of the position for each player: margin over the best opponent, squashed."""
     board = game.scores() if game.is_over else game.running_scores()
     totals = [s.total for s in board]
     values = []
     for p, t in enumerate(totals):
         best_other = max(totals[:p] + totals[p + 1:])
-        values.append(math.tanh((t - best_other) / VALUE_SCALE))
+        values.append(math.tanh((t - best_other) / scale))
     return values
 
 
@@ -111,7 +111,7 @@ class MCTSAgent(SeededAgent):
             node = node.children[action]
             path.append(node)
         self._rollout(game)
-        values = _leaf_values(game)
+        values = margin_values(game)
         for i, n in enumerate(path):
             n.visits += 1
             if i > 0:

@@ -36,14 +36,13 @@ from typing import Protocol
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
-from moonriver_env.agents.greedy import plot_value
+from moonriver_env.agents.greedy import action_values
+from moonriver_env.agents.mcts import margin_values
 
-from moonriver_env.engine import Game, Phase
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.grid import COLS, NEIGHBORS
+from moonriver_env.engine import Game
 
 ROLLOUTS = ("random", "greedy")
-VALUE_SCALE = 20.0  # a 20-point margin over the best opponent is worth tanh(1)
+SHAPE_WEIGHT = 0.1  # points per unit of Greedy's tie-break in the heuristic prior
 
 PolicyValueFn = Callable[[Game, Observation], tuple[np.ndarray, float | None]]
 
@@ -57,77 +56,13 @@ class Evaluator(Protocol):
         ...
 
 
-def margin_values(game: Game, scale: float = VALUE_SCALE) -> list[float]:
-    """Each player's (running or final) score margin over the best opponent, squashed."""
-    board = game.scores() if game.is_over else game.running_scores()
-    totals = [s.total for s in board]
-    values = []
-    for p, t in enumerate(totals):
-        best_other = max(totals[:p] + totals[p + 1:])
-        values.append(math.tanh((t - best_other) / scale))
-    return values
-
-
-def _margin(game: Game, player: int) -> int:
-    totals = [s.total for s in game.running_scores()]
-    return totals[player] - max(totals[:player] + totals[player + 1:])
-
-
 def heuristic_scores(game: Game, legal: list[int]) -> list[float]:
     """One-ply worth of each legal action in points, as the greedy agent ranks them.
 
-    Draft choices: worth of the plot taken minus half the best plot left to the next
-    chooser. Forced discards: minus the worth of the two plots dropped. Desperado swaps: worth
-    gained. Every other decision: the change of the running-score margin after playing it on
-    a clone, plus a tenth of a point per same-terrain neighbour of a built plot (a pass loses
-    a tenth).
+    Greedy's value (:func:`~moonriver_env.agents.greedy.action_values`) plus a tenth of a
+    point per unit of its tie-break (same-terrain neighbours of a build; a pass loses a tenth).
     """
-    phase = game.phase
-    if phase in (Phase.SETUP, Phase.SELECT):
-        setup = phase == Phase.SETUP
-        column = game.active if setup else game.pending
-        owner = game.active_owner if setup else game.pending_owner
-        worth = [plot_value(game, column[p]) if owner[p] < 0 and column[p] >= 0 else None
-                 for p in range(len(column))]
-        scores = []
-        for a in legal:
-            pos = A.ACTIONS[a].position
-            left = [w for p, w in enumerate(worth) if p != pos and w is not None]
-            scores.append(worth[pos] - 0.5 * max(left, default=0.0))
-        return scores
-    me = game.current_player
-    hand = game.ranches[me].hand
-    if phase == Phase.DISCARD:
-        return [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
-                  + plot_value(game, hand[A.ACTIONS[a].slot_b])) for a in legal]
-    if phase == Phase.DESPERADO:
-        scores = []
-        for a in legal:
-            action = A.ACTIONS[a]
-            if isinstance(action, A.Pass):
-                scores.append(0.0)
-                continue
-            theirs = game.ranches[(me + action.opponent) % game.num_players].hand
-            scores.append(plot_value(game, theirs[action.their_slot])
-                          - plot_value(game, hand[action.my_slot]))
-        return scores
-    base = _margin(game, me)
-    ranch = game.ranches[me]
-    held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
-    scores = []
-    for a in legal:
-        child = game.clone()
-        child.apply(a)
-        score = float(_margin(child, me) - base)
-        action = A.ACTIONS[a]
-        if isinstance(action, A.Build):
-            for (r, c), slot in zip(action.cells, (action.slot_a, action.slot_b), strict=True):
-                score += 0.1 * sum(1 for n in NEIGHBORS[r * COLS + c]
-                                   if ranch.terrain[n] == held[slot])
-        elif isinstance(action, A.Pass):
-            score -= 0.1
-        scores.append(score)
-    return scores
+    return [value + SHAPE_WEIGHT * shape for value, shape in action_values(game, legal)]
 
 
 def _softmax(scores: list[float], temperature: float) -> list[float]:
