@@ -100,15 +100,14 @@ def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Mod
                     game.apply(int(legal[0]))
                     continue
                 prior = greedy_prior(game, greedy)  # Greedy's own ranking of its choices
-                best = prior[legal].max()
+                tied = legal[prior[legal] == prior[legal].max()]
                 ties = np.zeros(mask.shape, dtype=bool)
-                ties[legal[prior[legal] == best]] = True
+                ties[tied] = True
                 batch.obs.append(encoder.encode(game, seat))
                 batch.masks.append(mask)
                 batch.actions.append(ties)
                 batch.priors.append(prior)
                 batch.keys.append((i, seat))
-                tied = legal[prior[legal] == best]
                 game.apply(int(tied[greedy.rng.integers(tied.size)]))
         for role, idx in waves.items():
             seats = [games[i].current_player for i in idx]
