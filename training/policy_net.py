@@ -29,7 +29,6 @@ from torch import nn
 
 from moonriver_env.observation import OBSERVATION_SIZE, VIEWS
 
-_DENSE, _VIEWER_CHANNELS, _OPPONENTS = DENSE_SCORES, VIEWER_CHANNELS, OPPONENTS
 __all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "load_net", "save_net"]
 
 
@@ -60,11 +59,11 @@ class RanchNet(nn.Module):
         self.viewer_cells = nn.Sequential(nn.ReLU(), nn.Linear(c, c), nn.ReLU())
         self.opponent_cells = nn.Sequential(nn.Linear(self.planes, o), nn.ReLU())
         self.rest = nn.Sequential(nn.Linear(rest, h), nn.ReLU())
-        self.trunk = nn.Sequential(nn.Linear(h + 2 * c + 2 * o * _OPPONENTS, h), nn.ReLU())
+        self.trunk = nn.Sequential(nn.Linear(h + 2 * c + 2 * o * OPPONENTS, h), nn.ReLU())
         self.value_head = nn.Linear(h, 1)
-        self.dense_head = nn.Linear(h, _DENSE)
+        self.dense_head = nn.Linear(h, DENSE_SCORES)
         self.viewer_film = nn.Linear(h, c)
-        self.viewer_head = nn.Linear(c, _VIEWER_CHANNELS)
+        self.viewer_head = nn.Linear(c, VIEWER_CHANNELS)
         self.thief_film = nn.Linear(h, o)
         self.thief_head = nn.Linear(o, 1)
         if self.config.use_prior:
@@ -83,7 +82,7 @@ class RanchNet(nn.Module):
         b, cells = obs.shape[0], self.rows * self.cols
         mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
         viewer = self.viewer_cells(self.viewer_conv(mine).reshape(b, -1, cells).transpose(1, 2))
-        theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, _OPPONENTS, self.planes,
+        theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, OPPONENTS, self.planes,
                                                                   cells)
         others = self.opponent_cells(theirs.transpose(2, 3))  # (b, opponents, cells, o)
         pooled = torch.cat([viewer.mean(dim=1), viewer.amax(dim=1),
