@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from moonriver_env.engine import ActionCodec
 from moonriver_env.play.session import PlaySession
-from moonriver_env.render.style import decision_text
+from moonriver_env.render.style import decision_text, player_label
 
 
 def ask_move(texts: list[str], read: Callable[[str], str], write: Callable[[str], None]) -> int:
@@ -40,14 +40,14 @@ def play_terminal(session: PlaySession, read: Callable[[str], str] = input,
                 session.act({"action": ids[ask_move(texts, read, write)]})
             else:
                 session.advance()
-                write(f"P{player} ({session.names[player]}): {session.last['text']}")
+                write(f"{player_label(game, player, session.names)}: {session.last['text']}")
     except (KeyboardInterrupt, EOFError):
         write("\nstopped")
         return 130
     write("\n" + game.table_text())
     for p, score in enumerate(game.scores()):
-        write(f"P{p} ({session.names[p]}): {score.total} = territories {score.territories} + "
-              f"resources {score.resources} + partners {score.partners} + "
-              f"scenario {score.scenario}")
-    write("winners: " + ", ".join(f"P{p} ({session.names[p]})" for p in game.winners()))
+        write(f"{player_label(game, p, session.names)}: {score.total} = territories "
+              f"{score.territories} + resources {score.resources} + partners "
+              f"{score.partners} + scenario {score.scenario}")
+    write("winners: " + ", ".join(player_label(game, p, session.names) for p in game.winners()))
     return 0
