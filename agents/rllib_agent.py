@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from moonriver_env.agents.base import Observation
+from moonriver_env.agents.base import Observation, SeededAgent
 
 from moonriver_env.engine import Game
 
 
-class RLlibAgent:
+class RLlibAgent(SeededAgent):
     """Plays the most likely legal action of a trained RLModule (or samples one).
 
     ``path`` is a run directory of ``moonriver-train-rllib`` (its newest checkpoint), an
@@ -40,13 +40,7 @@ class RLlibAgent:
             rllib_log.setLevel(level)
         self.module.eval()
         self.deterministic = deterministic
-        self.rng = np.random.default_rng(seed)
-        self.name = name
-
-    def reset(self, seed: int | None = None) -> None:
-        """Reseed the sampling generator when a seed is given."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        super().__init__(seed, name)
 
     def action_logits(self, observation: Observation) -> np.ndarray:
         """The module's masked action logits for one observation (float64, one per action)."""
