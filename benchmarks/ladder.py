@@ -32,7 +32,12 @@ from dataclasses import asdict
 from typing import Any
 
 from moonriver_env.agents.registry import make_agent
-from moonriver_env.training.evaluate import AgentSummary, run_tournament, summarise
+from moonriver_env.training.evaluate import (
+    AgentSummary,
+    integer_at_least,
+    run_tournament,
+    summarise,
+)
 
 VARIANTS = {"4p-base": 4, "2p-base": 2}
 PRETRAINED = {"4p-base": "pretrained", "2p-base": "pretrained:2p-base"}
@@ -214,31 +219,20 @@ def command(args: argparse.Namespace) -> str:
     return " ".join(parts) + (" --write" if args.write else "")
 
 
-def positive(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="ladder.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=positive, default=1000,
+    parser.add_argument("--games", type=integer_at_least(1), default=1000,
                         help="seat-games per agent (tables rounded up to whole games)")
     parser.add_argument("--seed", type=int, default=70_000_000,
                         help="first seed (see the seeds of each table above)")
-    parser.add_argument("--mcts", type=positive, nargs=2, default=[20, 100],
+    parser.add_argument("--mcts", type=integer_at_least(1), nargs=2, default=[20, 100],
                         metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
     parser.add_argument("--search", default="50",
                         help="budget of puct and pretrained+puct: SIMS or SECONDSs (puct:50 "
                              "takes about the CPU time of mcts:100)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--workers", type=positive, default=1,
+    parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, each playing whole tables")
     parser.add_argument("--out", default="runs/ladder/ladder.json", help="JSON results")
     parser.add_argument("--write", action="store_true",

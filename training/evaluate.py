@@ -321,7 +321,9 @@ def staged_dir(path: str | None) -> Iterator[str | None]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _count(low: int):
+def integer_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low`` (a clear one-line error otherwise)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -354,11 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="players per game (default: %(default)s)")
     parser.add_argument("--mode", default="base", choices=("base", "legends"),
                         help="game mode (default: %(default)s)")
-    parser.add_argument("--games", type=_count(1), default=100,
+    parser.add_argument("--games", type=integer_at_least(1), default=100,
                         help="games to play, >= 1 (default: %(default)s)")
-    parser.add_argument("--seed", type=_count(0), default=0,
+    parser.add_argument("--seed", type=integer_at_least(0), default=0,
                         help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
-    parser.add_argument("--workers", type=_count(1), default=1,
+    parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, >= 1 (default: %(default)s)")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="directory for summary.csv and results.json (default: none)")
