@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation
-from moonriver_env.agents.greedy import GreedyAgent, margin, plot_value
+from moonriver_env.agents.greedy import action_values
 
-from moonriver_env.engine import NUM_ACTIONS, Game, Phase
-from moonriver_env.engine import actions as A
+from moonriver_env.engine import NUM_ACTIONS, Game
 from moonriver_env.engine.actions import (
     ACTIONS,
     PAIRS,
@@ -91,44 +90,19 @@ def _relu(x: np.ndarray) -> np.ndarray:
 SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, under one point
 
 
-def greedy_prior(game: Game, scorer: GreedyAgent | None = None) -> np.ndarray:
+def greedy_prior(game: Game) -> np.ndarray:
     """GreedyAgent's value of every legal action of the player to act (zero elsewhere).
 
-    Values are in points: the change of (own running score - best opponent's) one decision
-    ahead, plus ``SHAPE_WEIGHT`` per same-terrain neighbour of a build (Pass gets minus one
-    weight); selections, forced discards and Desperado swaps use Greedy's plot values. A
-    decision with one legal action gets all zeros.
+    Values are in points (:func:`~moonriver_env.agents.greedy.action_values`): the value
+    plus ``SHAPE_WEIGHT`` per unit of Greedy's tie-break (same-terrain neighbours of a build,
+    minus one for a pass). A decision with one legal action gets all zeros.
     """
-    scorer = scorer or _SCORER
     prior = np.zeros(NUM_ACTIONS, dtype=np.float32)
     legal = game.legal_action_ids().tolist()
-    if len(legal) == 1:
-        return prior
-    phase = game.phase
-    if phase in (Phase.SETUP, Phase.SELECT):
-        values = [scorer._select_value(game, a) for a in legal]
-    elif phase == Phase.DISCARD:
-        hand = game.ranches[game.current_player].hand
-        values = [-(plot_value(game, hand[A.ACTIONS[a].slot_a])
-                    + plot_value(game, hand[A.ACTIONS[a].slot_b])) for a in legal]
-    elif phase == Phase.DESPERADO:
-        values = [scorer._swap_value(game, a) for a in legal]
-    else:
-        player = game.current_player
-        base = margin(game, player)
-        held = [int(game.data.terrain[game.data.plot_kind[p]])
-                for p in game.ranches[player].hand]
-        values = []
-        for a in legal:
-            child = game.clone()
-            child.apply(a)
-            values.append(margin(child, player) - base
-                          + SHAPE_WEIGHT * scorer._shape_bonus(game, a, held))
-    prior[legal] = values
+    if len(legal) > 1:
+        prior[legal] = [value + SHAPE_WEIGHT * shape
+                        for value, shape in action_values(game, legal)]
     return prior
-
-
-_SCORER = GreedyAgent(seed=0)  # only its deterministic value methods are used
 
 
 class NumpyRanchNet:

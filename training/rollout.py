@@ -99,7 +99,7 @@ def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Mod
                 if legal.size == 1:
                     game.apply(int(legal[0]))
                     continue
-                prior = greedy_prior(game, greedy)  # Greedy's own ranking of its choices
+                prior = greedy_prior(game)  # Greedy's own ranking of its choices
                 tied = legal[prior[legal] == prior[legal].max()]
                 ties = np.zeros(mask.shape, dtype=bool)
                 ties[tied] = True
@@ -113,7 +113,7 @@ def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Mod
             seats = [games[i].current_player for i in idx]
             obs = np.stack([encoder.encode(games[i], s) for i, s in zip(idx, seats, strict=True)])
             masks = np.stack([games[i].legal_mask() for i in idx]).view(np.bool_)
-            priors = (np.stack([greedy_prior(games[i], greedy) for i in idx])
+            priors = (np.stack([greedy_prior(games[i]) for i in idx])
                       if getattr(nets[role], "uses_prior", False) else None)
             with torch.no_grad():
                 logp, value = nets[role](torch.from_numpy(obs), torch.from_numpy(masks),
