@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonriver_env.engine.record import check_fields, replay_decisions
+from moonriver_env.engine.record import check_fields, check_replay, replay_decisions
 
 from .config import ITEMS, CirclesConfig
 from .game import coins
@@ -78,8 +78,5 @@ def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
         raise ValueError(f"record config or seed is invalid: {exc}") from None
     replay_decisions(game, record["events"], ("decision", "chance", "effect"))
     if verify:
-        again = to_record(game)
-        differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))
-        if differ:
-            raise ValueError(f"record does not replay: its {differ} differ from the replay")
+        check_replay(to_record(game), record)
     return game

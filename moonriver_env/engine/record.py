@@ -133,6 +133,14 @@ def replay_decisions(game: Any, events: list[Any], kinds: tuple[str, ...]) -> No
             raise ValueError(f"record event {i} does not replay: {exc}") from None
 
 
+def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
+    """The replay's record equals ``record`` field for field, else a ValueError naming the
+    fields that differ."""
+    differ = sorted(k for k in set(replayed) | set(record) if replayed.get(k) != record.get(k))
+    if differ:
+        raise ValueError(f"record does not replay: its {differ} differ from the replay")
+
+
 def from_record(record: dict[str, Any], verify: bool = True) -> Game:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
@@ -156,7 +164,5 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
         again = to_record(game)
         if version == 1:
             again.update(version=1, events=_version_1_order(again["events"]))
-        differ = sorted(k for k in set(again) | set(record) if again.get(k) != record.get(k))
-        if differ:
-            raise ValueError(f"record does not replay: its {differ} differ from the replay")
+        check_replay(again, record)
     return game
