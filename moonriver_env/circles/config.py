@@ -7,9 +7,11 @@ Defaults are the Far West face with the decisions of docs/circles.md.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from enum import IntEnum
 from typing import Any
+
+from moonriver_env.engine.config import config_from_dict
 
 
 class Space(IntEnum):
@@ -176,9 +178,4 @@ class CirclesConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CirclesConfig:
         """Inverse of :meth:`to_dict`; unknown keys are an error."""
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"CirclesConfig: unknown fields {sorted(unknown)}; allowed: "
-                             f"{sorted(known)}")
-        return cls(**d)
+        return config_from_dict(cls, d)
