@@ -253,10 +253,6 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
             self.render()
 
     # -------------------------------------------------------------- records
-    def game_record(self) -> dict[str, Any]:
-        """The engine's JSON game record of the current game (docs/game-record.md)."""
-        return self._require_game().to_record()
-
     def save_record(self, path: str) -> None:
         """Write the current game's record as JSON."""
         with open(path, "w", encoding="utf-8") as fh:
