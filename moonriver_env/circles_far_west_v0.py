@@ -52,7 +52,7 @@ except ModuleNotFoundError as exc:  # the base install has the engine only
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import CirclesObserver
-from moonriver_env.moonriver_v0 import ActionIdWrapper, action_id
+from moonriver_env.moonriver_v0 import ActionIdWrapper, action_id, check_seed
 
 ILLEGAL_REWARD = -1.0
 RENDER_MODES = ["ansi", "rgb_array", "human"]
@@ -93,6 +93,7 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
+        seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self._start_episode(

@@ -301,3 +301,12 @@ def test_non_integer_actions_are_refused_never_coerced(bad: object) -> None:
     single.reset(seed=3)
     _, reward, terminated, _, info = single.step(bad)
     assert terminated and info.get("illegal_action") and reward < 0
+
+
+@pytest.mark.parametrize("seed", [True, -1, 1.5, "3"])
+def test_bad_reset_seeds_are_refused(seed: object) -> None:
+    """Seeds are None or non-negative integers in both Circles envs, as in Moon River's."""
+    with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        circles_far_west_v0.raw_env(num_players=2).reset(seed=seed)
+    with pytest.raises(ValueError, match="seed must be None or a non-negative integer"):
+        gymnasium.make("CirclesFarWest-v0").reset(seed=seed)

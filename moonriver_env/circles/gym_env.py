@@ -30,7 +30,7 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.moonriver_v0 import action_id
+from moonriver_env.moonriver_v0 import action_id, check_seed
 
 from .config import CirclesConfig
 from .game import CirclesGame, IllegalActionError
@@ -78,7 +78,7 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a game; the learner's seat and the game seed come from the env's generator."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         self.game = CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1)))
         self._seat_learner()
         self._play_opponents()
