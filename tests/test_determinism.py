@@ -230,11 +230,41 @@ def test_clone_shares_no_mutable_state() -> None:
     for name, value in vars(game).items():
         if name in state_names and name != "setup_order" and isinstance(value, (list, dict)):
             assert vars(twin)[name] is not value, f"clone shares the list {name!r}"
+    assert game.ranches is not twin.ranches
+    # Ranches are copied on write: shared until either game changes one, then never again.
+    assert all(m is t for m, t in zip(game.ranches, twin.ranches, strict=True))
+    rng = np.random.default_rng(5)
+    while not twin.is_over:
+        twin.apply(int(rng.choice(twin.legal_action_ids())))
     for mine, theirs in zip(game.ranches, twin.ranches, strict=True):
         assert mine is not theirs
         for name in ("kind", "plot", "terrain", "cows", "partner", "face", "empty", "hand",
                      "first_adj", "second_adj", "adj_cells"):
             assert getattr(mine, name) is not getattr(theirs, name), name
+
+
+def test_ranch_written_by_either_side_is_copied_first() -> None:
+    """After a clone, a change by the original or by the clone never reaches the other."""
+    rng = np.random.default_rng(9)
+    for variant in ((2, "base"), (4, "legends")):
+        game = Game(GameConfig(num_players=variant[0], mode=variant[1]), seed=9)
+        while not game.is_over:
+            twin = game.clone()
+            twin_before, game_before = fingerprint_ranches(twin), fingerprint_ranches(game)
+            aid = int(rng.choice(game.legal_action_ids()))
+            game.apply(aid)  # the original writes first: the twin must not see it
+            assert fingerprint_ranches(twin) == twin_before
+            other = twin.clone()
+            twin.apply(aid)
+            assert fingerprint_ranches(twin) == fingerprint_ranches(game)
+            assert fingerprint_ranches(other) == game_before
+
+
+def fingerprint_ranches(game: Game) -> list:
+    """Every ranch's contents, reserve and bonus flag as plain values."""
+    return [(r.cells.tobytes(), r.plot.tobytes(), r.label.tobytes(), list(r.hand),
+             r.bonus_taken, r.cow_cells, list(r.partner_cells), dict(r.sizes))
+            for r in game.ranches]
 
 
 # --------------------------------------------------------------------- determinize

@@ -157,6 +157,7 @@ class Game:
             names = (camp,) * n
         self.board_names = tuple(names)
         self.ranches = [Ranch(cfg.rows, data.boards[name]) for name in names]
+        self._shared = 0  # bit p: ranch p is shared with a clone (see _ranch)
         self.supply = NUM_COWS
         self.box: list[int] = rng.permutation(data.num_plots).tolist()
         self.pile: list[int] = rng.permutation(data.num_partners).tolist()
@@ -480,12 +481,12 @@ class Game:
             self._build(*A.PAIRS[q], k // 2, int(PLACE_SECOND[k]))
         elif ph == Phase.DISCARD:
             a, b = A.UNORDERED_PAIRS[aid - A.DISCARD0]
-            hand = self.ranches[self.player].hand
+            hand = self._ranch(self.player).hand
             self.discarded += [hand[a], hand[b]]
             del hand[b], hand[a]
             self._finish_expansion()
         elif ph == Phase.DROUGHT:
-            self.ranches[self.player].add_cows(aid - A.DROUGHT0, -1)
+            self._ranch(self.player).add_cows(aid - A.DROUGHT0, -1)
             self.supply += 1
             self.skulls.pop(0)
             self._resolve()
@@ -494,7 +495,7 @@ class Game:
             self._recruit(s, *divmod(rest, 2))
         elif ph == Phase.COWBOY:
             cell, d = divmod(aid - A.COWBOY0, 4)
-            ranch = self.ranches[self.player]
+            ranch = self._ranch(self.player)
             ranch.add_cows(cell, -1)
             ranch.add_cows(cell + DIRECTIONS[d][0] * COLS + DIRECTIONS[d][1], 1)
             self.cowboy_moves_left -= 1
@@ -508,15 +509,15 @@ class Game:
         elif ph == Phase.DESPERADO:
             i, rest = divmod(aid - A.DESPERADO0, A.MAX_OPPONENTS * A.HAND_SLOTS)
             o, j = divmod(rest, A.HAND_SLOTS)
-            mine = self.ranches[self.player].hand
-            theirs = self.ranches[(self.player + o + 1) % self.num_players].hand
+            mine = self._ranch(self.player).hand
+            theirs = self._ranch((self.player + o + 1) % self.num_players).hand
             mine[i], theirs[j] = theirs[j], mine[i]
             self.effect_cell = -1
             self._resolve()
         elif ph == Phase.THIEF:
             o, cell = divmod(aid - A.THIEF0, NUM_CELLS)
-            self.ranches[(self.player + o + 1) % self.num_players].add_cows(cell, -1)
-            self.ranches[self.player].add_cows(self.effect_cell, 1)
+            self._ranch((self.player + o + 1) % self.num_players).add_cows(cell, -1)
+            self._ranch(self.player).add_cows(self.effect_cell, 1)
             self.effect_cell = -1
             self._resolve()
         elif ph == Phase.BONUS:
@@ -547,7 +548,7 @@ class Game:
     def _start_turn(self) -> None:
         pos = self.order[self.turn_index]
         self.player = self.active_owner[pos]
-        ranch = self.ranches[self.player]
+        ranch = self._ranch(self.player)
         ranch.hand.append(self.active[pos])
         self.active[pos] = -1
         self._reset_turn_context()
@@ -565,7 +566,7 @@ class Game:
             if can:
                 return
             self.discarded += hand
-            hand.clear()
+            self._ranch(self.player).hand.clear()
             self._next_emptying()
             return
         if self.builds_done < self.builds_allowed and len(hand) >= 2:
@@ -586,7 +587,7 @@ class Game:
             self._enter(Phase.SELECT, self._column_choices(self.pending, self.pending_owner))
 
     def _build(self, a: int, b: int, cell_a: int, cell_b: int) -> None:
-        ranch = self.ranches[self.player]
+        ranch = self._ranch(self.player)
         plot_a, plot_b = ranch.hand[a], ranch.hand[b]
         for i in sorted((a, b), reverse=True):
             del ranch.hand[i]
@@ -635,12 +636,12 @@ class Game:
                 return
             lost = self.bonus_tiles.index(True)  # cannot be placed: the tile leaves the game
             self.bonus_tiles[lost] = False
-            ranch.bonus_taken = True
+            self._ranch(self.player).bonus_taken = True
             self._chance("bonus_lost", player=self.player, tile=lost)
         self._to_expansion()
 
     def _recruit(self, slot: int, face: int, circle: int) -> None:
-        ranch = self.ranches[self.player]
+        ranch = self._ranch(self.player)
         token = self.saloon[slot]
         self.saloon[slot] = -1
         self.recruited_this_round = True
@@ -664,7 +665,7 @@ class Game:
         self._resolve()
 
     def _place_bonus(self, tile: int, face: int, cell: int) -> None:
-        ranch = self.ranches[self.player]
+        ranch = self._ranch(self.player)
         self.bonus_tiles[tile] = False
         ranch.bonus_taken = True
         self._put(ranch, cell, -2 - tile, self.data.bonus_kind(tile, face), 0)
@@ -715,8 +716,8 @@ class Game:
             self._finish_game()
 
     def _finish_game(self) -> None:
-        for ranch in self.ranches:  # overpopulation: at most one cow per plot
-            self.supply += ranch.cap_cows()
+        for p in range(self.num_players):  # overpopulation: at most one cow per plot
+            self.supply += self._ranch(p).cap_cows()
         self.phase = Phase.GAME_OVER
         self._reset_turn_context()
         self._final = [self._score(p, overpopulated=False) for p in range(self.num_players)]
@@ -776,13 +777,22 @@ class Game:
         g.__dict__.update(d)
         # The engine draws from its generator only during setup (later chance is the already
         # shuffled box and pile), so a clone may share it; pickle and deepcopy copy it.
-        g.ranches = [r.clone() for r in self.ranches]
+        # Ranches are copied on write: both games share them until one side changes one.
+        g.ranches = list(self.ranches)
+        self._shared = g._shared = (1 << len(self.ranches)) - 1
         for name in ("box", "pile", "saloon", "removed", "discarded", "bonus_tiles", "active",
                      "active_owner", "pending_owner", "order", "empty_order", "skulls",
                      "circles", "_choices", "_history"):
             setattr(g, name, list(d[name]))
         g.pending = None if self.pending is None else list(self.pending)
         return g
+
+    def _ranch(self, player: int) -> Ranch:
+        """The player's ranch, ready to change (copied first while a clone shares it)."""
+        if self._shared >> player & 1:
+            self._shared &= ~(1 << player)
+            self.ranches[player] = self.ranches[player].clone()
+        return self.ranches[player]
 
     def __deepcopy__(self, memo: dict) -> Game:
         g = self.clone()
@@ -792,7 +802,7 @@ class Game:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("data", "_plot_terrain", "_plot_number", "_kind_symbols", "_token_kind",
-                     "_mask", "_build_legal"):
+                     "_mask", "_build_legal", "_shared"):
             state.pop(name, None)
         return state
 
@@ -805,6 +815,8 @@ class Game:
         self._token_kind = _token_kinds(self.data)
         self._mask = None
         self._build_legal = None
+        # Copies made together (one pickle of several games) may share ranches: copy on write.
+        self._shared = (1 << len(self.ranches)) - 1
 
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""

@@ -97,11 +97,12 @@ class Ranch:
     def clone(self) -> Ranch:
         """An independent copy (arrays and lists copied, no deep copy)."""
         r = Ranch.__new__(Ranch)
-        for name in ("rows", "board", "capacity", "bonus_taken", "bridge", "free", "bridged",
-                     "empty_cells", "bridge_cells"):
-            setattr(r, name, getattr(self, name))
-        for name in ("cells", "plot", "terrain", "label", "empty"):
-            setattr(r, name, getattr(self, name).copy())
+        r.rows, r.board, r.capacity = self.rows, self.board, self.capacity
+        r.bonus_taken, r.bridge, r.free, r.bridged = (self.bonus_taken, self.bridge, self.free,
+                                                      self.bridged)
+        r.empty_cells, r.bridge_cells = self.empty_cells, self.bridge_cells
+        r.cells, r.plot, r.terrain = self.cells.copy(), self.plot.copy(), self.terrain.copy()
+        r.label, r.empty = self.label.copy(), self.empty.copy()
         r._views()
         r.derived = self.derived
         r.sizes = dict(self.sizes)
@@ -116,10 +117,9 @@ class Ranch:
         return r
 
     def _views(self) -> None:
-        for i, name in enumerate(self._VIEWS):
-            view = self.cells[i]
-            view.flags.writeable = False  # write through the methods, which reset ``derived``
-            setattr(self, name, view)
+        views = self.cells.view()
+        views.flags.writeable = False  # write through the methods, which reset ``derived``
+        self.kind, self.cows, self.partner, self.face = views
 
     def __getstate__(self) -> dict:
         return {k: getattr(self, k) for k in self.__slots__
