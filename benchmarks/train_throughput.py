@@ -5,10 +5,12 @@
 
 Runs the recipe's PPO phase (rollouts against Greedy / itself / snapshots, then the PPO
 update) for ``--seconds`` after one warm-up iteration, and the imitation phase for a quarter
-of that; prints the learner steps per wall-clock second and per CPU second of this process
-(the second is the fairer figure on a shared machine). ``--set KEY=VALUE`` (any FastConfig
-setting, TOML value syntax) measures a variant, e.g. ``--set use_prior=false --set p_greedy=0
---set p_self=1`` for the network alone in pure self-play. ``--sb3-seconds N`` also times the
+of that; prints the learner steps per wall-clock second and per CPU second (this process plus
+the CPU its play workers spent playing; the fairer figure on a shared machine). The
+recipe's ``workers`` setting (processes that play the games) is reported with the figures.
+``--set KEY=VALUE`` (any FastConfig setting, TOML value syntax) measures a variant, e.g.
+``--set use_prior=false --set p_greedy=0 --set p_self=1`` for the network alone in pure
+self-play, ``--set workers=1`` for all the play in one process. ``--sb3-seconds N`` also times the
 previous recipe (SB3 MaskablePPO, training/configs/ppo_4p_base.toml) for N seconds in the same
 run, for comparison. The last line is one JSON object; ``learner_steps_per_s`` is the PPO
 phase's wall-clock rate.
@@ -31,13 +33,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "training", "configs", "fast_4p_base.toml")
 
 
+def _cpu(runner: Runner) -> float:
+    """CPU seconds of this process plus those its play workers reported."""
+    return time.process_time() + (runner.pool.worker_cpu_s if runner.pool else 0.0)
+
+
 def timed(run, seconds: float) -> tuple[int, float, float]:
     """Samples, wall seconds and CPU seconds of ``run(seconds)`` (a Runner phase)."""
     runner, phase = run
     before = runner.steps
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), _cpu(runner)
     getattr(runner, phase)(seconds)
-    return runner.steps - before, time.perf_counter() - wall, time.process_time() - cpu
+    return runner.steps - before, time.perf_counter() - wall, _cpu(runner) - cpu
 
 
 def sb3_rate(seconds: float, out: str) -> float:
@@ -71,12 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = FastConfig.load(args.config, {**overrides, "out": os.path.join(tmp, "fast"),
                                             "eval_games": 0})
-        runner = Runner(cfg)
-        timed((runner, "ppo"), 1e-3)  # one warm-up iteration
-        bc_steps, bc_wall, bc_cpu = timed((runner, "imitation"), args.seconds / 4)
-        steps, wall, cpu = timed((runner, "ppo"), args.seconds)
+        with Runner(cfg) as runner:
+            timed((runner, "ppo"), 1e-3)  # one warm-up iteration
+            bc_steps, bc_wall, bc_cpu = timed((runner, "imitation"), args.seconds / 4)
+            steps, wall, cpu = timed((runner, "ppo"), args.seconds)
         result = {
             "config": os.path.relpath(args.config, ROOT), "overrides": overrides,
+            "workers": cfg.workers,
             "learner_steps_per_s": round(steps / wall, 1),
             "learner_steps_per_cpu_s": round(steps / cpu, 1),
             "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),
@@ -91,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             result["sb3_maskable_ppo_steps_per_s"] = round(
                 sb3_rate(args.sb3_seconds, os.path.join(tmp, "sb3")), 1)
             result["sb3_cpu_s"] = round(time.process_time() - cpu0, 1)
-    print(f"fast recipe PPO: {result['learner_steps_per_s']} learner steps/s "
+    print(f"fast recipe PPO ({cfg.workers} workers): {result['learner_steps_per_s']} "
+          f"learner steps/s "
           f"({result['learner_steps_per_cpu_s']} per CPU second), imitation "
           f"{result['imitation_samples_per_s']} samples/s")
     print(json.dumps(result))

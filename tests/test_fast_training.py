@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+
 import numpy as np
 import pytest
 
@@ -15,7 +17,9 @@ from moonriver_env.training.fast_ppo import (  # noqa: E402
     advantages,
     imitation_step,
     lineups,
+    train,
 )
+from moonriver_env.training.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net  # noqa: E402
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
@@ -159,7 +163,7 @@ def test_config_rejects_unknown_and_bad_settings() -> None:
 def test_a_tiny_run_writes_loadable_weights(tmp_path) -> None:
     cfg = FastConfig(num_players=2, out=str(tmp_path), minutes=0.05, bc_minutes=0.02,
                      bc_games=2, games=2, minibatch=256, channels=8, opponent_channels=4,
-                     hidden=16, eval_games=0, checkpoint_minutes=100)
+                     hidden=16, eval_games=0, checkpoint_minutes=100, workers=1)
     runner = Runner(cfg)
     runner.imitation(0.5)
     runner.ppo(0.5)
@@ -170,3 +174,94 @@ def test_a_tiny_run_writes_loadable_weights(tmp_path) -> None:
               for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert phases[0] == "imitation" and phases[-1] == "ppo"
     assert isinstance(net, RanchNet)
+
+
+def _tiny_net(seed: int = 0) -> RanchNet:
+    torch.manual_seed(seed)
+    return RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16, use_prior=True)).eval()
+
+
+def _same(a: rollout.Batch, b: rollout.Batch) -> None:
+    assert a.keys == b.keys and a.returns == b.returns and a.actions == b.actions
+    assert a.logps == pytest.approx(b.logps) and a.values == pytest.approx(b.values)
+    for name in ("obs", "masks", "priors"):
+        rows_a, rows_b = getattr(a, name), getattr(b, name)
+        assert len(rows_a) == len(rows_b) and all(
+            np.array_equal(x, y) for x, y in zip(rows_a, rows_b, strict=True))
+
+
+def test_shares_are_contiguous_and_cover_every_game() -> None:
+    assert shares(7, 2) == [range(0, 4), range(4, 7)]
+    assert shares(1, 3) == [range(0, 1), range(1, 1), range(1, 1)]
+    assert [len(r) for r in shares(32, 3)] == [11, 11, 10]
+
+
+def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order() -> None:
+    net, snapshot = _tiny_net(0), _tiny_net(1)
+    seeds = [11, 12, 13, 14, 15]
+    roles = [["learner", "greedy"], ["greedy", "learner"], ["learner", "snapshot0"],
+             ["snapshot0", "learner"], ["learner", "learner"]]
+    nets = {"learner": net, "snapshot0": snapshot}
+    with PlayPool(2, 2, "base") as pool:
+        first = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
+        again = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
+    _same(first, again)
+    assert len(set(first.keys)) == len(first.returns)  # one return per (game, seat)
+    assert set(first.keys) == set(first.returns)
+    assert {roles[i][s] for i, s in first.keys} == {"learner"}
+    assert {i for i, _ in first.keys} == set(range(5))  # both shares' games, offset
+    # The merge is share 0 then share 1 (games 3 and 4), each played as rollout.play plays it
+    # with the sampling seed the pool drew for it.
+    sample = [int(x) for x in np.random.default_rng(5).integers(2**63, size=2)]
+    parts = []
+    for share, sample_seed in zip(shares(5, 2), sample, strict=True):
+        games = [Game(GameConfig(num_players=2), seed=seeds[i]) for i in share]
+        part = rollout.play(games, [roles[i] for i in share], nets,
+                            np.random.default_rng(sample_seed), ObservationEncoder(),
+                            margin_coef=0.5)
+        part.keys = [(i + share.start, seat) for i, seat in part.keys]
+        part.returns = {(i + share.start, seat): r for (i, seat), r in part.returns.items()}
+        parts.append(part)
+    expected = rollout.Batch()
+    for part in parts:
+        for name in ("obs", "masks", "actions", "logps", "values", "priors", "keys"):
+            getattr(expected, name).extend(getattr(part, name))
+        expected.returns.update(part.returns)
+    _same(first, expected)
+    adv, ret = advantages(first, 0.95)
+    assert np.isfinite(adv).all() and len(ret) == len(first)
+
+
+def test_one_worker_plays_exactly_as_a_single_process(tmp_path) -> None:
+    cfg = FastConfig(num_players=2, out=str(tmp_path), seed=3, channels=8, opponent_channels=4,
+                     hidden=16, workers=1)
+    runner = Runner(cfg)
+    assert runner.pool is None
+    roles = [["greedy", "greedy"]] * 2
+    batch = runner._play(roles, {}, record=None, label_greedy=True)
+    rng = np.random.default_rng(3)
+    direct = rollout.play(rollout.new_games(2, 2, "base", rng), roles, {}, rng,
+                          ObservationEncoder(), record=None, label_greedy=True,
+                          margin_coef=cfg.margin_coef)
+    assert batch.keys == direct.keys and batch.returns == direct.returns
+    assert all(np.array_equal(a, b) for a, b in zip(batch.actions, direct.actions, strict=True))
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])
+def test_bad_worker_counts_are_refused(bad, tmp_path) -> None:
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        FastConfig.load(None, {"workers": bad})
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        PlayPool(bad, 2, "base")
+
+
+def test_a_tiny_two_worker_run_finishes_and_stops_its_workers(tmp_path) -> None:
+    cfg = FastConfig(num_players=2, out=str(tmp_path), minutes=0.03, bc_minutes=0.01,
+                     bc_games=2, games=2, minibatch=256, channels=8, opponent_channels=4,
+                     hidden=16, eval_games=0, checkpoint_minutes=100, workers=2)
+    net = train(cfg)
+    assert multiprocessing.active_children() == []
+    assert isinstance(net, RanchNet) and (tmp_path / "final.pt").exists()
+    phases = [line.split('"phase": "')[1].split('"')[0]
+              for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert "imitation" in phases and phases[-1] == "ppo"

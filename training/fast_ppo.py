@@ -2,7 +2,8 @@
 
     python -m moonriver_env.training.fast_ppo --config training/configs/fast_4p_base.toml
 
-Schedule (all wall-clock, one process, torch threads 1):
+Schedule (all wall-clock, torch threads 1 per process; the games of every batch are split
+over ``workers`` processes, see ``parallel_play``, and the updates run in the main one):
 
 1. Imitation (``bc_minutes``): batches of ``bc_games`` games where GreedyAgent plays every
    seat; the network learns to put its probability on Greedy's tied-best actions of every
@@ -32,8 +33,17 @@ from typing import Any
 
 import numpy as np
 import torch
+from moonriver_env.training.parallel_play import PlayPool
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net
-from moonriver_env.training.rollout import GREEDY, LEARNER, Batch, evaluate, new_games, play
+from moonriver_env.training.rollout import (
+    GREEDY,
+    LEARNER,
+    Batch,
+    evaluate,
+    game_seeds,
+    new_games,
+    play,
+)
 
 
 @dataclass
@@ -72,6 +82,7 @@ class FastConfig:
     prior_init: float = 3.0
     init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
     torch_threads: int = 1
+    workers: int = 2  # processes that play the games (1: all in the main process)
 
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any]) -> FastConfig:
@@ -92,7 +103,15 @@ class FastConfig:
             raise ValueError("p_greedy + p_self must be within [0, 1]")
         if cfg.num_players not in (2, 3, 4):
             raise ValueError(f"num_players must be 2, 3 or 4, got {cfg.num_players}")
+        check_workers(cfg.workers)
         return cfg
+
+
+def check_workers(workers: object) -> None:
+    """Refuse a ``workers`` setting that is not an integer >= 1."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
+                         f"got {workers!r}")
 
 
 def _tensors(batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
@@ -197,11 +216,13 @@ def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int) -> list[l
 
 
 class Runner:
-    """One training run: network, optimiser, generator, snapshots, logs."""
+    """One training run: network, optimiser, generator, snapshots, logs, play workers
+    (stopped by ``close`` or at the end of a ``with`` block)."""
 
     def __init__(self, cfg: FastConfig) -> None:
         from moonriver_env.observation import ObservationEncoder
 
+        check_workers(cfg.workers)
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.cfg = cfg
@@ -222,6 +243,20 @@ class Runner:
         with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
             json.dump(asdict(cfg), fh, indent=1)
         self.log_path = os.path.join(cfg.out, "log.jsonl")
+        self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode) if cfg.workers > 1
+                     else None)
+
+    def close(self) -> None:
+        """Stop the play workers (idempotent)."""
+        if self.pool is not None:
+            self.pool.close()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: object, error: object, tb: object) -> None:
+        if self.pool is not None:
+            self.pool.close(force=kind is not None)
 
     def elapsed(self) -> float:
         """Seconds since the run started."""
@@ -245,16 +280,27 @@ class Runner:
                                   "seconds": round(self.elapsed(), 1), "samples": self.steps,
                                   "config": asdict(self.cfg)})
 
+    def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
+              record: str | None = LEARNER, label_greedy: bool = False) -> Batch:
+        """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
+        processes when there is one."""
+        cfg = self.cfg
+        if self.pool is None:
+            games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng)
+            return play(games, roles, nets, self.rng, self.encoder, record=record,
+                        label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+        return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
+                              record=record, label_greedy=label_greedy,
+                              margin_coef=cfg.margin_coef)
+
     def imitation(self, seconds: float) -> None:
         """Phase 1: imitate GreedyAgent for ``seconds``."""
         cfg = self.cfg
         opt = torch.optim.Adam(self.net.parameters(), lr=cfg.bc_lr)
         end = self.elapsed() + seconds
         while self.elapsed() < end:
-            games = new_games(cfg.bc_games, cfg.num_players, cfg.mode, self.rng)
-            roles = [[GREEDY] * cfg.num_players for _ in games]
-            batch = play(games, roles, {}, self.rng, self.encoder, record=None,
-                         label_greedy=True, margin_coef=cfg.margin_coef)
+            roles = [[GREEDY] * cfg.num_players for _ in range(cfg.bc_games)]
+            batch = self._play(roles, {}, record=None, label_greedy=True)
             self._record("imitation", len(batch),
                          imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
                                         self.rng))
@@ -267,12 +313,10 @@ class Runner:
         while self.elapsed() < end:
             t0 = time.perf_counter()
             roles = lineups(cfg, self.rng, len(self.snapshots))
-            games = new_games(cfg.games, cfg.num_players, cfg.mode, self.rng)
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
             self.net.eval()
-            batch = play(games, roles, nets, self.rng, self.encoder,
-                         margin_coef=cfg.margin_coef)
+            batch = self._play(roles, nets)
             self.net.train()
             stats = ppo_step(self.net, opt, batch, cfg, self.rng)
             stats["learner_steps_per_s"] = len(batch) / (time.perf_counter() - t0)
@@ -287,12 +331,12 @@ class Runner:
 
 def train(cfg: FastConfig) -> RanchNet:
     """Run the whole recipe; writes ``final.pt`` and returns the network."""
-    runner = Runner(cfg)
     budget = cfg.minutes * 60
-    runner.imitation(min(cfg.bc_minutes * 60, budget))
-    runner.save(os.path.join(cfg.out, "after_imitation.pt"))
-    runner.ppo(budget - runner.elapsed())
-    runner.save(os.path.join(cfg.out, "final.pt"))
+    with Runner(cfg) as runner:
+        runner.imitation(min(cfg.bc_minutes * 60, budget))
+        runner.save(os.path.join(cfg.out, "after_imitation.pt"))
+        runner.ppo(budget - runner.elapsed())
+        runner.save(os.path.join(cfg.out, "final.pt"))
     if cfg.eval_games:
         runner.net.eval()
         rate = evaluate(runner.net, cfg.num_players, cfg.mode, cfg.eval_games)

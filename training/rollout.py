@@ -61,12 +61,17 @@ def seat_reward(game: Game, seat: int, margin_coef: float) -> float:
     return reward
 
 
+def game_seeds(count: int, rng: np.random.Generator) -> list[int]:
+    """Seeds of ``count`` training games, drawn from the generator below TRAINING_SEEDS."""
+    return [int(s) for s in rng.integers(TRAINING_SEEDS, size=count)]
+
+
 def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
               seeds: list[int] | None = None) -> list[Game]:
-    """Fresh games (seeds from the generator below TRAINING_SEEDS unless given)."""
+    """Fresh games (seeds from ``game_seeds`` unless given)."""
     config = GameConfig(num_players=num_players, mode=mode)
     if seeds is None:
-        seeds = [int(s) for s in rng.integers(TRAINING_SEEDS, size=count)]
+        seeds = game_seeds(count, rng)
     return [Game(config, seed=s) for s in seeds]
 
 
