@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             steps, wall, cpu = timed((runner, "ppo"), args.seconds)
         result = {
             "config": os.path.relpath(args.config, ROOT), "overrides": overrides,
-            "workers": cfg.workers,
+            "workers": cfg.workers, "update_threads": cfg.update_threads,
             "learner_steps_per_s": round(steps / wall, 1),
             "learner_steps_per_cpu_s": round(steps / cpu, 1),
             "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),

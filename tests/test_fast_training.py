@@ -253,6 +253,8 @@ def test_bad_worker_counts_are_refused(bad, tmp_path) -> None:
         FastConfig.load(None, {"workers": bad})
     with pytest.raises(ValueError, match="workers must be an integer >= 1"):
         PlayPool(bad, 2, "base")
+    with pytest.raises(ValueError, match="update_threads must be an integer >= 0"):
+        FastConfig.load(None, {"update_threads": -1 if bad == 0 else bad})
 
 
 def test_a_tiny_two_worker_run_finishes_and_stops_its_workers(tmp_path) -> None:

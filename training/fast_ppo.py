@@ -3,7 +3,8 @@
     python -m moonriver_env.training.fast_ppo --config training/configs/fast_4p_base.toml
 
 Schedule (all wall-clock, torch threads 1 per process; the games of every batch are split
-over ``workers`` processes, see ``parallel_play``, and the updates run in the main one):
+over ``workers`` processes, see ``parallel_play``, and the updates run in the main one with
+``update_threads`` torch threads, by default one per play process, as those are idle then):
 
 1. Imitation (``bc_minutes``): batches of ``bc_games`` games where GreedyAgent plays every
    seat; the network learns to put its probability on Greedy's tied-best actions of every
@@ -28,6 +29,8 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -82,6 +85,7 @@ class FastConfig:
     prior_init: float = 3.0
     init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
     torch_threads: int = 1
+    update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
     workers: int = 2  # processes that play the games (1: all in the main process)
 
     @classmethod
@@ -104,6 +108,10 @@ class FastConfig:
         if cfg.num_players not in (2, 3, 4):
             raise ValueError(f"num_players must be 2, 3 or 4, got {cfg.num_players}")
         check_workers(cfg.workers)
+        if isinstance(cfg.update_threads, bool) or not isinstance(cfg.update_threads, int) \
+                or cfg.update_threads < 0:
+            raise ValueError(f"update_threads must be an integer >= 0 (0: one per play "
+                             f"process), got {cfg.update_threads!r}")
         return cfg
 
 
@@ -293,6 +301,17 @@ class Runner:
                               record=record, label_greedy=label_greedy,
                               margin_coef=cfg.margin_coef)
 
+    @contextmanager
+    def _update_threads(self) -> Iterator[None]:
+        """Torch threads for an update: the play workers are idle meanwhile."""
+        threads = self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers)
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
     def imitation(self, seconds: float) -> None:
         """Phase 1: imitate GreedyAgent for ``seconds``."""
         cfg = self.cfg
@@ -301,9 +320,10 @@ class Runner:
         while self.elapsed() < end:
             roles = [[GREEDY] * cfg.num_players for _ in range(cfg.bc_games)]
             batch = self._play(roles, {}, record=None, label_greedy=True)
-            self._record("imitation", len(batch),
-                         imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
-                                        self.rng))
+            with self._update_threads():
+                stats = imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
+                                       self.rng)
+            self._record("imitation", len(batch), stats)
 
     def ppo(self, seconds: float) -> None:
         """Phase 2: PPO against Greedy, itself and snapshots for ``seconds``."""
@@ -318,7 +338,8 @@ class Runner:
             self.net.eval()
             batch = self._play(roles, nets)
             self.net.train()
-            stats = ppo_step(self.net, opt, batch, cfg, self.rng)
+            with self._update_threads():
+                stats = ppo_step(self.net, opt, batch, cfg, self.rng)
             stats["learner_steps_per_s"] = len(batch) / (time.perf_counter() - t0)
             stats["mean_return"] = float(np.mean(list(batch.returns.values())))
             self._record("ppo", len(batch), stats)
