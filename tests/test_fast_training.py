@@ -267,3 +267,10 @@ def test_a_tiny_two_worker_run_finishes_and_stops_its_workers(tmp_path) -> None:
     phases = [line.split('"phase": "')[1].split('"')[0]
               for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert "imitation" in phases and phases[-1] == "ppo"
+
+
+def test_a_failing_worker_share_raises_in_the_main_process() -> None:
+    roles = [["learner", "greedy"], ["learner", "snapshot7"]]  # share 1 names no network
+    with PlayPool(2, 2, "base") as pool, pytest.raises(RuntimeError, match="snapshot7"):
+        pool.play([1, 2], roles, {"learner": _tiny_net()}, np.random.default_rng(0))
+    assert multiprocessing.active_children() == []
