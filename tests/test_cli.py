@@ -109,6 +109,15 @@ def test_eval_unknown_spec_and_missing_checkpoint_are_one_line(capsys, tmp_path)
     assert ".zip.zip" not in line
 
 
+def test_eval_help_names_every_agent_spec(capsys) -> None:
+    from moonriver_env.agents.registry import SPECS
+
+    assert exit_status(evaluate.main, ["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for spec in SPECS:
+        assert spec in text.replace("- ", "-"), spec
+
+
 def test_debug_flag_shows_the_traceback(capsys, tmp_path) -> None:
     from moonriver_env.training import plot_curve
 

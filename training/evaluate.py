@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from moonriver_env.agents.registry import make_agent
+from moonriver_env.agents.registry import SPECS, make_agent
 from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
 
 from moonriver_env.engine import Game, GameConfig
@@ -349,9 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "players, agents random and heuristic; see `moonriver-eval --game "
                              "circles --help`) (default: %(default)s)")
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
-                        help="agent specs, at most one per seat: random, greedy, mcts:SIMS "
-                             "(e.g. mcts:100), mcts:SECONDSs (e.g. mcts:0.5s), policy:PATH.zip, "
-                             "policy-sample:PATH.zip, rllib:RUN_OR_CHECKPOINT_DIR")
+                        help="agent specs, at most one per seat: "
+                             + ", ".join(SPECS) + " (e.g. mcts:100, mcts:0.5s, "
+                             "pretrained:2p-base, pretrained+puct:0.1s)")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4),
                         help="players per game (default: %(default)s)")
     parser.add_argument("--mode", default="base", choices=("base", "legends"),
