@@ -251,6 +251,16 @@ def test_eval_warns_for_a_policy_trained_for_another_player_count(capsys, policy
     assert evaluate.variant_warnings([f"policy:{policy_4p}"], 4, "base") == []
 
 
+def test_eval_warns_for_pretrained_weights_of_another_player_count() -> None:
+    warnings = evaluate.variant_warnings(["pretrained", "pretrained+puct:5"], 2, "base")
+    assert [w.split(" was trained with num_players=4")[0] for w in warnings] == [
+        "pretrained", "pretrained+puct:5"]
+    assert evaluate.variant_warnings(["pretrained"], 4, "base") == []
+    assert evaluate.variant_warnings(["pretrained:2p-base", "pretrained+puct:2p-base:5"], 2,
+                                     "base") == []
+    assert len(evaluate.variant_warnings(["pretrained:2p-base"], 2, "legends")) == 1
+
+
 def test_player_count_also_read_from_the_run_config(tmp_path) -> None:
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)

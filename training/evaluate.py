@@ -286,14 +286,31 @@ def trained_for(path: str) -> dict[str, Any] | None:
     return None
 
 
+def pretrained_for(spec: str) -> dict[str, Any] | None:
+    """The variant the weights of a ``pretrained`` or ``pretrained+puct`` spec were trained on
+    (None when they cannot be read; building the agent then says why)."""
+    from moonriver_env.agents.pretrained import DEFAULT_VARIANT, load_weights
+
+    kind, _, rest = spec.partition(":")
+    parts = rest.split(":") if rest else []
+    source = parts[0] if (kind == "pretrained" and parts) or len(parts) == 2 else DEFAULT_VARIANT
+    try:
+        return load_weights(source)[1]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]:
     """Warnings for policies trained on another player count or mode than this tournament."""
     warnings = []
     for spec in dict.fromkeys(specs):
         kind, _, path = spec.partition(":")
-        if kind not in ("policy", "policy-sample") or not path:
+        if kind in ("pretrained", "pretrained+puct"):
+            meta = pretrained_for(spec)
+        elif kind in ("policy", "policy-sample") and path:
+            meta = trained_for(path)
+        else:
             continue
-        meta = trained_for(path)
         if meta is None:
             continue
         for key, here in (("num_players", num_players), ("mode", mode)):
