@@ -222,6 +222,14 @@ class PretrainedAgent:
         z = np.exp(logits - logits.max())
         return z / z.sum(), value
 
+    def log_policy(self, observation: Observation,
+                   game: Game | None = None) -> tuple[np.ndarray, float]:
+        """Log-probabilities over the 2710 ids (finite for every legal action, however
+        unlikely; about MASKED where illegal) and the value estimate, as ``policy``."""
+        logits, value = self._logits(game, observation)
+        top = logits.max()
+        return logits - top - np.log(np.exp(logits - top).sum()), value
+
     def act(self, game: Game, observation: Observation) -> int:
         """The most likely legal action."""
         return int(np.argmax(self._logits(game, observation)[0]))

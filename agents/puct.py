@@ -300,9 +300,7 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         net = PretrainedAgent(parts[0] if len(parts) == 2 else DEFAULT_VARIANT)
 
         def policy(game: Game, observation: Observation) -> tuple[np.ndarray, None]:
-            probabilities, _ = net.policy(observation=observation, game=game)
-            with np.errstate(divide="ignore"):
-                return np.log(probabilities), None
+            return net.log_policy(observation=observation, game=game)[0], None
 
         evaluator = PolicyEvaluator(policy)
     else:

@@ -185,3 +185,33 @@ def test_beats_random(players: int) -> None:
     puct, rand = result.agents
     assert puct.wins == puct.games * (1 if players == 2 else 0.5)  # every game won
     assert puct.mean_score > rand.mean_score
+
+
+def test_pretrained_prior_keeps_underflowing_legal_actions_finite(monkeypatch) -> None:
+    """A legal action whose probability underflows to 0 still gets a finite prior logit."""
+    from moonriver_env.agents.pretrained import PretrainedAgent
+
+    real = PretrainedAgent._logits
+
+    def peaked(self, game, observation):  # one legal action far ahead of the others
+        logits, value = real(self, game, observation)
+        legal = np.flatnonzero(observation["action_mask"])
+        logits = logits.copy()
+        logits[legal[0]] += 2000.0
+        return logits, value
+
+    monkeypatch.setattr(PretrainedAgent, "_logits", peaked)
+    game = Game(GameConfig(num_players=2), seed=3)
+    while game.legal_action_ids().size < 2:
+        game.apply(int(game.legal_action_ids()[0]))
+    net = PretrainedAgent("2p-base")
+    obs = {"observation": ObservationEncoder().encode(game, game.current_player),
+           "action_mask": game.legal_mask()}
+    probabilities, _ = net.policy(obs, game)
+    legal = game.legal_action_ids()
+    assert (probabilities[legal] == 0).any()  # the case that used to give log(0)
+    log_p, _ = net.log_policy(obs, game)
+    assert np.isfinite(log_p[legal]).all()
+    assert np.exp(log_p[legal]).sum() == pytest.approx(1.0)
+    agent = make_agent("pretrained+puct:2p-base:4", seed=0)
+    assert int(agent.act(game, obs)) in legal.tolist()
