@@ -1,6 +1,7 @@
 """Simulations per decision of the search agents at a time budget, and CPU cost per simulation.
 
     python benchmarks/search_speed.py [--seconds 0.1] [--positions 30] [--players 4]
+        [--mcts-sims 100]
 
 Positions with a real choice are sampled from seeded random games; each search agent decides
 each of them with a budget of ``--seconds`` (wall clock, like ``mcts:0.1s`` and
@@ -58,9 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=30)
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--mcts-sims", type=int, default=0, metavar="N",
+                        help="also time mcts:N (a fixed number of simulations): mean wall "
+                             "seconds per decision on the same positions, the budget that gives "
+                             "another agent equal time per decision")
     args = parser.parse_args(argv)
-    if not args.seconds > 0 or args.positions < 1:
-        parser.error("--seconds must be > 0 and --positions >= 1")
+    if not args.seconds > 0 or args.positions < 1 or args.mcts_sims < 0:
+        parser.error("--seconds must be > 0, --positions >= 1 and --mcts-sims >= 0")
     agents = {"mcts": MCTSAgent(seconds=args.seconds, seed=1),
               "puct": PUCTAgent(seconds=args.seconds, seed=1)}
     counters = {name: count_simulations(agent) for name, agent in agents.items()}
@@ -72,7 +77,17 @@ def main(argv: list[str] | None = None) -> int:
             agent.act(game, None)
             cpu[name] += time.process_time() - start
             sims[name].append(counters[name][0] - before)
-    report = {}
+    report: dict = {}
+    if args.mcts_sims > 0:
+        fixed = MCTSAgent(simulations=args.mcts_sims, seed=1)
+        wall = []
+        for game in positions(args.players, args.positions, args.seed):
+            start = time.perf_counter()
+            fixed.act(game, None)
+            wall.append(time.perf_counter() - start)
+        report[f"mcts{args.mcts_sims}_s_per_decision"] = round(statistics.mean(wall), 4)
+        print(f"mcts:{args.mcts_sims}: {report[f'mcts{args.mcts_sims}_s_per_decision']} s per "
+              f"decision")
     for name in agents:
         total = sum(sims[name])
         report[name] = {"sims_per_decision": round(statistics.mean(sims[name]), 1),
