@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.training.parallel_play import PlayPool
+from moonriver_env.training.parallel_play import PlayPool, check_workers
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net
 from moonriver_env.training.rollout import (
     GREEDY,
@@ -113,13 +113,6 @@ class FastConfig:
             raise ValueError(f"update_threads must be an integer >= 0 (0: one per play "
                              f"process), got {cfg.update_threads!r}")
         return cfg
-
-
-def check_workers(workers: object) -> None:
-    """Refuse a ``workers`` setting that is not an integer >= 1."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
-                         f"got {workers!r}")
 
 
 def _tensors(batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
@@ -254,17 +247,16 @@ class Runner:
         self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode) if cfg.workers > 1
                      else None)
 
-    def close(self) -> None:
-        """Stop the play workers (idempotent)."""
+    def close(self, force: bool = False) -> None:
+        """Stop the play workers (idempotent; ``force``: without waiting for a share)."""
         if self.pool is not None:
-            self.pool.close()
+            self.pool.close(force=force)
 
     def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, kind: object, error: object, tb: object) -> None:
-        if self.pool is not None:
-            self.pool.close(force=kind is not None)
+        self.close(force=kind is not None)
 
     def elapsed(self) -> float:
         """Seconds since the run started."""

@@ -31,6 +31,13 @@ _LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
 _JOIN_SECONDS = 5.0
 
 
+def check_workers(workers: object) -> None:
+    """Refuse a ``workers`` setting that is not an integer >= 1."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
+                         f"got {workers!r}")
+
+
 def shares(count: int, workers: int) -> list[range]:
     """Contiguous game index ranges of ``workers`` near-equal shares (the first ones larger)."""
     size, extra = divmod(count, workers)
@@ -106,8 +113,7 @@ class PlayPool:
     """``workers`` processes (this one included) that play shares of a list of games."""
 
     def __init__(self, workers: int, num_players: int, mode: str) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        check_workers(workers)
         from moonriver_env.observation import ObservationEncoder
 
         self.workers = workers
