@@ -307,6 +307,9 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         raise ValueError(f"agent spec {spec!r}: expected puct:SIMS, puct:SECONDSs or "
                          f"pretrained+puct[:VARIANT]:BUDGET")
     try:
-        return PUCTAgent(**budget, evaluator=evaluator, seed=seed, name=spec)
+        agent = PUCTAgent(**budget, evaluator=evaluator, seed=seed, name=spec)
     except ValueError as exc:
         raise ValueError(f"agent spec {spec!r}: {exc}") from None
+    if evaluator is not None:
+        agent.meta = net.meta  # what the prior's weights were trained on
+    return agent

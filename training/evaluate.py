@@ -288,14 +288,9 @@ def trained_for(path: str) -> dict[str, Any] | None:
 
 def pretrained_for(spec: str) -> dict[str, Any] | None:
     """The variant the weights of a ``pretrained`` or ``pretrained+puct`` spec were trained on
-    (None when they cannot be read; building the agent then says why)."""
-    from moonriver_env.agents.pretrained import DEFAULT_VARIANT, load_weights
-
-    kind, _, rest = spec.partition(":")
-    parts = rest.split(":") if rest else []
-    source = parts[0] if (kind == "pretrained" and parts) or len(parts) == 2 else DEFAULT_VARIANT
+    (None when the agent cannot be built; building it for the tournament then says why)."""
     try:
-        return load_weights(source)[1]
+        return getattr(make_agent(spec), "meta", None)
     except (OSError, ValueError, KeyError):
         return None
 
