@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     counters = {name: count_simulations(agent) for name, agent in agents.items()}
     sims: dict[str, list[int]] = {name: [] for name in agents}
     cpu = dict.fromkeys(agents, 0.0)
-    for game in positions(args.players, args.positions, args.seed):
+    games = positions(args.players, args.positions, args.seed)
+    for game in games:
         for name, agent in agents.items():
             before, start = counters[name][0], time.process_time()
             agent.act(game, None)
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mcts_sims > 0:
         fixed = MCTSAgent(simulations=args.mcts_sims, seed=1)
         wall = []
-        for game in positions(args.players, args.positions, args.seed):
+        for game in games:
             start = time.perf_counter()
             fixed.act(game, None)
             wall.append(time.perf_counter() - start)
