@@ -2,15 +2,22 @@
 
     python benchmarks/ladder.py --games 1000 --workers 2 --write
 
-For each variant the pool is random, greedy, two MCTS budgets, the PUCT search, and the
-pretrained policy with and without search when its weights are installed (otherwise they are
-skipped with a note). Every combination of ``players`` agents of the pool is one table, played
-by ``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
+For each variant the pool is random, greedy, two MCTS budgets, and the pretrained policy with
+and without search (``pretrained+puct`` at ``--search`` simulations; 30 take about 0.9 of
+the time of ``mcts:100`` per decision, see ``benchmarks/decision_time.py``). When the
+pretrained weights are not installed, ``puct`` (heuristic prior) stands in for both, with a
+note. Every combination of ``players`` agents of the pool is one table, played by
+``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
 seat-games in all (rounded up to whole tables); table t of variant v uses seeds
-``seed + 100_000_000 * v + 1_000_000 * t + g``. Per agent the script pools its seat-games over
+``seed + 100_000_000 * v + 1_000_000 * t + g`` (from 4e9 by default: no training game uses
+them). Per agent the script pools its seat-games over
 all tables: win rate with its 95% Wilson interval, mean score and margin, and openskill
-(Plackett-Luce) ratings updated over all games, interleaved across tables by game index. Two
-players also get a head-to-head matrix. Tables are spread over ``--workers`` processes. It
+(Plackett-Luce) ratings updated over all games, interleaved across tables by game index. Every
+pair of agents also gets a head-to-head matrix: the share of the games they played together in
+which the row agent finished ahead of the column agent (winner first, then by score; a tie
+counts half), which for two players is the row's win rate. Tables are spread over
+``--workers`` processes, the slowest first; each finished table is saved under
+``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. It
 reports wall seconds per game and how long ``--games 1000`` would take at this run's pace.
 
 ``--write`` replaces the generated text between the ladder markers of ``docs/results.md``
@@ -33,10 +40,10 @@ from typing import Any
 
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.evaluate import (
-    AgentSummary,
     integer_at_least,
     run_tournament,
     summarise,
+    wilson_interval,
 )
 
 VARIANTS = {"4p-base": 4, "2p-base": 2}
@@ -56,41 +63,83 @@ def pool_for(variant: str, mcts: tuple[int, int], search: str) -> tuple[list[str
     except (ValueError, OSError, ImportError) as exc:
         why = (f"{os.path.basename(exc.filename)} not found" if isinstance(exc, OSError)
                and exc.filename else str(exc))
-        note = f"`{pretrained}` and `pretrained+puct` skipped: {why}"
+        note = (f"`{pretrained}` and `pretrained+puct` skipped ({why}); `puct:{search}` "
+                "(heuristic prior) plays instead")
         return [*pool, f"puct:{search}"], note
     suffix = "" if variant == "4p-base" else f"{variant}:"
-    return [*pool, pretrained, f"pretrained+puct:{suffix}{search}", f"puct:{search}"], ""
+    return [*pool, pretrained, f"pretrained+puct:{suffix}{search}"], ""
 
 
-def play_table(task: tuple[str, int, list[str], int, int]) -> dict[str, Any]:
-    """Play one table (runs in a worker process): its summary, outcomes and wall seconds."""
-    variant, t, specs, games, seed = task
+def table_cost(specs: list[str]) -> int:
+    """A rough relative cost of one game of a table: simulations of its search agents."""
+    cost = 0
+    for spec in specs:
+        if spec.startswith(("mcts:", "puct:", "pretrained+puct:")):
+            budget = spec.rsplit(":", 1)[1]
+            cost += int(budget) if budget.isdigit() else 100
+    return cost
+
+
+def table_path(tables_dir: str, variant: str, t: int) -> str:
+    """Where table ``t`` of ``variant`` is saved once played."""
+    return os.path.join(tables_dir, f"{variant}_table{t:02d}.json")
+
+
+def play_table(task: tuple[str, int, list[str], int, int, str]) -> dict[str, Any]:
+    """Play one table (runs in a worker process), save it, and return its summary, outcomes
+    and wall seconds."""
+    variant, t, specs, games, seed, tables_dir = task
     start = time.perf_counter()
     result = run_tournament(specs, VARIANTS[variant], "base", games, seed, 1, progress=False)
     seconds = time.perf_counter() - start
     print(f"{variant} table {t}: {' '.join(specs)}: {games} games in {seconds:.0f} s",
           file=sys.stderr, flush=True)
-    return {"agents": specs, "games": games, "seed": seed, "seconds": seconds,
-            "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
+    table = {"agents": specs, "games": games, "seed": seed, "seconds": seconds,
+             "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
+    with open(table_path(tables_dir, variant, t), "w", encoding="utf-8") as fh:
+        json.dump(table, fh)
+    return table
 
 
-def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int,
-               workers: int) -> list[dict[str, Any]]:
-    """Play every table of every variant (tables spread over ``workers`` processes)."""
+def saved_table(task: tuple[str, int, list[str], int, int, str]) -> dict[str, Any] | None:
+    """The saved result of ``task`` when one with the same agents, games and seed exists."""
+    variant, t, specs, games, seed, tables_dir = task
+    try:
+        with open(table_path(tables_dir, variant, t), encoding="utf-8") as fh:
+            table = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    same = (table.get("agents"), table.get("games"), table.get("seed")) == (specs, games, seed)
+    return table if same else None
+
+
+def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers: int,
+               tables_dir: str, resume: bool = False) -> list[dict[str, Any]]:
+    """Play every table of every variant (tables spread over ``workers`` processes, the
+    slowest first); with ``resume``, tables already saved in ``tables_dir`` are reused."""
     tasks, combos = [], {}
+    os.makedirs(tables_dir, exist_ok=True)
     for v, (variant, pool) in enumerate(pools.items()):
         games = games_per_table(VARIANTS[variant], len(pool), seat_games)
         for t, combo in enumerate(itertools.combinations(range(len(pool)),
                                                          VARIANTS[variant])):
             combos[(variant, t)] = combo
             tasks.append((variant, t, [pool[i] for i in combo], games,
-                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t))
+                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir))
+    found = {i: saved_table(task) for i, task in enumerate(tasks)} if resume else {}
+    todo = sorted((i for i in range(len(tasks)) if found.get(i) is None),
+                  key=lambda i: -tasks[i][3] * table_cost(tasks[i][2]))
+    if found:
+        print(f"reusing {len(tasks) - len(todo)} saved tables of {len(tasks)}", file=sys.stderr)
+    played: dict[int, dict[str, Any]] = {}
     if workers == 1:
-        tables = [play_table(task) for task in tasks]
-    else:
+        played = {i: play_table(tasks[i]) for i in todo}
+    elif todo:
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(workers) as pool:
-            tables = pool.map(play_table, tasks, chunksize=1)
+            played = dict(zip(todo, pool.map(play_table, [tasks[i] for i in todo],
+                                              chunksize=1), strict=True))
+    tables = [found.get(i) or played[i] for i in range(len(tasks))]
     runs = []
     for variant, pool in pools.items():
         mine = [(task[1], table) for task, table in zip(tasks, tables, strict=True)
@@ -103,17 +152,24 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int,
         outcomes.sort(key=lambda o: (o["game"], o["table"]))
         runs.append({"variant": variant, "players": VARIANTS[variant], "agents": pool,
                      "tables": [table for _, table in mine],
-                     "summary": [asdict(a) for a in summarise(pool, outcomes)]})
+                     "summary": [asdict(a) for a in summarise(pool, outcomes)],
+                     "head_to_head": head_to_head(pool, outcomes)})
     return runs
 
 
-def head_to_head(run: dict[str, Any]) -> dict[tuple[str, str], AgentSummary]:
-    """Row agent's summary against each column agent (two-player tables)."""
-    out = {}
-    for table in run["tables"]:
-        a, b = table["summary"]
-        out[(a["name"], b["name"])] = AgentSummary(**a)
-        out[(b["name"], a["name"])] = AgentSummary(**b)
+def head_to_head(pool: list[str], outcomes: list[dict[str, Any]]) -> dict[str, dict[str, list]]:
+    """For each row and column agent: [games where the row finished ahead (a tie counts
+    half), games they played together]. Ahead means a winner against a non-winner, otherwise
+    the higher score."""
+    out = {a: {b: [0.0, 0] for b in pool if b != a} for a in pool}
+    for o in outcomes:
+        keys = [(p in o["winners"], score) for p, score in enumerate(o["scores"])]
+        for p, q in itertools.permutations(range(len(keys)), 2):
+            a, b = pool[o["lineup"][p]], pool[o["lineup"][q]]
+            if a != b:
+                cell = out[a][b]
+                cell[0] += 1.0 if keys[p] > keys[q] else 0.5 if keys[p] == keys[q] else 0.0
+                cell[1] += 1
     return out
 
 
@@ -158,20 +214,19 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
                          f"{a['mean_score']:.1f} | {a['mean_margin']:+.1f} | "
                          f"{a['rating']:.2f} ({a['rating_mu']:.1f} ± {a['rating_sigma']:.1f}) |")
         lines.append("")
-        if run["players"] == 2:
-            h2h = head_to_head(run)
-            names = [a["name"] for a in rows]
-            lines += ["Head to head (row's win rate against column, 95% CI):", "",
-                      "| | " + " | ".join(names) + " |",
-                      "|---|" + "---|" * len(names)]
-            for r in names:
-                cells = []
-                for c in names:
-                    s = h2h.get((r, c))
-                    cells.append("" if s is None else
-                                 f"{s.win_rate:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})")
-                lines.append(f"| {r} | " + " | ".join(cells) + " |")
-            lines.append("")
+        h2h, names = run["head_to_head"], [a["name"] for a in rows]
+        what = ("row's win rate against column" if run["players"] == 2 else
+                "share of their games together in which the row finished ahead of the column")
+        lines += [f"Head to head ({what}, 95% CI):", "",
+                  "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        for r in names:
+            cells = []
+            for c in names:
+                ahead, games = h2h[r].get(c, (0.0, 0))
+                low, high = wilson_interval(ahead, games)
+                cells.append(f"{ahead / games:.2f} ({low:.2f}-{high:.2f})" if games else "")
+            lines.append(f"| {r} | " + " | ".join(cells) + " |")
+        lines.append("")
         per_table, hours = estimate(run, 1000)
         slowest = max(run["tables"], key=lambda t: t["seconds"] / t["games"])
         lines += [f"Wall time ({run['variant']}, this run): one game of every table "
@@ -224,17 +279,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ladder.py", description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=integer_at_least(1), default=1000,
                         help="seat-games per agent (tables rounded up to whole games)")
-    parser.add_argument("--seed", type=int, default=70_000_000,
-                        help="first seed (see the seeds of each table above)")
+    parser.add_argument("--seed", type=int, default=4_000_000_000,
+                        help="first seed (see the seeds of each table above; training games "
+                             "use seeds below 1e9)")
     parser.add_argument("--mcts", type=integer_at_least(1), nargs=2, default=[20, 100],
                         metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
-    parser.add_argument("--search", default="50",
-                        help="budget of puct and pretrained+puct: SIMS or SECONDSs (puct:50 "
-                             "takes about the CPU time of mcts:100)")
+    parser.add_argument("--search", default="30",
+                        help="budget of pretrained+puct (or puct): SIMS or SECONDSs "
+                             "(pretrained+puct:30 takes about 0.9 of the time of mcts:100)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, each playing whole tables")
     parser.add_argument("--out", default="runs/ladder/ladder.json", help="JSON results")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the tables an interrupted run saved next to --out")
     parser.add_argument("--write", action="store_true",
                         help="update the ladder sections of docs/results.md and README.md")
     args = parser.parse_args(argv)
@@ -248,9 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         if note:
             notes.append(f"{variant}: {note}")
     start = time.perf_counter()
-    runs = run_ladder(pools, args.games, args.seed, args.workers)
+    tables_dir = os.path.join(os.path.dirname(args.out) or ".", "tables")
+    runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume)
     elapsed = time.perf_counter() - start
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump({"command": command(args), "elapsed_s": elapsed, "notes": notes,
                    "runs": runs}, fh, indent=1)
