@@ -4,9 +4,10 @@
         [--positions 60] [--seed 11] [--rounds 2]
 
 Positions with at least two legal actions are sampled from seeded games of four (or two)
-GreedyAgents, so they look like the positions a ladder game reaches. Every spec decides every
-position ``--rounds`` times, the specs interleaved position by position so that all of them
-see the same moments of a shared host. Reported per spec: mean wall seconds and CPU seconds
+GreedyAgents, so they look like the positions a ladder game reaches. After one untimed
+decision each, every spec decides every position ``--rounds`` times, the specs interleaved
+position by position (the first to move rotating) so that all of them see the same moments of
+a shared host. Reported per spec: mean wall seconds and CPU seconds
 per decision, and both as a ratio to the first spec (1.0 is equal time). Last line: one JSON
 object.
 """
@@ -18,24 +19,10 @@ import json
 import os
 import time
 
-import numpy as np
 from moonriver_env.agents.registry import make_agent
+from search_speed import positions  # this script's directory is on sys.path
 
-from moonriver_env.engine import Game, GameConfig
 from moonriver_env.observation import LazyObservation, ObservationEncoder
-
-
-def positions(players: int, count: int, seed: int) -> list[Game]:
-    """``count`` positions with a real choice, from seeded all-Greedy games."""
-    rng = np.random.default_rng(seed)
-    greedy, encoder, out = make_agent("greedy"), ObservationEncoder(), []
-    while len(out) < count:
-        game = Game(GameConfig(num_players=players), seed=int(rng.integers(2**31)))
-        while not game.is_over and len(out) < count:
-            if game.legal_action_ids().size > 1 and rng.random() < 0.1:
-                out.append(game.clone())
-            game.apply(greedy.act(game, LazyObservation(encoder, game, game.current_player)))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,11 +43,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--specs: {exc}")
     encoder = ObservationEncoder()
     wall, cpu = [0.0] * len(agents), [0.0] * len(agents)
-    games = positions(args.players, args.positions, args.seed)
+    games = positions(args.players, args.positions, args.seed, make_agent("greedy"))
+    for agent in agents:  # one untimed decision each (imports, caches)
+        agent.act(games[0], LazyObservation(encoder, games[0], games[0].current_player))
     for r in range(args.rounds):
         for i, game in enumerate(games):
-            for a, agent in enumerate(agents):
-                agent.reset(1000 * r + i)
+            k = (r * len(games) + i) % len(agents)  # rotate who goes first
+            for a in [*range(k, len(agents)), *range(k)]:
+                agent = agents[a]
+                agent.reset(r * len(games) + i)
                 obs = LazyObservation(encoder, game, game.current_player)
                 start, start_cpu = time.perf_counter(), time.process_time()
                 agent.act(game, obs)

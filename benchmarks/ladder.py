@@ -3,8 +3,8 @@
     python benchmarks/ladder.py --games 1000 --workers 2 --write
 
 For each variant the pool is random, greedy, two MCTS budgets, and the pretrained policy with
-and without search (``pretrained+puct`` at ``--search`` simulations; 30 take about 0.9 of
-the time of ``mcts:100`` per decision, see ``benchmarks/decision_time.py``). When the
+and without search (``pretrained+puct`` at ``--search`` simulations; 30 take at most
+the time of ``mcts:100`` per decision here, see ``benchmarks/decision_time.py``). When the
 pretrained weights are not installed, ``puct`` (heuristic prior) stands in for both, with a
 note. Every combination of ``players`` agents of the pool is one table, played by
 ``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
@@ -28,6 +28,8 @@ line: one JSON object.
 from __future__ import annotations
 
 import argparse
+import glob
+import hashlib
 import itertools
 import json
 import math
@@ -38,6 +40,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+import moonriver_env.agents as agents_package
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.evaluate import (
     integer_at_least,
@@ -45,6 +48,8 @@ from moonriver_env.training.evaluate import (
     summarise,
     wilson_interval,
 )
+
+import moonriver_env.engine as engine_package
 
 VARIANTS = {"4p-base": 4, "2p-base": 2}
 PRETRAINED = {"4p-base": "pretrained", "2p-base": "pretrained:2p-base"}
@@ -70,14 +75,32 @@ def pool_for(variant: str, mcts: tuple[int, int], search: str) -> tuple[list[str
     return [*pool, pretrained, f"pretrained+puct:{suffix}{search}"], ""
 
 
+PUCT_COST = 3  # a PUCT simulation costs about three MCTS ones (benchmarks/decision_time.py)
+
+
 def table_cost(specs: list[str]) -> int:
-    """A rough relative cost of one game of a table: simulations of its search agents."""
+    """A rough relative cost of one game of a table, in MCTS simulations of its search
+    agents (a time budget counts as 100)."""
     cost = 0
     for spec in specs:
         if spec.startswith(("mcts:", "puct:", "pretrained+puct:")):
             budget = spec.rsplit(":", 1)[1]
-            cost += int(budget) if budget.isdigit() else 100
+            sims = int(budget) if budget.isdigit() else 100
+            cost += sims * (1 if spec.startswith("mcts:") else PUCT_COST)
     return cost
+
+
+def code_fingerprint() -> str:
+    """Hash of what decides a ladder game: the agents' code and weights, and the engine."""
+    digest = hashlib.sha256()
+    for package in (agents_package, engine_package):
+        root = os.path.dirname(package.__file__)
+        for path in sorted(glob.glob(os.path.join(root, "**", "*"), recursive=True)):
+            if path.endswith((".py", ".npz")):
+                digest.update(os.path.relpath(path, root).encode())
+                with open(path, "rb") as fh:
+                    digest.update(fh.read())
+    return digest.hexdigest()[:16]
 
 
 def table_path(tables_dir: str, variant: str, t: int) -> str:
@@ -85,31 +108,41 @@ def table_path(tables_dir: str, variant: str, t: int) -> str:
     return os.path.join(tables_dir, f"{variant}_table{t:02d}.json")
 
 
-def play_table(task: tuple[str, int, list[str], int, int, str]) -> dict[str, Any]:
+Task = tuple[str, int, list[str], int, int, str, str]
+"""variant, table index, agent specs, games, first seed, tables directory, code fingerprint"""
+
+
+def play_table(task: Task) -> dict[str, Any]:
     """Play one table (runs in a worker process), save it, and return its summary, outcomes
     and wall seconds."""
-    variant, t, specs, games, seed, tables_dir = task
+    variant, t, specs, games, seed, tables_dir, fingerprint = task
     start = time.perf_counter()
     result = run_tournament(specs, VARIANTS[variant], "base", games, seed, 1, progress=False)
     seconds = time.perf_counter() - start
     print(f"{variant} table {t}: {' '.join(specs)}: {games} games in {seconds:.0f} s",
           file=sys.stderr, flush=True)
-    table = {"agents": specs, "games": games, "seed": seed, "seconds": seconds,
-             "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
-    with open(table_path(tables_dir, variant, t), "w", encoding="utf-8") as fh:
+    table = {"agents": specs, "games": games, "seed": seed, "fingerprint": fingerprint,
+             "seconds": seconds, "summary": [asdict(a) for a in result.agents],
+             "outcomes": result.games}
+    path = table_path(tables_dir, variant, t)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(table, fh)
+    os.replace(path + ".tmp", path)
     return table
 
 
-def saved_table(task: tuple[str, int, list[str], int, int, str]) -> dict[str, Any] | None:
-    """The saved result of ``task`` when one with the same agents, games and seed exists."""
-    variant, t, specs, games, seed, tables_dir = task
+def saved_table(task: Task) -> dict[str, Any] | None:
+    """The saved result of ``task`` when one with the same agents, games, seed and code
+    fingerprint exists, with all its games."""
+    variant, t, specs, games, seed, tables_dir, fingerprint = task
     try:
         with open(table_path(tables_dir, variant, t), encoding="utf-8") as fh:
             table = json.load(fh)
     except (OSError, ValueError):
         return None
-    same = (table.get("agents"), table.get("games"), table.get("seed")) == (specs, games, seed)
+    same = ((table.get("agents"), table.get("games"), table.get("seed"),
+             table.get("fingerprint")) == (specs, games, seed, fingerprint)
+            and len(table.get("outcomes", ())) == games)
     return table if same else None
 
 
@@ -117,7 +150,8 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
                tables_dir: str, resume: bool = False) -> list[dict[str, Any]]:
     """Play every table of every variant (tables spread over ``workers`` processes, the
     slowest first); with ``resume``, tables already saved in ``tables_dir`` are reused."""
-    tasks, combos = [], {}
+    tasks: list[Task] = []
+    combos, fingerprint = {}, code_fingerprint()
     os.makedirs(tables_dir, exist_ok=True)
     for v, (variant, pool) in enumerate(pools.items()):
         games = games_per_table(VARIANTS[variant], len(pool), seat_games)
@@ -125,7 +159,8 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
                                                          VARIANTS[variant])):
             combos[(variant, t)] = combo
             tasks.append((variant, t, [pool[i] for i in combo], games,
-                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir))
+                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir,
+                          fingerprint))
     found = {i: saved_table(task) for i, task in enumerate(tasks)} if resume else {}
     todo = sorted((i for i in range(len(tasks)) if found.get(i) is None),
                   key=lambda i: -tasks[i][3] * table_cost(tasks[i][2]))
@@ -193,10 +228,12 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
              elapsed: float, reused: int = 0) -> str:
     """The generated ladder section of docs/results.md (``reused``: tables taken from an
     earlier run by ``--resume``, whose wall time this run does not know)."""
-    wall = (f"{reused} of the tables reused with `--resume` from an earlier run" if reused
-            else f"{elapsed / 60:.0f} min wall")
+    total = sum(len(r["tables"]) for r in runs)
+    wall = (f"all {total} tables reused with `--resume`" if reused == total else
+            f"{reused} tables reused with `--resume`, {elapsed / 60:.0f} min wall for the rest"
+            if reused else f"{elapsed / 60:.0f} min wall")
     lines = [f"Generated by `{command(args)}` on {time.strftime('%Y-%m-%d')} "
-             f"({wall}; the tables took "
+             f"({wall}; the tables' recorded times add up to "
              f"{sum(t['seconds'] for r in runs for t in r['tables']) / 60:.0f} worker-minutes "
              f"on {args.workers} worker(s) of a shared 2-core host).", "",
              "Every combination of agents of the pool plays one table of the base game, seats "
@@ -234,12 +271,13 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
         lines.append("")
         per_table, hours = estimate(run, 1000)
         slowest = max(run["tables"], key=lambda t: t["seconds"] / t["games"])
-        lines += [f"Wall time ({run['variant']}, this run): one game of every table "
+        lines += [f"Wall time ({run['variant']}, the tables' recorded times): one game of every "
+                  "table "
                   f"{sum(t['seconds'] / t['games'] for t in run['tables']):.0f} s in all, "
                   f"slowest table {' '.join(slowest['agents'])} "
                   f"{slowest['seconds'] / slowest['games']:.1f} s per game. "
                   f"`--games 1000` plays {per_table} games per table, about {hours:.1f} h of "
-                  f"one worker at this run's pace.", ""]
+                  f"one worker at that pace.", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -291,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                         metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
     parser.add_argument("--search", default="30",
                         help="budget of pretrained+puct (or puct): SIMS or SECONDSs "
-                             "(pretrained+puct:30 takes about 0.9 of the time of mcts:100)")
+                             "(pretrained+puct:30 takes 0.90-0.98 of the time of mcts:100 here)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, each playing whole tables")
@@ -305,13 +343,15 @@ def main(argv: list[str] | None = None) -> int:
         make_agent(f"puct:{args.search}")
     except ValueError as exc:
         parser.error(f"--search: {exc}")
+    if args.mcts[0] == args.mcts[1]:
+        parser.error(f"--mcts: the two budgets must differ, got {args.mcts[0]} twice")
     pools, notes = {}, []
     for variant in args.variants:
         pools[variant], note = pool_for(variant, tuple(args.mcts), args.search)
         if note:
             notes.append(f"{variant}: {note}")
     start = time.perf_counter()
-    tables_dir = os.path.join(os.path.dirname(args.out) or ".", "tables")
+    tables_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "tables")
     runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume)
     elapsed = time.perf_counter() - start
     with open(args.out, "w", encoding="utf-8") as fh:

@@ -19,23 +19,29 @@ import statistics
 import time
 
 import numpy as np
+from moonriver_env.agents.base import Agent
 from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
 
 from moonriver_env.engine import Game, GameConfig
+from moonriver_env.observation import LazyObservation, ObservationEncoder
 
 
-def positions(players: int, count: int, seed: int) -> list[Game]:
-    """``count`` positions with at least two legal actions, from seeded random games."""
+def positions(players: int, count: int, seed: int, mover: Agent | None = None) -> list[Game]:
+    """``count`` positions with at least two legal actions, from seeded games whose moves are
+    uniformly random, or ``mover``'s for every seat."""
     rng = np.random.default_rng(seed)
-    out: list[Game] = []
+    encoder, out = ObservationEncoder(), []
     while len(out) < count:
         game = Game(GameConfig(num_players=players), seed=int(rng.integers(2**31)))
         while not game.is_over and len(out) < count:
             legal = game.legal_action_ids()
             if legal.size > 1 and rng.random() < 0.1:
                 out.append(game.clone())
-            game.apply(int(legal[rng.integers(legal.size)]))
+            if mover is None:
+                game.apply(int(legal[rng.integers(legal.size)]))
+            else:
+                game.apply(mover.act(game, LazyObservation(encoder, game, game.current_player)))
     return out
 
 

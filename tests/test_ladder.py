@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import pathlib
+import types
 
 import pytest
 
@@ -39,6 +40,16 @@ def test_head_to_head_counts_winner_then_score_and_ties_as_half(ladder) -> None:
                 assert h2h[r][c][0] + h2h[c][r][0] == h2h[r][c][1]
 
 
+def test_head_to_head_follows_the_lineup_not_the_seat(ladder) -> None:
+    pool = ["a", "b", "c", "d"]
+    # Seat 0 holds agent c, seat 1 agent a, seat 2 agent d, seat 3 agent b; seat 2 wins.
+    h2h = ladder.head_to_head(pool, [{"lineup": [2, 0, 3, 1], "scores": [5, 9, 12, 1],
+                                      "winners": [2]}])
+    assert h2h["d"] == {"a": [1.0, 1], "b": [1.0, 1], "c": [1.0, 1]}
+    assert h2h["a"]["c"] == [1.0, 1] and h2h["c"]["a"] == [0.0, 1]
+    assert h2h["b"] == {"a": [0.0, 1], "c": [0.0, 1], "d": [0.0, 1]}
+
+
 def test_head_to_head_ignores_an_agent_against_itself(ladder) -> None:
     h2h = ladder.head_to_head(["a", "b"], [{"lineup": [0, 0, 1, 1], "scores": [3, 2, 1, 4],
                                             "winners": [3]}])
@@ -55,20 +66,50 @@ def test_tables_give_every_agent_the_seat_games_asked(ladder) -> None:
 
 def test_slow_tables_cost_more(ladder) -> None:
     assert ladder.table_cost(["random", "greedy", "pretrained"]) == 0
-    assert ladder.table_cost(["mcts:100", "pretrained+puct:2p-base:30"]) == 130
+    assert ladder.table_cost(["mcts:100", "pretrained+puct:2p-base:30"]) == 190
+    # a PUCT simulation weighs more than an MCTS one
+    assert ladder.table_cost(["pretrained+puct:30"]) > ladder.table_cost(["mcts:20", "mcts:60"])
     assert ladder.table_cost(["puct:0.1s", "mcts:20"]) > ladder.table_cost(["mcts:20"])
 
 
 def test_saved_table_is_reused_only_for_the_same_task(ladder, tmp_path) -> None:
-    task = ("2p-base", 3, ["greedy", "random"], 4, 4_000_000_000, str(tmp_path))
+    d = str(tmp_path)
+    task = ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_000, d, "f1")
     assert ladder.saved_table(task) is None
-    table = {"agents": ["greedy", "random"], "games": 4, "seed": 4_000_000_000}
-    pathlib.Path(ladder.table_path(str(tmp_path), "2p-base", 3)).write_text(json.dumps(table))
+    table = {"agents": ["greedy", "random"], "games": 2, "seed": 4_000_000_000,
+             "fingerprint": "f1", "outcomes": [{}, {}]}
+    pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
     assert ladder.saved_table(task) == table
-    assert ladder.saved_table(("2p-base", 3, ["greedy", "random"], 5, 4_000_000_000,
-                               str(tmp_path))) is None
-    assert ladder.saved_table(("2p-base", 3, ["random", "greedy"], 4, 4_000_000_000,
-                               str(tmp_path))) is None
+    for other in (("2p-base", 3, ["greedy", "random"], 3, 4_000_000_000, d, "f1"),
+                  ("2p-base", 3, ["random", "greedy"], 2, 4_000_000_000, d, "f1"),
+                  ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_001, d, "f1"),
+                  ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_000, d, "f2")):
+        assert ladder.saved_table(other) is None, other
+    table["outcomes"] = [{}]  # a table cut short is played again
+    pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
+    assert ladder.saved_table(task) is None
+
+
+def test_fingerprint_changes_with_the_weights_and_the_code(ladder, tmp_path,
+                                                         monkeypatch) -> None:
+    assert ladder.code_fingerprint() == ladder.code_fingerprint()
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "__init__.py").write_text("x = 1\n")
+    (tmp_path / "weights" / "4p-base.npz").write_bytes(b"one")
+    monkeypatch.setattr(ladder, "agents_package", types.SimpleNamespace(
+        __file__=str(tmp_path / "__init__.py")))
+    first = ladder.code_fingerprint()
+    (tmp_path / "weights" / "4p-base.npz").write_bytes(b"two")
+    second = ladder.code_fingerprint()
+    (tmp_path / "__init__.py").write_text("x = 2\n")
+    assert len({first, second, ladder.code_fingerprint()}) == 3
+
+
+def test_equal_mcts_budgets_are_refused(ladder, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        ladder.main(["--mcts", "50", "50", "--games", "1"])
+    assert exc.value.code == 2
+    assert "--mcts: the two budgets must differ, got 50 twice" in capsys.readouterr().err
 
 
 def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> None:
