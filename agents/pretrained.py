@@ -218,9 +218,8 @@ class PretrainedAgent:
         """Probabilities over the 2710 ids (zero where illegal) and the value estimate
         (about +1 for a sure win, -1 for a sure loss) of the player to act; ``game`` is the
         position itself, needed by networks that use the greedy prior (``uses_prior``)."""
-        logits, value = self._logits(game, observation)
-        z = np.exp(logits - logits.max())
-        return z / z.sum(), value
+        log_p, value = self.log_policy(observation, game)
+        return np.exp(log_p), value
 
     def log_policy(self, observation: Observation,
                    game: Game | None = None) -> tuple[np.ndarray, float]:

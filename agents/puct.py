@@ -161,6 +161,7 @@ class PUCTAgent(SeededAgent):
         self.evaluator: Evaluator = evaluator or HeuristicEvaluator()
         self.exploration = float(exploration)
         self.rollout_depth = rollout_depth
+        self.meta: dict | None = None  # what a learned prior was trained on (None: none)
         super().__init__(seed, name or (f"puct:{seconds}s" if seconds else f"puct:{simulations}"))
 
     def act(self, game: Game, observation: Observation) -> int:
@@ -293,6 +294,7 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
     if kind == "puct" and len(parts) <= 1:
         budget = _budget(parts[0] if parts else "200", spec)
         evaluator: Evaluator | None = None
+        meta = None
     elif kind == "pretrained+puct" and 1 <= len(parts) <= 2:
         from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
 
@@ -302,7 +304,7 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         def policy(game: Game, observation: Observation) -> tuple[np.ndarray, None]:
             return net.log_policy(observation=observation, game=game)[0], None
 
-        evaluator = PolicyEvaluator(policy)
+        evaluator, meta = PolicyEvaluator(policy), net.meta
     else:
         raise ValueError(f"agent spec {spec!r}: expected puct:SIMS, puct:SECONDSs or "
                          f"pretrained+puct[:VARIANT]:BUDGET")
@@ -310,6 +312,5 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         agent = PUCTAgent(**budget, evaluator=evaluator, seed=seed, name=spec)
     except ValueError as exc:
         raise ValueError(f"agent spec {spec!r}: {exc}") from None
-    if evaluator is not None:
-        agent.meta = net.meta  # what the prior's weights were trained on
+    agent.meta = meta
     return agent

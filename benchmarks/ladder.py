@@ -38,7 +38,7 @@ import os
 import sys
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import moonriver_env.agents as agents_package
 from moonriver_env.agents.registry import make_agent
@@ -108,23 +108,31 @@ def table_path(tables_dir: str, variant: str, t: int) -> str:
     return os.path.join(tables_dir, f"{variant}_table{t:02d}.json")
 
 
-Task = tuple[str, int, list[str], int, int, str, str]
-"""variant, table index, agent specs, games, first seed, tables directory, code fingerprint"""
+class Task(NamedTuple):
+    """One table to play: its agents, games and first seed, and where it is saved."""
+
+    variant: str
+    index: int
+    specs: tuple[str, ...]
+    games: int
+    seed: int
+    tables_dir: str
+    fingerprint: str
 
 
 def play_table(task: Task) -> dict[str, Any]:
     """Play one table (runs in a worker process), save it, and return its summary, outcomes
     and wall seconds."""
-    variant, t, specs, games, seed, tables_dir, fingerprint = task
     start = time.perf_counter()
-    result = run_tournament(specs, VARIANTS[variant], "base", games, seed, 1, progress=False)
+    result = run_tournament(list(task.specs), VARIANTS[task.variant], "base", task.games, task.seed,
+                            1, progress=False)
     seconds = time.perf_counter() - start
-    print(f"{variant} table {t}: {' '.join(specs)}: {games} games in {seconds:.0f} s",
-          file=sys.stderr, flush=True)
-    table = {"agents": specs, "games": games, "seed": seed, "fingerprint": fingerprint,
-             "seconds": seconds, "summary": [asdict(a) for a in result.agents],
-             "outcomes": result.games}
-    path = table_path(tables_dir, variant, t)
+    print(f"{task.variant} table {task.index}: {' '.join(task.specs)}: {task.games} games in "
+          f"{seconds:.0f} s", file=sys.stderr, flush=True)
+    table = {"agents": list(task.specs), "games": task.games, "seed": task.seed,
+             "fingerprint": task.fingerprint, "seconds": seconds,
+             "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
+    path = table_path(task.tables_dir, task.variant, task.index)
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
         json.dump(table, fh)
     os.replace(path + ".tmp", path)
@@ -134,15 +142,14 @@ def play_table(task: Task) -> dict[str, Any]:
 def saved_table(task: Task) -> dict[str, Any] | None:
     """The saved result of ``task`` when one with the same agents, games, seed and code
     fingerprint exists, with all its games."""
-    variant, t, specs, games, seed, tables_dir, fingerprint = task
     try:
-        with open(table_path(tables_dir, variant, t), encoding="utf-8") as fh:
+        with open(table_path(task.tables_dir, task.variant, task.index), encoding="utf-8") as fh:
             table = json.load(fh)
     except (OSError, ValueError):
         return None
+    wanted = (list(task.specs), task.games, task.seed, task.fingerprint)
     same = ((table.get("agents"), table.get("games"), table.get("seed"),
-             table.get("fingerprint")) == (specs, games, seed, fingerprint)
-            and len(table.get("outcomes", ())) == games)
+             table.get("fingerprint")) == wanted and len(table.get("outcomes", ())) == task.games)
     return table if same else None
 
 
@@ -150,47 +157,41 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
                tables_dir: str, resume: bool = False) -> list[dict[str, Any]]:
     """Play every table of every variant (tables spread over ``workers`` processes, the
     slowest first); with ``resume``, tables already saved in ``tables_dir`` are reused."""
-    tasks: list[Task] = []
-    combos, fingerprint = {}, code_fingerprint()
+    tasks, fingerprint = [], code_fingerprint()
     os.makedirs(tables_dir, exist_ok=True)
     for v, (variant, pool) in enumerate(pools.items()):
         games = games_per_table(VARIANTS[variant], len(pool), seat_games)
-        for t, combo in enumerate(itertools.combinations(range(len(pool)),
-                                                         VARIANTS[variant])):
-            combos[(variant, t)] = combo
-            tasks.append((variant, t, [pool[i] for i in combo], games,
-                          seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir,
-                          fingerprint))
-    found = {i: saved_table(task) for i, task in enumerate(tasks)} if resume else {}
-    todo = sorted((i for i in range(len(tasks)) if found.get(i) is None),
-                  key=lambda i: -tasks[i][3] * table_cost(tasks[i][2]))
-    if found:
-        print(f"reusing {len(tasks) - len(todo)} saved tables of {len(tasks)}", file=sys.stderr)
-    played: dict[int, dict[str, Any]] = {}
-    if workers == 1:
-        played = {i: play_table(tasks[i]) for i in todo}
-    elif todo:
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers) as pool:
-            played = dict(zip(todo, pool.map(play_table, [tasks[i] for i in todo],
-                                              chunksize=1), strict=True))
-    tables = [found.get(i) or played[i] for i in range(len(tasks))]
+        for t, specs in enumerate(itertools.combinations(pool, VARIANTS[variant])):
+            tasks.append(Task(variant, t, specs, games,
+                              seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir,
+                              fingerprint))
+    saved = {task: table for task in tasks
+             if resume and (table := saved_table(task)) is not None}
+    todo = sorted((task for task in tasks if task not in saved),
+                  key=lambda task: -task.games * table_cost(task.specs))
+    if saved:
+        print(f"reusing {len(saved)} saved tables of {len(tasks)}", file=sys.stderr)
+    if workers == 1 or not todo:
+        played = [play_table(task) for task in todo]
+    else:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            played = pool.map(play_table, todo, chunksize=1)
+    tables = {**saved, **dict(zip(todo, played, strict=True))}
     runs = []
     for variant, pool in pools.items():
-        mine = [(task[1], table) for task, table in zip(tasks, tables, strict=True)
-                if task[0] == variant]
+        mine = [task for task in tasks if task.variant == variant]
         outcomes = []
-        for t, table in mine:
-            combo = combos[(variant, t)]
-            for o in table.pop("outcomes"):
-                outcomes.append({**o, "lineup": [combo[a] for a in o["lineup"]], "table": t})
+        for task in mine:
+            seats = [pool.index(spec) for spec in task.specs]  # table seat -> pool index
+            for o in tables[task].pop("outcomes"):
+                outcomes.append({**o, "lineup": [seats[a] for a in o["lineup"]],
+                                 "table": task.index})
         outcomes.sort(key=lambda o: (o["game"], o["table"]))
         runs.append({"variant": variant, "players": VARIANTS[variant], "agents": pool,
-                     "tables": [table for _, table in mine],
+                     "tables": [tables[task] for task in mine],
                      "summary": [asdict(a) for a in summarise(pool, outcomes)],
                      "head_to_head": head_to_head(pool, outcomes),
-                     "reused": sum(1 for i, task in enumerate(tasks)
-                                   if task[0] == variant and found.get(i) is not None)})
+                     "reused": sum(task in saved for task in mine)})
     return runs
 
 

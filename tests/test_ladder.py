@@ -74,16 +74,14 @@ def test_slow_tables_cost_more(ladder) -> None:
 
 def test_saved_table_is_reused_only_for_the_same_task(ladder, tmp_path) -> None:
     d = str(tmp_path)
-    task = ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_000, d, "f1")
+    task = ladder.Task("2p-base", 3, ("greedy", "random"), 2, 4_000_000_000, d, "f1")
     assert ladder.saved_table(task) is None
     table = {"agents": ["greedy", "random"], "games": 2, "seed": 4_000_000_000,
              "fingerprint": "f1", "outcomes": [{}, {}]}
     pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
     assert ladder.saved_table(task) == table
-    for other in (("2p-base", 3, ["greedy", "random"], 3, 4_000_000_000, d, "f1"),
-                  ("2p-base", 3, ["random", "greedy"], 2, 4_000_000_000, d, "f1"),
-                  ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_001, d, "f1"),
-                  ("2p-base", 3, ["greedy", "random"], 2, 4_000_000_000, d, "f2")):
+    for other in (task._replace(games=3), task._replace(specs=("random", "greedy")),
+                  task._replace(seed=4_000_000_001), task._replace(fingerprint="f2")):
         assert ladder.saved_table(other) is None, other
     table["outcomes"] = [{}]  # a table cut short is played again
     pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
