@@ -14,6 +14,11 @@ from moonriver_env.engine import Game, GameConfig, PartnerKind, Phase
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.text import ranch_text
 
+# Seconds a test lets a subprocess run before calling it hung. A guard against a hang, not a
+# budget: the work itself is capped by counts (games, iterations), so a slow machine finishes
+# it, only later.
+HANG_GUARD = 900
+
 
 def kind_id(game: Game, label: str) -> int:
     """Kind id of a plot kind by its manifest label ('1'..'25')."""

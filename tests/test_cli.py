@@ -22,6 +22,7 @@ from moonriver_env.training.evaluate import AgentSummary, TournamentResult, prin
 from moonriver_env.training.train_ppo import TrainConfig, projected_timesteps
 
 from moonriver_env.engine import Game
+from tests.helpers import HANG_GUARD
 
 
 def one_error_line(capsys, prog: str) -> str:
@@ -71,7 +72,7 @@ def test_mcts_constructor_refuses_bad_budgets(kwargs: dict) -> None:
 def test_eval_with_nan_budget_fails_fast_in_a_subprocess() -> None:
     proc = subprocess.run([sys.executable, "-m", "moonriver_env.training.evaluate", "--agents",
                            "mcts:nans", "random", "--games", "1", "--no-progress"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("moonriver-eval: error: agent spec 'mcts:nans': seconds "
                                    "must be a finite number > 0, got nan")
@@ -215,7 +216,7 @@ def test_results_table_when_piped() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.run([sys.executable, "-m", "moonriver_env.training.evaluate", "--agents",
                            "random", "greedy", "--players", "2", "--games", "2",
-                           "--no-progress"], capture_output=True, text=True, timeout=120,
+                           "--no-progress"], capture_output=True, text=True, timeout=HANG_GUARD,
                           env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -354,19 +355,35 @@ def _total(text: str) -> float:
     return float(number) * scale[suffix]
 
 
-def test_short_run_has_a_curve_and_a_bar_that_respects_max_minutes(tmp_path, capsys) -> None:
+class _TickingClock:
+    """A ``time`` stand-in whose clock moves ``tick`` seconds per reading: the run's length
+    is then a count of callback calls, the same on a fast and a slow machine."""
+
+    def __init__(self, tick: float) -> None:
+        self.now, self.tick = 0.0, tick
+
+    def perf_counter(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_short_run_has_a_curve_and_a_bar_that_respects_max_minutes(tmp_path, capsys,
+                                                                   monkeypatch) -> None:
+    # Two clock readings per step (time limit, progress bar): 3 s at 10 ms a reading is
+    # about 150 steps, whatever the machine's speed.
+    monkeypatch.setattr(train_ppo, "time", _TickingClock(0.01))
     cfg = TrainConfig(num_players=2, timesteps=10**9, n_envs=1, n_steps=32, batch_size=32,
                       n_epochs=1, net_arch=(8,), eval_every=10**8, eval_games=1,
                       eval_opponents=("random",), checkpoint_every=10**8, max_minutes=0.05,
                       out=str(tmp_path), progress=True)
     model = train_ppo.train(cfg)
-    assert model.num_timesteps < 10**6
+    assert 100 <= model.num_timesteps <= 200
     steps = np.load(tmp_path / "eval_random" / "evaluations.npz")["timesteps"]
     assert steps[0] == 1 and steps[-1] == model.num_timesteps and len(steps) >= 2
     err = capsys.readouterr().err
     totals = [_total(t) for t in re.findall(r"\| *[\d.]+[kMG]?/([\d.]+[kMG]?) \[", err)]
     assert totals and totals[0] == 1e9  # before the first step: the target
-    assert min(totals[1:]) < 1e6  # then: what the rate reaches within 3 seconds
+    assert min(totals[1:]) < 1e6  # then: what the rate reaches within 3 s
     assert evaluate.trained_for(str(tmp_path / "final_model.zip"))["num_players"] == 2
 
 
@@ -389,7 +406,7 @@ def test_missing_train_extra_names_the_extra(tmp_path, module, code, policy_4p) 
     program = BLOCK.format(mod=module) + code.format(out=out, policy=policy_4p,
                                                      run=str(_eval_run(tmp_path)))
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=HANG_GUARD)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1
     assert 'pip install "moonriver-env[train]"' in proc.stderr

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from moonriver_env.engine import Game, GameConfig, Phase
 from moonriver_env.engine.ranch import Ranch
+from tests.helpers import HANG_GUARD
 
 VARIANTS = [(n, mode) for n in (2, 3, 4) for mode in ("base", "legends")]
 VARIANT_IDS = [f"{n}p-{mode}" for n, mode in VARIANTS]
@@ -119,7 +120,7 @@ def test_same_seed_across_processes() -> None:
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                              env=env, cwd=ROOT, check=True, timeout=120)
+                              env=env, cwd=ROOT, check=True, timeout=HANG_GUARD)
         outs.append(proc.stdout)
     assert outs[0] == outs[1]
     here = Game(GameConfig(num_players=3, mode="legends"), seed=123)
@@ -137,7 +138,8 @@ def test_seed_validation() -> None:
     again = Game.from_record(json_round_trip(game.to_record()))
     assert again.to_record() == game.to_record()
     numpy_seed = Game(GameConfig(), seed=np.int64(7))
-    assert numpy_seed.to_record() == Game(GameConfig(), seed=7).to_record()
+    assert (numpy_seed.to_record(include_seed=True)
+            == Game(GameConfig(), seed=7).to_record(include_seed=True))
 
 
 # ------------------------------------------------------------------------- copies
@@ -320,11 +322,11 @@ def test_record_replays_exactly(num_players: int, mode: str, auto_forced: bool) 
     cfg = GameConfig(num_players=num_players, mode=mode, auto_forced=auto_forced)
     game = Game(cfg, seed=600 + num_players)
     rng = np.random.default_rng(num_players)
-    for steps in (0, 25, None):  # at setup, mid-game and finished
+    for steps in (0, 25, None):  # at setup, mid-game (saved with its seed) and finished
         play(game, rng, steps)
-        record = json_round_trip(game.to_record())
+        record = json_round_trip(game.to_record(include_seed=True))
         replay = Game.from_record(record)
-        assert replay.to_record() == game.to_record()
+        assert replay.to_record(include_seed=True) == game.to_record(include_seed=True)
         assert state(replay) == state(game)
     assert game.is_over and replay.scores() == game.scores()
     if auto_forced and num_players != 3:  # 3 players rarely meet a single-option decision
@@ -340,9 +342,9 @@ def test_record_round_trip_property(seed: int, num_players: int, mode: str,
     game = Game(GameConfig(num_players=num_players, mode=mode, auto_forced=auto_forced),
                 seed=seed)
     play(game, np.random.default_rng(seed % 1000), steps)
-    record = json_round_trip(game.to_record())
+    record = json_round_trip(game.to_record(include_seed=True))
     replay = Game.from_record(record)
-    assert replay.to_record() == game.to_record()
+    assert replay.to_record(include_seed=True) == game.to_record(include_seed=True)
     # The replay continues exactly as the original would.
     tail = np.random.default_rng(1)
     a, b = game.clone(), replay

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import gymnasium
@@ -123,7 +122,6 @@ def test_maskable_ppo_smoke_with_subprocess_envs() -> None:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    start = time.perf_counter()
     # illegal="raise": any unmasked action reaching the engine would crash the run.
     vec = make_vec_env(MoonRiverGymEnv, n_envs=2, seed=0, vec_env_cls=SubprocVecEnv,
                        env_kwargs={"num_players": 4, "illegal": "raise"})
@@ -138,4 +136,3 @@ def test_maskable_ppo_smoke_with_subprocess_envs() -> None:
         assert -1.0 <= mean <= 1.0
     finally:
         vec.close()
-    assert time.perf_counter() - start < 120

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -22,3 +23,13 @@ def test_outputs_stripped_and_parameters_first(path: pathlib.Path) -> None:
     code = [c for c in cells if c["cell_type"] == "code"]
     assert all(not c["outputs"] and c["execution_count"] is None for c in code)
     assert "parameters" in code[0]["metadata"].get("tags", [])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_write_no_run_folder_beside_themselves(path: pathlib.Path) -> None:
+    # nbmake runs each notebook in notebooks/: a relative "runs/..." there would leave a run
+    # behind after every test session. Paths in comments (suggestions to a reader) are fine.
+    cells = json.loads(path.read_text())["cells"]
+    code = "\n".join(line.split("#", 1)[0] for c in cells if c["cell_type"] == "code"
+                     for line in "".join(c["source"]).splitlines())
+    assert not re.search(r"""["']runs/""", code)

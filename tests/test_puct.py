@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from moonriver_env.agents import puct
 from moonriver_env.agents.greedy import GreedyAgent
 from moonriver_env.agents.puct import (
     HeuristicEvaluator,
@@ -107,10 +108,28 @@ def test_temperature_must_be_positive() -> None:
         HeuristicEvaluator(0.0)
 
 
-def test_time_budget_returns_a_legal_action() -> None:
+class _TickingClock:
+    """A ``time`` stand-in that moves ``tick`` seconds per reading (no wall clock involved)."""
+
+    def __init__(self, tick: float) -> None:
+        self.now, self.tick = 0.0, tick
+
+    def perf_counter(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_time_budget_counts_simulations_on_the_clock(monkeypatch) -> None:
+    # One reading sets the deadline, one follows each simulation: a 1 s budget at 0.25 s a
+    # reading is 1 + 3 simulations on any machine, and the move is legal.
+    monkeypatch.setattr(puct, "time", _TickingClock(0.25))
     game = _positions(2, seed=8)[3]
-    agent = PUCTAgent(seconds=0.02, seed=1)
+    agent = PUCTAgent(seconds=1.0, seed=1)
+    calls = []
+    simulate = agent._simulate
+    monkeypatch.setattr(agent, "_simulate", lambda *a: (calls.append(1), simulate(*a)))
     assert game.legal_mask()[agent.act(game, None)]
+    assert len(calls) == 4
 
 
 def test_heuristic_prior_ranks_greedys_choice_first() -> None:

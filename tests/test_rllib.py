@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from moonriver_env.training import evaluate, rllib_train  # noqa: E402
 from moonriver_env.training.rllib_env import SeatedOpponents, make_rllib_env  # noqa: E402
 
 from moonriver_env import moonriver_v0  # noqa: E402
+from tests.helpers import HANG_GUARD  # noqa: E402
 
 CLI = [sys.executable, "-m", "moonriver_env.training.rllib_train"]
 TINY = ["--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1",
@@ -145,22 +145,24 @@ def test_unknown_opponent_is_refused_before_ray_starts(tmp_path):
     code = ("import sys; from moonriver_env.training.rllib_train import main; "
             f"rc = main(['--opponents', 'greedy', 'bogus', '--out', {str(out)!r}]); "
             "print('ray imported' if 'ray' in sys.modules else 'no ray', rc)")
-    proc = _run([sys.executable, "-c", code], timeout=60)
+    proc = _run([sys.executable, "-c", code], timeout=HANG_GUARD)
     assert proc.stdout.split() == ["no", "ray", "2"]
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "'bogus'" in lines[0] and "greedy" in lines[0]
     assert not out.exists()
 
 
-def test_unreachable_address_fails_within_seconds(tmp_path):
+def test_unreachable_address_is_refused_before_ray_starts(tmp_path):
+    """Nothing listening at --address: one line from a socket probe, before Ray is imported
+    (Ray's own connection attempts would retry for a minute or more)."""
     with socket.socket() as s:  # a port with nothing listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    start = time.monotonic()
-    proc = _run([*CLI, "--address", f"127.0.0.1:{port}", "--out", str(tmp_path / "run")],
-                timeout=60)
-    assert time.monotonic() - start < 15
-    assert proc.returncode == 2
+    code = ("import sys; from moonriver_env.training.rllib_train import main; "
+            f"rc = main(['--address', '127.0.0.1:{port}', '--out', {str(tmp_path / 'run')!r}]); "
+            "print('ray imported' if 'ray' in sys.modules else 'no ray', rc)")
+    proc = _run([sys.executable, "-c", code], timeout=HANG_GUARD)
+    assert proc.stdout.split() == ["no", "ray", "2"], proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("moonriver-train-rllib: error: no Ray cluster reachable at "
@@ -173,7 +175,7 @@ def test_bad_settings_are_one_line_errors(tmp_path):
                          (["--minibatch-size", "0"], "minibatch_size"),
                          (["--address", "nonsense"], "HOST:PORT"),
                          (["--resume", str(tmp_path)], "no RLlib checkpoint")):
-        proc = _run([*CLI, *flags, "--out", str(tmp_path / "run")], timeout=60)
+        proc = _run([*CLI, *flags, "--out", str(tmp_path / "run")], timeout=HANG_GUARD)
         assert proc.returncode == 2, flags
         assert len(proc.stderr.strip().splitlines()) == 1 and words in proc.stderr, proc.stderr
 
@@ -187,13 +189,12 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"})
     lines = []
-    deadline = time.monotonic() + 150
     for line in train.stdout:  # Ctrl-C once the second iteration is reported
         lines.append(line)
-        if line.startswith("iteration=2 ") or time.monotonic() > deadline:
+        if line.startswith("iteration=2 "):
             break
     train.send_signal(signal.SIGINT)
-    rest, _ = train.communicate(timeout=120)
+    rest, _ = train.communicate(timeout=HANG_GUARD)
     output = "".join(lines) + rest
     assert train.returncode == 0, output
     saved = sorted(os.listdir(run / "checkpoints"))
@@ -205,7 +206,7 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
 
     resumed = _run([*CLI, *TINY, "--num-players", "2", "--iterations", "1",
                     "--num-env-runners", "0",  # sampling in the driver: no actor to start
-                    "--resume", str(run), "--out", str(run)], timeout=180)
+                    "--resume", str(run), "--out", str(run)], timeout=HANG_GUARD)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
     assert last["iteration"] == len(rows) + 1
