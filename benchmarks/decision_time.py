@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 
+from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
-from search_speed import positions  # this script's directory is on sys.path
+from search_speed import positions
 
 from moonriver_env.observation import LazyObservation, ObservationEncoder
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
               f"of {args.specs[0]})")
     print(json.dumps({"players": args.players, "positions": args.positions,
                       "rounds": args.rounds, "seed": args.seed,
-                      "load_average_1min": os.getloadavg()[0], "specs": report}))
+                      "specs": report, "machine": machine()}))
     return 0
 
 

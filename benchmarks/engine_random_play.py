@@ -18,6 +18,7 @@ import sys
 import time
 
 import numpy as np
+from machine import machine  # this script's directory is on sys.path
 
 from moonriver_env.engine import Game, GameConfig
 
@@ -70,7 +71,7 @@ def main() -> None:
         print(f"reference: pettingzoo tictactoe_v3 {reference:,} agent-steps/s (same run)")
     print(json.dumps({"benchmark": "engine_random_play", "auto_forced": args.auto_forced,
                       "games": args.games, "repeats": args.repeats, "variants": results,
-                      "tictactoe_v3_agent_steps_per_s": reference}))
+                      "tictactoe_v3_agent_steps_per_s": reference, "machine": machine()}))
 
 
 def tictactoe_reference() -> int | None:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from machine import machine  # this script's directory is on sys.path
 
 from moonriver_env import circles_far_west_v0, moonriver_v0
 
@@ -106,7 +107,8 @@ def main() -> None:
           f"{args.rounds} rounds, range {min(vs_ttt):.3f}-{max(vs_ttt):.3f})   "
           f"4p-base / chess_v6 = {ratios['4p_base_vs_chess']:.2f}")
     print(json.dumps({"benchmark": "env_throughput", "seconds": args.seconds,
-                      "rounds": args.rounds, "results": results, "ratios": ratios}))
+                      "rounds": args.rounds, "results": results, "ratios": ratios,
+                      "machine": machine()}))
 
 
 if __name__ == "__main__":

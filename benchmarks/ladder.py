@@ -41,6 +41,7 @@ from dataclasses import asdict
 from typing import Any, NamedTuple
 
 import moonriver_env.agents as agents_package
+from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.evaluate import (
     integer_at_least,
@@ -368,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         r["variant"]: {a["name"]: {"win_rate": round(a["win_rate"], 4),
                                    "ci": [round(a["win_ci_low"], 4), round(a["win_ci_high"], 4)],
                                    "rating": round(a["rating"], 3), "games": a["games"]}
-                       for a in r["summary"]} for r in runs}}))
+                       for a in r["summary"]} for r in runs}, "machine": machine()}))
     return 0
 
 

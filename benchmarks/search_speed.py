@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 
 import numpy as np
+from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.base import Agent
 from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
@@ -102,8 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {report[name]['sims_per_decision']} simulations per decision, "
               f"{report[name]['cpu_ms_per_sim']} CPU ms per simulation")
     print(json.dumps({"seconds": args.seconds, "players": args.players,
-                      "positions": args.positions, "load_average_1min": os.getloadavg()[0],
-                      **report}))
+                      "positions": args.positions, **report, "machine": machine()}))
     return 0
 
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
 import tomllib
 import torch
+from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.fast_ppo import FastConfig, Runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,9 +90,6 @@ def main(argv: list[str] | None = None) -> int:
             "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),
             "imitation_samples_per_s": round(bc_steps / bc_wall, 1),
             "imitation_samples_per_cpu_s": round(bc_steps / bc_cpu, 1),
-            "load_average_1min": round(os.getloadavg()[0], 2),
-            "cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "python": sys.version.split()[0],
         }
         if args.sb3_seconds:
             cpu0 = time.process_time()
@@ -103,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
           f"learner steps/s "
           f"({result['learner_steps_per_cpu_s']} per CPU second), imitation "
           f"{result['imitation_samples_per_s']} samples/s")
-    print(json.dumps(result))
+    print(json.dumps({**result, "machine": machine()}))
     return 0
 
 
