@@ -67,9 +67,10 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
     def close(self) -> None:
         """Nothing to release."""
 
-    def game_record(self) -> dict[str, Any]:
-        """The engine's JSON game record of the current game."""
-        return self._require_game().to_record()
+    def game_record(self, include_seed: bool = False) -> dict[str, Any]:
+        """The engine's JSON game record of the current game; while it runs the seed is left
+        out (it would reveal the hidden draws) unless ``include_seed`` (to resume it later)."""
+        return self._require_game().to_record(include_seed)
 
     # -------------------------------------------------------------- helpers
     def _start_episode(self, game: GameT) -> None:

@@ -27,7 +27,8 @@ the PettingZoo way: `TerminateIllegalWrapper` (the offender gets -1, the game en
 
 **Options.** `num_players` (2-5), every other `CirclesConfig` field (layout, skill model,
 starting capital, turn cap, ...), `render_mode` ("ansi", "rgb_array", "human": prints the ansi
-text). `env.game_record()` is the engine's JSON record of the game.
+text). `env.game_record()` is the engine's JSON record of the game; while it runs the seed is
+left out (it would foretell the chance to come) unless `game_record(include_seed=True)`.
 
 Version history: v0 (0.1.0) first release.
 """

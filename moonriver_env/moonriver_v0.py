@@ -43,7 +43,9 @@ paths (see `GameConfig`), `reward`, `shaping`, `render_mode` ("ansi", "rgb_array
 prints the ansi text, needs no display).
 
 **Records.** `env.game_record()` is the engine's JSON game record; `python -m moonriver_env
-replay FILE` steps through one in the terminal.
+replay FILE` steps through one in the terminal. While the game runs the record leaves the seed
+out (it would reveal the hidden box and pile order); `game_record(include_seed=True)` keeps it
+for an owner who saves the game to resume it (docs/game-record.md).
 
 Version history: v0 (0.1.0) first release; v0 hardening (unreleased): the saloon is refilled at
 the end of the last round too (RULES.md 4.4; only games with a recruit in the last round
@@ -253,10 +255,11 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
             self.render()
 
     # -------------------------------------------------------------- records
-    def save_record(self, path: str) -> None:
-        """Write the current game's record as JSON."""
+    def save_record(self, path: str, include_seed: bool = False) -> None:
+        """Write the current game's record as JSON (the seed as in :meth:`game_record`)."""
+        record = self.game_record(include_seed)
         with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.game_record(), fh)
+            json.dump(record, fh)
 
     # -------------------------------------------------------------- helpers
     def _table_image(self, game: Game) -> np.ndarray:

@@ -426,7 +426,7 @@ def _unfinished_record(decisions: int = 40) -> dict:
         legal = game.legal_action_ids()
         game.apply(int(legal[rng.integers(legal.size)]))
     assert not game.is_over
-    return game.to_record()
+    return game.to_record(include_seed=True)  # saved by its owner, to resume it
 
 
 def test_replay_of_an_unfinished_record_says_so(capsys, tmp_path) -> None:

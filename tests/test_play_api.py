@@ -211,7 +211,7 @@ def test_replay_steps_forward_and_back(client: TestClient) -> None:
     for _ in range(30):
         ids = game.legal_action_ids()
         game.apply(int(ids[rng.integers(len(ids))]))
-    r = client.post("/api/replays", json=game.to_record())
+    r = client.post("/api/replays", json=game.to_record(include_seed=True))
     assert r.status_code == 201
     rid, steps = r.json()["id"], r.json()["steps"]
     assert steps == 30
@@ -225,7 +225,7 @@ def test_replay_steps_forward_and_back(client: TestClient) -> None:
     assert end["svg"] == table_svg(game, end["names"])
     assert client.get(f"/api/replays/{rid}?step=31").status_code == 400
     assert client.get(f"/api/replays/{rid}?step=x").status_code == 400
-    tampered = game.to_record()
+    tampered = game.to_record(include_seed=True)
     tampered["seed"] += 1
     r = client.post("/api/replays", json=tampered)
     assert r.status_code == 400 and "not a valid game record" in r.json()["error"]

@@ -688,15 +688,17 @@ class CirclesGame:
         self._mask = None
 
     # ---------------------------------------------------------------- records
-    def to_record(self) -> dict[str, Any]:
-        """JSON-serialisable record of the game so far (see docs/circles.md)."""
+    def to_record(self, include_seed: bool = False) -> dict[str, Any]:
+        """JSON-serialisable record of the game so far (see docs/circles.md); the seed is left
+        out (null) while the game runs, unless ``include_seed`` (to resume it later)."""
         from .record import to_record
 
-        return to_record(self)
+        return to_record(self, include_seed)
 
     @classmethod
     def from_record(cls, record: dict[str, Any], verify: bool = True) -> CirclesGame:
-        """Replay a record to the same state (checked unless ``verify`` is False)."""
+        """Replay a record to the same state (checked unless ``verify`` is False); a record
+        without its seed raises ValueError."""
         from .record import from_record
 
         return from_record(record, verify=verify)

@@ -2,14 +2,22 @@
 
 A record holds the config, the seed, every event (decisions with their text, chance events,
 effects) and the final public state. Replaying the decisions from the config and seed draws
-the same chance from the generator, so :func:`from_record` can verify the whole record.
+the same chance from the generator, so :func:`from_record` can verify the whole record. The
+seed also foretells the chance still to come, so a record written while the game runs leaves
+it out (null) unless asked for (see :func:`moonriver_env.engine.record.record_seed`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonriver_env.engine.record import check_fields, check_replay, replay_decisions
+from moonriver_env.engine.record import (
+    check_fields,
+    check_replay,
+    record_seed,
+    replay_decisions,
+    require_seed,
+)
 
 from .config import ITEMS, CirclesConfig
 from .game import coins
@@ -38,8 +46,9 @@ def public_state(game: CirclesGame) -> dict[str, Any]:
     }
 
 
-def to_record(game: CirclesGame) -> dict[str, Any]:
-    """The game's record: config, seed, events, final state, wealth and winners."""
+def to_record(game: CirclesGame, include_seed: bool = False) -> dict[str, Any]:
+    """The game's record: config, seed (once over, or on request), events, final state,
+    wealth and winners."""
     events = []
     for event in game.history:
         if event["type"] == "decision":
@@ -48,7 +57,8 @@ def to_record(game: CirclesGame) -> dict[str, Any]:
     over = game.is_over
     return {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,
-        "config": game.config.to_dict(), "seed": game.seed, "events": events,
+        "config": game.config.to_dict(), "seed": record_seed(game, include_seed),
+        "events": events,
         "final": public_state(game), "over": over,
         "wealth": [game.wealth(p) for p in range(game.num_players)],
         "winners": game.winners() if over else None,
@@ -62,7 +72,8 @@ _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict}
 def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
-    Any malformed or tampered record raises ValueError saying what is wrong.
+    Any malformed or tampered record raises ValueError saying what is wrong; so does a record
+    without a seed (one written while the game was running).
     """
     from .game import CirclesGame
 
@@ -71,6 +82,7 @@ def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
     if record.get("version") != RECORD_VERSION:
         raise ValueError(f"record version {record.get('version')!r} is not supported "
                          f"(this engine reads version {RECORD_VERSION})")
+    require_seed(record)
     check_fields(record, _REQUIRED)
     try:
         game = CirclesGame(CirclesConfig.from_dict(record["config"]), seed=record["seed"])
@@ -78,5 +90,5 @@ def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
         raise ValueError(f"record config or seed is invalid: {exc}") from None
     replay_decisions(game, record["events"], ("decision", "chance", "effect"))
     if verify:
-        check_replay(to_record(game), record)
+        check_replay(to_record(game, include_seed=True), record)  # the record has its seed
     return game

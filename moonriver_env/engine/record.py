@@ -64,8 +64,31 @@ def final_state(game: Game) -> dict[str, Any]:
     }
 
 
-def to_record(game: Game) -> dict[str, Any]:
-    """The game's record: config, seed, every decision and chance event, final state, scores."""
+def record_seed(game: Any, include_seed: bool) -> int | None:
+    """The seed a record may show: the game's once it is over or when asked for, else None.
+
+    The seed rebuilds every draw of the game, the hidden ones too (Moon River's box and pile
+    order, Circles' coming flicks, bag draws and thief die), so the record of a game still
+    running leaves it out unless its owner asks for it (to save the game and resume it).
+    """
+    if type(include_seed) is not bool:
+        raise TypeError(f"include_seed must be True or False, got {include_seed!r:.40}")
+    return game.seed if include_seed or game.is_over else None
+
+
+def require_seed(record: dict[str, Any]) -> int:
+    """A record's seed, else a ValueError saying why a record may lack it and how to keep it."""
+    seed = record.get("seed")
+    if seed is None:
+        raise ValueError("record has no seed, so the game cannot be rebuilt: the record of a "
+                         "game still running leaves the seed out (it would reveal the hidden "
+                         "draws); write it with to_record(include_seed=True) to resume it later")
+    return seed
+
+
+def to_record(game: Game, include_seed: bool = False) -> dict[str, Any]:
+    """The game's record: config, seed (see :func:`record_seed`), every decision and chance
+    event, final state, scores."""
     events = game.history  # a deep copy: the record shares nothing with the game
     for event in events:
         if event["type"] == "decision":
@@ -74,7 +97,7 @@ def to_record(game: Game) -> dict[str, Any]:
     scores = game.scores() if over else game.running_scores()
     return {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,
-        "config": game.config.to_dict(), "seed": game.seed,
+        "config": game.config.to_dict(), "seed": record_seed(game, include_seed),
         "scenario": game.scenario, "boards": list(game.board_names),
         "events": events, "final": final_state(game), "over": over,
         "scores": [s.to_dict() for s in scores],
@@ -144,7 +167,8 @@ def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
 def from_record(record: dict[str, Any], verify: bool = True) -> Game:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
-    Any malformed or tampered record raises ValueError saying what is wrong.
+    Any malformed or tampered record raises ValueError saying what is wrong; so does a record
+    without a seed (one written while the game was running, see :func:`record_seed`).
     """
     from .game import Game
 
@@ -154,6 +178,7 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
     if type(version) is not int or version not in READABLE_VERSIONS:
         raise ValueError(f"record version {version!r} is not supported "
                          f"(this engine reads versions {list(READABLE_VERSIONS)})")
+    require_seed(record)
     check_fields(record, _REQUIRED)
     try:
         game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
@@ -161,7 +186,7 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game:
         raise ValueError(f"record config or seed is invalid: {exc}") from None
     replay_decisions(game, record["events"], ("decision", "chance"))
     if verify:
-        again = to_record(game)
+        again = to_record(game, include_seed=True)  # the record has its seed
         if version == 1:
             again.update(version=1, events=_version_1_order(again["events"]))
         check_replay(again, record)
