@@ -23,8 +23,8 @@ import json
 import os
 import tempfile
 import time
-
 import tomllib
+
 import torch
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.fast_ppo import FastConfig, Runner

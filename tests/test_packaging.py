@@ -32,3 +32,15 @@ def test_wheel_holds_only_moonriver_env(tmp_path: Path) -> None:
     assert "moonriver_env/agents/greedy.py" in names
     assert "moonriver_env/training/configs/ppo_4p_base.toml" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
+
+
+def test_requires_python_covers_the_standard_library_it_uses() -> None:
+    """tomllib (3.11+) is imported without a fallback: requires-python and ruff say 3.11."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    sources = [p for folder in ("moonriver_env", "agents", "training", "benchmarks")
+               for p in (ROOT / folder).rglob("*.py")]
+    assert any("import tomllib" in p.read_text(encoding="utf-8") for p in sources)
+    assert project["project"]["requires-python"] == ">=3.11"
+    assert project["tool"]["ruff"]["target-version"] == "py311"

@@ -115,9 +115,8 @@ def test_greedy_prior_ranks_greedys_choice_first() -> None:
 
 
 def test_weights_are_package_data() -> None:
-    from pathlib import Path
-
     import tomllib
+    from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
