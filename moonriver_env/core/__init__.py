@@ -1,0 +1,13 @@
+"""The compiled core: Moon River's rules, masks and observations in C++17 (nanobind).
+
+``moonriver_env.core.Game`` keeps the contract of :class:`moonriver_env.engine.Game` (the
+readable reference) and is proven identical to it by tests/test_core_differential.py: same
+legal ids and masks, observations, scores, records and errors for the same config and seed.
+See docs/core.md.
+"""
+
+from __future__ import annotations
+
+from .game import Game, random_playouts
+
+__all__ = ["Game", "random_playouts"]

@@ -1,0 +1,431 @@
+"""``Game``: the engine's contract over the compiled state (moonriver_env.core._core).
+
+Everything that defines a game and can be read from a file or drawn at random stays in Python
+and is the engine's own: the config and its data files (read by the engine's loader, errors
+included), the setup's draws from ``numpy.random.default_rng(seed)`` (made below in the
+engine's order), records (built by ``moonriver_env.engine.record`` from this game's history and
+public state) and the text view. The core plays the decisions, keeps the state and writes
+masks and observations.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.actions import Action, ActionCodec
+from moonriver_env.engine.config import GameConfig
+from moonriver_env.engine.data import GameData
+from moonriver_env.engine.game import Context, IllegalActionError, Phase
+from moonriver_env.engine.grid import COLS, NUM_CELLS
+from moonriver_env.engine.scoring import ScoreBreakdown
+from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
+
+from . import _core
+
+_PHASES = tuple(Phase)
+_GAME_OVER = int(Phase.GAME_OVER)
+_EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
+_TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
+_TABLES_SIZE = 64
+
+
+def _tables(data: GameData) -> Any:
+    """The core's copy of a set of data tables (made once per GameData)."""
+    entry = _TABLES.get(id(data))
+    if entry is not None and entry[0] is data:
+        return entry[1]
+    kinds = np.stack([data.terrain, data.nugget, data.beaver, data.corn, data.cows,
+                      data.skull, data.circle, data.number], axis=1).astype(np.int64)
+    tables = _core.make_tables(kinds.ravel(), data.num_box_kinds,
+                               data.plot_kind.astype(np.int64),
+                               np.array([int(k) for k in data.partner_specialists], np.int64))
+    if len(_TABLES) >= _TABLES_SIZE:
+        _TABLES.clear()
+    _TABLES[id(data)] = (data, tables)
+    return tables
+
+
+def _setup_draws(config: GameConfig, data: GameData, seed: int) -> dict[str, Any]:
+    """The setup's random draws, made exactly as ``engine.Game._setup`` makes them."""
+    rng = np.random.default_rng(seed)
+    n = config.num_players
+    scenario = config.scenario
+    if config.mode == "legends" and scenario is None:
+        scenario = int(rng.integers(1, 5))
+    if config.mode == "legends":
+        names = config.boards
+        if names is None:
+            legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
+            names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
+    else:
+        camp = next(k for k, b in data.boards.items() if b.side == "camp")
+        names = (camp,) * n
+    box = rng.permutation(data.num_plots).tolist()
+    pile = rng.permutation(data.num_partners).tolist()
+    first = rng.permutation(n).tolist()
+    setup_order = [first[0], first[1], first[1], first[0]] if n == 2 else first
+    return {"scenario": scenario, "boards": tuple(names), "box": box, "pile": pile,
+            "setup_order": setup_order}
+
+
+class _RanchView:
+    """A read-only view of one ranch, with the engine Ranch's public fields."""
+
+    __slots__ = ("board", "bonus_taken", "bridge", "capacity", "cows", "face", "hand", "kind",
+                 "label", "partner", "plot", "rows", "terrain")
+
+    def __init__(self, raw: dict[str, Any], board) -> None:
+        cells = raw["cells"]
+        cells.flags.writeable = False
+        self.kind, self.cows, self.partner, self.face, self.plot = cells[:5]
+        self.terrain = cells[5].astype(np.int8)
+        self.label = cells[6]
+        self.hand: list[int] = raw["hand"]
+        self.bonus_taken: bool = raw["bonus_taken"]
+        self.capacity: int = raw["capacity"]
+        self.rows: int = raw["rows"]
+        self.board = board
+        bridge = np.zeros(NUM_CELLS, dtype=bool)
+        for r, c in board.bridges:
+            bridge[r * COLS + c] = True
+        bridge.flags.writeable = False
+        self.bridge = bridge
+
+    @property
+    def in_hand(self) -> bool:
+        """True when the reserve is over-full: a plot is held in hand (forced expansion)."""
+        return len(self.hand) > self.capacity
+
+    @property
+    def empty(self) -> np.ndarray:
+        """Free cells a plot may go on."""
+        usable = np.zeros(NUM_CELLS, dtype=bool)
+        usable[: self.rows * COLS] = True
+        usable[2] = False
+        return usable & (self.kind < 0)
+
+
+class Game:
+    """A game of Moon River on the compiled core; the contract of ``engine.Game``."""
+
+    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
+        self.config = config if config is not None else GameConfig()
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+        self.seed = int(seed)
+        self.data = self.config.data
+        draws = _setup_draws(self.config, self.data, self.seed)
+        self.scenario: int | None = draws["scenario"]
+        self.board_names: tuple[str, ...] = draws["boards"]
+        self.setup_order: list[int] = draws["setup_order"]
+        boards = [self.data.boards[name] for name in self.board_names]
+        self._core = _core.Game(
+            _tables(self.data), self.config.num_players, self.scenario or 0,
+            self.config.auto_forced, [b.reserve for b in boards],
+            [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
+            draws["box"], draws["pile"], self.setup_order,
+            [_BOARD_IDS.get(name, 0) for name in self.board_names])
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """Forget what was read from the state (after it changed)."""
+        self._mask: np.ndarray | None = None
+        self._snap: dict[str, Any] | None = None
+        self._views: list[_RanchView] | None = None
+
+    def _snapshot(self) -> dict[str, Any]:
+        if self._snap is None:
+            self._snap = self._core.snapshot()
+        return self._snap
+
+    # ------------------------------------------------------------- public API
+    @property
+    def num_players(self) -> int:
+        """Number of players."""
+        return self.config.num_players
+
+    @property
+    def current_player(self) -> int:
+        """The player to decide now (-1 once the game is over)."""
+        return self._core.current_player
+
+    @property
+    def player(self) -> int:
+        """The player whose turn it is (kept after the game ends, as in the engine)."""
+        return self._core.player
+
+    @property
+    def phase(self) -> Phase:
+        """The current decision's phase."""
+        return _PHASES[self._core.phase]
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended and been scored."""
+        return self._core.is_over
+
+    def legal_mask(self) -> np.ndarray:
+        """Read-only int8 mask over the action enumeration (zeros when over)."""
+        if self._mask is None:
+            mask = np.empty(A.NUM_ACTIONS, dtype=np.int8)
+            self._core.legal_mask(mask)
+            mask.flags.writeable = False
+            self._mask = mask
+        return self._mask
+
+    def legal_action_ids(self) -> np.ndarray:
+        """Ids of the legal actions, ascending."""
+        return self._core.legal_ids()
+
+    def legal_actions(self) -> list[Action]:
+        """Structured legal actions for the current player."""
+        return [A.ACTIONS[i] for i in self.legal_action_ids().tolist()]
+
+    def apply(self, action: Action | int) -> None:
+        """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
+        aid = self._action_id(action)
+        if not self._core.apply(aid):
+            raise IllegalActionError(A.ACTIONS[aid].text(), self._why_illegal(aid),
+                                     [a.text() for a in self.legal_actions()])
+        self._fresh()
+
+    def _action_id(self, action: Action | int) -> int:
+        if isinstance(action, tuple):
+            try:
+                return ActionCodec.encode(action)
+            except ValueError:
+                raise IllegalActionError(repr(action), "not an action of the enumeration "
+                                         "(see moonriver_env.engine.actions)") from None
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            if 0 <= action < A.NUM_ACTIONS:
+                return int(action)
+            raise IllegalActionError(action, f"action ids run from 0 to {A.NUM_ACTIONS - 1}")
+        raise IllegalActionError(repr(action), "an action is an int id or a structured action "
+                                 "such as Build(...) or Pass()")
+
+    def _why_illegal(self, aid: int) -> str:
+        """The engine's reason words (engine.Game._why_illegal) for an illegal id."""
+        action = A.ACTIONS[aid]
+        seg = ActionCodec.segment_of(aid)
+        phase = self.phase
+        name = phase.name.lower()
+        if phase == Phase.GAME_OVER:
+            return "the game is over"
+        wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
+                  Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
+                  Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
+                  Phase.BONUS: "bonus"}[phase]
+        snap = self._snapshot()
+        if seg == "pass":
+            if phase == Phase.BUILD:
+                return ("the reserve is over-full: at least one domino must be built"
+                        if not snap["emptying"] else "at game end the reserve must be emptied "
+                        "while a domino fits")
+            return f"passing is not possible in phase {name}"
+        if seg != wanted:
+            return f"phase is {name}: a {wanted} action is expected, not a {seg} action"
+        ranch = self.ranches[self.player]
+        hand = ranch.hand
+        if (isinstance(action, (A.Build, A.Discard))
+                and max(action.slot_a, action.slot_b) >= len(hand)):
+            return f"only slots 0..{len(hand) - 1} hold plots"
+        if isinstance(action, A.Build):
+            (r1, c1), (r2, c2) = action.cells
+            empty = ranch.empty
+            for r, c in ((r1, c1), (r2, c2)):
+                if not (0 <= r < ranch.rows and 0 <= c < COLS):
+                    return f"cell ({r},{c}) is off the {ranch.rows}x{COLS} ranch"
+                if not empty[r * COLS + c]:
+                    what = "the homestead" if (r, c) == (0, 2) else "already built"
+                    return f"cell ({r},{c}) is {what}"
+            return ("the domino does not connect: no bridge cell and no plot of matching "
+                    "terrain next to it")
+        if isinstance(action, A.Select):
+            return f"position {action.position} of the column is taken or empty"
+        return f"not among the legal {wanted} actions"
+
+    # ---------------------------------------------------------------- scores
+    def running_scores(self) -> list[ScoreBreakdown]:
+        """What each player would score if the game ended now (overpopulation applied)."""
+        return [ScoreBreakdown(*s) for s in self._core.running_scores()]
+
+    def running_score(self, player: int) -> ScoreBreakdown:
+        """One player's entry of :meth:`running_scores`."""
+        return self.running_scores()[player]
+
+    def scores(self) -> list[ScoreBreakdown]:
+        """Final scores with breakdown, per player; the game must be over."""
+        if not self.is_over:
+            raise RuntimeError("the game is not over; use running_scores() for scores so far")
+        return self.running_scores()
+
+    def winners(self) -> list[int]:
+        """Winning players after tie-breaks (largest territory, then most cows; else shared)."""
+        return list(self._core.winners())
+
+    # ----------------------------------------------------------- observation
+    def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``player``'s observation (ObservationEncoder's 4934 float32 values), written into
+        ``out`` when given (a writable C-contiguous float32 array of that size)."""
+        if (type(player) is not int and not isinstance(player, np.integer)) or \
+                not 0 <= player < self.num_players:
+            raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
+                             f"got {player!r:.40}")
+        if out is None:
+            out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+        elif not (isinstance(out, np.ndarray) and out.dtype == np.float32
+                  and out.shape == (OBSERVATION_SIZE,) and out.flags.c_contiguous
+                  and out.flags.writeable):
+            raise ValueError(f"out must be a writable C-contiguous float32 array of shape "
+                             f"({OBSERVATION_SIZE},), got {type(out).__name__} "
+                             f"{getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}")
+        self._core.observe(int(player), out)
+        return out
+
+    # ------------------------------------------------------- search support
+    def clone(self) -> Game:
+        """An independent copy of the full state (one C++ copy)."""
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g._core = self._core.copy()
+        g._mask = self._mask  # read-only: safe to share
+        g._snap = None
+        g._views = None
+        return g
+
+    def __deepcopy__(self, memo: dict) -> Game:
+        return self.clone()
+
+    def determinize(self, rng: np.random.Generator) -> None:
+        """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
+        box, pile = self._core.hidden()
+        rng.shuffle(box)  # the engine's shuffles of the same lists: the same orders
+        rng.shuffle(pile)
+        self._core.set_hidden(box, pile)
+        self._snap = None
+
+    def random_playouts(self, count: int, seed: int) -> np.ndarray:
+        """Final totals of ``count`` uniform random playouts from this state, (count, players),
+        played inside the core (its own SplitMix64 generator seeded with ``seed``)."""
+        return random_playouts(self, count, seed)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "seed": self.seed, "scenario": self.scenario,
+                "board_names": self.board_names, "setup_order": self.setup_order,
+                "state": self._core.serialize()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.config = state["config"]
+        self.seed = state["seed"]
+        self.scenario = state["scenario"]
+        self.board_names = state["board_names"]
+        self.setup_order = state["setup_order"]
+        self.data = self.config.data
+        self._core = _core.Game.deserialize(_tables(self.data), state["state"])
+        self._fresh()
+
+    # ---------------------------------------------------------------- views
+    def __getattr__(self, name: str) -> Any:
+        # Public state fields of the engine Game (read-only copies), from one snapshot.
+        if name in _SNAPSHOT_FIELDS:
+            return copy.copy(self._snapshot()[name])
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def ranches(self) -> list[_RanchView]:
+        """Read-only views of the players' ranches (the engine Ranch's public fields)."""
+        if self._views is None:
+            self._views = [_RanchView(raw, self.data.boards[name]) for raw, name in
+                           zip(self._snapshot()["ranches"], self.board_names, strict=True)]
+        return self._views
+
+    @property
+    def bonus_tiles(self) -> list[bool]:
+        """Which 2-player bonus tiles are still to take."""
+        return list(self._snapshot()["bonus_tiles"])
+
+    def context(self) -> Context:
+        """The pending context of the current decision."""
+        s = self._snapshot()
+        phase = self.phase
+        return Context(phase, self.current_player, s["round"], s["last_round"], s["emptying"],
+                       s["forced"], s["builds_done"], s["builds_allowed"],
+                       (s["circles"][0], s["circles"][1]),
+                       s["skulls"][0] if phase == Phase.DROUGHT else -1,
+                       s["effect_cell"], s["cowboy_moves_left"])
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Decisions and chance events so far, in order, as the engine records them."""
+        events: list[dict[str, Any]] = [{
+            "type": "chance", "event": "setup", "scenario": self.scenario,
+            "boards": list(self.board_names), "setup_order": list(self.setup_order)}]
+        raw = self._core.history()
+        i = 0
+        while i < len(raw):
+            tag = raw[i]
+            if tag == _EV_DECISION:
+                event = {"type": "decision", "player": raw[i + 1], "action": raw[i + 2]}
+                if raw[i + 3]:
+                    event["auto"] = True
+                i += 4
+            elif tag == _EV_COLUMN:
+                event = {"type": "chance", "event": "column", "plots": raw[i + 1:i + 5]}
+                i += 5
+            elif tag == _EV_SALOON:
+                k = raw[i + 1]
+                flat = raw[i + 2:i + 2 + 2 * k]
+                event = {"type": "chance", "event": "saloon",
+                         "filled": [[flat[2 * j], flat[2 * j + 1]] for j in range(k)]}
+                i += 2 + 2 * k
+            else:
+                event = {"type": "chance", "event": "bonus_lost", "player": raw[i + 1],
+                         "tile": raw[i + 2]}
+                i += 3
+            events.append(event)
+        return events
+
+    # ---------------------------------------------------------------- records
+    def to_record(self, include_seed: bool = False) -> dict[str, Any]:
+        """JSON-serialisable record of the game so far, as the engine writes it (the engine's
+        own record code reads this game's history and public state)."""
+        from moonriver_env.engine.record import to_record
+
+        return to_record(self, include_seed)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], verify: bool = True) -> Game:
+        """Replay a record to the same state (checked unless ``verify`` is False)."""
+        from .record import from_record
+
+        return from_record(record, verify=verify)
+
+    def table_text(self) -> str:
+        """The whole table as readable text (the engine's text view of this state)."""
+        from moonriver_env.engine.text import table_text
+
+        return table_text(self)
+
+
+_SNAPSHOT_FIELDS = frozenset({
+    "round", "last_round", "emptying", "forced", "builds_done", "builds_allowed", "skulls",
+    "circles", "effect_cell", "cowboy_moves_left", "supply", "saloon", "active", "pending",
+    "active_owner", "pending_owner", "order", "turn_index", "empty_order", "box", "pile",
+    "removed", "discarded", "recruited_this_round"})
+
+
+def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:
+    """Final totals of ``count`` uniform random playouts from ``game``'s state, inside the core
+    (GIL released), as a (count, players) float64 array."""
+    if type(count) is not int or count < 0:
+        raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")
+    totals = game._core.random_playouts(count, seed)
+    return np.asarray(totals, dtype=np.float64).reshape(count, game.num_players)

@@ -1,0 +1,258 @@
+// Python bindings of the core (the private module moonriver_env.core._core); the public
+// contract is moonriver_env.core.Game, a thin Python class over these.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "game.h"
+#include "observation.h"
+#include "playout.h"
+
+namespace nb = nanobind;
+using namespace moonriver;
+
+namespace {
+
+using Mask = nb::ndarray<std::int8_t, nb::shape<NUM_ACTIONS>, nb::c_contig, nb::device::cpu>;
+using Obs = nb::ndarray<float, nb::shape<OBSERVATION_SIZE>, nb::c_contig, nb::device::cpu>;
+template <typename T>
+using Array1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+std::shared_ptr<const Tables> make_tables(Array1<std::int64_t> kinds_flat, int num_box_kinds,
+                                          Array1<std::int64_t> plot_kind,
+                                          Array1<std::int64_t> specialist) {
+  // kinds_flat: rows of (terrain, nugget, beaver, corn, cows, skull, circle, number).
+  if (kinds_flat.shape(0) % 8 != 0) throw nb::value_error("kinds table: 8 columns per kind");
+  auto t = std::make_shared<Tables>();
+  const std::int64_t* k = kinds_flat.data();
+  for (std::size_t i = 0; i < kinds_flat.shape(0); i += 8)
+    t->kinds.push_back(KindRow{int(k[i]), int(k[i + 1]), int(k[i + 2]), int(k[i + 3]),
+                               int(k[i + 4]), k[i + 5] != 0, k[i + 6] != 0, int(k[i + 7])});
+  t->num_box_kinds = num_box_kinds;
+  for (std::size_t i = 0; i < plot_kind.shape(0); ++i)
+    t->plot_kind.push_back(static_cast<std::int16_t>(plot_kind.data()[i]));
+  for (std::size_t i = 0; i < specialist.shape(0); ++i)
+    t->specialist.push_back(static_cast<std::int8_t>(specialist.data()[i]));
+  return t;
+}
+
+nb::tuple score_tuple(const Score& s) {
+  return nb::make_tuple(s.territories, s.resources, s.partners, s.scenario,
+                        s.largest_territory, s.cows);
+}
+
+template <std::size_t N, typename T>
+nb::list to_list(const std::array<T, N>& a, int count = N) {
+  nb::list out;
+  for (int i = 0; i < count; ++i) out.append(static_cast<int>(a[i]));
+  return out;
+}
+
+template <typename T>
+nb::list to_list(const std::vector<T>& v) {
+  nb::list out;
+  for (const T& x : v) out.append(static_cast<int>(x));
+  return out;
+}
+
+nb::ndarray<nb::numpy, std::int16_t> ranch_array(const Ranch& r) {
+  // rows: kind, cows, partner, face, plot, terrain, label
+  auto* data = new std::int16_t[7 * NUM_CELLS];
+  for (int c = 0; c < NUM_CELLS; ++c) {
+    data[c] = r.kind[c];
+    data[NUM_CELLS + c] = r.cows[c];
+    data[2 * NUM_CELLS + c] = r.partner[c];
+    data[3 * NUM_CELLS + c] = r.face[c];
+    data[4 * NUM_CELLS + c] = r.plot[c];
+    data[5 * NUM_CELLS + c] = r.terrain[c];
+    data[6 * NUM_CELLS + c] = r.label[c];
+  }
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int16_t*>(p); });
+  return nb::ndarray<nb::numpy, std::int16_t>(data, {7, NUM_CELLS}, owner);
+}
+
+// The public state as plain Python values (records, text views, the ranch views).
+nb::dict snapshot(const Game& g) {
+  const Fixed& f = g.state();
+  nb::dict d;
+  d["phase"] = f.phase;
+  d["player"] = f.player;
+  d["round"] = f.round;
+  d["last_round"] = f.last_round;
+  d["emptying"] = f.emptying;
+  d["forced"] = f.forced;
+  d["builds_done"] = f.builds_done;
+  d["builds_allowed"] = f.builds_allowed;
+  d["skulls"] = to_list(f.skulls, f.skulls_len);
+  d["circles"] = to_list(f.circles);
+  d["effect_cell"] = f.effect_cell;
+  d["cowboy_moves_left"] = f.cowboy_moves_left;
+  d["supply"] = f.supply;
+  d["saloon"] = to_list(f.saloon);
+  d["bonus_tiles"] = nb::make_tuple(f.bonus_tiles[0], f.bonus_tiles[1]);
+  d["active"] = f.has_active ? nb::object(to_list(f.active)) : nb::none();
+  d["pending"] = f.has_pending ? nb::object(to_list(f.pending)) : nb::none();
+  d["active_owner"] = to_list(f.active_owner);
+  d["pending_owner"] = to_list(f.pending_owner);
+  d["order"] = to_list(f.order, f.order_len);
+  d["turn_index"] = f.turn_index;
+  d["empty_order"] = to_list(f.empty_order, f.empty_len);
+  d["setup_order"] = to_list(f.setup_order, f.setup_len);
+  d["recruited_this_round"] = f.recruited_this_round;
+  d["box"] = to_list(g.box());
+  d["pile"] = to_list(g.pile());
+  d["removed"] = to_list(g.removed());
+  d["discarded"] = to_list(g.discarded());
+  nb::list ranches;
+  for (int p = 0; p < f.n; ++p) {
+    const Ranch& r = f.ranches[p];
+    nb::dict rd;
+    rd["cells"] = ranch_array(r);
+    rd["hand"] = to_list(r.hand, r.hand_size);
+    rd["bonus_taken"] = r.bonus_taken;
+    rd["capacity"] = r.capacity;
+    rd["rows"] = r.rows;
+    ranches.append(rd);
+  }
+  d["ranches"] = ranches;
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "Moon River's compiled rules (private: use moonriver_env.core).";
+  m.attr("NUM_ACTIONS") = NUM_ACTIONS;
+  m.attr("OBSERVATION_SIZE") = OBSERVATION_SIZE;
+  m.attr("PASS_ID") = PASS_ID;
+
+  nb::class_<Tables>(m, "Tables", "The data tables of one set of data files.")
+      .def_prop_ro("num_plots", &Tables::num_plots)
+      .def_prop_ro("num_partners", &Tables::num_partners);
+  m.def("make_tables", &make_tables, nb::arg("kinds"), nb::arg("num_box_kinds"),
+        nb::arg("plot_kind"), nb::arg("specialist"),
+        "Tables from the kind rows (terrain, nugget, beaver, corn, cows, skull, circle, "
+        "number), plot kinds and partner specialists.");
+
+  nb::class_<Game>(m, "Game", "One game's state (a value: copy() is a full copy).")
+      .def(
+          "__init__",
+          [](Game* self, std::shared_ptr<const Tables> tables, int num_players, int scenario,
+             bool auto_forced, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
+             std::vector<int> box, std::vector<int> pile, std::vector<int> setup_order,
+             std::vector<int> board_ids) {
+            Setup s;
+            s.num_players = num_players;
+            s.scenario = scenario;
+            s.auto_forced = auto_forced;
+            s.capacity = std::move(capacity);
+            s.bridges.assign(bridges.begin(), bridges.end());
+            s.box = std::move(box);
+            s.pile = std::move(pile);
+            s.setup_order = std::move(setup_order);
+            s.board_ids = std::move(board_ids);
+            new (self) Game(std::move(tables), s);
+          },
+          nb::arg("tables"), nb::arg("num_players"), nb::arg("scenario"), nb::arg("auto_forced"),
+          nb::arg("capacity"), nb::arg("bridges"), nb::arg("box"), nb::arg("pile"),
+          nb::arg("setup_order"), nb::arg("board_ids"))
+      .def("copy", [](const Game& g) { return Game(g); }, "An independent copy.")
+      .def_prop_ro("phase", &Game::phase)
+      .def_prop_ro("current_player", &Game::current_player)
+      .def_prop_ro("player", [](const Game& g) { return g.state().player; })
+      .def_prop_ro("is_over", &Game::is_over)
+      .def_prop_ro("round", [](const Game& g) { return g.state().round; })
+      .def_prop_ro("history_size", [](const Game& g) { return g.history().size(); })
+      .def("is_legal", &Game::is_legal, nb::arg("action"))
+      .def("num_legal", &Game::num_legal)
+      .def(
+          "legal_mask",
+          [](const Game& g, Mask out) { g.legal_mask(out.data()); }, nb::arg("out").noconvert(),
+          "Write the int8 legal mask into ``out`` (2710 entries).")
+      .def(
+          "legal_ids",
+          [](const Game& g) {
+            std::int64_t buf[NUM_ACTIONS];
+            const int m = g.legal_ids(buf);
+            auto* data = new std::int64_t[m > 0 ? m : 1];
+            std::memcpy(data, buf, sizeof(std::int64_t) * m);
+            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+            return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
+          },
+          "Legal ids, ascending (a new int64 array).")
+      .def("apply", &Game::apply, nb::arg("action"),
+           "Play a decision; False (state unchanged) if it is not legal.")
+      .def(
+          "observe",
+          [](const Game& g, int viewer, Obs out) {
+            if (viewer < 0 || viewer >= g.num_players())
+              throw nb::value_error("viewer out of range");
+            float* data = out.data();
+            nb::gil_scoped_release release;
+            observe(g, viewer, data);
+          },
+          nb::arg("viewer"), nb::arg("out").noconvert(),
+          "Write ``viewer``'s observation into ``out`` (float32, 4934 entries).")
+      .def(
+          "running_scores",
+          [](const Game& g) {
+            nb::list out;
+            for (int p = 0; p < g.num_players(); ++p) out.append(score_tuple(g.running_score(p)));
+            return out;
+          })
+      .def("winners", &Game::winners)
+      .def("history", [](const Game& g) { return to_list(g.history()); })
+      .def("snapshot", &snapshot)
+      .def("hidden", [](const Game& g) { return nb::make_tuple(to_list(g.box()), to_list(g.pile())); },
+           "(box, pile) as lists, the next draw last.")
+      .def(
+          "set_hidden",
+          [](Game& g, std::vector<int> box, std::vector<int> pile) {
+            if (box.size() != g.box().size() || pile.size() != g.pile().size())
+              throw nb::value_error("set_hidden keeps the box and pile sizes");
+            g.set_hidden(std::vector<std::int16_t>(box.begin(), box.end()),
+                         std::vector<std::int16_t>(pile.begin(), pile.end()));
+          },
+          nb::arg("box"), nb::arg("pile"))
+      .def("serialize", [](const Game& g) {
+        const std::string s = g.serialize();
+        return nb::bytes(s.data(), s.size());
+      })
+      .def_static(
+          "deserialize",
+          [](std::shared_ptr<const Tables> tables, nb::bytes b) {
+            return Game::deserialize(std::move(tables), std::string(b.c_str(), b.size()));
+          },
+          nb::arg("tables"), nb::arg("state"))
+      .def(
+          "random_playouts",
+          [](const Game& g, int count, std::uint64_t seed) {
+            std::vector<double> totals;
+            {
+              nb::gil_scoped_release release;
+              totals = random_playouts(g, count, seed);
+            }
+            return totals;
+          },
+          nb::arg("count"), nb::arg("seed"),
+          "Play ``count`` uniform random games to the end from copies of this state; "
+          "returns the final totals, count x players, flat.")
+      .def(
+          "random_play_counts",
+          [](const Game& g, int count, std::uint64_t seed) {
+            std::pair<std::int64_t, std::int64_t> r;
+            {
+              nb::gil_scoped_release release;
+              r = random_play_counts(g, count, seed);
+            }
+            return r;
+          },
+          nb::arg("count"), nb::arg("seed"),
+          "Play ``count`` random games from copies; returns (games, decisions).");
+}

@@ -1,0 +1,660 @@
+#include "game.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace moonriver {
+
+Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::move(tables)) {
+  const int n = s.num_players;
+  if (n < 2 || n > MAX_PLAYERS || static_cast<int>(s.capacity.size()) != n ||
+      static_cast<int>(s.bridges.size()) != n ||
+      static_cast<int>(s.board_ids.size()) != n || s.setup_order.empty() ||
+      s.setup_order.size() > 4)
+    throw std::invalid_argument("moonriver core: inconsistent setup");
+  f_.n = n;
+  f_.rows = n == 2 ? 10 : 5;
+  f_.scenario = s.scenario;
+  f_.auto_forced = s.auto_forced;
+  for (int p = 0; p < n; ++p) {
+    f_.ranches[p] = Ranch(f_.rows, s.capacity[p], s.bridges[p]);
+    f_.board_ids[p] = static_cast<std::int8_t>(s.board_ids[p]);
+  }
+  f_.supply = NUM_COWS;
+  for (int v : s.box) box_.push_back(static_cast<std::int16_t>(v));
+  for (int v : s.pile) pile_.push_back(static_cast<std::int16_t>(v));
+  f_.saloon.fill(-1);
+  f_.bonus_tiles = {n == 2, n == 2};
+  f_.setup_len = static_cast<int>(s.setup_order.size());
+  for (int i = 0; i < f_.setup_len; ++i) f_.setup_order[i] = static_cast<std::int8_t>(s.setup_order[i]);
+  refill_saloon();
+  f_.has_active = draw_column(f_.active);
+  f_.active_owner.fill(-1);
+  f_.pending.fill(-1);
+  f_.has_pending = false;
+  f_.pending_owner.fill(-1);
+  reset_turn_context();
+  f_.player = f_.setup_order[0];
+  f_.setup_index = 0;
+  enter(SETUP);
+  column_choices(f_.active, f_.active_owner);
+  settle();
+}
+
+void Game::set_hidden(std::vector<std::int16_t> box, std::vector<std::int16_t> pile) {
+  box_ = std::move(box);
+  pile_ = std::move(pile);
+}
+
+// ------------------------------------------------------------------ legality
+
+void Game::build_rows(std::array<Placements, NUM_PAIRS>& rows, int& count) const {
+  const Ranch& r = f_.ranches[f_.player];
+  const int h = std::min(r.hand_size, HAND_SLOTS);
+  count = PAIRS.prefix[h];
+  int held[HAND_SLOTS];
+  for (int i = 0; i < h; ++i) held[i] = tables_->of_plot(r.hand[i]).terrain;
+  const Placements base = r.free & r.bridged;
+  for (int q = 0; q < count; ++q) {
+    const auto [a, b] = PAIRS.ordered[q];
+    rows[q] = base | (r.free & (r.first_adj[held[a]] | r.second_adj[held[b]]));
+  }
+}
+
+bool Game::can_build() const {
+  const Ranch& r = f_.ranches[f_.player];
+  if (r.hand_size < 2) return false;
+  Placements reach = r.bridged;
+  for (int i = 0; i < r.hand_size; ++i) {
+    const int t = tables_->of_plot(r.hand[i]).terrain;
+    reach |= r.first_adj[t] | r.second_adj[t];
+  }
+  return (r.free & reach) != 0;
+}
+
+static bool can_pass_build(const Fixed& f) { return !f.emptying && !(f.forced && f.builds_done == 0); }
+
+bool Game::is_legal(int aid) const {
+  if (aid < 0 || aid >= NUM_ACTIONS || is_over()) return false;
+  if (f_.phase != BUILD) {
+    for (int i = 0; i < f_.choices_len; ++i)
+      if (f_.choices[i] == aid) return true;
+    return false;
+  }
+  if (aid == PASS_ID) return can_pass_build(f_);
+  if (aid < BUILD0 || aid >= PASS_ID) return false;
+  std::array<Placements, NUM_PAIRS> rows;
+  int count;
+  build_rows(rows, count);
+  const int q = (aid - BUILD0) / NUM_PLACEMENTS, k = (aid - BUILD0) % NUM_PLACEMENTS;
+  return q < count && (rows[q] >> k & 1);
+}
+
+int Game::legal_ids(std::int64_t* out) const {
+  if (is_over()) return 0;
+  int m = 0;
+  if (f_.phase != BUILD) {
+    for (int i = 0; i < f_.choices_len; ++i) out[m++] = f_.choices[i];
+    std::sort(out, out + m);
+    return m;
+  }
+  std::array<Placements, NUM_PAIRS> rows;
+  int count;
+  build_rows(rows, count);
+  for (int q = 0; q < count; ++q)
+    for (Placements r = rows[q]; r; r &= r - 1) out[m++] = BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r);
+  if (can_pass_build(f_)) out[m++] = PASS_ID;
+  return m;
+}
+
+void Game::legal_mask(std::int8_t* out) const {
+  std::memset(out, 0, NUM_ACTIONS);
+  if (is_over()) return;
+  if (f_.phase != BUILD) {
+    for (int i = 0; i < f_.choices_len; ++i) out[f_.choices[i]] = 1;
+    return;
+  }
+  std::array<Placements, NUM_PAIRS> rows;
+  int count;
+  build_rows(rows, count);
+  for (int q = 0; q < count; ++q)
+    for (Placements r = rows[q]; r; r &= r - 1) out[BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r)] = 1;
+  if (can_pass_build(f_)) out[PASS_ID] = 1;
+}
+
+int Game::num_legal() const {
+  if (is_over()) return 0;
+  if (f_.phase != BUILD) return f_.choices_len;
+  std::array<Placements, NUM_PAIRS> rows;
+  int count, total = can_pass_build(f_) ? 1 : 0;
+  build_rows(rows, count);
+  for (int q = 0; q < count; ++q) total += popcount(rows[q]);
+  return total;
+}
+
+int Game::only_action() const {
+  if (f_.phase != BUILD) return f_.choices_len == 1 ? f_.choices[0] : -1;
+  std::array<Placements, NUM_PAIRS> rows;
+  int count, builds = 0;
+  build_rows(rows, count);
+  for (int q = 0; q < count; ++q) builds += popcount(rows[q]);
+  const bool pass = can_pass_build(f_);
+  if (builds + (pass ? 1 : 0) != 1) return -1;
+  if (pass) return PASS_ID;
+  for (int q = 0; q < count; ++q)
+    if (rows[q]) return BUILD0 + q * NUM_PLACEMENTS + lowest_bit(rows[q]);
+  return -1;
+}
+
+// ------------------------------------------------------------------ playing
+
+bool Game::apply(int aid) {
+  if (!is_legal(aid)) return false;
+  play(aid, false);
+  settle();
+  return true;
+}
+
+void Game::play(int aid, bool automatic) {
+  history_.insert(history_.end(), {EV_DECISION, f_.player, aid, automatic ? 1 : 0});
+  dispatch(aid);
+}
+
+void Game::settle() {
+  while (f_.auto_forced && f_.phase != GAME_OVER) {
+    const int aid = only_action();
+    if (aid < 0) return;
+    play(aid, true);
+  }
+}
+
+void Game::enter(int phase) {
+  f_.phase = phase;
+  f_.choices_len = 0;
+}
+
+void Game::reset_turn_context() {
+  f_.forced = false;
+  f_.builds_done = 0;
+  f_.builds_allowed = 0;
+  f_.skulls_len = 0;
+  f_.circles = {-1, -1};
+  f_.effect_cell = -1;
+  f_.cowboy_moves_left = 0;
+  f_.choices_len = 0;
+}
+
+bool Game::draw_column(std::array<std::int16_t, COLUMN_SIZE>& column) {
+  if (static_cast<int>(box_.size()) < COLUMN_SIZE) return false;
+  for (int i = 0; i < COLUMN_SIZE; ++i) {
+    column[i] = box_.back();
+    box_.pop_back();
+  }
+  // Stable: equal numbers keep the draw order.
+  std::stable_sort(column.begin(), column.end(), [this](std::int16_t a, std::int16_t b) {
+    return tables_->of_plot(a).number < tables_->of_plot(b).number;
+  });
+  history_.push_back(EV_COLUMN);
+  history_.insert(history_.end(), column.begin(), column.end());
+  return true;
+}
+
+void Game::refill_saloon() {
+  std::int32_t filled[2 * SALOON_SLOTS];
+  int m = 0;
+  for (int s = 0; s < SALOON_SLOTS; ++s) {
+    if (f_.saloon[s] < 0 && !pile_.empty()) {
+      f_.saloon[s] = pile_.back();
+      pile_.pop_back();
+      filled[m++] = s;
+      filled[m++] = f_.saloon[s];
+    }
+  }
+  if (m) {
+    history_.push_back(EV_SALOON);
+    history_.push_back(m / 2);
+    history_.insert(history_.end(), filled, filled + m);
+  }
+}
+
+void Game::column_choices(const std::array<std::int16_t, COLUMN_SIZE>& column,
+                          const std::array<std::int8_t, COLUMN_SIZE>& owner) {
+  for (int p = 0; p < COLUMN_SIZE; ++p)
+    if (owner[p] < 0 && column[p] >= 0) choose(SELECT0 + p);
+}
+
+void Game::dispatch(int aid) {
+  const int ph = f_.phase;
+  Ranch& me = f_.ranches[f_.player];
+  if (ph == SETUP) {
+    do_setup(aid - SELECT0);
+  } else if (ph == SELECT) {
+    f_.pending_owner[aid - SELECT0] = static_cast<std::int8_t>(f_.player);
+    end_turn();
+  } else if (aid == PASS_ID) {
+    if (ph == BUILD) {
+      finish_expansion();
+    } else {
+      f_.effect_cell = -1;
+      f_.cowboy_moves_left = 0;
+      resolve();
+    }
+  } else if (ph == BUILD) {
+    const int q = (aid - BUILD0) / NUM_PLACEMENTS, k = (aid - BUILD0) % NUM_PLACEMENTS;
+    build(PAIRS.ordered[q].first, PAIRS.ordered[q].second, k / 2, grid().second[k]);
+  } else if (ph == DISCARD) {
+    const auto [a, b] = PAIRS.unordered[aid - DISCARD0];
+    discarded_.push_back(me.hand[a]);
+    discarded_.push_back(me.hand[b]);
+    me.hand_erase(b);
+    me.hand_erase(a);
+    finish_expansion();
+  } else if (ph == DROUGHT) {
+    me.add_cows(aid - DROUGHT0, -1);
+    f_.supply += 1;
+    for (int i = 1; i < f_.skulls_len; ++i) f_.skulls[i - 1] = f_.skulls[i];
+    --f_.skulls_len;
+    resolve();
+  } else if (ph == RECRUIT) {
+    const int s = (aid - RECRUIT0) / 4, rest = (aid - RECRUIT0) % 4;
+    recruit(s, rest / 2, rest % 2);
+  } else if (ph == COWBOY_PHASE) {
+    const int cell = (aid - COWBOY0) / 4, d = (aid - COWBOY0) % 4;
+    me.add_cows(cell, -1);
+    me.add_cows(cell + DIR_ROW[d] * COLS + DIR_COL[d], 1);
+    f_.cowboy_moves_left -= 1;
+    f_.choices_len = 0;
+    if (f_.cowboy_moves_left) cowboy_moves();
+    if (f_.choices_len) {
+      choose(PASS_ID);
+    } else {
+      f_.effect_cell = -1;
+      f_.cowboy_moves_left = 0;
+      resolve();
+    }
+  } else if (ph == DESPERADO_PHASE) {
+    const int i = (aid - DESPERADO0) / (MAX_OPPONENTS * HAND_SLOTS);
+    const int rest = (aid - DESPERADO0) % (MAX_OPPONENTS * HAND_SLOTS);
+    const int o = rest / HAND_SLOTS, j = rest % HAND_SLOTS;
+    Ranch& them = f_.ranches[(f_.player + o + 1) % f_.n];
+    std::swap(me.hand[i], them.hand[j]);
+    f_.effect_cell = -1;
+    resolve();
+  } else if (ph == THIEF) {
+    const int o = (aid - THIEF0) / NUM_CELLS, cell = (aid - THIEF0) % NUM_CELLS;
+    f_.ranches[(f_.player + o + 1) % f_.n].add_cows(cell, -1);
+    me.add_cows(f_.effect_cell, 1);
+    f_.effect_cell = -1;
+    resolve();
+  } else if (ph == BONUS) {
+    const int tf = (aid - BONUS0) / NUM_CELLS, cell = (aid - BONUS0) % NUM_CELLS;
+    place_bonus(tf / 2, tf % 2, cell);
+  }
+}
+
+void Game::do_setup(int pos) {
+  f_.active_owner[pos] = static_cast<std::int8_t>(f_.player);
+  f_.setup_index += 1;
+  if (f_.setup_index < f_.setup_len) {
+    f_.player = f_.setup_order[f_.setup_index];
+    f_.choices_len = 0;
+    column_choices(f_.active, f_.active_owner);
+    return;
+  }
+  for (int p = 0; p < COLUMN_SIZE; ++p) {  // 3 players: the unchosen plot leaves
+    if (f_.active_owner[p] < 0 && f_.active[p] >= 0) {
+      removed_.push_back(f_.active[p]);
+      f_.active[p] = -1;
+    }
+  }
+  f_.has_pending = draw_column(f_.pending);
+  start_round();
+}
+
+void Game::start_round() {
+  f_.round += 1;
+  f_.recruited_this_round = false;
+  f_.order_len = 0;
+  for (int p = 0; p < COLUMN_SIZE; ++p)
+    if (f_.active_owner[p] >= 0) f_.order[f_.order_len++] = static_cast<std::int8_t>(p);
+  f_.turn_index = 0;
+  start_turn();
+}
+
+void Game::start_turn() {
+  const int pos = f_.order[f_.turn_index];
+  f_.player = f_.active_owner[pos];
+  Ranch& r = f_.ranches[f_.player];
+  r.hand_push(f_.active[pos]);
+  f_.active[pos] = -1;
+  reset_turn_context();
+  f_.forced = r.in_hand();
+  f_.builds_allowed = r.hand_size >= 4 ? 2 : 1;
+  to_expansion();
+}
+
+void Game::to_expansion() {
+  f_.phase = BUILD;
+  Ranch& r = f_.ranches[f_.player];
+  const bool can = r.hand_size >= 2 && can_build();
+  if (f_.emptying) {
+    if (can) return;
+    for (int i = 0; i < r.hand_size; ++i) discarded_.push_back(r.hand[i]);
+    r.hand_size = 0;
+    next_emptying();
+    return;
+  }
+  if (f_.builds_done < f_.builds_allowed && r.hand_size >= 2) {
+    if (f_.forced && f_.builds_done == 0) {
+      if (!can) {
+        enter(DISCARD);
+        for (int i = 0; i < NUM_UNORDERED; ++i)
+          if (PAIRS.unordered[i].second < r.hand_size) choose(DISCARD0 + i);
+      }
+      return;
+    }
+    if (can) return;
+  }
+  finish_expansion();
+}
+
+void Game::finish_expansion() {
+  if (f_.last_round) {
+    end_turn();
+  } else {
+    enter(SELECT);
+    column_choices(f_.pending, f_.pending_owner);
+  }
+}
+
+void Game::build(int a, int b, int cell_a, int cell_b) {
+  Ranch& r = f_.ranches[f_.player];
+  const int plot_a = r.hand[a], plot_b = r.hand[b];
+  r.hand_erase(std::max(a, b));
+  r.hand_erase(std::min(a, b));
+  f_.builds_done += 1;
+  put(r, cell_a, plot_a, tables_->plot_kind[plot_a], 0);
+  put(r, cell_b, plot_b, tables_->plot_kind[plot_b], 1);
+  resolve();
+}
+
+void Game::put(Ranch& r, int cell, int plot, int kind, int circle_index) {
+  const KindRow& k = tables_->kinds[kind];
+  r.place(cell, plot, kind, k.terrain, k.nugget, k.beaver, k.corn);
+  if (k.cows) {
+    const int cows = std::min(k.cows, f_.supply);
+    r.add_cows(cell, cows);  // the cell was empty
+    f_.supply -= cows;
+  }
+  // Skulls resolve after every cow of the domino: both plots are put before resolve().
+  if (k.skull) f_.skulls[f_.skulls_len++] = static_cast<std::int8_t>(cell);
+  if (k.circle) f_.circles[circle_index] = static_cast<std::int8_t>(cell);
+}
+
+void Game::resolve() {
+  Ranch& r = f_.ranches[f_.player];
+  while (f_.skulls_len) {
+    const Cells herd = r.territory(f_.skulls[0]) & r.cow_cells;
+    if (herd) {
+      enter(DROUGHT);
+      for (Cells h = herd; h; h &= h - 1) choose(DROUGHT0 + __builtin_ctzll(h));
+      return;
+    }
+    for (int i = 1; i < f_.skulls_len; ++i) f_.skulls[i - 1] = f_.skulls[i];
+    --f_.skulls_len;
+  }
+  if (f_.circles[0] >= 0 || f_.circles[1] >= 0) {
+    bool any = false;
+    for (int s = 0; s < SALOON_SLOTS; ++s) any |= f_.saloon[s] >= 0;
+    if (any) {
+      enter(RECRUIT);
+      for (int s = 0; s < SALOON_SLOTS; ++s) {
+        if (f_.saloon[s] < 0) continue;
+        for (int face = 0; face < 2; ++face)
+          for (int c = 0; c < MAX_CIRCLES; ++c)
+            if (f_.circles[c] >= 0) choose(RECRUIT0 + (s * 2 + face) * 2 + c);
+      }
+      return;
+    }
+    f_.circles = {-1, -1};
+  }
+  if (f_.n == 2 && !r.bonus_taken && (f_.bonus_tiles[0] || f_.bonus_tiles[1]) &&
+      r.reach >= BONUS_ROW) {
+    const int saved_phase = f_.phase;
+    enter(BONUS);
+    bonus_placements();
+    if (f_.choices_len) return;
+    f_.phase = saved_phase;
+    const int lost = f_.bonus_tiles[0] ? 0 : 1;  // cannot be placed: the tile leaves the game
+    f_.bonus_tiles[lost] = false;
+    r.bonus_taken = true;
+    history_.insert(history_.end(), {EV_BONUS_LOST, f_.player, lost});
+  }
+  to_expansion();
+}
+
+void Game::recruit(int slot, int face, int circle) {
+  Ranch& r = f_.ranches[f_.player];
+  const int token = f_.saloon[slot];
+  f_.saloon[slot] = -1;
+  f_.recruited_this_round = true;
+  const int cell = f_.circles[circle];
+  f_.circles[circle] = -1;
+  r.set_partner(cell, token, face);
+  const int kind = face == COWBOY_FACE ? COWBOY : tables_->specialist[token];
+  f_.effect_cell = cell;
+  if (kind == COWBOY || kind == DESPERADO || kind == CATTLE_THIEF) {
+    f_.cowboy_moves_left = kind == COWBOY ? COWBOY_MOVES : 0;
+    const int phase = kind == COWBOY ? COWBOY_PHASE : kind == DESPERADO ? DESPERADO_PHASE : THIEF;
+    const int saved_phase = f_.phase;
+    enter(phase);
+    if (kind == COWBOY) cowboy_moves();
+    else if (kind == DESPERADO) desperado_swaps();
+    else thefts();
+    if (f_.choices_len) {  // every immediate effect may be declined
+      choose(PASS_ID);
+      return;
+    }
+    f_.phase = saved_phase;
+  }
+  f_.effect_cell = -1;
+  f_.cowboy_moves_left = 0;
+  resolve();
+}
+
+void Game::place_bonus(int tile, int face, int cell) {
+  Ranch& r = f_.ranches[f_.player];
+  f_.bonus_tiles[tile] = false;
+  r.bonus_taken = true;
+  put(r, cell, -2 - tile, tables_->bonus_kind(tile, face), 0);
+  resolve();
+}
+
+void Game::end_turn() {
+  f_.turn_index += 1;
+  if (f_.turn_index < f_.order_len)
+    start_turn();
+  else
+    end_round();
+}
+
+void Game::end_round() {
+  for (int p = 0; p < COLUMN_SIZE; ++p) {
+    if (f_.active[p] >= 0) {
+      removed_.push_back(f_.active[p]);
+      f_.active[p] = -1;
+    }
+  }
+  if (f_.last_round) {
+    refill_saloon();  // the end of every round refills, the last one included
+    f_.empty_len = 0;
+    for (int i = 0; i < f_.order_len; ++i) {
+      const std::int8_t who = f_.active_owner[f_.order[i]];
+      bool seen = false;
+      for (int j = 0; j < f_.empty_len; ++j) seen |= f_.empty_order[j] == who;
+      if (!seen) f_.empty_order[f_.empty_len++] = who;
+    }
+    f_.emptying = true;
+    f_.turn_index = 0;
+    start_emptying();
+    return;
+  }
+  f_.active = f_.pending;
+  f_.has_active = f_.has_pending;
+  f_.active_owner = f_.pending_owner;
+  f_.pending_owner.fill(-1);
+  f_.has_pending = draw_column(f_.pending);
+  if (!f_.has_pending) f_.pending.fill(-1);
+  refill_saloon();
+  if (!f_.has_pending) f_.last_round = true;
+  start_round();
+}
+
+void Game::start_emptying() {
+  f_.player = f_.empty_order[f_.turn_index];
+  reset_turn_context();
+  to_expansion();
+}
+
+void Game::next_emptying() {
+  f_.turn_index += 1;
+  if (f_.turn_index < f_.empty_len)
+    start_emptying();
+  else
+    finish_game();
+}
+
+void Game::finish_game() {
+  for (int p = 0; p < f_.n; ++p) f_.supply += f_.ranches[p].cap_cows();
+  f_.phase = GAME_OVER;
+  reset_turn_context();
+  for (int p = 0; p < f_.n; ++p)
+    f_.final_scores[p] = score_ranch(f_.ranches[p], *tables_, f_.scenario, false);
+}
+
+// ------------------------------------------------------------------ options
+
+void Game::cowboy_moves() {
+  const Ranch& r = f_.ranches[f_.player];
+  for (Cells bits = r.cow_cells; bits; bits &= bits - 1) {
+    const int cell = __builtin_ctzll(bits);
+    for (int d = 0; d < 4; ++d) {
+      const int n = step(cell, d, r.rows);
+      if (n >= 0 && r.terrain[n] >= 0 && r.terrain[n] != CORNFIELD) choose(COWBOY0 + cell * 4 + d);
+    }
+  }
+}
+
+void Game::desperado_swaps() {
+  const int mine = f_.ranches[f_.player].hand_size;
+  for (int o = 1; o < f_.n; ++o) {
+    const int theirs = f_.ranches[(f_.player + o) % f_.n].hand_size;
+    for (int i = 0; i < mine; ++i)
+      for (int j = 0; j < theirs; ++j)
+        choose(DESPERADO0 + (i * MAX_OPPONENTS + o - 1) * HAND_SLOTS + j);
+  }
+}
+
+void Game::thefts() {
+  if (f_.ranches[f_.player].terrain[f_.effect_cell] == CORNFIELD) return;
+  for (int o = 1; o < f_.n; ++o) {
+    const Ranch& victim = f_.ranches[(f_.player + o) % f_.n];
+    if (!victim.cow_cells) continue;
+    const Cells open = victim.cow_cells & ~victim.protected_cells();
+    for (Cells b = open; b; b &= b - 1) choose(THIEF0 + (o - 1) * NUM_CELLS + __builtin_ctzll(b));
+  }
+}
+
+void Game::bonus_placements() {
+  const Ranch& r = f_.ranches[f_.player];
+  for (int t = 0; t < 2; ++t) {
+    if (!f_.bonus_tiles[t]) continue;
+    for (int face = 0; face < 2; ++face) {
+      const Cells bits = r.single_bits(tables_->kinds[tables_->bonus_kind(t, face)].terrain);
+      for (Cells b = bits; b; b &= b - 1)
+        choose(BONUS0 + (t * 2 + face) * NUM_CELLS + __builtin_ctzll(b));
+    }
+  }
+}
+
+// ------------------------------------------------------------------ scores
+
+Score Game::running_score(int player) const {
+  if (is_over()) return f_.final_scores[player];
+  return score_ranch(f_.ranches[player], *tables_, f_.scenario, true);
+}
+
+std::vector<int> Game::winners() const {
+  std::vector<int> out;
+  auto key = [this](int p) {
+    const Score s = running_score(p);
+    return std::array<int, 3>{s.total(), s.largest_territory, s.cows};
+  };
+  std::array<int, 3> best{-1, -1, -1};
+  for (int p = 0; p < f_.n; ++p) best = std::max(best, key(p));
+  for (int p = 0; p < f_.n; ++p)
+    if (key(p) == best) out.push_back(p);
+  return out;
+}
+
+// ------------------------------------------------------------------ byte state
+
+namespace {
+constexpr std::uint32_t MAGIC = 0x4d524331;  // "MRC1"
+
+template <typename T>
+void put_vec(std::string& s, const std::vector<T>& v) {
+  const std::uint32_t n = static_cast<std::uint32_t>(v.size());
+  s.append(reinterpret_cast<const char*>(&n), sizeof n);
+  s.append(reinterpret_cast<const char*>(v.data()), n * sizeof(T));
+}
+
+template <typename T>
+void get_vec(const std::string& s, std::size_t& at, std::vector<T>& v) {
+  std::uint32_t n;
+  if (at + sizeof n > s.size()) throw std::invalid_argument("moonriver core: truncated state");
+  std::memcpy(&n, s.data() + at, sizeof n);
+  at += sizeof n;
+  if (at + std::size_t{n} * sizeof(T) > s.size())
+    throw std::invalid_argument("moonriver core: truncated state");
+  v.resize(n);
+  std::memcpy(v.data(), s.data() + at, n * sizeof(T));
+  at += n * sizeof(T);
+}
+}  // namespace
+
+std::string Game::serialize() const {
+  static_assert(std::is_trivially_copyable<Fixed>::value, "Fixed is copied as bytes");
+  std::string s;
+  const std::uint32_t head[2] = {MAGIC, static_cast<std::uint32_t>(sizeof(Fixed))};
+  s.append(reinterpret_cast<const char*>(head), sizeof head);
+  s.append(reinterpret_cast<const char*>(&f_), sizeof f_);
+  put_vec(s, box_);
+  put_vec(s, pile_);
+  put_vec(s, removed_);
+  put_vec(s, discarded_);
+  put_vec(s, history_);
+  return s;
+}
+
+Game Game::deserialize(std::shared_ptr<const Tables> tables, const std::string& s) {
+  std::uint32_t head[2];
+  if (s.size() < sizeof head + sizeof(Fixed))
+    throw std::invalid_argument("moonriver core: truncated state");
+  std::memcpy(head, s.data(), sizeof head);
+  if (head[0] != MAGIC || head[1] != sizeof(Fixed))
+    throw std::invalid_argument("moonriver core: state from another build of the core");
+  Game g;
+  g.tables_ = std::move(tables);
+  std::memcpy(&g.f_, s.data() + sizeof head, sizeof(Fixed));
+  std::size_t at = sizeof head + sizeof(Fixed);
+  get_vec(s, at, g.box_);
+  get_vec(s, at, g.pile_);
+  get_vec(s, at, g.removed_);
+  get_vec(s, at, g.discarded_);
+  get_vec(s, at, g.history_);
+  return g;
+}
+
+}  // namespace moonriver

@@ -1,0 +1,159 @@
+// The whole game of Moon River: phases, legal actions, apply, clone
+// (moonriver_env/engine/game.py, which stays the readable reference).
+//
+// The state is a value type: ``Game`` copies with its defaulted copy constructor. It holds no
+// generator: the setup's draws (scenario, boards, box and pile order, seat order) are made in
+// Python by the engine's own code and handed in, and the engine draws nothing later.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actions.h"
+#include "ranch.h"
+#include "scoring.h"
+#include "tables.h"
+
+namespace moonriver {
+
+constexpr int NUM_COWS = 32;
+constexpr int BONUS_ROW = 9;  // 2 players: reaching the 10th row earns a bonus tile
+constexpr int MAX_CHOICES = 256;
+
+enum Phase : int {
+  SETUP = 0, BUILD, DISCARD, DROUGHT, RECRUIT, COWBOY_PHASE, DESPERADO_PHASE, THIEF, BONUS,
+  SELECT, GAME_OVER
+};
+
+// History entries (ints): a decision, or a chance event the Python side turns into the
+// engine's record dicts.
+enum Event : int { EV_DECISION = 0, EV_COLUMN = 1, EV_SALOON = 2, EV_BONUS_LOST = 3 };
+
+struct Setup {
+  int num_players = 4;
+  int scenario = 0;  // 0: base game
+  bool auto_forced = false;
+  std::vector<int> capacity;        // per player
+  std::vector<Cells> bridges;       // per player
+  std::vector<int> box, pile;       // as drawn (the last entry is drawn first)
+  std::vector<int> setup_order;
+  std::vector<int> board_ids;       // per player: the observation's board one-hot index
+};
+
+// Everything of fixed size (trivially copyable: pickled as bytes).
+struct Fixed {
+  int n = 4, rows = 5, scenario = 0;
+  bool auto_forced = false;
+  std::array<Ranch, MAX_PLAYERS> ranches;
+  std::array<std::int8_t, MAX_PLAYERS> board_ids{};
+  int supply = NUM_COWS;
+  std::array<std::int16_t, SALOON_SLOTS> saloon;
+  std::array<bool, 2> bonus_tiles{};
+  std::array<std::int8_t, 4> setup_order{};
+  int setup_len = 0, setup_index = 0;
+  std::array<std::int16_t, COLUMN_SIZE> active, pending;
+  bool has_active = false, has_pending = false;
+  std::array<std::int8_t, COLUMN_SIZE> active_owner, pending_owner;
+  int round = 0;
+  bool last_round = false, recruited_this_round = false;
+  std::array<std::int8_t, COLUMN_SIZE> order{};
+  int order_len = 0, turn_index = 0;
+  bool emptying = false;
+  std::array<std::int8_t, MAX_PLAYERS> empty_order{};
+  int empty_len = 0;
+  // The turn's pending context.
+  bool forced = false;
+  int builds_done = 0, builds_allowed = 0;
+  std::array<std::int8_t, 4> skulls{};
+  int skulls_len = 0;
+  std::array<std::int8_t, MAX_CIRCLES> circles{};
+  int effect_cell = -1, cowboy_moves_left = 0;
+  std::array<std::int16_t, MAX_CHOICES> choices{};  // legal ids of a non-build phase
+  int choices_len = 0;
+  int player = 0, phase = SETUP;
+  std::array<Score, MAX_PLAYERS> final_scores{};
+};
+
+class Game {
+ public:
+  Game(std::shared_ptr<const Tables> tables, const Setup& setup);
+  Game(const Game&) = default;
+  Game& operator=(const Game&) = default;
+
+  const Tables& tables() const { return *tables_; }
+  std::shared_ptr<const Tables> tables_ptr() const { return tables_; }
+  const Fixed& state() const { return f_; }
+  const std::vector<std::int16_t>& box() const { return box_; }
+  const std::vector<std::int16_t>& pile() const { return pile_; }
+  const std::vector<std::int16_t>& removed() const { return removed_; }
+  const std::vector<std::int16_t>& discarded() const { return discarded_; }
+  const std::vector<std::int32_t>& history() const { return history_; }
+  void set_hidden(std::vector<std::int16_t> box, std::vector<std::int16_t> pile);
+
+  int num_players() const { return f_.n; }
+  int phase() const { return f_.phase; }
+  bool is_over() const { return f_.phase == GAME_OVER; }
+  int current_player() const { return is_over() ? -1 : f_.player; }
+
+  // Legality.
+  bool is_legal(int aid) const;
+  int legal_ids(std::int64_t* out) const;  // ascending; returns the count (<= NUM_ACTIONS)
+  void legal_mask(std::int8_t* out) const;  // NUM_ACTIONS entries
+  int num_legal() const;
+  int only_action() const;  // the single legal id, or -1
+
+  // Play one legal decision (then the forced ones with auto_forced); false if illegal.
+  bool apply(int aid);
+
+  Score running_score(int player) const;
+  Score final_score(int player) const { return f_.final_scores[player]; }
+  std::vector<int> winners() const;
+
+  // Byte state (pickling): the fixed part and the vectors.
+  std::string serialize() const;
+  static Game deserialize(std::shared_ptr<const Tables> tables, const std::string& bytes);
+
+ private:
+  Game() = default;
+  void build_rows(std::array<Placements, NUM_PAIRS>& rows, int& count) const;
+  bool can_build() const;
+  void play(int aid, bool automatic);
+  void settle();
+  void dispatch(int aid);
+  void enter(int phase);
+  void choose(int aid) { f_.choices[f_.choices_len++] = static_cast<std::int16_t>(aid); }
+  void reset_turn_context();
+  bool draw_column(std::array<std::int16_t, COLUMN_SIZE>& column);
+  void refill_saloon();
+  void column_choices(const std::array<std::int16_t, COLUMN_SIZE>& column,
+                      const std::array<std::int8_t, COLUMN_SIZE>& owner);
+  void do_setup(int pos);
+  void start_round();
+  void start_turn();
+  void to_expansion();
+  void finish_expansion();
+  void build(int a, int b, int cell_a, int cell_b);
+  void put(Ranch& ranch, int cell, int plot, int kind, int circle_index);
+  void resolve();
+  void recruit(int slot, int face, int circle);
+  void place_bonus(int tile, int face, int cell);
+  void end_turn();
+  void end_round();
+  void start_emptying();
+  void next_emptying();
+  void finish_game();
+  void cowboy_moves();
+  void desperado_swaps();
+  void thefts();
+  void bonus_placements();
+
+  std::shared_ptr<const Tables> tables_;
+  Fixed f_;
+  std::vector<std::int16_t> box_, pile_, removed_, discarded_;
+  std::vector<std::int32_t> history_;
+};
+
+}  // namespace moonriver

@@ -1,0 +1,46 @@
+// The observation: one flat float32 vector of named views (moonriver_env/observation.py,
+// whose ``VIEWS`` a test compares with these offsets).
+#pragma once
+
+#include "game.h"
+
+namespace moonriver {
+
+constexpr int NUM_RANCH_CHANNELS = 22;
+constexpr int NUM_PLOT_FEATURES = 14;
+constexpr int NUM_SPECIALISTS = 5;
+constexpr int NUM_PHASES = GAME_OVER + 1;
+constexpr int NUM_CONTEXT = 9;
+constexpr int NUM_GAME = 12;
+constexpr int NUM_ROUNDS = 24;          // observation scale of the round
+constexpr double SCORE_SCALE = 100.0;
+constexpr double NUMBER_SCALE = 25.0;
+
+// Ranch channels.
+constexpr int CH_TERRAIN = 0, CH_NUGGET = 6, CH_BEAVER = 7, CH_CORN = 8, CH_SKULL = 9,
+              CH_CIRCLE = 10, CH_COWS = 11, CH_PARTNER = 12, CH_BRIDGE = 18,
+              CH_HOMESTEAD = 19, CH_FREE = 20, CH_PENDING = 21;
+constexpr int RANCH_SIZE = NUM_RANCH_CHANNELS * NUM_CELLS;
+
+// View offsets, in order.
+constexpr int O_RANCHES = 0;
+constexpr int O_RESERVES = O_RANCHES + MAX_PLAYERS * RANCH_SIZE;
+constexpr int O_COLUMNS = O_RESERVES + MAX_PLAYERS * HAND_SLOTS * NUM_PLOT_FEATURES;
+constexpr int O_COLUMN_OWNERS = O_COLUMNS + 2 * COLUMN_SIZE * NUM_PLOT_FEATURES;
+constexpr int O_RESERVE_SIZE = O_COLUMN_OWNERS + 2 * COLUMN_SIZE * MAX_PLAYERS;
+constexpr int O_BOARDS = O_RESERVE_SIZE + MAX_PLAYERS;
+constexpr int O_SALOON = O_BOARDS + MAX_PLAYERS * 5;
+constexpr int O_PILE = O_SALOON + SALOON_SLOTS * NUM_SPECIALISTS;
+constexpr int O_PHASE = O_PILE + NUM_SPECIALISTS;
+constexpr int O_ACTING = O_PHASE + NUM_PHASES;
+constexpr int O_CONTEXT = O_ACTING + MAX_PLAYERS;
+constexpr int O_SCORES = O_CONTEXT + NUM_CONTEXT;
+constexpr int O_TURN_ORDER = O_SCORES + MAX_PLAYERS;
+constexpr int O_GAME = O_TURN_ORDER + MAX_PLAYERS * COLUMN_SIZE;
+constexpr int OBSERVATION_SIZE = O_GAME + NUM_GAME;
+static_assert(OBSERVATION_SIZE == 4934, "the observation has 4934 values");
+
+// Write ``viewer``'s observation into ``out`` (OBSERVATION_SIZE floats; zero-filled first).
+void observe(const Game& game, int viewer, float* out);
+
+}  // namespace moonriver

@@ -1,0 +1,34 @@
+// Loops that stay in the core: random playouts for search and benchmarks. The driver owns
+// its seeded generator (never the state).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "game.h"
+
+namespace moonriver {
+
+// A small, fast generator (SplitMix64) owned by whoever drives the games.
+struct SplitMix64 {
+  std::uint64_t state;
+  explicit SplitMix64(std::uint64_t seed) : state(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  int below(int n) { return static_cast<int>((next() >> 33) % static_cast<std::uint64_t>(n)); }
+};
+
+// Play one game to the end with uniformly random legal decisions; returns the decisions made.
+int random_playout(Game& game, SplitMix64& rng);
+// ``count`` playouts from copies of ``start``: final totals, count x players, flat.
+std::vector<double> random_playouts(const Game& start, int count, std::uint64_t seed);
+// ``count`` playouts from copies of ``start``: (games, decisions).
+std::pair<std::int64_t, std::int64_t> random_play_counts(const Game& start, int count,
+                                                         std::uint64_t seed);
+
+}  // namespace moonriver
