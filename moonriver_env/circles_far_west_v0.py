@@ -61,7 +61,10 @@ RENDER_MODES = ["ansi", "rgb_array", "human"]
 
 def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers (an illegal move ends the game)."""
-    aec = raw_env(**kwargs)
+    try:
+        aec = raw_env(**kwargs)
+    except (ValueError, TypeError) as exc:  # a bad argument: raised from the caller's call
+        raise exc.with_traceback(None) from None
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
     aec = ActionIdWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
@@ -76,7 +79,10 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
     def __init__(self, num_players: int = 4, render_mode: str | None = None,
                  **config: Any) -> None:
         super().__init__()
-        self.config = CirclesConfig(num_players=num_players, **config)
+        try:  # a bad argument is raised from here, the caller's own call
+            self.config = CirclesConfig(num_players=num_players, **config)
+        except (ValueError, TypeError) as exc:
+            raise exc.with_traceback(None) from None
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, "
                              f"got {render_mode!r}")

@@ -67,12 +67,15 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
                  shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
                  render_mode: str | None = None, num_players: int = 4, mode: str = "base",
                  **config: Any) -> None:
-        self.config = GameConfig(num_players=num_players, mode=mode, **config)
+        try:  # a bad argument is raised from here, the caller's own call
+            self.config = GameConfig(num_players=num_players, mode=mode, **config)
+            check_options(reward, shaping, render_mode, self.metadata["render_modes"])
+            check_illegal(illegal)
+            check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
+            check_seat(seat, self.config.num_players)
+        except (ValueError, TypeError) as exc:
+            raise exc.with_traceback(None) from None
         n = self.config.num_players
-        check_options(reward, shaping, render_mode, self.metadata["render_modes"])
-        check_illegal(illegal)
-        check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
-        check_seat(seat, n)
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.illegal = illegal

@@ -76,7 +76,10 @@ ILLEGAL_REWARD = -1.0
 
 def env(**kwargs: Any) -> AECEnv:
     """The environment with PettingZoo's standard wrappers (illegal move ends the game)."""
-    aec = raw_env(**kwargs)
+    try:
+        aec = raw_env(**kwargs)
+    except (ValueError, TypeError) as exc:  # a bad argument: raised from the caller's call
+        raise exc.with_traceback(None) from None
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
     aec = ActionIdWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
@@ -183,9 +186,12 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
                  reward: str = "win", shaping: float = 0.0, render_mode: str | None = None,
                  **data_files: str | None) -> None:
         super().__init__()
-        self.config = GameConfig(num_players=num_players, mode=mode, scenario=scenario,
-                                 boards=boards, auto_forced=auto_forced, **data_files)
-        check_options(reward, shaping, render_mode, self.metadata["render_modes"])
+        try:  # a bad argument is raised from here, the caller's own call
+            self.config = GameConfig(num_players=num_players, mode=mode, scenario=scenario,
+                                     boards=boards, auto_forced=auto_forced, **data_files)
+            check_options(reward, shaping, render_mode, self.metadata["render_modes"])
+        except (ValueError, TypeError) as exc:
+            raise exc.with_traceback(None) from None
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.render_mode = render_mode
