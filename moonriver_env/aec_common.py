@@ -73,6 +73,14 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
         return self._require_game().to_record(include_seed)
 
     # -------------------------------------------------------------- helpers
+    def _step_game(self) -> GameT:
+        """The game a step plays in; a RuntimeError before ``reset`` or once every agent has
+        left the finished game (PettingZoo's loop steps each done agent with None once)."""
+        game = self._require_game()
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left; call reset()")
+        return game
+
     def _start_episode(self, game: GameT) -> None:
         """Install a new game: every agent live, rewards and infos cleared, its player to act."""
         self.game = game

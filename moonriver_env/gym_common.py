@@ -69,6 +69,15 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
     fixed_seat: int | None
     opponents: list[Any]
     seat: int
+    _episode_over = False  # True from the episode's last step (game over or penalty) to reset
+
+    def _live_game(self) -> GameT:
+        """The game of an episode still going: after ``terminated`` (game over or an illegal
+        action's penalty) a step is refused with a RuntimeError until ``reset``."""
+        game = self._require_game()
+        if self._episode_over:
+            raise RuntimeError("the episode is over; call reset()")
+        return game
 
     def _opponents(self, spec: Any, count: int) -> list[Any]:
         if spec is None:

@@ -108,9 +108,7 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner's next turn."""
-        game = self._require_game()
-        if self._episode_over:
-            raise RuntimeError("the episode is over; call reset()")
+        game = self._live_game()
         try:
             game.apply(action_id(action))
         except IllegalActionError:

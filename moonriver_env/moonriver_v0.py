@@ -226,7 +226,7 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""
-        game = self._require_game()
+        game = self._step_game()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

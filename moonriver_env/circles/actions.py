@@ -18,12 +18,17 @@ Segments, in id order:
 | pass     | Pass()                       | 1         |
 
 ``opponent`` is a seat offset from the acting player: 1 is the next player clockwise.
+
+A structured action's fields are checked as bare ids are: an integer field takes a Python or
+numpy integer, never a bool, float or complex that happens to equal one (``Throw(5.0)`` is
+refused, not played as ``Throw(5)``).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from numbers import Integral
+from typing import Any, NamedTuple
 
 from .config import ITEMS, MAX_PLAYERS
 
@@ -161,6 +166,12 @@ class CirclesActions:
         # Keyed by (type, fields): NamedTuples of different types compare equal as tuples.
         self._ids = {(type(a), tuple(a)): i for i, a in enumerate(self.actions)}
         self._text_ids = {a.text(): i for i, a in enumerate(self.actions)}
+        # Each field's allowed values, in enumeration order: type -> [(field, values), ...]
+        self._fields: dict[type, list[tuple[str, tuple[Any, ...]]]] = {}
+        for kind in dict.fromkeys(type(a) for a in self.actions):
+            of_kind = [a for a in self.actions if type(a) is kind]
+            self._fields[kind] = [(name, tuple(dict.fromkeys(a[i] for a in of_kind)))
+                                  for i, name in enumerate(kind._fields)]
         self.THROW0 = self.segments["throw"][0]
         self.TICKETS0 = self.segments["tickets"][0]
         self.BUY0 = self.segments["buy"][0]
@@ -185,11 +196,23 @@ class CirclesActions:
         return self.actions[int(action_id)]
 
     def encode(self, action: Action) -> int:
-        """Id of a structured action; raises ValueError for one outside the enumeration."""
-        try:
-            return self._ids[(type(action), tuple(action))]
-        except (KeyError, TypeError):
-            raise ValueError(f"not an action of the enumeration: {action!r}") from None
+        """Id of a structured action; raises ValueError for one outside the enumeration, or a
+        field of the wrong type (naming the field, its value and what it allows)."""
+        fields = self._fields.get(type(action))
+        if fields is None:
+            raise ValueError(f"not an action of the enumeration: {action!r:.60} (see "
+                             f"moonriver_env.circles.actions)")
+        for (name, allowed), value in zip(fields, action, strict=True):
+            if isinstance(allowed[0], str):
+                ok, wanted = type(value) is str, "one of " + ", ".join(map(repr, allowed))
+            else:
+                ok = isinstance(value, Integral) and not isinstance(value, bool)
+                wanted = (f"an integer from {min(allowed)} to {max(allowed)} (int or numpy "
+                          f"integer; not bool, float or complex)")
+            if not ok or value not in allowed:
+                raise ValueError(f"{type(action).__name__}.{name} must be {wanted}, "
+                                 f"got {value!r:.40}")
+        return self._ids[(type(action), tuple(action))]
 
     def to_text(self, action: Action | int) -> str:
         """Readable text of an action or id."""

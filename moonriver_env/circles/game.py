@@ -270,9 +270,8 @@ class CirclesGame:
         if isinstance(action, tuple):
             try:
                 return codec.encode(action)
-            except ValueError:
-                raise IllegalActionError(repr(action), "not an action of the enumeration "
-                                         "(see moonriver_env.circles.actions)") from None
+            except ValueError as exc:  # says which field is wrong and what it allows
+                raise IllegalActionError(f"{action!r:.60}", str(exc)) from None
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
             if 0 <= action < codec.num_actions:
                 return int(action)

@@ -18,6 +18,8 @@
 - Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
   unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
   ``info["illegal_action"] = True`` (the Gymnasium and SB3 checkers sample unmasked actions).
+- After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``, and
+  ``action_masks()`` is all zeros.
 
 This module imports gymnasium; the engine modules beside it do not.
 """
@@ -84,30 +86,32 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
         self._play_opponents()
         if self.game.is_over:
             raise RuntimeError("the game ended before the learner's first decision")
+        self._episode_over = False
         return self._observe(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner decides again."""
-        game = self._require_game()
-        if game.is_over:
-            raise RuntimeError("the episode is over; call reset()")
+        game = self._live_game()
         try:
             game.apply(action_id(action, int(self.action_space.n)))
         except IllegalActionError:
             if self.illegal == "raise":
                 raise
+            self._episode_over = True
             info = self._info()
             info["illegal_action"] = True
             return self._observe(), self.illegal_penalty, True, False, info
         self._play_opponents()
+        self._episode_over = game.is_over
         reward = game.returns()[self.seat]
         return self._observe(), reward, game.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner (all zeros once the game is over); a writable copy,
-        since torch warns about read-only arrays (the engine's masks are shared, read-only)."""
+        """Legal-action mask of the learner (all zeros once the episode is over); a writable
+        copy, since torch warns about read-only arrays (the engine's masks are shared)."""
         game = self._require_game()
-        mask = game.legal_mask() if game.current_player == self.seat else self._no_moves
+        live = not self._episode_over and game.current_player == self.seat
+        mask = game.legal_mask() if live else self._no_moves
         return mask.copy()
 
     def _table_image(self, game: CirclesGame) -> np.ndarray:
