@@ -11,12 +11,63 @@ base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` ex
 
 from __future__ import annotations
 
+import re
+
 from moonriver_env.agents.base import Agent
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
          "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
          "pretrained+puct[:VARIANT]:BUDGET")
+# The specs that name no file: an untrusted caller (a play server's request) may pick these.
+REQUEST_SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "pretrained",
+                 "pretrained:VARIANT", "puct:SIMS", "puct:SECONDSs",
+                 "pretrained+puct[:VARIANT]:BUDGET")
+_SIMS = re.compile(r"[0-9]{1,12}")
+_SECONDS = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")
+
+
+def request_spec_problem(spec: str, max_seconds: float = 10.0,
+                         max_simulations: int = 5000) -> str | None:
+    """Why ``spec`` may not come from an untrusted request, or None when it may.
+
+    Only specs without paths (REQUEST_SPECS with a shipped VARIANT) and budgets within
+    ``max_seconds`` seconds or ``max_simulations`` simulations a decision are allowed.
+    """
+    from moonriver_env.agents.pretrained import VARIANTS
+
+    def budget(text: str) -> str | None:
+        if _SIMS.fullmatch(text) and 1 <= int(text) <= max_simulations:
+            return None
+        if _SECONDS.fullmatch(text) and 0 < float(text[:-1]) <= max_seconds:
+            return None
+        return (f"the budget must be 1 to {max_simulations} simulations or a time over 0 and "
+                f"at most {max_seconds:g}s, got {text!r:.40}")
+
+    if not isinstance(spec, str):
+        return f"an agent spec must be a string, got {spec!r:.40}"
+    kind, colon, arg = spec.partition(":")
+    parts = arg.split(":") if colon else []
+    problem: str | None = "not one of the allowed forms"
+    if kind in ("random", "greedy") and not colon:
+        problem = None
+    elif kind in ("mcts", "puct") and len(parts) <= 1:
+        problem = budget(parts[0]) if parts else None
+    elif kind == "pretrained" and len(parts) <= 1:
+        if parts and parts[0] not in VARIANTS:
+            problem = f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
+        else:
+            problem = None
+    elif kind == "pretrained+puct" and 1 <= len(parts) <= 2:
+        if len(parts) == 2 and parts[0] not in VARIANTS:
+            problem = f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
+        else:
+            problem = budget(parts[-1])
+    if problem is None:
+        return None
+    return (f"agent spec {spec!r:.80} is not allowed here: {problem}; allowed: "
+            f"{', '.join(REQUEST_SPECS)} (VARIANT: {', '.join(VARIANTS)}; SIMS at most "
+            f"{max_simulations}, SECONDS at most {max_seconds:g})")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:

@@ -36,10 +36,23 @@ def new_game(client: TestClient, **body) -> str:
     return r.json()["id"]
 
 
+def advance(client: TestClient, gid: str, state: dict | None = None):
+    """POST advance at the state's decision number (the state is read when not given)."""
+    if state is None:
+        state = client.get(f"/api/games/{gid}").json()
+    return client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
+
+
+def act(client: TestClient, gid: str, state: dict, action: int):
+    """POST a human move chosen on ``state``."""
+    return client.post(f"/api/games/{gid}/actions",
+                       json={"action": action, "decision": state["decision"]})
+
+
 def to_human_turn(client: TestClient, gid: str) -> dict:
     state = client.get(f"/api/games/{gid}").json()
     while not state["human_turn"] and not state["over"]:
-        r = client.post(f"/api/games/{gid}/advance")
+        r = advance(client, gid, state)
         assert r.status_code == 200, r.text
         state = r.json()
     return state
@@ -61,7 +74,7 @@ def test_full_game_through_the_api_matches_the_engine(client: TestClient) -> Non
         legal = state["legal"]
         assert legal and all(m["paths"] for m in legal)
         choice = legal[int(rng.integers(len(legal)))]
-        r = client.post(f"/api/games/{gid}/actions", json={"action": choice["id"]})
+        r = act(client, gid, state, choice["id"])
         assert r.status_code == 200, r.text
         assert r.json()["last"]["text"] == choice["text"]
         moves += 1
@@ -81,6 +94,10 @@ def test_full_game_through_the_api_matches_the_engine(client: TestClient) -> Non
     ({"action": True}, 400, "integer action id"),
     ({"action": -1}, 400, "action ids run from 0"),
     ({"action": 999999}, 400, "action ids run from 0"),
+    ({"action": 10**4000}, 400, "action ids run from 0"),
+    ({"action": 1, "decision": "x"}, 400, "'decision' must be the state's decision number"),
+    ({"action": 1, "decision": None}, 400, "'decision' must be the state's decision number"),
+    ({"action": 7}, 400, '{"action": <action id>, "decision": <n>}'),  # no decision
     ({"move": 3}, 400, '{"action"'),
     ([1, 2], 400, '{"action"'),
 ])
@@ -88,6 +105,8 @@ def test_malformed_actions_are_refused_and_change_nothing(client: TestClient, bo
                                                           words) -> None:
     gid = new_game(client, seed=3)
     before = to_human_turn(client, gid)
+    if isinstance(body, dict) and "action" in body and len(body) == 1 and body["action"] != 7:
+        body = {**body, "decision": before["decision"]}
     r = client.post(f"/api/games/{gid}/actions", json=body)
     assert r.status_code == status
     assert words in r.json()["error"]
@@ -100,7 +119,7 @@ def test_illegal_action_is_refused_with_the_engine_reason(client: TestClient) ->
     legal = {m["id"] for m in before["legal"]}
     illegal = next(a for a in range(ActionCodec.num_actions) if a not in legal)
     record = record_of(client, gid)
-    r = client.post(f"/api/games/{gid}/actions", json={"action": illegal})
+    r = act(client, gid, before, illegal)
     assert r.status_code == 409
     assert "illegal action" in r.json()["error"] and "Legal now" in r.json()["error"]
     assert client.get(f"/api/games/{gid}").json() == before
@@ -133,7 +152,7 @@ def test_not_json_empty_and_oversized_bodies_are_refused(client: TestClient) -> 
 def test_cross_site_and_non_json_requests_are_refused(client: TestClient) -> None:
     gid = new_game(client, seed=3)
     before = to_human_turn(client, gid)
-    action = json.dumps({"action": before["legal"][0]["id"]})
+    action = json.dumps({"action": before["legal"][0]["id"], "decision": before["decision"]})
     url = f"/api/games/{gid}/actions"
     r = client.post(url, content=action, headers={"content-type": "text/plain"})
     assert r.status_code == 415 and "application/json" in r.json()["error"]
@@ -157,7 +176,7 @@ def test_unknown_ids_are_404(client: TestClient) -> None:
         r = getattr(client, method)(url)
         assert r.status_code == 404, url
         assert "nope" in r.json()["error"]
-    r = client.post("/api/games/nope/actions", json={"action": 0})
+    r = client.post("/api/games/nope/actions", json={"action": 0, "decision": 0})
     assert r.status_code == 404
     assert client.get("/api/no-such-route").status_code == 404
 
@@ -167,12 +186,11 @@ def test_turn_order_is_enforced(client: TestClient) -> None:
     state = client.get(f"/api/games/{gid}").json()
     # find a moment where the agent (seat 0) is to act
     while state["human_turn"]:
-        state = client.post(f"/api/games/{gid}/actions",
-                            json={"action": state["legal"][0]["id"]}).json()
-    r = client.post(f"/api/games/{gid}/actions", json={"action": 0})
+        state = act(client, gid, state, state["legal"][0]["id"]).json()
+    r = act(client, gid, state, 0)
     assert r.status_code == 409 and "not a human's turn" in r.json()["error"]
     state = to_human_turn(client, gid)
-    r = client.post(f"/api/games/{gid}/advance")
+    r = advance(client, gid, state)
     assert r.status_code == 409 and "human" in r.json()["error"]
     assert client.get(f"/api/games/{gid}").json() == state
 
@@ -182,10 +200,12 @@ def test_turn_order_is_enforced(client: TestClient) -> None:
     ({"players": 3, "humans": [3]}, "seat 3 does not exist"),
     ({"mode": "advanced"}, "mode must be one of"),
     ({"mode": "base", "scenario": 2}, "scenario applies only"),
-    ({"opponents": ["grandmaster"]}, "unknown agent spec"),
+    ({"opponents": ["grandmaster"]}, "agent spec 'grandmaster' is not allowed here"),
     ({"players": 4, "opponents": ["greedy", "random"]}, "one opponent spec for every agent seat"),
     ({"humans": "0"}, "'humans' must be a list"),
-    ({"seed": -4}, "seed must be a non-negative"),
+    ({"seed": -4}, "seed must be a whole number from 0"),
+    ({"seed": "abc"}, "seed must be a whole number from 0"),
+    ({"humans": [None]}, "'humans' must be a list of seat numbers 0 to 3, got [null]"),
     ({"colour": "red"}, "unknown fields"),
 ])
 def test_bad_new_game_options_are_refused(client: TestClient, body, words) -> None:
@@ -199,7 +219,7 @@ def test_several_games_at_once_are_independent(client: TestClient) -> None:
     b = new_game(client, players=4, mode="legends", humans=[], opponents=["random"], seed=2)
     sa = to_human_turn(client, a)
     for _ in range(10):
-        client.post(f"/api/games/{b}/advance")
+        assert advance(client, b).status_code == 200
     assert client.get(f"/api/games/{a}").json() == sa
     sb = client.get(f"/api/games/{b}").json()
     assert len(sb["scores"]) == 4 and sb["options"]["mode"] == "legends"

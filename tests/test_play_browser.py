@@ -213,7 +213,8 @@ def test_illegal_click_is_not_offered_and_refused_by_the_server(page, base_url: 
     assert page.locator('#board [data-key^="col:pending:"].can').count() == 0
     page.locator('#board [data-key="cell:0:1:1"]').click()  # not a legal choice: nothing sent
     assert body(page, "picks") == "0"
-    bad = page.request.post(f"{base_url}/api/games/{game_id}/actions", data={"action": 4})
+    bad = page.request.post(f"{base_url}/api/games/{game_id}/actions",
+                            data={"action": 4, "decision": int(body(page, "decision"))})
     assert bad.status == 409 and "illegal action" in bad.json()["error"]
 
 
@@ -235,11 +236,11 @@ def test_rarer_decisions_are_made_by_clicking(page, base_url: str, phase: str) -
     assert game.phase == target
     made = page.request.post(f"{base_url}/api/games", data={"players": 3, "humans": [0, 1, 2]})
     game_id = made.json()["id"]
-    session = _APPS[base_url].state.store.items[game_id]
+    session = _APPS[base_url].state.store.games[game_id]
     assert isinstance(session, PlaySession) and session.seats == [None, None, None]
     session.game = game  # every seat is human: the page decides
     decisions = len([e for e in game.history if e["type"] == "decision"])
-    page.goto(f"{base_url}/game/{game_id}")
+    page.goto(f"{base_url}/game/{game_id}?auto=0")  # even a forced move by click
     wait_for_decision(page)
     assert body(page, "phase") == phase
     rng = np.random.default_rng(0)

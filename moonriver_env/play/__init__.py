@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession, ReplaySession
@@ -13,8 +14,10 @@ __all__ = ["GameOptions", "PlayError", "PlaySession", "ReplaySession", "create_a
 
 
 def create_app(defaults: GameOptions | None = None,
-               allowed_hosts: list[str] | None = None) -> Starlette:
-    """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn)."""
+               allowed_hosts: list[str] | None = None,
+               data_files: Iterable[str] = ()) -> Starlette:
+    """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn); see
+    :func:`moonriver_env.play.server.create_app`."""
     from moonriver_env.play.server import create_app as _create
 
-    return _create(defaults, allowed_hosts)
+    return _create(defaults, allowed_hosts, data_files)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ipaddress
+import os
 import socket
 import sys
 import threading
@@ -31,7 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="agent specs for the other seats, one each or one for all (default: "
                         f"greedy); allowed: {', '.join(SPECS)}")
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also accept requests that name this host (Host header), besides "
+                        "this machine's names and addresses; repeat for more")
+    p.add_argument("--data-file", action="append", default=[], metavar="PATH",
+                   help="a data file (plots, boards, partners, bonus tiles) that game records "
+                        "opened in the page may use; repeat for more (default: only the "
+                        "package's data)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
     p.add_argument("--no-browser", action="store_true", help="do not open the page")
     p.add_argument("--terminal", action="store_true",
@@ -52,6 +63,36 @@ def _port_problem(host: str, port: int) -> str | None:
     return None
 
 
+def url_host(host: str) -> str:
+    """The host part of a URL that reaches a server bound to ``host``."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts(host: str, extra: list[str]) -> list[str]:
+    """Host names a request may name: this machine's names and addresses, the bound
+    address and ``extra`` (``--allow-host``), whatever the bind address."""
+    names = {"localhost", "127.0.0.1", "::1", host, *extra}
+    for name in {socket.gethostname(), socket.getfqdn()}:
+        names.add(name)
+        with contextlib.suppress(OSError):  # a name that does not resolve adds no address
+            names.update(str(info[4][0]).split("%")[0] for info in socket.getaddrinfo(name, None))
+    return sorted(n for n in names if n and n not in ("0.0.0.0", "::"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = build_parser()
@@ -60,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed must be a non-negative integer, got {args.seed}")
     if not 0 <= args.port < 65536:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
+    for path in args.data_file:
+        if not os.path.isfile(path):
+            parser.error(f"--data-file {path}: no such file")
     options = GameOptions(args.players, args.mode, args.scenario, tuple(args.human),
                           tuple(args.opponents), args.seed)
     try:
@@ -84,9 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         if problem:
             parser.error(f"cannot listen on {args.host}:{args.port} ({problem}); choose another "
                          "--port (0: any free port) or --host")
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
-    app = create_app(options, ["127.0.0.1", "localhost", "[::1]"] if loopback else None)
+    hosts = allowed_hosts(args.host, args.allow_host)
+    app = create_app(options, hosts, args.data_file)
     app.state.store.add(first)
+    if not is_loopback(args.host):
+        print(f"warning: --host {args.host} listens beyond this machine: whoever reaches it can "
+              "start games and play them with the agents given here (requests cannot name "
+              f"files); requests naming other hosts than {', '.join(hosts)} are refused "
+              "(add names with --allow-host)", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
     server = uvicorn.Server(config)
 
@@ -96,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 return
             threading.Event().wait(0.05)
         port = server.servers[0].sockets[0].getsockname()[1] if server.servers else args.port
-        host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+        host = url_host(args.host)
         url = f"http://{host}:{port}/game/{first.id}"
         print(f"Moon River: {url}  (new game: http://{host}:{port}/ ; Ctrl+C stops)", flush=True)
         if not args.no_browser:

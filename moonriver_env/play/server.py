@@ -9,28 +9,38 @@ Routes (JSON unless said otherwise):
 | GET  /api/defaults               | the new-game form's defaults                           |
 | POST /api/games                  | start a game: {players, mode, scenario, humans, ...}   |
 | GET  /api/games/{id}             | the state: table SVG, status, scores, legal moves      |
-| POST /api/games/{id}/actions     | a human decision {"action": id} (checked by the engine)|
-| POST /api/games/{id}/advance     | the agent to act makes one decision                    |
+| POST /api/games/{id}/actions     | a human decision {"action": id, "decision": n}         |
+| POST /api/games/{id}/advance     | the agent to act makes one decision {"decision": n}    |
 | GET  /api/games/{id}/record      | the game record (docs/game-record.md) as a download    |
 | POST /api/replays                | open a game record for replay                          |
 | GET  /api/replays/{id}?step=n    | the table after n decisions of the record              |
 
 Refused requests get a 4xx status and ``{"error": message}``; the game is left unchanged.
+``decision`` is the state's decision number: a move chosen on an older state is refused (409).
+POSTs must be JSON from this page's own origin. A request names agents only by specs without
+file paths and with bounded budgets, or by the specs given on the command line; a posted record
+may use only the package's data files (or those given on the command line). GETs of a game
+answer at once while its agent thinks (``thinking`` is then true).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import ipaddress
 import json
 from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
@@ -41,13 +51,17 @@ from starlette.responses import (
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from moonriver_env.agents.registry import SPECS
+from moonriver_env.agents.registry import REQUEST_SPECS
 from moonriver_env.play.session import (
+    MAX_REQUEST_SECONDS,
+    MAX_REQUEST_SIMULATIONS,
     GameOptions,
     PlayError,
     PlaySession,
     ReplaySession,
+    check_decision_number,
     options_from_json,
 )
 
@@ -56,7 +70,11 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"  # present in a source check
 DOC_PAGES = ("rules", "actions", "game-record", "observation")  # linked from rules.md
 MAX_BODY = 16 * 1024  # actions and new-game options
 MAX_RECORD_BODY = 4 * 1024 * 1024  # a game record to replay
-MAX_GAMES = 64  # the oldest game or replay is dropped beyond this
+MAX_DEPTH = 32  # nesting of a request's JSON (a game record nests 6 deep)
+MAX_GAMES = 64  # the least recently used game is dropped beyond this
+MAX_REPLAYS = 64  # likewise for replays, counted apart from games
+AGENT_THREADS = 8  # agents thinking at once (apart from the threads that answer requests)
+_REMEMBERED = 4096  # dropped ids and written records kept in mind
 
 
 def rules_html(markdown_text: str) -> str:
@@ -75,22 +93,55 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def _json_body(request: Request, limit: int) -> Any:
-    """The request's JSON body, refused when larger than ``limit`` bytes or not JSON.
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(body: bytes) -> Any:
+    """A request body as JSON, refused (PlayError) when not JSON or nested over MAX_DEPTH."""
+    try:
+        value = json.loads(body, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise PlayError(f"the request body nests deeper than {MAX_DEPTH} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, too many digits, NaN
+        message = str(exc) if len(str(exc)) <= 200 else str(exc)[:197] + "..."
+        raise PlayError(f"the request body is not valid JSON: {message}") from None
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > MAX_DEPTH:
+                raise PlayError(f"the request body nests deeper than {MAX_DEPTH} levels")
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict)
+                                                  else item))
+    return value
+
+
+def check_post(request: Request) -> None:
+    """Refuse a state-changing request from another site or without the JSON content type.
 
     The JSON content type is required: a cross-site page cannot send it without a CORS
     preflight, which this server never grants, so other sites cannot drive local games.
     """
     origin = request.headers.get("origin")
-    if origin is not None and origin.split("://", 1)[-1] != request.headers.get("host"):
-        raise PlayError(f"requests from other sites are refused (origin {origin!r})", 403)
+    host = request.headers.get("host", "")
+    if origin is not None and origin.lower() not in (f"http://{host}".lower(),
+                                                     f"https://{host}".lower()):
+        raise PlayError(f"requests from other sites are refused (origin {origin[:100]!r})",
+                        403)
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise PlayError(f"send the body as application/json, not {kind or 'no content type'!r}",
-                        415)
+        raise PlayError(f"send the body as application/json, not "
+                        f"{kind[:100] or 'no content type'!r}", 415)
+
+
+async def _json_body(request: Request, limit: int) -> Any:
+    """The request's JSON body (after :func:`check_post`), refused when larger than ``limit``
+    bytes, not JSON or nested too deep."""
+    check_post(request)
     declared = request.headers.get("content-length")
     if declared is not None:
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):
             raise PlayError("the Content-Length header must be a number")
         if int(declared) > limit:
             raise PlayError(f"request body of {declared} bytes is over the limit of {limit}", 413)
@@ -101,56 +152,141 @@ async def _json_body(request: Request, limit: int) -> Any:
             raise PlayError(f"request body is over the limit of {limit} bytes", 413)
     if not body:
         raise PlayError("the request body is empty; send a JSON object")
+    return await run_in_threadpool(parse_json, bytes(body))
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, without port, brackets or a final dot, in lower case."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name = host[1:host.find("]")] if "]" in host else host[1:]
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name.rstrip(".")
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PlayError(f"the request body is not valid JSON: {exc}") from None
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return None
+
+
+class HostCheck:
+    """Refuse requests whose Host header is not an allowed name (DNS rebinding guard).
+
+    A Host that is the address the connection arrived at (an IP literal) is accepted too:
+    a rebinding attack needs a name of its own in the Host header.
+    """
+
+    def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = {host_name(h) for h in allowed_hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            name = host_name(Headers(scope=scope).get("host", ""))
+            server = scope.get("server")
+            local = _ip(server[0]) if server else None
+            if name not in self.allowed and (local is None or _ip(name) != local):
+                response = PlainTextResponse(
+                    f"Host {name[:100]!r} is not allowed here; start moonriver-play with "
+                    f"--allow-host {name[:100]} to allow it", 400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def record_key(record: Any) -> str:
+    """A fingerprint of a game record (its canonical JSON)."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class _Store:
-    """Games and replays by id, the oldest dropped beyond MAX_GAMES."""
+    """Games and replays by id, each kind keeping its MAX most recently used."""
 
-    def __init__(self) -> None:
-        self.items: OrderedDict[str, PlaySession | ReplaySession] = OrderedDict()
+    def __init__(self, max_games: int = MAX_GAMES, max_replays: int = MAX_REPLAYS) -> None:
+        self.games: OrderedDict[str, PlaySession] = OrderedDict()
+        self.replays: OrderedDict[str, ReplaySession] = OrderedDict()
+        self.limits = {"game": max_games, "replay": max_replays}
+        self.dropped: OrderedDict[str, str] = OrderedDict()  # id -> kind
+        self.players: OrderedDict[str, tuple[list[str | None], list[int]]] = OrderedDict()
+
+    def _table(self, kind: str) -> OrderedDict[str, Any]:
+        return self.games if kind == "game" else self.replays
 
     def add(self, item: PlaySession | ReplaySession) -> None:
-        self.items[item.id] = item
-        while len(self.items) > MAX_GAMES:
-            self.items.popitem(last=False)
+        kind = "game" if isinstance(item, PlaySession) else "replay"
+        table = self._table(kind)
+        table[item.id] = item
+        while len(table) > self.limits[kind]:
+            old, _ = table.popitem(last=False)
+            self.dropped[old] = kind
+            while len(self.dropped) > _REMEMBERED:
+                self.dropped.popitem(last=False)
 
     def get(self, key: str, kind: type) -> Any:
-        item = self.items.get(key)
-        if not isinstance(item, kind):
-            what = "game" if kind is PlaySession else "replay"
-            raise PlayError(f"no {what} with id {key!r} (it may have ended with the server)", 404)
+        what = "game" if kind is PlaySession else "replay"
+        table = self._table(what)
+        item = table.get(key)
+        if item is None:
+            shown = repr(key[:40])
+            if self.dropped.get(key) == what:
+                raise PlayError(
+                    f"{what} {shown} was closed to make room: this server keeps the "
+                    f"{self.limits[what]} most recently used {what}s, and this one had been "
+                    f"used least recently", 404)
+            raise PlayError(f"no {what} with id {shown} on this server (it never existed "
+                            f"here, or the server was restarted since)", 404)
+        table.move_to_end(key)
         return item
+
+    def remember_players(self, record: dict[str, Any], session: PlaySession) -> None:
+        """Who played a game whose record this server wrote (for its replay)."""
+        humans = [p for p, a in enumerate(session.seats) if a is None]
+        self.players[record_key(record)] = (list(session.names), humans)
+        while len(self.players) > _REMEMBERED:
+            self.players.popitem(last=False)
 
 
 def create_app(defaults: GameOptions | None = None,
-               allowed_hosts: list[str] | None = None) -> Starlette:
+               allowed_hosts: list[str] | None = None,
+               data_files: Iterable[str] = (),
+               max_seconds: float = MAX_REQUEST_SECONDS,
+               max_simulations: int = MAX_REQUEST_SIMULATIONS) -> Starlette:
     """The ASGI app; ``defaults`` fill in what a new-game request leaves out.
 
-    ``allowed_hosts`` (for example ``["127.0.0.1", "localhost"]``) refuses requests naming any
-    other Host, which guards a local server against DNS rebinding.
+    ``defaults.opponents`` are the trusted agent specs (the command line's): a request may
+    name them, or specs without file paths whose budget is within ``max_seconds`` seconds or
+    ``max_simulations`` simulations a decision. A posted record may name only ``data_files``
+    (absolute paths) as its data. ``allowed_hosts`` (for example ``["127.0.0.1",
+    "localhost"]``) refuses requests naming any other Host, which guards a server against
+    DNS rebinding; None checks no Host (for tests and embedding).
     """
     defaults = defaults or GameOptions()
     store = _Store()
+    allowed_data = frozenset(str(Path(f).resolve()) for f in data_files)
+    agents = ThreadPoolExecutor(AGENT_THREADS, thread_name_prefix="moonriver-agent")
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
     async def rules(request: Request) -> Response:
         name = request.path_params.get("name", "rules")
-        path = DOCS / f"{name}.md"
-        if name not in DOC_PAGES or not path.is_file():
-            return PlainTextResponse(f"docs/{name}.md is not available in this copy", 404)
-        return HTMLResponse(rules_html(path.read_text(encoding="utf-8")))
+        if name not in DOC_PAGES or not (DOCS / f"{name}.md").is_file():
+            return PlainTextResponse(f"docs/{name[:40]}.md is not available in this copy", 404)
+        text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+        return HTMLResponse(rules_html(text))
 
     async def get_defaults(request: Request) -> Response:
-        return JSONResponse({**defaults.to_dict(), "agent_specs": list(SPECS)})
+        specs = list(dict.fromkeys([*REQUEST_SPECS, *defaults.opponents]))
+        return JSONResponse({**defaults.to_dict(), "agent_specs": specs,
+                             "max_seconds": max_seconds, "max_simulations": max_simulations})
 
     async def new_game(request: Request) -> Response:
-        options = options_from_json(await _json_body(request, MAX_BODY), defaults)
+        body = await _json_body(request, MAX_BODY)
+        options = options_from_json(body, defaults, max_seconds, max_simulations)
         session = await run_in_threadpool(PlaySession, options)
         store.add(session)
         return JSONResponse({"id": session.id}, status_code=201)
@@ -159,35 +295,57 @@ def create_app(defaults: GameOptions | None = None,
         session = store.get(request.path_params["id"], PlaySession)
         return JSONResponse(await run_in_threadpool(session.state))
 
+    def decision_of(body: Any, fields: tuple[str, ...]) -> int:
+        if not isinstance(body, dict) or set(body) != set(fields):
+            shape = ", ".join(f'"{f}": <{"action id" if f == "action" else "n"}>'
+                              for f in fields)
+            raise PlayError(f"the body must be a JSON object {{{shape}}}, where n is the "
+                            "decision number of the state the move was chosen on")
+        decision = body["decision"]
+        check_decision_number(decision)
+        if decision is None:
+            raise PlayError("'decision' must be the state's decision number (a whole number), "
+                            "got null")
+        return decision
+
     async def game_action(request: Request) -> Response:
         session = store.get(request.path_params["id"], PlaySession)
         body = await _json_body(request, MAX_BODY)
+        decision_of(body, ("action", "decision"))
         await run_in_threadpool(session.act, body)
         return JSONResponse(await run_in_threadpool(session.state))
 
     async def game_advance(request: Request) -> Response:
         session = store.get(request.path_params["id"], PlaySession)
-        await run_in_threadpool(session.advance)
+        decision = decision_of(await _json_body(request, MAX_BODY), ("decision",))
+        # Agents think on their own threads: the request threads stay free for readers.
+        await asyncio.get_running_loop().run_in_executor(agents, session.advance, decision)
         return JSONResponse(await run_in_threadpool(session.state))
 
     async def game_record(request: Request) -> Response:
         session = store.get(request.path_params["id"], PlaySession)
         record = await run_in_threadpool(session.record)
+        store.remember_players(record, session)
         name = f"moonriver-{session.id}.json"
         return JSONResponse(record, headers={"Content-Disposition":
                                              f'attachment; filename="{name}"'})
 
     async def new_replay(request: Request) -> Response:
         record = await _json_body(request, MAX_RECORD_BODY)
-        replay = await run_in_threadpool(ReplaySession, record)
+        names, humans = None, None
+        if isinstance(record, dict):
+            names, humans = store.players.get(await run_in_threadpool(record_key, record),
+                                              (None, None))
+        replay = await run_in_threadpool(ReplaySession, record, allowed_data, names, humans)
         store.add(replay)
         return JSONResponse({"id": replay.id, "steps": replay.steps}, status_code=201)
 
     async def replay_state(request: Request) -> Response:
         replay = store.get(request.path_params["id"], ReplaySession)
         raw = request.query_params.get("step", "0")
-        if not raw.isdigit():
-            raise PlayError(f"step must be a whole number, got {raw!r}")
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 12):
+            raise PlayError(f"step must be a whole number (0 to {replay.steps}), "
+                            f"got {raw[:40]!r}")
         return JSONResponse(await run_in_threadpool(replay.state, int(raw)))
 
     async def play_error(request: Request, exc: Exception) -> Response:
@@ -214,9 +372,10 @@ def create_app(defaults: GameOptions | None = None,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = []
-    if allowed_hosts:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts))
+    if allowed_hosts is not None:
+        middleware.append(Middleware(HostCheck, allowed_hosts=allowed_hosts))
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={PlayError: play_error, HTTPException: http_error})
     app.state.store = store
+    app.state.agents = agents
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 from dataclasses import dataclass
@@ -10,11 +11,16 @@ from typing import Any
 import numpy as np
 
 from moonriver_env.agents import Agent, make_agent
+from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.record import replay_decisions
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
 from moonriver_env.render.style import status_text
 from moonriver_env.render.svg import table_svg
+
+MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
+MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
+MAX_SEED = 2**63 - 1
 
 
 class PlayError(ValueError):
@@ -43,25 +49,57 @@ class GameOptions:
                 "seed": self.seed}
 
 
-def options_from_json(body: Any, defaults: GameOptions) -> GameOptions:
-    """Validated options from a request body; anything wrong is a PlayError naming it."""
+def options_from_json(body: Any, defaults: GameOptions,
+                      max_seconds: float = MAX_REQUEST_SECONDS,
+                      max_simulations: int = MAX_REQUEST_SIMULATIONS) -> GameOptions:
+    """Validated options from a request body; anything wrong is a PlayError naming it.
+
+    A request names agents only by specs without file paths and with bounded budgets
+    (see ``request_spec_problem``), or by the specs of ``defaults`` (the command line's).
+    """
     if not isinstance(body, dict):
         raise PlayError("the body must be a JSON object with players, mode, scenario, humans, "
                         "opponents, seed")
     known = {"players", "mode", "scenario", "humans", "opponents", "seed"}
     unknown = sorted(set(body) - known)
     if unknown:
-        raise PlayError(f"unknown fields {unknown}; allowed: {sorted(known)}")
+        raise PlayError(f"unknown fields {_short(unknown)}; allowed: {sorted(known)}")
     out = defaults.to_dict()
     out.update(body)
     humans, opponents = out["humans"], out["opponents"]
-    if not isinstance(humans, list) or not all(type(h) is int for h in humans):
-        raise PlayError(f"'humans' must be a list of seat numbers, got {humans!r}")
-    if (not isinstance(opponents, list) or not opponents
+    if (not isinstance(humans, list) or len(humans) > 4
+            or not all(type(h) is int and 0 <= h < 4 for h in humans)):
+        raise PlayError(f"'humans' must be a list of seat numbers 0 to 3, got {_short(humans)}")
+    if (not isinstance(opponents, list) or not 1 <= len(opponents) <= 4
             or not all(isinstance(o, str) for o in opponents)):
-        raise PlayError(f"'opponents' must be a non-empty list of agent specs, got {opponents!r}")
+        raise PlayError(f"'opponents' must be a list of 1 to 4 agent specs (strings), got "
+                        f"{_short(opponents)}")
+    for spec in opponents:
+        if spec in defaults.opponents:  # given on the command line: any spec, any budget
+            continue
+        problem = request_spec_problem(spec, max_seconds, max_simulations)
+        if problem:
+            raise PlayError(f"{problem}. Specs that name files (policy:PATH, rllib:PATH, "
+                            "pretrained:PATH.npz) or larger budgets can be given only on the "
+                            "command line (moonriver-play --opponents)")
+    seed = out["seed"]
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
+        raise PlayError(f"seed must be a whole number from 0 to {MAX_SEED} or null (random), "
+                        f"got {_short(seed)}")
+    for key in ("players", "scenario"):
+        if out[key] is not None and type(out[key]) is not int:
+            raise PlayError(f"{key} must be a whole number, got {_short(out[key])}")
     return GameOptions(out["players"], out["mode"], out["scenario"], tuple(humans),
-                       tuple(opponents), out["seed"])
+                       tuple(opponents), seed)
+
+
+def _short(value: Any) -> str:
+    """A request value as JSON for an error message, cut at 80 characters."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
@@ -91,100 +129,166 @@ def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
 
 
 class PlaySession:
-    """One game in progress: the engine game, who sits where, and the last move."""
+    """One game in progress: the engine game, who sits where, and the last move.
+
+    ``decision`` counts the moves made so far; a move sent with another number was chosen
+    on an old state and is refused. An agent thinks on a copy of the game without holding
+    the lock that readers take, so :meth:`state` answers at once (``thinking`` is then true).
+    """
 
     def __init__(self, options: GameOptions) -> None:
         seed = options.seed
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**31))
         if type(seed) is not int or seed < 0:
-            raise PlayError(f"seed must be a non-negative integer or null, got {seed!r}")
+            raise PlayError(f"seed must be a non-negative integer or null, got {seed!r:.40}")
         try:
             config = GameConfig(num_players=options.players, mode=options.mode,
                                 scenario=options.scenario)
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise PlayError(str(exc)) from None
         self.seats = make_seats(options, seed)
         self.options = options
         self.id = secrets.token_hex(8)
-        self.game = Game(config, seed=seed)
+        self._game = Game(config, seed=seed)
         for p, agent in enumerate(self.seats):
             if agent is not None:
                 agent.reset(seed + 1 + p)
         self.names = ["you" if a is None else a.name for a in self.seats]
-        self.lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the game and the fields below, held briefly
+        self._agent_turn = threading.Lock()  # held by the one advance whose agent thinks
+        self.decision = 0
         self.last: dict[str, Any] | None = None
+        self._snapshot: tuple[int, dict[str, Any]] | None = None
         self._encoder = None
+
+    @property
+    def game(self) -> Game:
+        """The engine game (read it; moves go through :meth:`act` and :meth:`advance`)."""
+        return self._game
+
+    @game.setter
+    def game(self, game: Game) -> None:
+        with self._lock:
+            self._game, self.last = game, None
+            self.decision += 1
+
+    @property
+    def thinking(self) -> bool:
+        """Whether an agent of this game is choosing its move now."""
+        return self._agent_turn.locked()
 
     def human_turn(self) -> bool:
         """Whether a human seat decides now."""
-        return not self.game.is_over and self.seats[self.game.current_player] is None
+        return not self._game.is_over and self.seats[self._game.current_player] is None
 
     def _apply(self, action_id: int) -> None:
-        last = apply_move(self.game, action_id)
+        last = apply_move(self._game, action_id)
         self.last = {**last, "name": self.names[last["player"]]}
+        self.decision += 1
+
+    def _check_decision(self, decision: int | None) -> None:
+        if decision is not None and decision != self.decision:
+            raise PlayError(f"this move was chosen at decision {decision}, but the game is at "
+                            f"decision {self.decision} now (a move was made elsewhere, for "
+                            "example in another tab): look at the table again", 409)
 
     def act(self, body: Any) -> None:
-        """A human's decision ``{"action": id}``, checked by the engine (state unchanged if not)."""
-        if not isinstance(body, dict) or set(body) != {"action"}:
-            raise PlayError('the body must be a JSON object {"action": <action id>}')
-        action = body["action"]
+        """A human's decision ``{"action": id, "decision": n}`` (``decision``, the state's
+        number, may be left out), checked by the engine (state unchanged if refused)."""
+        if not isinstance(body, dict) or "action" not in body \
+                or not set(body) <= {"action", "decision"}:
+            raise PlayError('the body must be a JSON object {"action": <action id>, '
+                            '"decision": <the state\'s decision number>}')
+        action, decision = body["action"], body.get("decision")
         if type(action) is not int:
-            raise PlayError(f"'action' must be an integer action id, got {action!r}")
+            raise PlayError(f"'action' must be an integer action id, got {_short(action)}")
         if not 0 <= action < ActionCodec.num_actions:
             raise PlayError(f"action ids run from 0 to {ActionCodec.num_actions - 1}, "
-                            f"got {action}")
-        with self.lock:
-            if self.game.is_over:
+                            f"got {_short(action)}")
+        check_decision_number(decision)
+        with self._lock:
+            self._check_decision(decision)
+            game = self._game
+            if game.is_over:
                 raise PlayError("the game is over", 409)
             if not self.human_turn():
-                raise PlayError(f"it is not a human's turn: player {self.game.current_player} "
-                                f"({self.names[self.game.current_player]}) decides now", 409)
+                raise PlayError(f"it is not a human's turn: player {game.current_player} "
+                                f"({self.names[game.current_player]}) decides now", 409)
             try:
                 self._apply(action)
             except IllegalActionError as exc:
                 raise PlayError(str(exc), 409) from None
 
-    def advance(self) -> None:
-        """Let the agent whose turn it is make one decision."""
-        with self.lock:
-            game = self.game
-            if game.is_over:
-                raise PlayError("the game is over", 409)
-            agent = self.seats[game.current_player]
-            if agent is None:
-                raise PlayError(f"player {game.current_player} is human: waiting for a click",
-                                409)
-            from moonriver_env.observation import LazyObservation, ObservationEncoder
+    def advance(self, decision: int | None = None) -> None:
+        """Let the agent whose turn it is make one decision (at state ``decision`` if given)."""
+        check_decision_number(decision)
+        if not self._agent_turn.acquire(blocking=False):
+            raise PlayError("an agent of this game is already choosing its move; ask for the "
+                            "state again", 409)
+        try:
+            with self._lock:
+                self._check_decision(decision)
+                game = self._game
+                if game.is_over:
+                    raise PlayError("the game is over", 409)
+                agent = self.seats[game.current_player]
+                if agent is None:
+                    raise PlayError(f"player {game.current_player} is human: waiting for a "
+                                    "click", 409)
+                from moonriver_env.observation import LazyObservation, ObservationEncoder
 
-            if self._encoder is None:
-                self._encoder = ObservationEncoder()
-            action = int(agent.act(game, LazyObservation(self._encoder, game,
-                                                         game.current_player)))
-            try:
-                self._apply(action)
-            except IllegalActionError as exc:
-                raise PlayError(f"agent {agent.name} chose an illegal action: {exc}", 500) from None
+                if self._encoder is None:
+                    self._encoder = ObservationEncoder()
+                view, at = game.clone(), self.decision
+            # The agent thinks on its own copy with the lock released: readers are not held up.
+            action = int(agent.act(view, LazyObservation(self._encoder, view,
+                                                         view.current_player)))
+            with self._lock:
+                if self.decision != at:  # only a test replacing the game gets here
+                    raise PlayError("the game changed while the agent was thinking", 409)
+                try:
+                    self._apply(action)
+                except IllegalActionError as exc:
+                    raise PlayError(f"agent {agent.name} chose an illegal action: {exc}",
+                                    500) from None
+        finally:
+            self._agent_turn.release()
 
     def state(self) -> dict[str, Any]:
-        """Everything the page draws and offers now."""
-        with self.lock:
-            game = self.game
-            out = table_state(game, self.names)
-            out.update(id=self.id, kind="game", last=self.last, human_turn=self.human_turn(),
-                       humans=[p for p, a in enumerate(self.seats) if a is None],
-                       options=self.options.to_dict(), legal=[], buttons={})
-            if out["human_turn"]:
-                ids = game.legal_action_ids().tolist()
-                out["legal"] = [{"id": a, "text": ActionCodec.to_text(a),
-                                 "paths": action_paths(game, a)} for a in ids]
-                out["buttons"] = button_labels(game)
-            return out
+        """Everything the page draws and offers now (built once per decision)."""
+        with self._lock:
+            if self._snapshot is None or self._snapshot[0] != self.decision:
+                self._snapshot = (self.decision, self._build_state())
+            out = dict(self._snapshot[1])
+        out["thinking"] = self.thinking
+        return out
+
+    def _build_state(self) -> dict[str, Any]:
+        game = self._game
+        out = table_state(game, self.names)
+        out.update(id=self.id, kind="game", decision=self.decision, last=self.last,
+                   human_turn=self.human_turn(),
+                   humans=[p for p, a in enumerate(self.seats) if a is None],
+                   options=self.options.to_dict(), legal=[], buttons={})
+        if out["human_turn"]:
+            ids = game.legal_action_ids().tolist()
+            out["legal"] = [{"id": a, "text": ActionCodec.to_text(a),
+                             "paths": action_paths(game, a)} for a in ids]
+            out["buttons"] = button_labels(game)
+        return out
 
     def record(self) -> dict[str, Any]:
         """The game record so far (docs/game-record.md)."""
-        with self.lock:
-            return self.game.to_record()
+        with self._lock:
+            return self._game.to_record()
+
+
+def check_decision_number(decision: Any) -> None:
+    """A state's decision number sent with a move: None or a non-negative integer."""
+    if decision is not None and (type(decision) is not int or decision < 0):
+        raise PlayError(f"'decision' must be the state's decision number (a whole number), "
+                        f"got {_short(decision)}")
 
 
 def apply_move(game: Game, action_id: int) -> dict[str, Any]:
@@ -206,20 +310,48 @@ def table_state(game: Game, names: list[str]) -> dict[str, Any]:
             "winners": game.winners() if game.is_over else None}
 
 
-class ReplaySession:
-    """A recorded game opened for stepping forward and back through its decisions."""
+DATA_FILE_FIELDS = ("plots_file", "boards_file", "partners_file", "bonus_file")
+DATA_FILES_REFUSED = ("this server replays only records that use the package's own data "
+                      "(config plots_file, boards_file, partners_file and bonus_file null) or "
+                      "the data files named on its command line (moonriver-play --data-file)")
+REPLAY_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError)
 
-    def __init__(self, record: Any) -> None:
+
+def check_record_data(record: Any, allowed: frozenset[str] = frozenset()) -> None:
+    """Refuse a record naming data files other than ``allowed`` (absolute paths), with one
+    message whatever the file: the files are never looked at."""
+    config = record.get("config") if isinstance(record, dict) else None
+    if not isinstance(config, dict):
+        return  # Game.from_record refuses it
+    for name in DATA_FILE_FIELDS:
+        value = config.get(name)
+        if value is not None and not (isinstance(value, str) and value in allowed):
+            raise PlayError(DATA_FILES_REFUSED)
+
+
+class ReplaySession:
+    """A recorded game opened for stepping forward and back through its decisions.
+
+    ``names`` and ``humans`` label the players when the server knows who played (a record
+    it wrote); otherwise players are P0, P1, ...
+    """
+
+    def __init__(self, record: Any, data_files: frozenset[str] = frozenset(),
+                 names: list[str | None] | None = None, humans: list[int] | None = None) -> None:
+        check_record_data(record, data_files)
         try:
             final = Game.from_record(record)
-        except ValueError as exc:
-            raise PlayError(f"not a valid game record: {exc}") from None
+        except REPLAY_ERRORS as exc:
+            message = str(exc) if len(str(exc)) <= 300 else str(exc)[:297] + "..."
+            raise PlayError(f"not a valid game record: {message}") from None
         self.id = secrets.token_hex(8)
         self.config = final.config
         self.seed = final.seed
         self.decisions = [e for e in record["events"]
                           if e["type"] == "decision" and not e.get("auto")]
-        self.names = [f"P{p}" for p in range(final.num_players)]
+        n = final.num_players
+        self.names: list[str | None] = list(names) if names and len(names) == n else [None] * n
+        self.humans = list(humans or [])
         self.lock = threading.Lock()
         self._game = Game(self.config, seed=self.seed)
         self._step = 0
@@ -239,10 +371,11 @@ class ReplaySession:
                 self._game, self._step, self._last = Game(self.config, seed=self.seed), 0, None
             if self._step < step:  # the record was checked on opening: these replay
                 replay_decisions(self._game, self.decisions[self._step:step - 1], ("decision",))
-                self._last = apply_move(self._game, self.decisions[step - 1]["action"])
+                last = apply_move(self._game, self.decisions[step - 1]["action"])
+                self._last = {**last, "name": self.names[last["player"]]}
                 self._step = step
             last = self._last if step > 0 else None
             out = table_state(self._game, self.names)
         out.update(id=self.id, kind="replay", step=step, steps=self.steps, last=last,
-                   human_turn=False, legal=[], buttons={})
+                   humans=self.humans, human_turn=False, thinking=False, legal=[], buttons={})
         return out

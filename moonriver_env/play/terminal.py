@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from moonriver_env.engine import ActionCodec
+from moonriver_env.engine.text import cell_key
 from moonriver_env.play.session import PlaySession
 from moonriver_env.render.style import decision_text, player_label
+
+
+class QuitGame(Exception):
+    """The player typed q: leave the game (a normal end, exit status 0)."""
 
 
 def ask_move(texts: list[str], read: Callable[[str], str], write: Callable[[str], None]) -> int:
@@ -15,7 +20,7 @@ def ask_move(texts: list[str], read: Callable[[str], str], write: Callable[[str]
     while True:
         answer = read(f"move (1-{n}, or q to quit) > ").strip()
         if answer.lower() in ("q", "quit"):
-            raise KeyboardInterrupt
+            raise QuitGame
         if answer.isdigit() and 1 <= int(answer) <= n:
             return int(answer) - 1
         if answer in texts:
@@ -27,6 +32,7 @@ def play_terminal(session: PlaySession, read: Callable[[str], str] = input,
                   write: Callable[[str], None] = print) -> int:
     """Play one game to the end in the terminal; returns an exit status."""
     game = session.game
+    write(cell_key())
     try:
         while not game.is_over:
             player = game.current_player
@@ -41,6 +47,9 @@ def play_terminal(session: PlaySession, read: Callable[[str], str] = input,
             else:
                 session.advance()
                 write(f"{player_label(game, player, session.names)}: {session.last['text']}")
+    except QuitGame:
+        write("\nstopped")
+        return 0
     except (KeyboardInterrupt, EOFError):
         write("\nstopped")
         return 130

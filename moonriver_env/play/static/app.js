@@ -1,5 +1,7 @@
 // Moon River play page: draws the server's table SVG, offers the legal moves as clicks,
 // lets agents move one by one, and steps through replays. The server checks every move.
+// Text from the server (names, moves, errors) goes into the page with textContent only;
+// the table SVG is the server's own drawing, its text escaped there.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -10,6 +12,7 @@ let timer = null;      // pending agent step
 let busy = false;      // a request is in flight
 let paused = false;
 let version = 0;       // renders so far (tests wait on it)
+const THINKING_POLL = 300;  // ms between looks at a game whose agent thinks elsewhere
 
 async function api(method, url, body) {
   const init = { method, headers: {} };
@@ -35,6 +38,22 @@ function showError(message) {
 
 function speed() {
   return Number($("speed").value);
+}
+
+function autoForced() {
+  return $("auto-forced").checked;
+}
+
+function label(s, p) {
+  // "P1 (greedy)", or "P1" when the player's name is not known
+  return s.names[p] ? `P${p} (${s.names[p]})` : `P${p}`;
+}
+
+function element(tag, text, attributes) {
+  const el = document.createElement(tag);
+  if (text !== undefined) el.textContent = String(text);
+  for (const [name, value] of Object.entries(attributes || {})) el.setAttribute(name, value);
+  return el;
 }
 
 // ------------------------------------------------------------------ choosing a move
@@ -88,8 +107,8 @@ function decorate() {
     hint = (picked.length ? "next, click " : "your move: click ") + kinds.join(" or ") +
       (onBoard ? " (outlined in blue on the table)" : "");
   } else if (state.kind === "game" && !state.over) {
-    const p = state.current_player;
-    hint = `P${p} (${state.names[p]}) is deciding` + (paused ? " (agents paused)" : "...");
+    hint = `${label(state, state.current_player)} is deciding` +
+      (paused ? " (agents paused)" : "...");
   }
   $("hint").textContent = hint;
 }
@@ -108,12 +127,18 @@ async function submit(id) {
   picked = [];
   busy = true;
   try {
-    const next = await api("POST", `/api/games/${state.id}/actions`, { action: id });
+    const next = await api("POST", `/api/games/${state.id}/actions`,
+                           { action: id, decision: state.decision });
     showError("");
     render(next);
   } catch (e) {
     showError(e.message);
-    decorate();
+    if (e.status === 409) {
+      // the game moved on (another tab, another player): show the table as it is now
+      try { render(await api("GET", `/api/games/${state.id}`)); } catch (e2) { decorate(); }
+    } else {
+      decorate();
+    }
   } finally {
     busy = false;
   }
@@ -122,20 +147,29 @@ async function submit(id) {
 // ------------------------------------------------------------------ drawing
 function endScreen(s) {
   const end = $("end");
-  if (!s.over) { end.hidden = true; return; }
-  const names = s.names.map((n, p) => `P${p} (${n})`);
-  const rows = s.scores.map((sc, p) => {
-    const win = s.winners.includes(p) ? " winner" : "";
-    return `<tr class="${win}" data-player="${p}"><th>${names[p]}</th><td>${sc.territories}</td>` +
-      `<td>${sc.resources}</td><td>${sc.partners}</td><td>${sc.scenario}</td>` +
-      `<td class="total" data-player="${p}">${sc.total}</td><td>${sc.largest_territory}</td>` +
-      `<td>${sc.cows}</td></tr>`;
-  }).join("");
-  const winners = s.winners.map((p) => names[p]).join(", ");
-  end.innerHTML = `<h2>Game over</h2><p id="winners">Winner${s.winners.length > 1 ? "s" : ""}: ` +
-    `${winners}</p><table><tr><th>player</th><th>territories</th><th>resources</th>` +
-    `<th>partners</th><th>scenario</th><th>total</th><th>largest territory</th><th>cows</th>` +
-    `</tr>${rows}</table>`;
+  if (!s.over) { end.hidden = true; end.replaceChildren(); return; }
+  const heads = ["player", "territories", "resources", "partners", "scenario", "total",
+                 "largest territory", "cows"];
+  const table = element("table");
+  const head = element("tr");
+  for (const h of heads) head.appendChild(element("th", h));
+  table.appendChild(head);
+  s.scores.forEach((sc, p) => {
+    const row = element("tr", undefined, { "data-player": String(p) });
+    if (s.winners.includes(p)) row.className = "winner";
+    row.appendChild(element("th", label(s, p)));
+    for (const key of ["territories", "resources", "partners", "scenario"]) {
+      row.appendChild(element("td", sc[key]));
+    }
+    row.appendChild(element("td", sc.total, { class: "total", "data-player": String(p) }));
+    row.appendChild(element("td", sc.largest_territory));
+    row.appendChild(element("td", sc.cows));
+    table.appendChild(row);
+  });
+  const winners = s.winners.map((p) => label(s, p)).join(", ");
+  end.replaceChildren(element("h2", "Game over"),
+    element("p", `Winner${s.winners.length > 1 ? "s" : ""}: ${winners}`, { id: "winners" }),
+    table);
   end.hidden = false;
 }
 
@@ -144,8 +178,7 @@ function render(next) {
   $("status").textContent = state.status;
   $("board").innerHTML = state.svg;
   const last = state.last;
-  $("last").textContent = last ? `last move: P${last.player}` +
-    (last.name ? ` (${last.name})` : "") + ` - ${last.text}` : "";
+  $("last").textContent = last ? `last move: ${label(state, last.player)} - ${last.text}` : "";
   const list = $("move-list");
   list.replaceChildren();
   for (const move of state.legal) {
@@ -160,9 +193,13 @@ function render(next) {
   $("moves").hidden = !state.human_turn;
   endScreen(state);
   decorate();
+  const forced = forcedMove();
   document.body.dataset.phase = state.phase;
   document.body.dataset.over = String(state.over);
-  document.body.dataset.humanTurn = String(state.human_turn);
+  // a forced move about to be played for the player is not a decision to wait for
+  document.body.dataset.humanTurn = String(state.human_turn && forced === null);
+  document.body.dataset.decision = String(state.decision ?? "");
+  document.body.dataset.thinking = String(Boolean(state.thinking));
   document.body.dataset.version = String(++version);
   if (state.kind === "replay") {
     $("step").textContent = `decision ${state.step} / ${state.steps}`;
@@ -172,21 +209,47 @@ function render(next) {
   }
 }
 
+function forcedMove() {
+  // the single legal move of a human decision, when the page plays forced moves itself
+  if (state.kind !== "game" || !state.human_turn || state.legal.length !== 1) return null;
+  return autoForced() ? state.legal[0].id : null;
+}
+
 function schedule() {
   clearTimeout(timer);
-  if (!state || state.kind !== "game" || state.over || state.human_turn || paused) return;
-  timer = setTimeout(advance, speed());
+  if (!state || state.kind !== "game" || state.over) return;
+  const forced = forcedMove();
+  if (forced !== null) {
+    const at = state.decision;
+    timer = setTimeout(() => { if (state.decision === at) submit(forced); }, speed());
+    return;
+  }
+  if (state.human_turn || paused) return;
+  // an agent already thinking (asked by another tab): look again a little later
+  timer = setTimeout(state.thinking ? refresh : advance, Math.max(speed(),
+                                                                   state.thinking ? THINKING_POLL : 0));
+}
+
+async function refresh() {
+  if (busy) { schedule(); return; }
+  try {
+    render(await api("GET", `/api/games/${state.id}`));
+  } catch (e) {
+    showError(e.message);
+  }
 }
 
 async function advance() {
   if (busy) { schedule(); return; }
   busy = true;
   try {
-    render(await api("POST", `/api/games/${state.id}/advance`));
+    render(await api("POST", `/api/games/${state.id}/advance`, { decision: state.decision }));
     showError("");
   } catch (e) {
     if (e.status === 409) {
-      render(await api("GET", `/api/games/${state.id}`));
+      try { render(await api("GET", `/api/games/${state.id}`)); } catch (e2) {
+        showError(e2.message);
+      }
     } else {
       showError(e.message);
     }
@@ -230,6 +293,33 @@ async function openReplay(id) {
   await go(Number(params.get("step") || 0));
 }
 
+function formError(message) {
+  $("form-error").hidden = !message;
+  $("form-error").textContent = message || "";
+}
+
+function formBody(form, players) {
+  // the new-game request, or an error message saying which field is wrong
+  const words = (s) => s.trim().split(/[\s,]+/).filter((w) => w);
+  const humans = words(form.humans.value);
+  const bad = humans.find((w) => !/^[0-9]$/.test(w) || Number(w) >= players);
+  if (bad !== undefined) {
+    return `human seats must be seat numbers from 0 to ${players - 1}, separated by spaces; ` +
+      `got "${bad}"`;
+  }
+  const seed = form.seed.value.trim();
+  if (seed && !/^[0-9]{1,18}$/.test(seed)) {
+    return `the seed must be a whole number (0 or more), or empty for a random game; got "${seed}"`;
+  }
+  const opponents = words(form.opponents.value);
+  if (opponents.length === 0) return "give at least one opponent agent spec";
+  return {
+    players, mode: form.mode.value,
+    scenario: form.scenario.value ? Number(form.scenario.value) : null,
+    humans: humans.map(Number), opponents, seed: seed ? Number(seed) : null,
+  };
+}
+
 async function openSetup() {
   $("setup").hidden = false;
   const form = $("new-game");
@@ -242,18 +332,13 @@ async function openSetup() {
   $("specs").textContent = defaults.agent_specs.join(", ");
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const words = (s) => s.trim().split(/[\s,]+/).filter((w) => w);
-    const body = {
-      players: Number(form.players.value), mode: form.mode.value,
-      scenario: form.scenario.value ? Number(form.scenario.value) : null,
-      humans: words(form.humans.value).map(Number), opponents: words(form.opponents.value),
-      seed: form.seed.value.trim() ? Number(form.seed.value) : null,
-    };
+    const body = formBody(form, Number(form.players.value));
+    if (typeof body === "string") { formError(body); return; }
     try {
       const made = await api("POST", "/api/games", body);
       location.href = `/game/${made.id}${location.search}`;
     } catch (e) {
-      alert(e.message);
+      formError(e.message);
     }
   });
   $("record-file").addEventListener("change", async (ev) => {
@@ -263,9 +348,10 @@ async function openSetup() {
       const made = await api("POST", "/api/replays", await file.text());
       location.href = `/replay/${made.id}`;
     } catch (e) {
-      alert(e.message);
+      formError(e.message);
     }
   });
+  document.body.dataset.ready = "true";
 }
 
 function init() {
@@ -276,6 +362,12 @@ function init() {
   $("speed").addEventListener("change", () => {
     localStorage.setItem("moonriver-speed", $("speed").value);
     schedule();
+  });
+  const auto = params.get("auto") ?? localStorage.getItem("moonriver-auto-forced");
+  $("auto-forced").checked = auto !== "0";  // on unless turned off
+  $("auto-forced").addEventListener("change", () => {
+    localStorage.setItem("moonriver-auto-forced", autoForced() ? "1" : "0");
+    if (state) render(state);
   });
   $("pause").addEventListener("click", () => {
     paused = !paused;
