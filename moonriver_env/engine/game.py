@@ -12,6 +12,7 @@ single legal action is still a decision unless ``GameConfig.auto_forced`` is set
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -124,7 +125,8 @@ class Context:
 class Game:
     """A game of Moon River. See the module docstring and docs/ for the contract."""
 
-    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
+    def __init__(self, config: GameConfig | None = None, seed: int | None = None,
+                 first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
         self.config = config if config is not None else GameConfig()
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
@@ -138,10 +140,10 @@ class Game:
         self._kind_symbols = _kind_symbols(self.data)
         self._token_kind = _token_kinds(self.data)
         self._history: list[dict[str, Any]] = []
-        self._setup()
+        self._setup(first_draws)
 
     # ------------------------------------------------------------------ setup
-    def _setup(self) -> None:
+    def _setup(self, first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
         cfg, data, rng = self.config, self.data, self.rng
         n = cfg.num_players
         self.scenario = cfg.scenario
@@ -161,6 +163,8 @@ class Game:
         self.supply = NUM_COWS
         self.box: list[int] = rng.permutation(data.num_plots).tolist()
         self.pile: list[int] = rng.permutation(data.num_partners).tolist()
+        for source, items in (first_draws or {}).items():  # explicit chance: see set_next_draws
+            self.set_next_draws(source, items)
         self.saloon = [-1] * SALOON_SLOTS
         self.removed: list[int] = []  # 3-player column leftovers
         self.discarded: list[int] = []  # forced and end-game discards
@@ -817,6 +821,28 @@ class Game:
         self._build_legal = None
         # Copies made together (one pickle of several games) may share ranches: copy on write.
         self._shared = (1 << len(self.ranches)) - 1
+
+    def set_next_draws(self, source: str, items: Sequence[int]) -> None:
+        """Make ``items`` the next draws from ``source`` (first drawn first), the rest keeping
+        its order: "box" holds plot ids, "pile" partner token ids.
+
+        For explicit chance (``moonriver_env.openspiel`` picks each draw): the generator is not
+        used and no event is added, so the seed no longer rebuilds such a game; ``Game(config,
+        seed, first_draws={"pile": [...], "box": [...]})`` picks the setup's saloon and column.
+        """
+        stack = {"box": self.box, "pile": self.pile}.get(source)
+        if stack is None:
+            raise ValueError(f"draws come from 'box' (plots) or 'pile' (partners), "
+                             f"not {source!r:.40}")
+        held = set(stack)
+        wanted = [i for i in items if type(i) is int or isinstance(i, np.integer)]
+        if len(wanted) != len(items) or len(set(wanted)) != len(wanted) or \
+                not held.issuperset(wanted):
+            raise ValueError(f"the next draws from the {source} must be distinct ids it holds "
+                             f"(now {sorted(held)}), got {list(items)!r:.120}")
+        for item in reversed(wanted):  # draws pop from the end
+            stack.remove(item)
+            stack.append(int(item))
 
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""

@@ -1,0 +1,513 @@
+"""Moon River as an OpenSpiel game, ``python_moonriver``, with every draw a chance node.
+
+    import pyspiel
+    import moonriver_env.openspiel  # registers python_moonriver
+    game = pyspiel.load_game("python_moonriver(players=2,mode=legends,scenario=3)")
+
+- Install: `pip install "moonriver-env[openspiel]"` (OpenSpiel's `open-spiel` wheel).
+- Parameters: `players` 2-4 (default 4); `mode` "base" (default) or "legends"; `scenario` 0
+  (default; legends: drawn by chance) or 1-4 (legends only).
+- Type: sequential, explicit chance, perfect information, general sum, terminal rewards.
+- Players: OpenSpiel player `p` is engine player `p` (`player_p` of `moonriver_v0`).
+- Actions: 2710 distinct ids, the engine's enumeration (docs/actions.md); action strings are
+  the engine's action texts.
+- Tensors: the observation and the information state are the engine's 4934-value
+  observation of the player (`moonriver_env.observation`), one named tensor per view.
+- Returns: the `win` reward of `moonriver_v0` at the end: +1 to each winner (a shared victory
+  too), -1 to the others.
+
+**Chance.** OpenSpiel expects chance as explicit nodes listing their outcomes and
+probabilities, so nothing here is pre-shuffled. The setup is chance nodes, in the engine's
+order: the scenario (legends with `scenario=0`; ids 1-4), each player's legend board (ids
+index the sorted legend boards), the setup order (each node names the next player to place a
+ranchero, by player id; a node with one outcome left is skipped), the five partners of the
+first saloon (token ids), then the four plots of the first column (plot ids, in draw order:
+the engine sorts a column by plot number). During the game, a decision that draws (the last
+decision of a round draws the next column and refills the saloon; the last setup decision
+draws the second column) is followed by one chance node per draw: plots first, then
+partners, each uniform over what the box or the pile still holds. The decision is carried
+out once its draws are chosen (``Game.set_next_draws`` makes the engine draw them), so while
+they are being chosen the table still shows the state before that decision. The engine's
+bonus tiles involve no draw (the player picks the tile, RULES.md) and so no chance node.
+
+**Search.** With its draws explicit the game has no hidden information, so OpenSpiel's
+``MCTSBot`` (and any perfect-information algorithm with chance) plays it directly;
+:func:`play_match` runs it against this package's agents (``make_agent`` specs) through
+:class:`AgentBot`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyspiel
+
+from moonriver_env.agents.base import Agent
+from moonriver_env.engine import NUM_ACTIONS, ActionCodec, Game, GameConfig, Phase
+from moonriver_env.engine.actions import SALOON_SLOTS
+from moonriver_env.engine.config import MODES, SCENARIOS
+from moonriver_env.engine.game import COLUMN_SIZE
+from moonriver_env.observation import OBSERVATION_SIZE, VIEWS, ObservationEncoder
+
+__all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "AgentBot", "MatchResult", "MoonRiverGame",
+           "MoonRiverObserver", "MoonRiverState", "engine_game", "make_mcts_bot", "play_match"]
+
+GAME_NAME = "python_moonriver"
+DEFAULTS: dict[str, Any] = {"players": 4, "mode": "base", "scenario": 0}
+
+# Decisions of one game at most (OpenSpiel's max_game_length counts decisions, not chance).
+# A column of 4 plots per round and 96 plots make at most 24 rounds of at most 4 turns. A turn
+# is a selection, a pass and at most 2 builds; a build is one decision plus at most 2 droughts
+# (a skull per plot) and 2 recruits, each followed by at most 4 partner decisions (3 cowboy
+# moves and a pass): 13. Emptying the reserves at the end: at most 2 builds per player; the
+# 2-player bonus tile: once per player, with its own symbols. Setup: 4 placements.
+_TURN = 1 + 1 + 2 * (1 + 2 + 2 * (1 + 4))
+MAX_GAME_LENGTH = 4 + 24 * 4 * _TURN + 4 * 2 * 13 + 2 * (1 + 1 + 5)
+WIN, LOSS = 1.0, -1.0
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=GAME_NAME,
+    long_name="Python Moon River",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.GENERAL_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=4,
+    min_num_players=2,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=DEFAULTS,
+)
+
+
+class _Tables:
+    """What every state of one game shares: configs, legend boards, seeds per setup order.
+
+    States hold it as an attribute; OpenSpiel deep-copies a state's attributes to clone it,
+    so copying returns the same object, and pickling (for serialisation) keeps only the
+    parameters.
+    """
+
+    def __init__(self, players: int, mode: str, scenario: int) -> None:
+        self.players, self.mode, self.scenario = players, mode, scenario
+        self.base = GameConfig(num_players=players, mode=mode,
+                               scenario=(scenario or None) if mode == "legends" else None)
+        data = self.base.data
+        self.data = data
+        self.legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
+        self.num_plots, self.num_partners = data.num_plots, data.num_partners
+        self._configs: dict[tuple[int | None, tuple[str, ...] | None], GameConfig] = {}
+        self._seeds: dict[tuple[int, ...], int] = {}
+
+    def __deepcopy__(self, memo: dict) -> _Tables:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return _Tables, (self.players, self.mode, self.scenario)
+
+    def config(self, scenario: int | None, boards: tuple[str, ...] | None) -> GameConfig:
+        """The engine config of one deal (made once: a config validates its data)."""
+        key = (scenario, boards)
+        if key not in self._configs:
+            self._configs[key] = GameConfig(num_players=self.players, mode=self.mode,
+                                            scenario=scenario, boards=boards)
+        return self._configs[key]
+
+    def seed_for(self, order: tuple[int, ...], config: GameConfig) -> int:
+        """A seed whose engine game places rancheros in ``order`` (the setup order is the
+        engine's own seeded draw: the seeds are searched once, the result checked on use)."""
+        if not self._seeds:
+            wanted = math.factorial(self.players)
+            for seed in itertools.count():
+                first = tuple(Game(config, seed).setup_order[:self.players])
+                self._seeds.setdefault(first if self.players > 2 else first[:2], seed)
+                if len(self._seeds) == wanted:
+                    break
+        return self._seeds[order]
+
+
+def _tables(params: dict[str, Any]) -> _Tables:
+    """Validated parameters; a bad one raises ValueError saying what is allowed."""
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"{GAME_NAME}: unknown parameters {unknown}; allowed: {sorted(DEFAULTS)}")
+    players, mode, scenario = (params.get(k, DEFAULTS[k]) for k in ("players", "mode", "scenario"))
+    if type(players) is not int or players not in (2, 3, 4):
+        raise ValueError(f"{GAME_NAME}: players must be 2, 3 or 4, got {players!r}")
+    if mode not in MODES:
+        raise ValueError(f"{GAME_NAME}: mode must be one of {MODES}, got {mode!r}")
+    if type(scenario) is not int or scenario not in (0, *SCENARIOS):
+        raise ValueError(f"{GAME_NAME}: scenario must be 0 (drawn by chance) or one of "
+                         f"{sorted(SCENARIOS)}, got {scenario!r}")
+    if scenario and mode != "legends":
+        raise ValueError(f"{GAME_NAME}: scenario applies only to mode=legends; leave it 0")
+    return _Tables(players, mode, scenario)
+
+
+class MoonRiverGame(pyspiel.Game):
+    """The OpenSpiel game ``python_moonriver``; see the module docstring."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = {**DEFAULTS, **(params or {})}
+        self.tables = _tables(params)
+        t = self.tables
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=max(t.num_plots, t.num_partners, len(t.legends),
+                                    max(SCENARIOS) + 1, t.players),
+            num_players=t.players, min_utility=LOSS, max_utility=WIN, utility_sum=None,
+            max_game_length=MAX_GAME_LENGTH)
+        super().__init__(_GAME_TYPE, info, params)
+
+    def new_initial_state(self) -> MoonRiverState:
+        """The state before the setup's chance nodes."""
+        return MoonRiverState(self)
+
+    def max_chance_nodes_in_history(self) -> int:
+        """Setup nodes plus one per plot and per partner token (each is drawn once)."""
+        t = self.tables
+        return 1 + 2 * t.players + SALOON_SLOTS + t.num_plots + t.num_partners
+
+    def make_py_observer(self, iig_obs_type: Any = None,
+                         params: dict[str, Any] | None = None) -> MoonRiverObserver:
+        """The observer of tensors and strings (both kinds give the engine's observation)."""
+        return MoonRiverObserver(iig_obs_type, params)
+
+
+class MoonRiverState(pyspiel.State):
+    """A state of ``python_moonriver``: the engine game (once set up) and the pending chance.
+
+    ``engine`` is the engine :class:`~moonriver_env.engine.Game` (None during the setup's
+    chance nodes); agents may read it and must not change it.
+    """
+
+    def __init__(self, game: MoonRiverGame) -> None:
+        super().__init__(game)
+        t = game.tables
+        self._tables = t
+        self.engine: Game | None = None
+        # Chance nodes still to come, by kind, and the outcomes chosen since the last decision.
+        self._queue: list[str] = (["scenario"] * (t.mode == "legends" and not t.scenario)
+                                  + ["board"] * (t.players if t.mode == "legends" else 0)
+                                  + ["seat"] * t.players
+                                  + ["pile"] * SALOON_SLOTS + ["box"] * COLUMN_SIZE)
+        self._drawn: list[tuple[str, int]] = []
+        self._pending = -1  # the decision waiting for its draws
+        self._skip_forced()
+
+    # ----------------------------------------------------------- OpenSpiel API
+    def current_player(self) -> int:
+        """The engine's player to act, CHANCE while draws are pending, TERMINAL at the end."""
+        if self._queue:
+            return pyspiel.PlayerId.CHANCE
+        if self.engine.is_over:
+            return pyspiel.PlayerId.TERMINAL
+        return self.engine.current_player
+
+    def _legal_actions(self, player: int) -> list[int]:
+        """The engine's legal action ids, ascending."""
+        return self.engine.legal_action_ids().tolist()
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """Each outcome of the next chance node with its probability (uniform)."""
+        outcomes = self._outcomes(self._queue[0])
+        p = 1.0 / len(outcomes)
+        return [(o, p) for o in outcomes]
+
+    def _apply_action(self, action: int) -> None:
+        if self._queue:
+            kind = self._queue[0]
+            if action not in self._outcomes(kind):
+                raise ValueError(f"chance outcome {action} is not possible now; possible: "
+                                 f"{self._outcomes(kind)}")
+            self._queue.pop(0)
+            self._drawn.append((kind, int(action)))
+            self._skip_forced()
+            if not self._queue:
+                self._deal() if self.engine is None else self._carry_out()
+            return
+        game = self.engine
+        box, pile = len(game.box), len(game.pile)
+        if not _may_draw(game):
+            game.apply(int(action))  # raises IllegalActionError naming the legal actions
+            if (len(game.box), len(game.pile)) != (box, pile):
+                raise RuntimeError(f"{ActionCodec.to_text(int(action))} drew from the box or "
+                                   "the pile, which only the end of a round or setup does")
+            return
+        probe = game.clone()  # how many plots and partners does this decision draw?
+        probe.apply(int(action))
+        plots, partners = box - len(probe.box), pile - len(probe.pile)
+        if not plots and not partners:
+            self.engine = probe
+            return
+        self._pending = int(action)
+        self._queue = ["box"] * plots + ["pile"] * partners
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player != pyspiel.PlayerId.CHANCE:
+            return ActionCodec.to_text(int(action))
+        kind = self._queue[0] if self._queue else None
+        t = self._tables
+        if kind == "scenario":
+            return f"scenario {action}: {SCENARIOS[action]}"
+        if kind == "board":
+            return f"player {self._count('board')} plays {t.legends[action]}"
+        if kind == "seat":
+            return f"setup order {self._count('seat') + 1}: player {action}"
+        if kind == "pile":
+            return f"partner {action} ({t.data.partner_specialists[action].name.lower()}) drawn"
+        if kind == "box":
+            plot_kind = t.data.kinds[int(t.data.plot_kind[action])]
+            return f"plot {action} ({plot_kind.describe()} #{plot_kind.number}) drawn"
+        return f"chance outcome {action}"
+
+    def is_terminal(self) -> bool:
+        """True once the engine game is over."""
+        return not self._queue and self.engine.is_over
+
+    def returns(self) -> list[float]:
+        """+1 to each winner and -1 to the others at the end (moonriver_v0's ``win``), else 0."""
+        n = self._tables.players
+        if not self.is_terminal():
+            return [0.0] * n
+        winners = set(self.engine.winners())
+        return [WIN if p in winners else LOSS for p in range(n)]
+
+    def __str__(self) -> str:
+        """The table (or the setup so far) and the chance outcomes pending."""
+        lines = []
+        if self.engine is not None:
+            lines.append(self.engine.table_text())
+        if self._pending >= 0:
+            lines.append(f"drawing for: {ActionCodec.to_text(self._pending)}")
+        if self._drawn or self._queue:
+            lines.append("drawn: " + " ".join(f"{k}={o}" for k, o in self._drawn)
+                         + " - to draw: " + " ".join(self._queue))
+        return "\n".join(lines)
+
+    # ---------------------------------------------------------------- chance
+    def _count(self, kind: str) -> int:
+        return sum(k == kind for k, _ in self._drawn)
+
+    def _chosen(self, kind: str) -> list[int]:
+        return [o for k, o in self._drawn if k == kind]
+
+    def _outcomes(self, kind: str) -> list[int]:
+        """The possible outcomes of a chance node of this kind now, ascending."""
+        t = self._tables
+        if kind == "scenario":
+            return sorted(SCENARIOS)
+        if kind == "board":
+            taken = self._chosen("board")
+            return [i for i in range(len(t.legends)) if i not in taken]
+        if kind == "seat":
+            taken = self._chosen("seat")
+            return [p for p in range(t.players) if p not in taken]
+        if kind == "pile":
+            held = range(t.num_partners) if self.engine is None else self.engine.pile
+        else:
+            held = range(t.num_plots) if self.engine is None else self.engine.box
+        return sorted(set(held) - set(self._chosen(kind)))
+
+    def _skip_forced(self) -> None:
+        """Take the single outcome of setup nodes that have one (last board, last seat)."""
+        while self._queue and self._queue[0] in ("board", "seat"):
+            left = self._outcomes(self._queue[0])
+            if len(left) > 1:
+                return
+            self._drawn.append((self._queue.pop(0), left[0]))
+
+    def _deal(self) -> None:
+        """Set up the engine game from the setup's chance outcomes."""
+        t = self._tables
+        scenario = (self._chosen("scenario") or [t.scenario])[0] if t.mode == "legends" else None
+        boards = tuple(t.legends[i] for i in self._chosen("board")) or None
+        config = t.config(scenario, boards)
+        first = tuple(self._chosen("seat"))
+        order = [first[0], first[1], first[1], first[0]] if t.players == 2 else list(first)
+        self.engine = Game(config, t.seed_for(first if t.players > 2 else first[:2], config),
+                           first_draws={"pile": self._chosen("pile"),
+                                        "box": self._chosen("box")})
+        if self.engine.setup_order != order:
+            raise RuntimeError(f"the engine placed rancheros in order {self.engine.setup_order}, "
+                               f"not the chosen {order}")
+        self._drawn = []
+
+    def _carry_out(self) -> None:
+        """Apply the pending decision, its draws being the chosen outcomes."""
+        game = self.engine
+        plots, partners = self._chosen("box"), self._chosen("pile")
+        box, pile = len(game.box), len(game.pile)
+        game.set_next_draws("box", plots)
+        game.set_next_draws("pile", partners)
+        game.apply(self._pending)
+        if (box - len(game.box), pile - len(game.pile)) != (len(plots), len(partners)):
+            raise RuntimeError("the decision drew other plots or partners than its chance nodes")
+        self._pending = -1
+        self._drawn = []
+
+
+class MoonRiverObserver:
+    """OpenSpiel observer: the engine's observation of a player as named tensors.
+
+    The tensor is the 4934-value vector of :class:`~moonriver_env.observation.ObservationEncoder`
+    (zeros until the setup's chance nodes are done); ``dict`` holds its views in order. The
+    string is the table text for an observation, the action history for an information state
+    (perfect recall: with nothing hidden, the history is the information state).
+    """
+
+    def __init__(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> None:
+        if params:
+            raise ValueError(f"{GAME_NAME} observers take no parameters, got {params}")
+        self.perfect_recall = bool(iig_obs_type is not None and iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(OBSERVATION_SIZE, np.float32)
+        self.dict = {name: self.tensor[v.start:v.stop].reshape(v.shape)
+                     for name, v in sorted(VIEWS.items(), key=lambda kv: kv[1].start)}
+        self._encoder = ObservationEncoder()
+
+    def set_from(self, state: MoonRiverState, player: int) -> None:
+        """Write ``player``'s observation of ``state`` into ``tensor``."""
+        if state.engine is None:
+            self.tensor.fill(0.0)
+        else:
+            self._encoder.encode(state.engine, player, out=self.tensor)
+
+    def string_from(self, state: MoonRiverState, player: int) -> str:
+        """The table (observation) or the history of actions (information state)."""
+        if self.perfect_recall:
+            return f"player {player}: " + " ".join(map(str, state.history()))
+        return str(state)
+
+
+def _may_draw(game: Game) -> bool:
+    """Whether a decision now may end the setup or a round, and so draw plots or partners: a
+    placement or a selection, or any decision of the last round before the reserves empty."""
+    return game.phase in (Phase.SETUP, Phase.SELECT) or (game.last_round and not game.emptying)
+
+
+def engine_game(state: pyspiel.State) -> Game:
+    """The engine game of a ``python_moonriver`` state (set up: not at a setup chance node)."""
+    game = getattr(state, "engine", None)
+    if not isinstance(game, Game):
+        raise ValueError("not a python_moonriver state past its setup chance nodes")
+    return game
+
+
+class AgentBot(pyspiel.Bot):
+    """An OpenSpiel bot that plays one of this package's agents (an Agent or a spec)."""
+
+    def __init__(self, agent: Agent | str, seed: int | None = None) -> None:
+        pyspiel.Bot.__init__(self)
+        if isinstance(agent, str):
+            from moonriver_env.agents.registry import make_agent
+
+            agent = make_agent(agent, seed=seed)
+        self.agent = agent
+        self.seed = seed
+        self._encoder = ObservationEncoder()
+
+    def restart_at(self, state: pyspiel.State) -> None:
+        """A new game: reset the agent (reseeded with the bot's seed)."""
+        self.agent.reset(self.seed)
+
+    def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
+        """Nothing to track: the agent reads the engine game at its turn."""
+
+    def step(self, state: pyspiel.State) -> int:
+        """The agent's action for the player to act, from the engine game and its observation."""
+        game = engine_game(state)
+        player = game.current_player
+        observation = {"observation": self._encoder.encode(game, player),
+                       "action_mask": game.legal_mask()}
+        return int(self.agent.act(game, observation))
+
+
+def make_mcts_bot(game: pyspiel.Game, simulations: int, seed: int | None = None,
+                  uct_c: float = 2.0, rollouts: int = 1) -> pyspiel.Bot:
+    """OpenSpiel's ``MCTSBot`` with random-rollout evaluation (its standard set-up): UCT with
+    ``uct_c``, each leaf valued by ``rollouts`` random games to the end, no solver."""
+    from open_spiel.python.algorithms import mcts
+
+    if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 2:
+        raise ValueError(f"simulations must be an integer >= 2 (OpenSpiel's MCTSBot spends its "
+                         f"first simulation on the root alone), got {simulations!r}")
+    rng = np.random.RandomState(seed)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=rollouts, random_state=rng)
+    return mcts.MCTSBot(game, uct_c=uct_c, max_simulations=simulations, evaluator=evaluator,
+                        random_state=rng, solve=False)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Win shares of OpenSpiel's MCTS and of the agent in the other seats, with 95% intervals.
+
+    A game's victory is shared equally by its winners. ``mcts_share`` is OpenSpiel MCTS's
+    share of the games; ``agent_share`` is the share of one seat of the agent (what the
+    others won, divided by their seats), so that with n players an even match gives 1/n each.
+    """
+
+    game: str
+    mcts: str
+    agent: str
+    games: int
+    mcts_share: float
+    mcts_interval: tuple[float, float]
+    agent_share: float
+    agent_interval: tuple[float, float]
+    returns: list[list[float]] = field(default_factory=list)  # per game, per player
+    mcts_seats: list[int] = field(default_factory=list)  # the MCTS player of each game
+
+    def __str__(self) -> str:
+        lo, hi = self.mcts_interval
+        alo, ahi = self.agent_interval
+        return (f"{self.game}, {self.games} games: {self.mcts} {self.mcts_share:.3f} "
+                f"[{lo:.3f}, {hi:.3f}], {self.agent} (per seat) {self.agent_share:.3f} "
+                f"[{alo:.3f}, {ahi:.3f}]")
+
+
+def play_match(simulations: int, agent: str | None = None, games: int = 10,
+               players: int = 2, mode: str = "base", scenario: int = 0, seed: int = 0,
+               uct_c: float = 2.0, rollouts: int = 1) -> MatchResult:
+    """OpenSpiel's MCTS with ``simulations`` per decision against ``agent`` (a ``make_agent``
+    spec; default ``mcts:<simulations>``, this package's search at the same budget).
+
+    OpenSpiel MCTS takes one seat, rotating with the game index; the agent, one instance per
+    seat, takes the others. Chance outcomes, the bots' generators and the agents' seeds come
+    from ``seed``. The work is capped by ``games`` and ``simulations``, never by time.
+    """
+    from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
+
+    from moonriver_env.training.evaluate import wilson_interval
+
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise ValueError(f"games must be an integer >= 1, got {games!r}")
+    agent = agent if agent is not None else f"mcts:{simulations}"
+    params = {"players": players, "mode": mode, "scenario": scenario}
+    game = pyspiel.load_game(GAME_NAME, params)
+    seeds = np.random.SeedSequence(seed).generate_state(3 * games)
+    rows, seats = [], []
+    for g in range(games):
+        mcts_seat = g % players
+        bots = [make_mcts_bot(game, simulations, seed=int(seeds[3 * g]), uct_c=uct_c,
+                              rollouts=rollouts) if p == mcts_seat else
+                AgentBot(agent, seed=int(seeds[3 * g + 1]) + p) for p in range(players)]
+        chance = np.random.RandomState(int(seeds[3 * g + 2]))
+        rows.append([float(r) for r in evaluate_bots(game.new_initial_state(), bots, chance)])
+        seats.append(mcts_seat)
+    won = [[r == WIN for r in row] for row in rows]
+    mcts_points = sum(w[s] / sum(w) for w, s in zip(won, seats, strict=True))
+    agent_points = (games - mcts_points) / (players - 1)
+    name = f"{GAME_NAME}({','.join(f'{k}={v}' for k, v in params.items())})"
+    return MatchResult(name, f"openspiel-mcts:{simulations}", agent, games,
+                       mcts_points / games, wilson_interval(mcts_points, games),
+                       agent_points / games, wilson_interval(agent_points, games), rows, seats)
+
+
+pyspiel.register_game(_GAME_TYPE, MoonRiverGame)
