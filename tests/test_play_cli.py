@@ -98,3 +98,99 @@ def test_busy_port_is_one_line_exit_2(capsys) -> None:
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+def test_q_in_the_terminal_game_exits_0() -> None:
+    session = PlaySession(GameOptions(players=2, humans=(0,), opponents=("random",), seed=4))
+    out: list[str] = []
+    assert play_terminal(session, lambda _: "q", out.append) == 0
+    assert out[-1].strip() == "stopped"
+    run = subprocess.run([sys.executable, "-m", "moonriver_env.play.cli", "--terminal",
+                          "--seed", "3", "--opponents", "random"], input="q\n",
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, (run.returncode, run.stderr)
+    assert "stopped" in run.stdout and "Traceback" not in run.stderr
+
+
+class _FakeSocket:
+    def __init__(self, address: tuple) -> None:
+        self.address = address
+
+    def getsockname(self) -> tuple:
+        return self.address
+
+
+class _FakeServer:
+    """Stands in for uvicorn.Server: records the app, 'starts' at once, binds nothing."""
+
+    last: _FakeServer | None = None
+
+    def __init__(self, config) -> None:
+        self.config = config
+        self.started, self.should_exit = True, False
+        address = ("::1", 43210, 0, 0) if ":" in config.host else ("127.0.0.1", 43210)
+        self.servers = [type("S", (), {"sockets": [_FakeSocket(address)]})()]
+        _FakeServer.last = self
+
+    def run(self) -> None:
+        import threading
+
+        for thread in threading.enumerate():  # let the announcement be printed
+            if thread.name == "moonriver-announce":
+                thread.join(30)
+
+
+def _test_client(app, base_url: str):
+    import warnings
+
+    with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still works
+        warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
+        from starlette.testclient import TestClient
+
+        return TestClient(app, base_url=base_url)
+
+
+def _run_main(monkeypatch, argv: list[str], capsys) -> tuple[object, str, str]:
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn, "Server", _FakeServer)
+    assert main(["--no-browser", "--port", "0", *argv]) == 0
+    out, err = capsys.readouterr()
+    return _FakeServer.last.config.app, out, err
+
+
+@pytest.mark.parametrize("host, shown", [("::1", "http://[::1]:43210/"),
+                                         ("127.0.0.1", "http://127.0.0.1:43210/"),
+                                         ("0.0.0.0", "http://127.0.0.1:43210/"),
+                                         ("::", "http://[::1]:43210/")])
+def test_the_printed_url_works_for_the_bind_address(monkeypatch, capsys, host, shown) -> None:
+    _, out, _ = _run_main(monkeypatch, ["--host", host], capsys)
+    assert shown in out, out
+    assert f"{shown}game/" in out
+
+
+def test_a_server_bound_beyond_loopback_keeps_the_host_check(monkeypatch, capsys) -> None:
+    app, _, err = _run_main(monkeypatch, ["--host", "0.0.0.0", "--allow-host", "play.example"],
+                            capsys)
+    assert "warning: --host 0.0.0.0 listens beyond this machine" in err
+    client = _test_client(app, "http://127.0.0.1:8765")
+    assert client.get("/api/defaults").status_code == 200
+    for host in ("localhost:8765", "play.example", "PLAY.example.:8765", "[::1]:8765"):
+        assert client.get("/api/defaults", headers={"host": host}).status_code == 200, host
+    for host in ("rebound.example", "rebound.example:8765", "evil.localhost", "[::2]:8765"):
+        r = client.get("/api/defaults", headers={"host": host})
+        assert r.status_code == 400 and "--allow-host" in r.text, host
+
+
+def test_a_loopback_server_prints_no_warning_and_checks_hosts(monkeypatch, capsys) -> None:
+    app, _, err = _run_main(monkeypatch, ["--host", "127.0.0.1"], capsys)
+    assert "warning" not in err
+    client = _test_client(app, "http://127.0.0.1:8765")
+    assert client.get("/api/defaults").status_code == 200
+    assert client.get("/api/defaults", headers={"host": "rebound.example"}).status_code == 400
+
+
+def test_data_file_must_exist(capsys, tmp_path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--no-browser", "--data-file", str(tmp_path / "none.csv")])
+    assert exit_info.value.code == 2
+    assert "--data-file" in capsys.readouterr().err

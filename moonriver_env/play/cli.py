@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_browser:
             webbrowser.open(url)
 
-    threading.Thread(target=announce, daemon=True).start()
+    threading.Thread(target=announce, name="moonriver-announce", daemon=True).start()
     server.run()
     return 0
 
