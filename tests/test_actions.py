@@ -251,3 +251,22 @@ def test_decode_refuses_out_of_range_ids(bad: int) -> None:
         ActionCodec.decode(bad)
     with pytest.raises(ValueError, match="2709"):
         ActionCodec.to_text(bad)
+
+
+@pytest.mark.parametrize("action", [
+    Select(0.0), Select(np.float64(0)), Select(True), Select(np.bool_(True)), Select(0 + 0j),
+    Build(0, 1, 0, 0, 0), Build(0.0, 1, 0, 0, False), Build(0, 1, 0, 0, 1.0)])
+def test_a_structured_action_with_a_wrongly_typed_field_is_refused(action) -> None:
+    """5.0, True or a complex never stand in for an integer field (nor 0/1 for a bool)."""
+    with pytest.raises(ValueError, match="must be"):
+        ActionCodec.encode(action)
+    game = Game(GameConfig(num_players=4), seed=3)
+    before = game.to_record(include_seed=True)
+    with pytest.raises(IllegalActionError, match="must be"):
+        game.apply(action)
+    assert game.to_record(include_seed=True) == before
+
+
+def test_numpy_integer_fields_still_encode() -> None:
+    """A numpy integer is an integer."""
+    assert ActionCodec.encode(Select(np.int64(1))) == ActionCodec.encode(Select(1))

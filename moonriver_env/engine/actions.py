@@ -27,7 +27,7 @@ orders are listed, so every placement appears exactly once.
 from __future__ import annotations
 
 from itertools import combinations, permutations
-from typing import NamedTuple
+from typing import NamedTuple, get_type_hints
 
 import numpy as np
 
@@ -222,6 +222,25 @@ SEGMENTS: dict[str, tuple[int, int]] = {
     "cowboy": (COWBOY0, DROUGHT0), "drought": (DROUGHT0, DESPERADO0),
     "desperado": (DESPERADO0, THIEF0), "thief": (THIEF0, BONUS0), "bonus": (BONUS0, NUM_ACTIONS),
 }
+# Each structured action's field types: a field is matched by type as well as value, so that
+# 5.0, True or np.float64(5) never stand in for the integer 5 (nor 1 for the bool True).
+_FIELD_TYPES: dict[type, tuple[tuple[str, type], ...]] = {
+    cls: tuple(get_type_hints(cls).items()) for cls in {type(a) for a in ACTIONS}}
+
+
+def _field_error(action: tuple) -> str | None:
+    """Why a structured action's fields have the wrong types, or None when they are right."""
+    for name, kind in _FIELD_TYPES.get(type(action), ()):
+        value = getattr(action, name)
+        if kind is bool:
+            if not isinstance(value, (bool, np.bool_)):
+                return f"{type(action).__name__}.{name} must be a bool, got {value!r:.40}"
+        elif not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+            return (f"{type(action).__name__}.{name} must be an integer (int or numpy integer; "
+                    f"not bool, float or complex), got {value!r:.40}")
+    return None
+
+
 PAIR_INDEX = {p: i for i, p in enumerate(PAIRS)}
 UNORDERED_INDEX = {p: i for i, p in enumerate(UNORDERED_PAIRS)}
 
@@ -245,9 +264,13 @@ class ActionCodec:
     def encode(action: Action) -> int:
         """Id of a structured action; raises ValueError for one outside the enumeration."""
         try:
-            return ACTION_IDS[(type(action), tuple(action))]
+            action_id = ACTION_IDS[(type(action), tuple(action))]
         except (KeyError, TypeError):
             raise ValueError(f"not an action of the enumeration: {action!r}") from None
+        why = _field_error(action)
+        if why is not None:
+            raise ValueError(f"not an action of the enumeration: {why}")
+        return action_id
 
     @staticmethod
     def to_text(action: Action | int) -> str:

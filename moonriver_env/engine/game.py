@@ -306,9 +306,9 @@ class Game:
         if isinstance(action, tuple):
             try:
                 return ActionCodec.encode(action)
-            except ValueError:
-                raise IllegalActionError(repr(action), "not an action of the enumeration "
-                                         "(see moonriver_env.engine.actions)") from None
+            except ValueError as err:
+                raise IllegalActionError(repr(action), f"{err} (see "
+                                         "moonriver_env.engine.actions)") from None
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
             if 0 <= action < A.NUM_ACTIONS:
                 return int(action)
