@@ -14,7 +14,7 @@ NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").g
 def test_the_notebooks_exist() -> None:
     assert [p.stem for p in NOTEBOOKS] == ["01_quickstart", "02_train_maskable_ppo",
                                            "03_benchmark_policies", "04_rules_explorer",
-                                           "05_circles_far_west"]
+                                           "05_circles_far_west", "06_openspiel"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
