@@ -32,8 +32,8 @@ bonus tiles involve no draw (the player picks the tile, RULES.md) and so no chan
 
 **Search.** With its draws explicit the game has no hidden information, so OpenSpiel's
 ``MCTSBot`` (and any perfect-information algorithm with chance) plays it directly;
-:func:`play_match` runs it against this package's agents (``make_agent`` specs) through
-:class:`AgentBot`.
+``play_match`` runs it against this package's agents (``make_agent`` specs) through
+``AgentBot``.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ class MoonRiverGame(pyspiel.Game):
 class MoonRiverState(pyspiel.State):
     """A state of ``python_moonriver``: the engine game (once set up) and the pending chance.
 
-    ``engine`` is the engine :class:`~moonriver_env.engine.Game` (None during the setup's
+    ``engine`` is the engine ``Game`` (None during the setup's
     chance nodes); agents may read it and must not change it.
     """
 
@@ -357,7 +357,7 @@ class MoonRiverState(pyspiel.State):
 class MoonRiverObserver:
     """OpenSpiel observer: the engine's observation of a player as named tensors.
 
-    The tensor is the 4934-value vector of :class:`~moonriver_env.observation.ObservationEncoder`
+    The tensor is the 4934-value vector of ``ObservationEncoder``
     (zeros until the setup's chance nodes are done); ``dict`` holds its views in order. The
     string is the table text for an observation, the action history for an information state
     (perfect recall: with nothing hidden, the history is the information state).
