@@ -181,8 +181,8 @@ def _columns(d: _Svg, game: Game) -> None:
                 _slot(d, x, y)
             d.close()
             d.text(x + CELL / 2 - 1, y + CELL + 10, str(pos), 9, S.MUTED, anchor="middle")
-            if owner[pos] >= 0:
-                _ranchero(d, x + CELL - 4, y + 2, owner[pos])
+            if owner[pos] >= 0:  # bottom left: a column plot has no cows or partner there
+                _ranchero(d, x + 10, y + CELL - 12, owner[pos])
 
 
 def _saloon(d: _Svg, game: Game, x0: float) -> None:
