@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -33,17 +34,11 @@ def _missing(what: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
-    try:
-        import uvicorn
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1 (any free port) in a thread; yields its base url."""
+    import uvicorn
 
-        from moonriver_env.play.server import create_app
-    except ImportError as exc:
-        _missing(f"the play extra ({exc})")
-    from moonriver_env.play import GameOptions
-
-    app = create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",)))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -54,9 +49,25 @@ def base_url() -> Iterator[str]:
     port = server.servers[0].sockets[0].getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     _APPS[url] = app
-    yield url
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    try:
+        import uvicorn  # noqa: F401
+
+        from moonriver_env.play.server import create_app
+    except ImportError as exc:
+        _missing(f"the play extra ({exc})")
+    from moonriver_env.play import GameOptions
+
+    with serving(create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",)))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -262,3 +273,187 @@ def test_a_missing_browser_fails_under_ci_and_skips_elsewhere(monkeypatch) -> No
     monkeypatch.setattr(module, "IN_CI", False)
     with pytest.raises(pytest.skip.Exception):
         _missing("Chromium at /nowhere")
+
+
+# ------------------------------------------------------------------ hostile text, stale tabs
+HTML = "<img src=x onerror=window.__pwned=1>"
+
+
+def _not_run(page) -> None:
+    assert page.evaluate("window.__pwned ?? null") is None, "text from the server ran as HTML"
+    assert page.locator("img").count() == 0
+
+
+def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> None:
+    """A command-line agent named with HTML (a weights file's name), HTML in a new-game
+    request and in a record: shown as text everywhere, never run."""
+    import shutil
+    from pathlib import Path
+
+    from moonriver_env.play import GameOptions
+    from moonriver_env.play.server import create_app
+
+    weights = tmp_path / f"{HTML}.npz"
+    shutil.copy(Path(__file__).resolve().parents[1] / "agents" / "weights" / "2p-base.npz",
+                weights)
+    spec = f"pretrained:{weights}"
+    app = create_app(GameOptions(players=2, humans=(), opponents=(spec,)))
+    with serving(app) as url:
+        made = page.request.post(f"{url}/api/games", data={"humans": [], "seed": 4})
+        page.goto(f"{url}/game/{made.json()['id']}?speed=0")
+        page.wait_for_selector("#end:not([hidden])")
+        _not_run(page)
+        assert f"P0 ({spec})" in page.locator("#end").text_content()
+        assert HTML in page.locator("#winners").text_content()
+        assert HTML in page.locator("#last").text_content()
+        # its record, replayed: the names come back, still as text
+        record = page.request.get(f"{url}/api/games/{made.json()['id']}/record").json()
+        path = tmp_path / "game.json"
+        path.write_text(json.dumps(record))
+        page.goto(f"{url}/")
+        assert spec in page.locator("#specs").text_content()
+        page.set_input_files("#record-file", str(path))
+        page.wait_for_url("**/replay/**")
+        page.wait_for_function("document.body.dataset.step === '0'")
+        page.click("#last-step")
+        page.wait_for_selector("#end:not([hidden])")
+        assert f"P1 ({spec})" in page.locator("#end").text_content()
+        _not_run(page)
+        # a new-game request and a record carrying HTML: the errors are text
+        page.goto(f"{url}/")
+        page.wait_for_function("document.body.dataset.ready === 'true'")
+        word = "<svg/onload=window.__pwned=2>"  # the form splits specs at spaces
+        page.fill("input[name=opponents]", word)
+        page.click("#start")
+        page.wait_for_selector("#form-error:not([hidden])", timeout=10_000)
+        assert word in page.locator("#form-error").text_content()
+        assert page.locator("#form-error *").count() == 0
+        _not_run(page)
+        bad = dict(record, config={**record["config"], "mode": HTML})
+        path.write_text(json.dumps(bad))
+        page.set_input_files("#record-file", str(path))
+        page.wait_for_function("document.getElementById('form-error').textContent"
+                               ".includes('not a valid game record')")
+        assert HTML in page.locator("#form-error").text_content()
+        assert page.locator("#form-error *").count() == 0
+        _not_run(page)
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("seed", "abc", "the seed must be a whole number"),
+    ("seed", "-3", "the seed must be a whole number"),
+    ("humans", "zero", 'human seats must be seat numbers from 0 to 1, separated by spaces; '
+                       'got "zero"'),
+    ("humans", "0 2", 'got "2"'),
+])
+def test_the_new_game_form_says_what_is_wrong(page, base_url: str, field, value,
+                                              words) -> None:
+    page.goto(f"{base_url}/")
+    page.wait_for_function("document.body.dataset.ready === 'true'")
+    page.fill(f"input[name={field}]", value)
+    page.click("#start")
+    page.wait_for_selector("#form-error:not([hidden])", timeout=10_000)
+    assert words in page.locator("#form-error").text_content()
+    assert "/game/" not in page.url
+
+
+def test_a_move_in_a_stale_tab_is_refused_and_the_tab_catches_up(browser, base_url) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.set_default_timeout(60_000)
+    try:
+        first, second = context.new_page(), context.new_page()
+        made = first.request.post(f"{base_url}/api/games",
+                                  data={"players": 2, "humans": [0, 1], "seed": 13})
+        game_id = made.json()["id"]
+        for tab in (first, second):
+            tab.goto(f"{base_url}/game/{game_id}?auto=0")
+            wait_for_decision(tab)
+            assert body(tab, "decision") == "0"
+        keys = [k for k in second.locator("#board [data-key].can").evaluate_all(
+            "els => els.map((e) => e.dataset.key)") if k.startswith("col:")]
+        assert len(keys) >= 2, keys
+        first.locator(f'#board [data-key="{keys[0]}"]').click()  # a setup placement: one click
+        first.wait_for_function("document.body.dataset.decision === '1'")
+        second.locator(f'#board [data-key="{keys[1]}"]').click()  # chosen on decision 0
+        second.wait_for_function("document.body.dataset.decision === '1'", timeout=10_000)
+        assert "another tab" in second.locator("#error").text_content()
+        state = first.request.get(f"{base_url}/api/games/{game_id}").json()
+        assert state["decision"] == 1
+        assert second.locator("#board").inner_html() == first.locator("#board").inner_html()
+    finally:
+        context.close()
+
+
+# ------------------------------------------------------------------ forced moves, badges
+def _game_where(test, players: int = 2, seeds: range = range(40)) -> Game:
+    """A random-play game stopped at the first state where ``test(game)`` holds."""
+    from moonriver_env.engine import GameConfig
+
+    for seed in seeds:
+        game = Game(GameConfig(num_players=players), seed=seed)
+        rng = np.random.default_rng(seed)
+        while not game.is_over:
+            if test(game):
+                return game
+            ids = game.legal_action_ids()
+            game.apply(int(ids[rng.integers(len(ids))]))
+    raise AssertionError("no game reached the state")
+
+
+def _hot_seat_page(page, base_url: str, game: Game, query: str = ""):
+    """A game of human seats set to ``game``, opened in the page; returns its session."""
+    made = page.request.post(f"{base_url}/api/games",
+                             data={"players": game.num_players,
+                                   "humans": list(range(game.num_players))})
+    from moonriver_env.play import PlaySession
+
+    session = _APPS[base_url].state.store.get(made.json()["id"], PlaySession)
+    session.game = game
+    page.goto(f"{base_url}/game/{session.id}{query}")
+    return session
+
+
+def test_forced_moves_are_played_by_the_page_unless_turned_off(page, base_url: str) -> None:
+    game = _game_where(lambda g: g.round > 0 and len(g.legal_action_ids()) == 1)
+    forced = int(game.legal_action_ids()[0])
+    before = len(game.history)
+    session = _hot_seat_page(page, base_url, game.clone(), "?auto=0")
+    page.wait_for_function("document.body.dataset.humanTurn === 'true'")
+    assert page.locator("#move-list li").count() == 1  # waits for the click
+    assert page.locator("#auto-forced").is_checked() is False
+    session = _hot_seat_page(page, base_url, game.clone(), "?auto=1")
+    assert page.locator("#auto-forced").is_checked()
+    page.wait_for_function("Number(document.body.dataset.decision) > 1", timeout=10_000)
+    assert session.game.history[before]["action"] == forced
+    page.goto(f"{base_url}/")  # on by default (nothing saved): the checkbox starts checked
+    page.evaluate("localStorage.removeItem('moonriver-auto-forced')")
+    session = _hot_seat_page(page, base_url, game.clone())
+    assert page.locator("#auto-forced").is_checked()
+
+
+def test_a_ranchero_on_a_column_plot_leaves_its_skull_visible(page, base_url: str) -> None:
+    from moonriver_env.render.style import SKULL
+
+    def owned_skull(game: Game) -> str | None:
+        for name, column, owner in (("active", game.active, game.active_owner),
+                                    ("pending", game.pending, game.pending_owner)):
+            for pos in range(4):
+                plot = -1 if column is None else column[pos]
+                if plot >= 0 and owner[pos] >= 0 and \
+                        game.data.kinds[int(game.data.plot_kind[plot])].skull:
+                    return f"col:{name}:{pos}"
+        return None
+
+    game = _game_where(lambda g: owned_skull(g) is not None, players=3)
+    key = owned_skull(game)
+    _hot_seat_page(page, base_url, game, "?auto=0")
+    wait_for_decision(page)
+    top = page.evaluate("""([key, fill]) => {
+        const skull = [...document.querySelectorAll(`[data-key="${key}"] circle`)]
+            .find((c) => c.getAttribute("fill") === fill);
+        const box = skull.getBoundingClientRect();
+        const el = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+        const group = el.closest("[data-key]");
+        return group ? group.dataset.key : el.tagName;
+    }""", [key, SKULL])
+    assert top == key, f"the skull of {key} is covered by {top}"
