@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the project and its tests need on a fresh Debian 12 machine with Python 3.11:
-# Debian's Chromium (browser tests), a C++ compiler and python3-venv where missing, then a project
+# Debian's Chromium (browser tests), a C++ compiler, python3-venv and python3-dev where missing,
+# then a project
 # virtual environment in .venv holding the package with every extra. torch is the CPU build:
 # pinned by constraints.txt, and taken from PyTorch's CPU wheel index when the machine has no
 # NVIDIA GPU and that index answers. Re-running it is safe. Activate the venv afterwards with
@@ -21,6 +22,10 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 if ! "$PY" -c "import ensurepip, venv" >/dev/null 2>&1; then missing+=(python3-venv); fi
+# The compiled core's build needs Python's headers (Debian's python3-dev).
+if ! "$PY" -c "import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+    >/dev/null 2>&1; then missing+=(python3-dev); fi
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "setup: installing Debian packages: ${missing[*]}"
     $SUDO apt-get update -qq
