@@ -6,6 +6,7 @@ import json
 import sys
 
 from moonriver_env.engine import ActionCodec, Game
+from moonriver_env.engine.text import cell_key
 from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main
 
 
@@ -38,6 +39,7 @@ def replay(path: str, step: bool, delay: float) -> int:
         raise ValueError(f"{path}: {exc}") from None
     game = Game(final.config, seed=record["seed"])
     decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
+    print(cell_key() + "\n")
     print(game.table_text())
     for i, event in enumerate(decisions, 1):
         if step:

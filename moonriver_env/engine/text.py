@@ -4,7 +4,7 @@ Ranch cells read ``<terrain><cows><partner>``: terrain letters D desert, C canyo
 F forest, Z cornfield, R farm; cows as a digit ('.' for none); partner letters w cowboy,
 d desperado, t cattle thief, g gold digger, p trapper, f farmer ('.' for none).
 An empty cell is ``.``, an empty bridge ``=``, the homestead ``###``. Row 0 is at the top,
-next to the river.
+next to the river. ``cell_key()`` says the same in a few lines, for terminals.
 """
 
 from __future__ import annotations
@@ -17,6 +17,21 @@ from .grid import COLS, HOMESTEAD
 if TYPE_CHECKING:
     from .game import Game
     from .ranch import Ranch
+
+
+def cell_key() -> str:
+    """The key to the ranch cells of ``ranch_text`` and ``table_text``, a few lines to print."""
+    forest, cowboy = Terrain.FOREST, PartnerKind.COWBOY
+    example = (f"{TERRAIN_LETTERS[forest]}1{PARTNER_LETTERS[cowboy]} = "
+               f"{forest.name.lower()}, 1 cow, {cowboy.name.lower()}")
+    terrains = ", ".join(f"{letter} {terrain.name.lower()}"
+                         for terrain, letter in TERRAIN_LETTERS.items())
+    partners = ", ".join(f"{letter} {kind.name.lower().replace('_', ' ')}"
+                         for kind, letter in PARTNER_LETTERS.items())
+    return (f"key: a cell reads terrain, cows, partner ({example}; '.' = none)\n"
+            f"  terrain: {terrains}\n"
+            f"  partner: {partners}\n"
+            "  ' . ' empty cell, ' = ' empty bridge, ### homestead; row 0 is next to the river")
 
 
 def cell_text(ranch: Ranch, cell: int, specialists) -> str:
