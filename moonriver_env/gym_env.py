@@ -25,6 +25,8 @@
   unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` (a finite
   number) and ``info["illegal_action"] = True``.
 - After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``.
+- Backend: ``backend="core"`` (default, the compiled rules) or ``"python"`` (the reference
+  engine): the same games (``moonriver_env.backend``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
 from moonriver_env.moonriver_v0 import (
@@ -45,7 +48,7 @@ from moonriver_env.moonriver_v0 import (
     check_seed,
     final_rewards,
 )
-from moonriver_env.observation import SCORE_SCALE, LazyObservation, ObservationEncoder
+from moonriver_env.observation import SCORE_SCALE, LazyObservation
 
 
 class _FunctionOpponent:
@@ -66,9 +69,10 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
     def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
                  shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
                  render_mode: str | None = None, num_players: int = 4, mode: str = "base",
-                 **config: Any) -> None:
+                 backend: str = DEFAULT_BACKEND, **config: Any) -> None:
         try:  # a bad argument is raised from here, the caller's own call
             self.config = GameConfig(num_players=num_players, mode=mode, **config)
+            self.backend = check_backend(backend)
             check_options(reward, shaping, render_mode, self.metadata["render_modes"])
             check_illegal(illegal)
             check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
@@ -83,7 +87,7 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
         self.render_mode = render_mode
         self.fixed_seat = seat
         self.opponents = self._opponents(opponents, n - 1)
-        self.encoder = ObservationEncoder()
+        self.encoder = Encoder()
         self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
                                                       np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -96,7 +100,7 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a game; the learner's seat and the game seed come from the env's generator."""
         super().reset(seed=check_seed(seed))
-        self.game = Game(self.config, seed=int(self.np_random.integers(2**63 - 1)))
+        self.game = make_game(self.config, int(self.np_random.integers(2**63 - 1)), self.backend)
         self._seat_learner()
         self._running = self._running_total()
         reward = self._play_opponents()

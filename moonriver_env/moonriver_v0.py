@@ -40,7 +40,8 @@ offender -1 and ends the game).
 **Options.** `num_players` (2-4), `mode` ("base" | "legends"), `scenario` (1-4 or None),
 `boards` (legends), `auto_forced` (play single-option decisions automatically), data file
 paths (see `GameConfig`), `reward`, `shaping`, `render_mode` ("ansi", "rgb_array", "human":
-prints the ansi text, needs no display).
+prints the ansi text, needs no display), `backend` ("core": the compiled rules, default;
+"python": the reference engine; the same games, see `moonriver_env.backend`).
 
 **Records.** `env.game_record()` is the engine's JSON game record; `python -m moonriver_env
 replay FILE` steps through one in the terminal. While the game runs the record leaves the seed
@@ -65,9 +66,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from moonriver_env.aec_common import TableAECEnv
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
-from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
+from moonriver_env.observation import SCORE_SCALE
 
 REWARD_MODES = ("win", "rank", "score", "margin")
 OBS_HIGH = 64.0
@@ -184,18 +186,19 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
     def __init__(self, num_players: int = 4, mode: str = "base", scenario: int | None = None,
                  boards: tuple[str, ...] | None = None, auto_forced: bool = False,
                  reward: str = "win", shaping: float = 0.0, render_mode: str | None = None,
-                 **data_files: str | None) -> None:
+                 backend: str = DEFAULT_BACKEND, **data_files: str | None) -> None:
         super().__init__()
         try:  # a bad argument is raised from here, the caller's own call
             self.config = GameConfig(num_players=num_players, mode=mode, scenario=scenario,
                                      boards=boards, auto_forced=auto_forced, **data_files)
             check_options(reward, shaping, render_mode, self.metadata["render_modes"])
+            self.backend = check_backend(backend)
         except (ValueError, TypeError) as exc:
             raise exc.with_traceback(None) from None
         self.reward_mode = reward
         self.shaping = float(shaping)
         self.render_mode = render_mode
-        self.encoder = ObservationEncoder()
+        self.encoder = Encoder()
         self._init_table(num_players, self.encoder.views, self.encoder.size, OBS_HIGH,
                          NUM_ACTIONS)
         self._no_moves = NO_MOVES  # immutable: no consumer can make it writable
@@ -207,7 +210,8 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
         seed = check_seed(seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
-        self._start_episode(Game(self.config, seed=int(self.np_random.integers(2**63 - 1))))
+        self._start_episode(make_game(self.config, int(self.np_random.integers(2**63 - 1)),
+                                      self.backend))
         self._running = self._running_totals() if self.shaping else None
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:

@@ -120,8 +120,9 @@ def test_weights_are_package_data() -> None:
 
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = config["tool"]["setuptools"]["package-data"]["moonriver_env.agents"]
-    assert "weights/*.npz" in patterns
+    wheel = config["tool"]["scikit-build"]["wheel"]
+    assert wheel["packages"]["moonriver_env/agents"] == "agents"  # every file of agents/ installs
+    assert not any("weights" in p or "npz" in p for p in wheel.get("exclude", []))
     for variant in VARIANTS:
         size = (root / "agents" / "weights" / f"{variant}.npz").stat().st_size
         assert 10_000 < size < 5_000_000  # weights only: a few hundred kB

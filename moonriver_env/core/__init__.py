@@ -8,6 +8,6 @@ See docs/core.md.
 
 from __future__ import annotations
 
-from .game import Game, random_playouts
+from .game import Game, random_play_counts, random_playouts
 
-__all__ = ["Game", "random_playouts"]
+__all__ = ["Game", "random_play_counts", "random_playouts"]

@@ -20,6 +20,7 @@ from moonriver_env.engine.actions import Action, ActionCodec
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.data import GameData
 from moonriver_env.engine.game import Context, IllegalActionError, Phase
+from moonriver_env.engine.game import Game as _EngineGame
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
 from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
@@ -27,6 +28,7 @@ from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
 from . import _core
 
 _PHASES = tuple(Phase)
+_engine_action_id = _EngineGame._action_id
 _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
@@ -196,18 +198,9 @@ class Game:
         self._fresh()
 
     def _action_id(self, action: Action | int) -> int:
-        if isinstance(action, tuple):
-            try:
-                return ActionCodec.encode(action)
-            except ValueError:
-                raise IllegalActionError(repr(action), "not an action of the enumeration "
-                                         "(see moonriver_env.engine.actions)") from None
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            if 0 <= action < A.NUM_ACTIONS:
-                return int(action)
-            raise IllegalActionError(action, f"action ids run from 0 to {A.NUM_ACTIONS - 1}")
-        raise IllegalActionError(repr(action), "an action is an int id or a structured action "
-                                 "such as Build(...) or Pass()")
+        # The engine's own conversion (it reads nothing of the game): the same ids, refusals
+        # and messages for bools, floats, strings and structured actions.
+        return _engine_action_id(self, action)
 
     def _why_illegal(self, aid: int) -> str:
         """The engine's reason words (engine.Game._why_illegal) for an illegal id."""
@@ -429,3 +422,14 @@ def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:
         raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")
     totals = game._core.random_playouts(count, seed)
     return np.asarray(totals, dtype=np.float64).reshape(count, game.num_players)
+
+
+def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
+    """Play ``count`` uniform random games from ``game``'s state inside the core (GIL released);
+    return (games, decisions): the in-core loop a benchmark times."""
+    if type(count) is not int or count < 0:
+        raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")
+    games, decisions = game._core.random_play_counts(count, seed)
+    return games, decisions

@@ -1,0 +1,147 @@
+"""The compiled core beside the Python engine, interleaved in one run (4 players, base game).
+
+Each measure names what it times:
+
+- ``random_play``: games driven from Python, one decision at a time (legal mask, ``nonzero``,
+  one draw, ``apply``), as a training or search loop written in Python would drive them;
+- ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state (search);
+- ``observe``: one player's observation vector of a mid-game state (the core writes into a
+  caller's buffer; the engine's ObservationEncoder as the envs use it);
+- ``core_playout``: random games played entirely inside the core (``random_playouts``), the
+  loop a search's rollouts use; no Python per decision.
+
+Rounds alternate python, core, python, core, ... so a shared machine's load falls on both.
+Prints a table, the speed-ups, then one JSON line.
+
+    python benchmarks/core_speed.py [--games 30] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+from machine import machine  # this script's directory is on sys.path
+
+from moonriver_env.backend import Encoder, make_game
+from moonriver_env.core import random_play_counts
+from moonriver_env.engine import GameConfig
+
+CONFIG = GameConfig(num_players=4, mode="base")
+
+
+def random_play(backend: str, games: int, seed: int) -> tuple[int, float]:
+    """Random games driven from Python; (decisions, seconds)."""
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    start = time.perf_counter()
+    for g in range(games):
+        game = make_game(CONFIG, seed * 100_000 + g, backend)
+        while not game.is_over:
+            legal = game.legal_mask().view(np.bool_).nonzero()[0]
+            game.apply(int(legal[int(rng.random() * legal.size)]))
+            decisions += 1
+    return decisions, time.perf_counter() - start
+
+
+def mid_game(backend: str, seed: int, steps: int = 80):
+    """A game ``steps`` random decisions in."""
+    game = make_game(CONFIG, seed, backend)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(len(ids))]))
+    return game
+
+
+def per_call(fn: Callable[[], object], calls: int) -> float:
+    """Seconds per call of ``fn`` over ``calls`` calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def clone_determinize(backend: str, calls: int) -> float:
+    game = mid_game(backend, 7)
+    rng = np.random.default_rng(0)
+
+    def step() -> None:
+        game.clone().determinize(rng)
+    return per_call(step, calls)
+
+
+def observe(backend: str, calls: int) -> float:
+    game = mid_game(backend, 7)
+    encoder = Encoder()
+    out = np.empty(encoder.size, dtype=np.float32)
+    if backend == "core":
+        return per_call(lambda: game.observe(1, out), calls)
+    # The engine keeps per-ranch observation parts between calls: time it as the env uses it,
+    # one state after another (each decision changes one ranch), not one state over and over.
+    states = [mid_game(backend, 7, steps) for steps in range(40, 80)]
+    i = 0
+
+    def encode() -> None:
+        nonlocal i
+        encoder.encode(states[i % len(states)], 1, out)
+        i += 1
+    return per_call(encode, calls)
+
+
+def core_playout(games: int, seed: int) -> tuple[int, float]:
+    """Random games inside the core from a fresh game; (decisions, seconds)."""
+    start_state = make_game(CONFIG, seed, "core")
+    start = time.perf_counter()
+    _, decisions = random_play_counts(start_state, games, seed)
+    return decisions, time.perf_counter() - start
+
+
+def main() -> None:
+    """Interleave both backends over several rounds and report medians."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=30, help="Python-driven games per round")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (medians are reported)")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per round (clone, obs)")
+    parser.add_argument("--playouts", type=int, default=2000, help="in-core games per round")
+    args = parser.parse_args()
+    runs: dict[str, list[float]] = {}
+    for r in range(args.rounds):
+        for backend in ("python", "core"):
+            d, s = random_play(backend, args.games, seed=r + 1)
+            runs.setdefault(f"random_play_{backend}_decisions_per_s", []).append(d / s)
+            runs.setdefault(f"clone_determinize_{backend}_us", []).append(
+                1e6 * clone_determinize(backend, args.calls))
+            runs.setdefault(f"observe_{backend}_us", []).append(
+                1e6 * observe(backend, args.calls))
+        d, s = core_playout(args.playouts, seed=r + 1)
+        runs.setdefault("core_playout_decisions_per_s", []).append(d / s)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    ratios = {
+        "random_play": med["random_play_core_decisions_per_s"]
+        / med["random_play_python_decisions_per_s"],
+        "clone_determinize": med["clone_determinize_python_us"]
+        / med["clone_determinize_core_us"],
+        "observe": med["observe_python_us"] / med["observe_core_us"],
+        "core_playout_vs_python_random_play": med["core_playout_decisions_per_s"]
+        / med["random_play_python_decisions_per_s"],
+    }
+    info = machine()
+    print(f"CPU: {info.get('cpu_model')}")
+    print(f"{'measure':<44} {'median':>14}")
+    for k, v in med.items():
+        print(f"{k:<44} {v:>14,.2f}")
+    print("speed-ups (core over python):")
+    for k, v in ratios.items():
+        print(f"  {k:<40} {v:>8.1f}x")
+    print(json.dumps({"benchmark": "core_speed", "variant": "4p-base", "rounds": args.rounds,
+                      "games": args.games, "calls": args.calls, "playouts": args.playouts,
+                      "medians": med, "speedups": ratios, "machine": info}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""One switch for the implementation behind the ``Game`` contract: ``backend="core" | "python"``.
+
+``"core"`` is the compiled core (:mod:`moonriver_env.core`, C++17), ``"python"`` the readable
+reference engine (:mod:`moonriver_env.engine`). Both take the same configs and seeds and play
+the same games (tests/test_core_differential.py), so a consumer picks one by name only:
+``make_game(config, seed, backend=...)`` for a game, :class:`Encoder` for observations of
+either kind of game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from moonriver_env.engine import Game as PythonGame
+from moonriver_env.engine import GameConfig
+from moonriver_env.observation import ObservationEncoder
+
+BACKENDS = ("core", "python")
+DEFAULT_BACKEND = "core"
+
+
+def check_backend(backend: object) -> str:
+    """``backend`` if it names an implementation, else a ValueError listing them."""
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r:.40}")
+    return backend
+
+
+def game_class(backend: str = DEFAULT_BACKEND) -> type:
+    """The Game class of an implementation."""
+    if check_backend(backend) == "python":
+        return PythonGame
+    from moonriver_env.core import Game as CoreGame
+
+    return CoreGame
+
+
+def make_game(config: GameConfig | None = None, seed: int | None = None,
+              backend: str = DEFAULT_BACKEND) -> Any:
+    """A new game of ``config`` (the default variant when None) from ``seed``, played by the
+    named implementation."""
+    return game_class(backend)(config, seed)
+
+
+class Encoder(ObservationEncoder):
+    """ObservationEncoder for games of either implementation (the core writes its own)."""
+
+    def encode(self, game: Any, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Write the observation of ``viewer`` into ``out`` (allocated if None); return it."""
+        if isinstance(game, PythonGame):
+            return super().encode(game, viewer, out)
+        return game.observe(viewer, out)
