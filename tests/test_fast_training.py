@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import asdict, fields
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,11 +21,15 @@ torch = pytest.importorskip("torch")
 from moonriver_env.agents.pretrained import NumpyRanchNet, action_index  # noqa: E402
 from moonriver_env.training import rollout  # noqa: E402
 from moonriver_env.training.fast_ppo import (  # noqa: E402
+    LOCKED_ON_RESUME,
     FastConfig,
     Runner,
     advantages,
+    build_parser,
     imitation_step,
     lineups,
+    load_resume,
+    main,
     train,
 )
 from moonriver_env.training.parallel_play import PlayPool, shares  # noqa: E402
@@ -158,21 +171,41 @@ def test_config_rejects_unknown_and_bad_settings() -> None:
         FastConfig.load(None, {"learning_rat": 0.1})
     with pytest.raises(ValueError, match="p_greedy"):
         FastConfig.load(None, {"p_greedy": 0.9, "p_self": 0.3})
+    with pytest.raises(ValueError, match="set minutes or ppo_iterations"):
+        FastConfig.load(None, {"minutes": 0})
+    with pytest.raises(ValueError, match="bc_iterations must be >= 0"):
+        FastConfig.load(None, {"bc_iterations": -1})
+    with pytest.raises(ValueError, match="minutes must be a number, got '30'"):
+        FastConfig.load(None, {"minutes": "30"})
+    with pytest.raises(ValueError, match=r"games must be an integer, got 2\.5"):
+        FastConfig.load(None, {"games": 2.5})
+    with pytest.raises(ValueError, match="eval_every needs eval_games"):
+        FastConfig.load(None, {"eval_every": 5, "eval_games": 0})
+    assert FastConfig.load(None, {"minutes": 0, "ppo_iterations": 3}).minutes == 0.0
+
+
+def _tiny(out, **changes) -> FastConfig:
+    """A 2-player run of a few tiny iterations, capped by iteration counts only."""
+    settings = dict(num_players=2, out=str(out), minutes=0, bc_minutes=0, bc_iterations=2,
+                    ppo_iterations=3, bc_games=2, games=2, minibatch=64, channels=8,
+                    opponent_channels=4, hidden=16, eval_games=0, snapshot_every=2,
+                    checkpoint_minutes=100, workers=1)
+    settings.update(changes)
+    return FastConfig(**settings)
+
+
+def _log(run) -> list[dict]:
+    return [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
 
 
 def test_a_tiny_run_writes_loadable_weights(tmp_path) -> None:
-    cfg = FastConfig(num_players=2, out=str(tmp_path), minutes=0.05, bc_minutes=0.02,
-                     bc_games=2, games=2, minibatch=256, channels=8, opponent_channels=4,
-                     hidden=16, eval_games=0, checkpoint_minutes=100, workers=1)
-    runner = Runner(cfg)
-    runner.imitation(0.5)
-    runner.ppo(0.5)
+    runner = Runner(_tiny(tmp_path))
+    runner.imitation(iterations=2)
+    runner.ppo(iterations=2)
     runner.save(str(tmp_path / "final.pt"))
     net, meta = load_net(str(tmp_path / "final.pt"))
     assert meta["num_players"] == 2 and meta["samples"] == runner.steps > 0
-    phases = [line.split('"phase": "')[1].split('"')[0]
-              for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert phases[0] == "imitation" and phases[-1] == "ppo"
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 2
     assert isinstance(net, RanchNet)
 
 
@@ -258,15 +291,11 @@ def test_bad_worker_counts_are_refused(bad, tmp_path) -> None:
 
 
 def test_a_tiny_two_worker_run_finishes_and_stops_its_workers(tmp_path) -> None:
-    cfg = FastConfig(num_players=2, out=str(tmp_path), minutes=0.03, bc_minutes=0.01,
-                     bc_games=2, games=2, minibatch=256, channels=8, opponent_channels=4,
-                     hidden=16, eval_games=0, checkpoint_minutes=100, workers=2)
-    net = train(cfg)
+    net = train(_tiny(tmp_path, workers=2), quiet=True)
     assert multiprocessing.active_children() == []
     assert isinstance(net, RanchNet) and (tmp_path / "final.pt").exists()
-    phases = [line.split('"phase": "')[1].split('"')[0]
-              for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert "imitation" in phases and phases[-1] == "ppo"
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 3
+    assert [line["iteration"] for line in _log(tmp_path)] == [1, 2, 3, 4, 5]
 
 
 def test_a_failing_worker_share_raises_in_the_main_process() -> None:
@@ -274,3 +303,192 @@ def test_a_failing_worker_share_raises_in_the_main_process() -> None:
     with PlayPool(2, 2, "base") as pool, pytest.raises(RuntimeError, match="snapshot7"):
         pool.play([1, 2], roles, {"learner": _tiny_net()}, np.random.default_rng(0))
     assert multiprocessing.active_children() == []
+
+
+# ------------------------------------------------------------- defaults, flags, progress
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "training" / "configs" / "fast_4p_base.toml"
+
+
+def test_the_defaults_are_the_shipped_recipe() -> None:
+    shipped = tomllib.loads(SHIPPED.read_text())
+    assert set(shipped) == {f.name for f in fields(FastConfig)}  # the file names every setting
+    assert asdict(FastConfig.load(str(SHIPPED), {})) == asdict(FastConfig())
+    two = tomllib.loads((SHIPPED.parent / "fast_2p_base.toml").read_text())
+    assert set(two) == set(shipped)
+    assert FastConfig.load(str(SHIPPED.parent / "fast_2p_base.toml"), {}).num_players == 2
+
+
+def _default_in_help(text: str) -> str:
+    assert text.count("(default: ") == 1, text
+    return text.split("(default: ")[1].rsplit(")", 1)[0]
+
+
+def test_every_flag_names_its_default_and_it_is_the_setting_default() -> None:
+    actions = {a.dest: a for a in build_parser()._actions if a.dest != "help"}
+    assert {f.name for f in fields(FastConfig)} <= set(actions)
+    for action in actions.values():
+        assert action.help and "(default: " in action.help, action.dest
+    for f in fields(FastConfig):
+        text = _default_in_help(actions[f.name].help)
+        if isinstance(f.default, bool):
+            assert text == str(f.default).lower(), f.name
+        elif isinstance(f.default, str):
+            assert text == (f.default or '""'), f.name
+        else:
+            assert type(f.default)(text) == f.default, f.name
+    assert "default: none" in actions["resume"].help
+    assert "default: off" in actions["quiet"].help
+
+
+def test_the_console_script_is_declared() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["moonriver-train-fast"] == "moonriver_env.training.fast_ppo:main"
+
+
+def _flags(out, **changes) -> list[str]:
+    """Command-line flags of ``_tiny(out, **changes)``."""
+    argv = []
+    for name, value in asdict(_tiny(out, **changes)).items():
+        if isinstance(value, bool):
+            argv.append(("--" if value else "--no-") + name.replace("_", "-"))
+        else:
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    return argv
+
+
+def test_progress_shows_phase_minutes_rate_loss_entropy_and_evaluation(tmp_path, capsys) -> None:
+    assert main(_flags(tmp_path / "a", eval_games=2, eval_every=2, minutes=60)) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    # each phase's first and last iteration at least (at most one line per 10 s otherwise)
+    assert lines[0].startswith("[imitation ") and "it 1 (imitation 1/2)" in lines[0]
+    assert any("it 2 (imitation 2/2)" in line for line in lines)
+    assert any(line.startswith("[ppo ") and "(ppo 1/3)" in line for line in lines)
+    last = lines[-1]
+    assert last.startswith("[ppo ") and "/60 min]" in last and "(ppo 3/3)" in last
+    assert "steps/s" in last and "loss " in last and "entropy " in last
+    assert "eval vs greedy " in last and "(it 4)" in last  # PPO iteration 2 = run iteration 4
+    assert main([*_flags(tmp_path / "b"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not [line for line in out.splitlines() if line.startswith("[")]
+    assert (tmp_path / "b" / "final.pt").exists()
+
+
+# ------------------------------------------------------------------------ stop and resume
+def _stop_after(count: int):
+    def hook(runner: Runner) -> None:
+        if runner.iteration == count:
+            raise KeyboardInterrupt
+
+    return hook
+
+
+def _without_timing(log: list[dict]) -> list[dict]:
+    return [{k: v for k, v in line.items() if k not in ("seconds", "learner_steps_per_s")}
+            for line in log]
+
+
+def test_a_run_saves_its_state_as_soon_as_it_starts(tmp_path) -> None:
+    with Runner(_tiny(tmp_path)):
+        state = load_resume(str(tmp_path))
+    assert state["iteration"] == 0 and state["phase"] == "imitation"
+
+
+@pytest.mark.parametrize("stop", [1, 4])  # during imitation; during PPO, after a snapshot
+def test_a_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path, stop) -> None:
+    whole = train(_tiny(tmp_path / "whole"), quiet=True)
+    cfg = _tiny(tmp_path / "parts")
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(stop))
+    state = load_resume(str(tmp_path / "parts"))
+    assert state["iteration"] == stop
+    assert state["phase"] == ("imitation" if stop <= 2 else "ppo")
+    assert len(state["snapshots"]) == (1 if stop == 4 else 0)
+    resumed = train(cfg, state, quiet=True)
+    for name, tensor in whole.state_dict().items():
+        assert torch.equal(tensor, resumed.state_dict()[name]), name
+    assert _without_timing(_log(tmp_path / "parts")) == _without_timing(_log(tmp_path / "whole"))
+    assert len(_log(tmp_path / "parts")) == 5
+
+
+def test_resume_continues_the_generator_and_the_optimiser(tmp_path) -> None:
+    cfg = _tiny(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(3))
+    state = load_resume(str(tmp_path))
+    runner = Runner(cfg, state)
+    expected = np.random.default_rng(cfg.seed)
+    expected.bit_generator.state = json.loads(state["rng"])
+    assert runner.rng.random() == expected.random()
+    assert runner.opt_phase == "ppo" and runner.done == {"imitation": 2, "ppo": 1}
+    assert runner.opt.state_dict()["state"][0]["step"] == state["optimizer"]["state"][0]["step"]
+
+
+def test_resume_refuses_changed_network_settings_and_new_runs_refuse_a_used_dir(
+        tmp_path, capsys) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        train(_tiny(tmp_path), quiet=True, on_iteration=_stop_after(1))
+    assert "hidden" in LOCKED_ON_RESUME
+    assert main(["--resume", str(tmp_path), "--hidden", "32"]) == 2
+    assert "a resumed run keeps its hidden=16" in capsys.readouterr().err
+    assert main(_flags(tmp_path)) == 2
+    assert f"--resume {tmp_path}" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "cannot resume" in capsys.readouterr().err
+    # budgets may change: two more PPO iterations than the saved run's cap
+    assert main(["--resume", str(tmp_path), "--ppo-iterations", "5", "--quiet"]) == 0
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 5
+    assert main(["--resume", str(tmp_path)]) == 2
+    assert "has finished" in capsys.readouterr().err
+
+
+def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path) -> None:
+    cfg = _tiny(tmp_path, workers=2)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(3))
+    assert multiprocessing.active_children() == []
+    train(cfg, load_resume(str(tmp_path)), quiet=True)
+    assert multiprocessing.active_children() == []
+    assert [line["iteration"] for line in _log(tmp_path)] == [1, 2, 3, 4, 5]
+
+
+def _wait_until(check, what: str, limit: float = 600.0) -> None:
+    """Poll ``check`` (the limit only stops a broken run from hanging the tests)."""
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_path) -> None:
+    out = tmp_path / "run"
+    argv = _flags(out, workers=2, ppo_iterations=20)
+    proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast_ppo", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = out / "log.jsonl"
+    try:
+        # after the first PPO iteration: the workers have played and a snapshot exists
+        _wait_until(lambda: proc.poll() is not None or (
+            log.exists() and len(log.read_text().splitlines()) >= 3), "three iterations")
+        assert proc.poll() is None, proc.communicate()
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()]  # one line
+    assert err.startswith("moonriver-train-fast: interrupted; saved at iteration ")
+    assert err.strip().endswith(f"continue with: python -m moonriver_env.training.fast_ppo "
+                                f"--resume {out}")
+    assert children  # the play worker (and multiprocessing's helpers) ...
+    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children),
+                "the worker processes to end")  # ... end with the run
+    saved = load_resume(str(out))["iteration"]
+    assert 3 <= saved < 22
+    assert main(["--resume", str(out), "--quiet"]) == 0
+    assert [line["iteration"] for line in _log(out)] == list(range(1, 23))
+    assert [line["phase"] for line in _log(out)] == ["imitation"] * 2 + ["ppo"] * 20

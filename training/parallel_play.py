@@ -8,6 +8,9 @@ share 0 itself with ``rollout.play`` meanwhile, and merges the recorded decision
 order with game indices offset, so that each ``(game, seat)`` key stays unique. The sampling
 seeds come from the caller's generator, so a run is deterministic for a given seed and
 number of workers. ``close`` (or leaving the ``with`` block) stops the children.
+
+The children start with SIGINT ignored, so a Ctrl-C in the terminal reaches only the main
+process (no tracebacks from the workers): it stops them with ``close``.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -36,6 +41,22 @@ def check_workers(workers: object) -> None:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
                          f"got {workers!r}")
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ctrl-C waits while the block runs (in the main thread; elsewhere nothing changes).
+
+    A process started inside inherits the ignored SIGINT, and Python then installs no
+    KeyboardInterrupt handler in it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def shares(count: int, workers: int) -> list[range]:
@@ -129,7 +150,8 @@ class PlayPool:
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(target=_serve, args=(child,), daemon=True,
                                    name=f"moonriver-play-{w}")
-                proc.start()
+                with sigint_ignored():
+                    proc.start()
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
