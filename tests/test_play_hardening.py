@@ -434,3 +434,9 @@ def test_a_replay_of_a_game_played_here_knows_the_players(client) -> None:
     start = client.get(f"/api/replays/{other['id']}?step=0").json()
     assert start["names"] == [None, None] and start["humans"] == []
     assert "(P0)" not in start["svg"] and "(P1)" not in start["svg"]
+
+
+def test_a_record_naming_the_package_data_by_path_replays(client) -> None:
+    record = finished_record(config=GameConfig(num_players=2, plots_file=str(PLOTS)))
+    assert record["config"]["plots_file"] == str(PLOTS.resolve())
+    assert client.post("/api/replays", json=record).status_code == 201

@@ -54,6 +54,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from moonriver_env.agents.registry import REQUEST_SPECS
+from moonriver_env.engine.data import resolve_path
 from moonriver_env.play.session import (
     MAX_REQUEST_SECONDS,
     MAX_REQUEST_SIMULATIONS,
@@ -266,7 +267,9 @@ def create_app(defaults: GameOptions | None = None,
     """
     defaults = defaults or GameOptions()
     store = _Store()
-    allowed_data = frozenset(str(Path(f).resolve()) for f in data_files)
+    package_data = [resolve_path(None, name) for name in
+                    ("plots.csv", "boards.json", "partners.csv", "bonus_tiles.csv")]
+    allowed_data = frozenset(str(Path(f).resolve()) for f in [*package_data, *data_files])
     agents = ThreadPoolExecutor(AGENT_THREADS, thread_name_prefix="moonriver-agent")
 
     async def page(request: Request) -> Response:
