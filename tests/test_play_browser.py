@@ -337,6 +337,15 @@ def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> No
         assert HTML in page.locator("#form-error").text_content()
         assert page.locator("#form-error *").count() == 0
         _not_run(page)
+        # HTML in the address: game and replay ids, the replay step
+        from urllib.parse import quote
+
+        for address in (f"/game/{quote(HTML)}", f"/replay/{quote(HTML)}?step={quote(HTML)}"):
+            page.goto(url + address)
+            page.wait_for_selector("#error:not([hidden])")
+            assert "<img" in page.locator("#error").text_content()
+            assert page.locator("#error *").count() == 0
+            _not_run(page)
 
 
 @pytest.mark.parametrize("field, value, words", [

@@ -243,10 +243,11 @@ class _Store:
         table.move_to_end(key)
         return item
 
-    def remember_players(self, record: dict[str, Any], session: PlaySession) -> None:
-        """Who played a game whose record this server wrote (for its replay)."""
+    def remember_players(self, key: str, session: PlaySession) -> None:
+        """Who played a game whose record (of :func:`record_key` ``key``) this server wrote,
+        for its replay."""
         humans = [p for p, a in enumerate(session.seats) if a is None]
-        self.players[record_key(record)] = (list(session.names), humans)
+        self.players[key] = (list(session.names), humans)
         while len(self.players) > _REMEMBERED:
             self.players.popitem(last=False)
 
@@ -328,7 +329,7 @@ def create_app(defaults: GameOptions | None = None,
     async def game_record(request: Request) -> Response:
         session = store.get(request.path_params["id"], PlaySession)
         record = await run_in_threadpool(session.record)
-        store.remember_players(record, session)
+        store.remember_players(await run_in_threadpool(record_key, record), session)
         name = f"moonriver-{session.id}.json"
         return JSONResponse(record, headers={"Content-Disposition":
                                              f'attachment; filename="{name}"'})
