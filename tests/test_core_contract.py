@@ -151,3 +151,48 @@ def test_envs_play_the_same_game_on_both_backends() -> None:
             env.step(aid)
     assert envs[0].game_record() == envs[1].game_record()
     assert envs[0].rewards == envs[1].rewards
+
+
+def test_one_ply_margins_are_greedys_values_on_the_reference() -> None:
+    """The core's one-ply margins equal Greedy's clone-and-apply values on the Python engine."""
+    from moonriver_env.agents.greedy import action_values
+
+    config = GameConfig(num_players=2, mode="legends")
+    ref, fast = Game(config, 6), core.Game(config, 6)
+    rng = np.random.default_rng(6)
+    valued = 0
+    margin_phases = (Phase.BUILD, Phase.DROUGHT, Phase.RECRUIT, Phase.COWBOY, Phase.THIEF,
+                     Phase.BONUS)
+    while not ref.is_over:
+        ids = ref.legal_action_ids()
+        if ref.phase in margin_phases:
+            expected = [v for v, _ in action_values(ref, ids.tolist())]
+            assert fast.one_ply_margins().tolist() == expected
+            assert fast.one_ply_margins(ids[::-1]).tolist() == expected[::-1]
+            valued += 1
+        aid = int(ids[rng.integers(len(ids))])
+        ref.apply(aid)
+        fast.apply(aid)
+    assert valued > 40
+    with pytest.raises(RuntimeError, match="the game is over"):
+        fast.one_ply_margins()
+
+
+def test_one_ply_margins_refuse_illegal_ids() -> None:
+    game = core.Game(seed=2)
+    with pytest.raises(ValueError, match="every id must be legal now"):
+        game.one_ply_margins(np.array([A.PASS_ID]))
+
+
+def test_random_rollouts_play_legal_games() -> None:
+    """A rollout plays ``depth`` legal decisions in place (fewer at the end): its record
+    replays on the reference engine."""
+    game = core.Game(GameConfig(num_players=3, mode="legends"), seed=12)
+    assert game.random_rollout(25, seed=1) == 25
+    Game.from_record(game.to_record(include_seed=True))
+    played = game.random_rollout(10_000, seed=2)
+    assert game.is_over and 0 < played < 10_000
+    assert Game.from_record(game.to_record()).scores() == game.scores()
+    assert game.random_rollout(5, seed=3) == 0
+    with pytest.raises(ValueError, match="depth must be a non-negative int"):
+        game.random_rollout(-1, seed=3)

@@ -308,6 +308,25 @@ class Game:
         played inside the core (its own SplitMix64 generator seeded with ``seed``)."""
         return random_playouts(self, count, seed)
 
+    def random_rollout(self, depth: int, seed: int) -> int:
+        """Play up to ``depth`` uniform random legal decisions in place, inside the core (its
+        own generator seeded with ``seed``); return how many were played (a search's rollout)."""
+        if type(depth) is not int or depth < 0:
+            raise ValueError(f"depth must be a non-negative int, got {depth!r:.40}")
+        _check_seed(seed)
+        played = self._core.random_rollout(depth, seed)
+        self._fresh()
+        return played
+
+    def one_ply_margins(self, ids: np.ndarray | None = None) -> np.ndarray:
+        """Greedy's one-ply values, inside the core: for each legal id (all of them when
+        None), the acting player's running-score margin over the best opponent after playing
+        it on a copy, minus the margin now (int64)."""
+        if self.is_over:
+            raise RuntimeError("the game is over: there is no decision to value")
+        ids = self.legal_action_ids() if ids is None else np.ascontiguousarray(ids, np.int64)
+        return self._core.one_ply_margins(self._core.player, ids)
+
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "seed": self.seed, "scenario": self.scenario,
                 "board_names": self.board_names, "setup_order": self.setup_order,
@@ -418,8 +437,7 @@ def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:
     (GIL released), as a (count, players) float64 array."""
     if type(count) is not int or count < 0:
         raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
-    if type(seed) is not int or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")
+    _check_seed(seed)
     totals = game._core.random_playouts(count, seed)
     return np.asarray(totals, dtype=np.float64).reshape(count, game.num_players)
 
@@ -429,7 +447,12 @@ def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
     return (games, decisions): the in-core loop a benchmark times."""
     if type(count) is not int or count < 0:
         raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
-    if type(seed) is not int or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")
+    _check_seed(seed)
     games, decisions = game._core.random_play_counts(count, seed)
     return games, decisions
+
+
+def _check_seed(seed: object) -> None:
+    """A seed of the core's generator is an int in 0..2**64-1 (a ValueError otherwise)."""
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r:.40}")

@@ -244,6 +244,35 @@ NB_MODULE(_core, m) {
           "Play ``count`` uniform random games to the end from copies of this state; "
           "returns the final totals, count x players, flat.")
       .def(
+          "random_rollout",
+          [](Game& g, int depth, std::uint64_t seed) {
+            SplitMix64 rng(seed);
+            nb::gil_scoped_release release;
+            return random_rollout(g, depth, rng);
+          },
+          nb::arg("depth"), nb::arg("seed"),
+          "Play up to ``depth`` random legal decisions in place; returns how many were played.")
+      .def(
+          "one_ply_margins",
+          [](const Game& g, int player, Array1<std::int64_t> ids) {
+            const int m = static_cast<int>(ids.shape(0));
+            for (int i = 0; i < m; ++i)
+              if (!g.is_legal(static_cast<int>(ids.data()[i])))
+                throw nb::value_error("one_ply_margins: every id must be legal now");
+            if (player < 0 || player >= g.num_players())
+              throw nb::value_error("one_ply_margins: player out of range");
+            auto* data = new std::int64_t[m > 0 ? m : 1];
+            const std::int64_t* in = ids.data();
+            {
+              nb::gil_scoped_release release;
+              one_ply_margins(g, player, in, m, data);
+            }
+            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+            return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
+          },
+          nb::arg("player"), nb::arg("ids"),
+          "Margin change of ``player`` after each id (all legal), played on copies.")
+      .def(
           "random_play_counts",
           [](const Game& g, int count, std::uint64_t seed) {
             std::pair<std::int64_t, std::int64_t> r;

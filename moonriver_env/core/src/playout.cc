@@ -1,5 +1,7 @@
 #include "playout.h"
 
+#include <cstdint>
+
 namespace moonriver {
 
 int random_playout(Game& game, SplitMix64& rng) {
@@ -11,6 +13,44 @@ int random_playout(Game& game, SplitMix64& rng) {
     ++decisions;
   }
   return decisions;
+}
+
+int random_rollout(Game& game, int depth, SplitMix64& rng) {
+  std::int64_t ids[NUM_ACTIONS];
+  int decisions = 0;
+  while (decisions < depth && !game.is_over()) {
+    const int m = game.legal_ids(ids);
+    game.apply(static_cast<int>(ids[rng.below(m)]));
+    ++decisions;
+  }
+  return decisions;
+}
+
+namespace {
+int margin(const Game& game, int player) {
+  int mine = 0, best_other = INT32_MIN;
+  for (int p = 0; p < game.num_players(); ++p) {
+    const int total = game.running_score(p).total();
+    if (p == player)
+      mine = total;
+    else if (total > best_other)
+      best_other = total;
+  }
+  return mine - best_other;
+}
+}  // namespace
+
+void one_ply_margins(const Game& game, int player, const std::int64_t* ids, int count,
+                     std::int64_t* out) {
+  const int base = margin(game, player);
+  for (int i = 0; i < count; ++i) {
+    Game child(game);
+    if (!child.apply(static_cast<int>(ids[i]))) {
+      out[i] = INT64_MIN;  // not legal: the binding checks first
+      continue;
+    }
+    out[i] = margin(child, player) - base;
+  }
 }
 
 std::vector<double> random_playouts(const Game& start, int count, std::uint64_t seed) {

@@ -25,6 +25,13 @@ struct SplitMix64 {
 
 // Play one game to the end with uniformly random legal decisions; returns the decisions made.
 int random_playout(Game& game, SplitMix64& rng);
+// Play up to ``depth`` uniformly random legal decisions in place (fewer if the game ends);
+// returns the decisions made (a search's bounded rollout).
+int random_rollout(Game& game, int depth, SplitMix64& rng);
+// Greedy's one-ply values: for each id, ``player``'s running-score margin over the best
+// opponent after playing it on a copy, minus the margin now.
+void one_ply_margins(const Game& game, int player, const std::int64_t* ids, int count,
+                     std::int64_t* out);
 // ``count`` playouts from copies of ``start``: final totals, count x players, flat.
 std::vector<double> random_playouts(const Game& start, int count, std::uint64_t seed);
 // ``count`` playouts from copies of ``start``: (games, decisions).
