@@ -18,7 +18,12 @@ from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training import evaluate, train_ppo
 from moonriver_env.training.cli_errors import describe
-from moonriver_env.training.evaluate import AgentSummary, TournamentResult, print_table
+from moonriver_env.training.evaluate import (
+    AgentSummary,
+    TournamentResult,
+    agent_label,
+    print_table,
+)
 from moonriver_env.training.train_ppo import TrainConfig, projected_timesteps
 
 from moonriver_env.engine import Game
@@ -197,19 +202,47 @@ def _result(name: str) -> TournamentResult:
                 AgentSummary(name="greedy", games=1000, rating=1.5)])
 
 
-def test_results_table_fits_80_columns() -> None:
+def _table(result: TournamentResult, width: int = 80) -> list[str]:
     from rich.console import Console
 
     out = io.StringIO()
-    name = "policy:runs/ppo_4p_base/checkpoints/ppo_2400000_steps.zip"
-    print_table(_result(name), Console(file=out, width=80))
-    lines = out.getvalue().splitlines()
+    print_table(result, Console(file=out, width=width))
+    return out.getvalue().splitlines()
+
+
+def test_results_table_fits_80_columns_one_line_per_agent() -> None:
+    name = "rllib:/tmp/pytest-of-root/pytest-11/test_train_interrupt_resume_a0/run"
+    lines = _table(_result(name))
     assert max(len(line) for line in lines) <= 80
-    row = next(line for line in lines if line.startswith("policy:"))
-    for cell in ("1000", "0.512", "0.48-0.54", "101.5", "-12.3", "-13.21", "25.2 ± 12.8"):
+    assert len(lines) == 6  # title, header, rule, two agents, caption
+    row = next(line for line in lines if line.startswith("rllib:"))
+    assert row.split()[0] == "rllib:.../run"  # the path's last part; results.json: all of it
+    for cell in ("1000", "0.512", "0.48-0.54", "101.5", "-12.3", "-13.21"):
         assert cell in row.split("  ") or f" {cell}" in row, (cell, row)
-    assert "".join(line.split()[0] for line in lines if line.strip()
-                   and not line.startswith(("greedy", " ", "agent", "─"))).startswith(name)
+    short = next(line for line in _table(_result("mcts:20")) if line.startswith("mcts:20"))
+    assert "25.2 ± 12.8" in short  # a short name leaves room for every column
+
+
+def test_results_table_leaves_out_mu_sigma_for_a_long_name_without_a_path() -> None:
+    lines = _table(_result("pretrained+puct:2p-base:30"))
+    row = next(line for line in lines if line.startswith("pretrained+puct"))
+    assert row.split()[0] == "pretrained+puct:2p-base:30" and "±" not in row
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_results_table_keeps_every_column_when_the_console_is_wide() -> None:
+    name = "policy:runs/ppo_4p_base/checkpoints/ppo_2400000_steps.zip"
+    row = next(line for line in _table(_result(name), 160) if line.startswith("policy:"))
+    assert row.split()[0] == name and "25.2 ± 12.8" in row
+
+
+def test_agent_labels_keep_the_last_parts_of_a_path() -> None:
+    assert agent_label("greedy", 5) == "greedy"  # no path: as it is
+    assert agent_label("policy:runs/a/b/final_model.zip", 40) == \
+        "policy:runs/a/b/final_model.zip"
+    assert agent_label("policy:runs/a/b/final_model.zip", 28) == "policy:.../b/final_model.zip"
+    assert agent_label("policy:runs/a/b/final_model.zip", 26) == "policy:.../final_model.zip"
+    assert agent_label("rllib:/tmp/x/run", 12) == "rllib:.../run"
 
 
 def test_results_table_when_piped() -> None:

@@ -225,25 +225,55 @@ def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSum
     return sums
 
 
+def agent_label(name: str, width: int) -> str:
+    """``name`` in at most ``width`` characters where it holds a path (``rllib:PATH``,
+    ``policy:PATH``, ...): the path keeps its last parts after ``.../``; other names as they are."""
+    if len(name) <= width or "/" not in name:
+        return name
+    kind, sep, path = name.partition(":")
+    prefix = f"{kind}:.../" if sep else ".../"
+    parts = (path if sep else name).rstrip("/").split("/")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(prefix) + len(part) + 1 + len(tail) > width:
+            break
+        tail = f"{part}/{tail}"
+    return prefix + tail
+
+
 def print_table(result: TournamentResult, console: Any = None) -> None:
-    """The results table; fits 80 columns (long agent names fold, numbers never wrap)."""
+    """The results table, one line per agent: it fits the console (80 columns and up) by
+    shortening paths in agent names and, if still needed, leaving out the mu ± sigma column
+    (results.json and summary.csv keep every name and figure in full)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
+    console = console or Console()
     cfg = result.config
+    agents = sorted(result.agents, key=lambda a: -a.rating)
+    rows = [[str(a.games), f"{a.win_rate:.3f}", f"{a.win_ci_low:.2f}-{a.win_ci_high:.2f}",
+             f"{a.mean_score:.1f}", f"{a.mean_margin:+.1f}", f"{a.rating:.2f}",
+             f"{a.rating_mu:.1f} ± {a.rating_sigma:.1f}"] for a in agents]
+    headers = ["games", "win", "95% CI", "score", "margin", "rating", "mu ± sigma"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    room = max(console.width - sum(w + 3 for w in widths), 12)  # 3 characters between columns
+    labels = [agent_label(a.name, room) for a in agents]
+    if max(map(len, labels)) > room:
+        headers, rows = headers[:-1], [r[:-1] for r in rows]
+        room += widths[-1] + 3
+        labels = [agent_label(a.name, room) for a in agents]
+    if len(set(labels)) < len(labels):  # shortening made two agents look alike
+        labels = [a.name for a in agents]
     table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                   caption="win: shared wins split; rating: openskill mu - 3 sigma")
-    table.add_column("agent", overflow="fold", min_width=12)
-    for col in ("games", "win", "95% CI", "score", "margin", "rating", "mu ± sigma"):
+    table.add_column("agent", overflow="fold", min_width=min(max(map(len, labels)), room))
+    for col in headers:
         table.add_column(col, justify="right", no_wrap=True)
-    for a in sorted(result.agents, key=lambda a: -a.rating):
-        table.add_row(a.name, str(a.games), f"{a.win_rate:.3f}",
-                      f"{a.win_ci_low:.2f}-{a.win_ci_high:.2f}", f"{a.mean_score:.1f}",
-                      f"{a.mean_margin:+.1f}", f"{a.rating:.2f}",
-                      f"{a.rating_mu:.1f} ± {a.rating_sigma:.1f}")
-    (console or Console()).print(table)
+    for label, row in zip(labels, rows, strict=True):
+        table.add_row(label, *row)
+    console.print(table)
 
 
 def write_outputs(result: TournamentResult, out_dir: str) -> tuple[str, str]:
