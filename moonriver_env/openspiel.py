@@ -97,10 +97,7 @@ class _Tables:
 
     def __init__(self, players: int, mode: str, scenario: int) -> None:
         self.players, self.mode, self.scenario = players, mode, scenario
-        self.base = GameConfig(num_players=players, mode=mode,
-                               scenario=(scenario or None) if mode == "legends" else None)
-        data = self.base.data
-        self.data = data
+        self.data = data = GameConfig(num_players=players, mode=mode).data
         self.legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
         self.num_plots, self.num_partners = data.num_plots, data.num_partners
         self._configs: dict[tuple[int | None, tuple[str, ...] | None], GameConfig] = {}
@@ -171,9 +168,10 @@ class MoonRiverGame(pyspiel.Game):
         return MoonRiverState(self)
 
     def max_chance_nodes_in_history(self) -> int:
-        """Setup nodes plus one per plot and per partner token (each is drawn once)."""
+        """The scenario, boards and setup order, then one node per plot and per partner token
+        (each is drawn once at most)."""
         t = self.tables
-        return 1 + 2 * t.players + SALOON_SLOTS + t.num_plots + t.num_partners
+        return 1 + 2 * t.players + t.num_plots + t.num_partners
 
     def make_py_observer(self, iig_obs_type: Any = None,
                          params: dict[str, Any] | None = None) -> MoonRiverObserver:
@@ -184,8 +182,8 @@ class MoonRiverGame(pyspiel.Game):
 class MoonRiverState(pyspiel.State):
     """A state of ``python_moonriver``: the engine game (once set up) and the pending chance.
 
-    ``engine`` is the engine ``Game`` (None during the setup's
-    chance nodes); agents may read it and must not change it.
+    ``engine`` is the engine ``Game`` (None during the setup's chance nodes); agents may read
+    it and must not change it.
     """
 
     def __init__(self, game: MoonRiverGame) -> None:
