@@ -311,3 +311,34 @@ def test_clone_pickle_and_determinize_match_the_reference() -> None:
     record = json.dumps(ref.to_record())
     for g in (fast, twin, thawed):
         assert json.dumps(g.to_record()) == record
+
+
+def test_explicit_draws_agree() -> None:
+    """first_draws and set_next_draws (explicit chance, OpenSpiel) pick the same draws in both,
+    and bad draws raise the reference's errors."""
+    config = GameConfig(num_players=3, mode="legends")
+    first = {"pile": [3, 1, 4, 0, 7], "box": [5, 9, 2, 6]}
+    ref, fast = Game(config, 4, first_draws=first), core.Game(config, 4, first_draws=first)
+    rng = np.random.default_rng(4)
+    step = 0
+    while not ref.is_over:
+        if step % 23 == 0:
+            box, pile = ref.box, ref.pile
+            picks = {"box": box[:4][::-1], "pile": pile[-2:]}
+            for source, items in picks.items():
+                ref.set_next_draws(source, items)
+                fast.set_next_draws(source, items)
+            assert fast.box == ref.box and fast.pile == ref.pile
+            for source, items in (("deck", [1]), ("box", [10**6]), ("pile", [1.0]),
+                                  ("box", box[:1] * 2)):
+                expected = _errors(lambda s=source, i=items: ref.set_next_draws(s, i))
+                assert expected is not None and expected[0] is ValueError
+                assert _errors(lambda s=source, i=items: fast.set_next_draws(s, i)) == expected
+        aid = uniform(ref.legal_action_ids(), rng)
+        ref.apply(aid)
+        fast.apply(aid)
+        step += 1
+    assert json.dumps(fast.to_record()) == json.dumps(ref.to_record())
+    bad = {"box": [10**6]}
+    assert _errors(lambda: core.Game(config, 4, first_draws=bad)) == \
+        _errors(lambda: Game(config, 4, first_draws=bad))

@@ -11,6 +11,8 @@ masks and observations.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -28,7 +30,10 @@ from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
 from . import _core
 
 _PHASES = tuple(Phase)
+# The engine's own conversions, which read nothing of a game but what they are handed (the same
+# refusals and messages): action ids, and the next draws of a box and pile.
 _engine_action_id = _EngineGame._action_id
+_engine_set_next_draws = _EngineGame.set_next_draws
 _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
@@ -51,7 +56,8 @@ def _tables(data: GameData) -> Any:
     return tables
 
 
-def _setup_draws(config: GameConfig, data: GameData, seed: int) -> dict[str, Any]:
+def _setup_draws(config: GameConfig, data: GameData, seed: int,
+                 first_draws: Mapping[str, Sequence[int]] | None) -> dict[str, Any]:
     """The setup's random draws, made exactly as ``engine.Game._setup`` makes them."""
     rng = np.random.default_rng(seed)
     n = config.num_players
@@ -68,6 +74,9 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int) -> dict[str, Any
         names = (camp,) * n
     box = rng.permutation(data.num_plots).tolist()
     pile = rng.permutation(data.num_partners).tolist()
+    hidden = SimpleNamespace(box=box, pile=pile)
+    for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
+        _engine_set_next_draws(hidden, source, items)
     first = rng.permutation(n).tolist()
     setup_order = [first[0], first[1], first[1], first[0]] if n == 2 else first
     return {"scenario": scenario, "boards": tuple(names), "box": box, "pile": pile,
@@ -114,7 +123,8 @@ class _RanchView:
 class Game:
     """A game of Moon River on the compiled core; the contract of ``engine.Game``."""
 
-    def __init__(self, config: GameConfig | None = None, seed: int | None = None) -> None:
+    def __init__(self, config: GameConfig | None = None, seed: int | None = None,
+                 first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
         self.config = config if config is not None else GameConfig()
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
@@ -122,7 +132,7 @@ class Game:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = int(seed)
         self.data = self.config.data
-        draws = _setup_draws(self.config, self.data, self.seed)
+        draws = _setup_draws(self.config, self.data, self.seed, first_draws)
         self.scenario: int | None = draws["scenario"]
         self.board_names: tuple[str, ...] = draws["boards"]
         self.setup_order: list[int] = draws["setup_order"]
@@ -307,6 +317,16 @@ class Game:
         """Final totals of ``count`` uniform random playouts from this state, (count, players),
         played inside the core (its own SplitMix64 generator seeded with ``seed``)."""
         return random_playouts(self, count, seed)
+
+    def set_next_draws(self, source: str, items: Sequence[int]) -> None:
+        """Make ``items`` the next draws from ``source`` (first drawn first), the rest keeping
+        its order: "box" holds plot ids, "pile" partner token ids (``engine.Game``'s method,
+        for explicit chance)."""
+        box, pile = self._core.hidden()
+        hidden = SimpleNamespace(box=box, pile=pile)
+        _engine_set_next_draws(hidden, source, items)
+        self._core.set_hidden(hidden.box, hidden.pile)
+        self._snap = None
 
     def random_rollout(self, depth: int, seed: int) -> int:
         """Play up to ``depth`` uniform random legal decisions in place, inside the core (its
