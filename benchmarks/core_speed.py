@@ -5,8 +5,9 @@ Each measure names what it times:
 - ``random_play``: games driven from Python, one decision at a time (legal mask, ``nonzero``,
   one draw, ``apply``), as a training or search loop written in Python would drive them;
 - ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state (search);
-- ``observe``: one player's observation vector of a mid-game state (the core writes into a
-  caller's buffer; the engine's ObservationEncoder as the envs use it);
+- ``observe``: the acting player's observation after each decision of random games, into a
+  caller's buffer (``backend.Encoder``: the core's ``observe``, the engine's
+  ObservationEncoder with its per-ranch caches, as the envs use them);
 - ``core_playout``: random games played entirely inside the core (``random_playouts``), the
   loop a search's rollouts use; no Python per decision.
 
@@ -75,22 +76,23 @@ def clone_determinize(backend: str, calls: int) -> float:
     return per_call(step, calls)
 
 
-def observe(backend: str, calls: int) -> float:
-    game = mid_game(backend, 7)
+def observe(backend: str, games: int, seed: int) -> float:
+    """Seconds per observation of the player to act, after each decision of random games (as
+    an env observes: each decision changes the state, so no cache holds the answer)."""
     encoder = Encoder()
     out = np.empty(encoder.size, dtype=np.float32)
-    if backend == "core":
-        return per_call(lambda: game.observe(1, out), calls)
-    # The engine keeps per-ranch observation parts between calls: time it as the env uses it,
-    # one state after another (each decision changes one ranch), not one state over and over.
-    states = [mid_game(backend, 7, steps) for steps in range(40, 80)]
-    i = 0
-
-    def encode() -> None:
-        nonlocal i
-        encoder.encode(states[i % len(states)], 1, out)
-        i += 1
-    return per_call(encode, calls)
+    rng = np.random.default_rng(seed)
+    spent, calls = 0.0, 0
+    for g in range(games):
+        game = make_game(CONFIG, seed * 100_000 + g, backend)
+        while not game.is_over:
+            start = time.perf_counter()
+            encoder.encode(game, game.current_player, out)
+            spent += time.perf_counter() - start
+            calls += 1
+            ids = game.legal_action_ids()
+            game.apply(int(ids[rng.integers(len(ids))]))
+    return spent / calls
 
 
 def core_playout(games: int, seed: int) -> tuple[int, float]:
@@ -106,7 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=30, help="Python-driven games per round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (medians are reported)")
-    parser.add_argument("--calls", type=int, default=2000, help="calls per round (clone, obs)")
+    parser.add_argument("--calls", type=int, default=2000, help="clone+determinize calls a round")
     parser.add_argument("--playouts", type=int, default=2000, help="in-core games per round")
     args = parser.parse_args()
     runs: dict[str, list[float]] = {}
@@ -117,7 +119,7 @@ def main() -> None:
             runs.setdefault(f"clone_determinize_{backend}_us", []).append(
                 1e6 * clone_determinize(backend, args.calls))
             runs.setdefault(f"observe_{backend}_us", []).append(
-                1e6 * observe(backend, args.calls))
+                1e6 * observe(backend, max(1, args.games // 3), seed=r + 1))
         d, s = core_playout(args.playouts, seed=r + 1)
         runs.setdefault("core_playout_decisions_per_s", []).append(d / s)
     med = {k: statistics.median(v) for k, v in runs.items()}
