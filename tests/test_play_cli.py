@@ -194,3 +194,11 @@ def test_data_file_must_exist(capsys, tmp_path) -> None:
         main(["--no-browser", "--data-file", str(tmp_path / "none.csv")])
     assert exit_info.value.code == 2
     assert "--data-file" in capsys.readouterr().err
+
+
+def test_ask_move_refuses_non_ascii_digits() -> None:
+    """'²' is a digit to str.isdigit() but no number: it re-asks instead of crashing."""
+    answers = iter(["²", "٣", "1"])
+    said: list[str] = []
+    assert ask_move(["pass", "x", "y"], lambda _: next(answers), said.append) == 0
+    assert len(said) == 2

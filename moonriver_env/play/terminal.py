@@ -21,7 +21,7 @@ def ask_move(texts: list[str], read: Callable[[str], str], write: Callable[[str]
         answer = read(f"move (1-{n}, or q to quit) > ").strip()
         if answer.lower() in ("q", "quit"):
             raise QuitGame
-        if answer.isdigit() and 1 <= int(answer) <= n:
+        if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= n:
             return int(answer) - 1
         if answer in texts:
             return texts.index(answer)
