@@ -24,6 +24,7 @@ class RLlibAgent(SeededAgent):
 
     def __init__(self, path: str, deterministic: bool = True, module_id: str = "shared",
                  seed: int | None = None, name: str = "rllib") -> None:
+        from moonriver_env.training.rllib_logs import quiet_rllib_logs
         from moonriver_env.training.rllib_paths import module_checkpoint
 
         directory = module_checkpoint(path, module_id)  # a bad path fails before the imports
@@ -34,6 +35,7 @@ class RLlibAgent(SeededAgent):
         rllib_log = logging.getLogger("ray.rllib")
         level = rllib_log.level
         rllib_log.setLevel(logging.ERROR)  # RLlib warns about its own stored constructor args
+        quiet_rllib_logs()  # ... through a logger outside ray.rllib too
         try:
             self.module = RLModule.from_checkpoint(directory)
         finally:

@@ -197,6 +197,7 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     rest, _ = train.communicate(timeout=HANG_GUARD)
     output = "".join(lines) + rest
     assert train.returncode == 0, output
+    assert "new API stack" not in output and "RLModuleConfig" not in output  # RLlib's notices
     saved = sorted(os.listdir(run / "checkpoints"))
     assert len(saved) == 1 and int(saved[0].removeprefix("iter_")) >= 2, output
     rows = [json.loads(r) for r in (run / "metrics.jsonl").read_text().splitlines()]
@@ -263,3 +264,31 @@ def test_config_file_loads_and_flags_override_it(tmp_path):
         bad.write_text(text + "\n")
         with pytest.raises(rllib_train.UsageError, match=re.escape(words)):
             rllib_train.RLlibTrainConfig.load(str(bad), {})
+
+
+def test_quiet_rllib_logs_drops_only_rllibs_notices_about_its_defaults():
+    import logging
+
+    from moonriver_env.training.rllib_logs import LOGGERS, quiet_rllib_logs
+
+    quiet_rllib_logs()
+    quiet_rllib_logs()  # idempotent: one filter per logger
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        assert len(logger.filters) == 1
+        handler = Keep()
+        logger.addHandler(handler)
+        try:
+            logger.warning("You are running PPO on the new API stack! This is the new default")
+            logger.warning("DeprecationWarning: `RLModule(config=[RLModuleConfig object])` "
+                           "has been deprecated.")
+            logger.warning("something else went wrong")
+        finally:
+            logger.removeHandler(handler)
+    assert seen == ["something else went wrong"] * len(LOGGERS)

@@ -37,6 +37,7 @@ from moonriver_env.training.cli_errors import (
     add_debug_flag,
     cli_main,
 )
+from moonriver_env.training.rllib_logs import quiet_rllib_logs
 from moonriver_env.training.rllib_paths import CHECKPOINT_DIR, algorithm_checkpoint
 
 MODULE_ID = "shared"
@@ -279,6 +280,7 @@ def start_ray(cfg: RLlibTrainConfig) -> None:
     """Connect to the cluster at ``cfg.address``, or start a small embedded Ray."""
     import ray
 
+    quiet_rllib_logs()
     if cfg.address:
         try:
             ray.init(address=cfg.address, logging_level="ERROR")
@@ -288,7 +290,9 @@ def start_ray(cfg: RLlibTrainConfig) -> None:
     cpus = max(os.cpu_count() or 1, math.ceil(cfg.num_env_runners * cfg.num_cpus_per_env_runner)
                + cfg.num_learners + 1)
     ray.init(num_cpus=cpus, include_dashboard=False, logging_level="ERROR",
-             object_store_memory=cfg.object_store_mb * 2**20)
+             object_store_memory=cfg.object_store_mb * 2**20,
+             runtime_env={"worker_process_setup_hook":
+                          "moonriver_env.training.rllib_logs.quiet_rllib_logs"})
 
 
 def flatten(tree: Any, prefix: str = "") -> Iterator[tuple[str, float]]:
