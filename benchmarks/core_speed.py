@@ -8,6 +8,8 @@ Each measure names what it times:
 - ``observe``: the acting player's observation after each decision of random games, into a
   caller's buffer (``backend.Encoder``: the core's ``observe``, the engine's
   ObservationEncoder with its per-ranch caches, as the envs use them);
+- ``one_ply``: Greedy's one-ply values (clone, apply, margin change per legal action) at the
+  build decisions of random games: its Python loop on the engine, one call on the core;
 - ``core_playout``: random games played entirely inside the core (``random_playouts``), the
   loop a search's rollouts use; no Python per decision.
 
@@ -27,10 +29,11 @@ from collections.abc import Callable
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
+from moonriver_env.agents.greedy import margin
 
 from moonriver_env.backend import Encoder, make_game
 from moonriver_env.core import random_play_counts
-from moonriver_env.engine import GameConfig
+from moonriver_env.engine import GameConfig, Phase
 
 CONFIG = GameConfig(num_players=4, mode="base")
 
@@ -95,6 +98,32 @@ def observe(backend: str, games: int, seed: int) -> float:
     return spent / calls
 
 
+def one_ply(backend: str, games: int, seed: int) -> float:
+    """Seconds per legal action of Greedy's one-ply values (clone, apply, margin change) over
+    the build decisions of random games: agents.greedy's Python loop on the engine, one
+    ``one_ply_margins()`` call on the core."""
+    rng = np.random.default_rng(seed)
+    spent, valued = 0.0, 0
+    for g in range(games):
+        game = make_game(CONFIG, seed * 100_000 + g, backend)
+        while not game.is_over:
+            ids = game.legal_action_ids()
+            if game.phase == Phase.BUILD and len(ids) > 1:
+                start = time.perf_counter()
+                if backend == "core":
+                    game.one_ply_margins(ids)
+                else:
+                    player, base = game.current_player, margin(game, game.current_player)
+                    for a in ids.tolist():
+                        child = game.clone()
+                        child.apply(a)
+                        margin(child, player) - base
+                spent += time.perf_counter() - start
+                valued += len(ids)
+            game.apply(int(ids[rng.integers(len(ids))]))
+    return spent / valued
+
+
 def core_playout(games: int, seed: int) -> tuple[int, float]:
     """Random games inside the core from a fresh game; (decisions, seconds)."""
     start_state = make_game(CONFIG, seed, "core")
@@ -120,6 +149,8 @@ def main() -> None:
                 1e6 * clone_determinize(backend, args.calls))
             runs.setdefault(f"observe_{backend}_us", []).append(
                 1e6 * observe(backend, max(1, args.games // 3), seed=r + 1))
+            runs.setdefault(f"one_ply_{backend}_us_per_action", []).append(
+                1e6 * one_ply(backend, max(1, args.games // 10), seed=r + 1))
         d, s = core_playout(args.playouts, seed=r + 1)
         runs.setdefault("core_playout_decisions_per_s", []).append(d / s)
     med = {k: statistics.median(v) for k, v in runs.items()}
@@ -129,6 +160,7 @@ def main() -> None:
         "clone_determinize": med["clone_determinize_python_us"]
         / med["clone_determinize_core_us"],
         "observe": med["observe_python_us"] / med["observe_core_us"],
+        "one_ply": med["one_ply_python_us_per_action"] / med["one_ply_core_us_per_action"],
         "core_playout_vs_python_random_play": med["core_playout_decisions_per_s"]
         / med["random_play_python_decisions_per_s"],
     }

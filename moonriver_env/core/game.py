@@ -307,10 +307,11 @@ class Game:
 
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
-        box, pile = self._core.hidden()
-        rng.shuffle(box)  # the engine's shuffles of the same lists: the same orders
+        # In place in the core's state: numpy shuffles an array as it shuffles the engine's
+        # lists (the same orders, the same draws from rng; the differential test checks it).
+        box, pile = self._core.hidden_views()
+        rng.shuffle(box)
         rng.shuffle(pile)
-        self._core.set_hidden(box, pile)
         self._snap = None
 
     def random_playouts(self, count: int, seed: int) -> np.ndarray:

@@ -92,6 +92,9 @@ class Game {
   const std::vector<std::int16_t>& discarded() const { return discarded_; }
   const std::vector<std::int32_t>& history() const { return history_; }
   void set_hidden(std::vector<std::int16_t> box, std::vector<std::int16_t> pile);
+  // The box and pile in place, for a caller's in-place reshuffle (determinize).
+  std::vector<std::int16_t>& box_in_place() { return box_; }
+  std::vector<std::int16_t>& pile_in_place() { return pile_; }
 
   int num_players() const { return f_.n; }
   int phase() const { return f_.phase; }
