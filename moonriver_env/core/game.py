@@ -27,7 +27,12 @@ from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
 from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
 
-from . import _core
+try:
+    from . import _core
+except ImportError as exc:  # a source tree that was never built
+    raise ImportError("moonriver_env.core: the compiled extension is not built; install the "
+                      "package (pip install -e .; it needs a C++17 compiler) or play the "
+                      "Python engine with backend='python'") from exc
 
 _PHASES = tuple(Phase)
 # The engine's own conversions, which read nothing of a game but what they are handed (the same
