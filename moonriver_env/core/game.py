@@ -310,6 +310,9 @@ class Game:
     def __deepcopy__(self, memo: dict) -> Game:
         return self.clone()
 
+    def __copy__(self) -> Game:
+        return self.clone()  # a shallow copy would share the core state
+
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
         # In place in the core's state: numpy shuffles an array as it shuffles the engine's
