@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
 from moonriver_env.engine import Game, Phase
@@ -104,8 +105,13 @@ def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
                    + plot_value(game, hand[A.ACTIONS[a].slot_b])), 0) for a in legal]
     if phase == Phase.DESPERADO:
         return [(GreedyAgent._swap_value(game, a), 0) for a in legal]
-    base = margin(game, player)
     held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
+    one_ply = getattr(game, "one_ply_margins", None)
+    if one_ply is not None:  # the compiled core values every action in one call, same values
+        deltas = one_ply(np.asarray(legal, dtype=np.int64)).tolist()
+        return [(d, GreedyAgent._shape_bonus(game, a, held))
+                for a, d in zip(legal, deltas, strict=True)]
+    base = margin(game, player)
     values = []
     for a in legal:
         child = game.clone()

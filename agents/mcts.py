@@ -128,6 +128,10 @@ class MCTSAgent(SeededAgent):
         return best
 
     def _rollout(self, game: Game) -> None:
+        rollout = getattr(game, "random_rollout", None)
+        if rollout is not None:  # the compiled core plays the rollout in one call
+            rollout(self.rollout_depth, int(self.rng.integers(2**63)))
+            return
         for _ in range(self.rollout_depth):
             if game.is_over:
                 return

@@ -196,3 +196,35 @@ def test_random_rollouts_play_legal_games() -> None:
     assert game.random_rollout(5, seed=3) == 0
     with pytest.raises(ValueError, match="depth must be a non-negative int"):
         game.random_rollout(-1, seed=3)
+
+
+@pytest.mark.parametrize("config", [GameConfig(num_players=4), GameConfig(num_players=2,
+                                                                         mode="legends")])
+def test_greedy_plays_the_same_game_on_both_backends(config: GameConfig) -> None:
+    """Greedy (its one-ply values inside the core on core games) makes the same decisions."""
+    from moonriver_env.agents.greedy import GreedyAgent
+
+    records = []
+    for backend in BACKENDS:
+        game = make_game(config, 13, backend)
+        agents = [GreedyAgent(seed=p) for p in range(config.num_players)]
+        while not game.is_over:
+            game.apply(agents[game.current_player].act(game, {}))
+        records.append(game.to_record())
+    assert records[0] == records[1]
+
+
+def test_mcts_rollouts_run_inside_the_core() -> None:
+    """MCTS on a core game rolls out inside the core and plays legal, seeded games."""
+    from moonriver_env.agents.mcts import MCTSAgent
+
+    def play(seed: int) -> dict:
+        game = make_game(GameConfig(num_players=2), 5, "core")
+        agent = MCTSAgent(simulations=8, rollout_depth=15, seed=seed)
+        while not game.is_over:
+            game.apply(agent.act(game, {}))
+        return game.to_record()
+
+    record = play(1)
+    assert Game.from_record(record).to_record() == record  # every decision legal
+    assert play(1) == record
