@@ -368,6 +368,8 @@ def test_progress_shows_phase_minutes_rate_loss_entropy_and_evaluation(tmp_path,
     assert last.startswith("[ppo ") and "/60 min]" in last and "(ppo 3/3)" in last
     assert "steps/s" in last and "loss " in last and "entropy " in last
     assert "eval vs greedy " in last and "(it 4)" in last  # PPO iteration 2 = run iteration 4
+    log = _log(tmp_path / "a")
+    assert f"steps {log[-1]['samples'] - log[1]['samples']:,} " in last  # PPO's own steps
     assert main([*_flags(tmp_path / "b"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert not [line for line in out.splitlines() if line.startswith("[")]

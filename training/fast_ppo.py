@@ -359,6 +359,10 @@ class Progress:
         self.pending: str | None = None  # the newest line not printed yet
         self.since = (time.perf_counter(), 0)  # (wall clock, samples) of the last line
 
+    def start(self, runner: Runner) -> None:
+        """Rates count from here (the run's steps so far, its play workers started)."""
+        self.since = (time.perf_counter(), runner.steps)
+
     def iteration(self, runner: Runner, stats: dict[str, float]) -> None:
         """Note one finished iteration; print it if due."""
         self.pending = self.line(runner, stats)
@@ -386,12 +390,13 @@ class Progress:
         rate = (runner.steps - samples) / max(time.perf_counter() - wall, 1e-9)
         parts = [f"[{runner.phase} {minutes:.1f}{total} min]",
                  f"it {runner.iteration} ({runner.phase} {done}{f'/{cap}' if cap else ''})"]
+        steps = runner.phase_steps.get(runner.phase, 0)
         if runner.phase == "imitation":
-            parts += [f"samples {runner.steps:,}", f"{rate:,.0f} samples/s",
+            parts += [f"samples {steps:,}", f"{rate:,.0f} samples/s",
                       f"loss {stats['bc_loss']:.4f}", f"entropy {stats['bc_entropy']:.3f}",
                       f"in ties {stats['bc_top1_in_ties']:.3f}"]
         else:
-            parts += [f"steps {runner.steps:,}", f"{rate:,.0f} steps/s",
+            parts += [f"steps {steps:,}", f"{rate:,.0f} steps/s",
                       f"loss {stats['policy_loss']:.4f}", f"value {stats['value_loss']:.4f}",
                       f"entropy {stats['entropy']:.3f}", f"return {stats['mean_return']:+.3f}"]
         if runner.last_eval is not None:
@@ -475,6 +480,7 @@ class Runner:
         self.steps = 0
         self.iteration = 0
         self.done = {"imitation": 0, "ppo": 0}  # iterations of each phase
+        self.phase_steps = {"imitation": 0, "ppo": 0}  # recorded decisions of each phase
         self.phase = PHASES[0]
         self.last_eval: dict[str, Any] | None = None
         self.opt: torch.optim.Optimizer | None = None
@@ -516,6 +522,7 @@ class Runner:
         torch.set_rng_state(state["torch_rng"])
         self.steps, self.iteration = state["steps"], state["iteration"]
         self.done = dict(state["done"])
+        self.phase_steps = dict(state["phase_steps"])
         self.phase = state["phase"]
         self.last_eval = state["last_eval"]
         self.offset = state["seconds"]
@@ -556,6 +563,7 @@ class Runner:
         return {
             "format": "moonriver-fast-resume/1", "config": asdict(self.cfg),
             "phase": self.phase, "done": dict(self.done), "iteration": self.iteration,
+            "phase_steps": dict(self.phase_steps),
             "steps": self.steps, "seconds": self.elapsed(),
             "next_checkpoint": self.next_checkpoint, "last_eval": copy.deepcopy(self.last_eval),
             "net_config": asdict(self.net.config),
@@ -592,6 +600,7 @@ class Runner:
     def _finish(self, phase: str, samples: int, stats: dict[str, float]) -> None:
         """Count, log and checkpoint one iteration; take its state."""
         self.steps += samples
+        self.phase_steps[phase] += samples
         self.iteration += 1
         self.done[phase] += 1
         line = {"phase": phase, "iteration": self.iteration, "seconds": round(self.elapsed(), 1),
@@ -726,6 +735,8 @@ class Runner:
     def run(self) -> None:
         """The recipe from the current phase to its end (see the module docstring)."""
         cfg = self.cfg
+        if self.progress is not None:
+            self.progress.start(self)
         if self.phase == "imitation":
             self.imitation(*self.limits("imitation"))
             self.save(os.path.join(cfg.out, "after_imitation.pt"))
