@@ -36,6 +36,8 @@ def test_random_sim(config: GameConfig) -> None:
         assert mask.dtype == np.int8 and not mask.flags.writeable
         with pytest.raises(ValueError):
             mask[0] = 1
+        with pytest.raises(ValueError):
+            mask.flags.writeable = True  # as the engine's: no consumer can unlock it
         ids = game.legal_action_ids()
         assert ids.dtype == np.int64 and np.array_equal(np.flatnonzero(mask), ids)
         assert len({A.ACTIONS[i].text() for i in ids.tolist()}) == len(ids) > 0

@@ -190,10 +190,7 @@ class Game:
     def legal_mask(self) -> np.ndarray:
         """Read-only int8 mask over the action enumeration (zeros when over)."""
         if self._mask is None:
-            mask = np.empty(A.NUM_ACTIONS, dtype=np.int8)
-            self._core.legal_mask(mask)
-            mask.flags.writeable = False
-            self._mask = mask
+            self._mask = self._core.frozen_mask()
         return self._mask
 
     def legal_action_ids(self) -> np.ndarray:

@@ -176,6 +176,16 @@ NB_MODULE(_core, m) {
           [](const Game& g, Mask out) { g.legal_mask(out.data()); }, nb::arg("out").noconvert(),
           "Write the int8 legal mask into ``out`` (2710 entries).")
       .def(
+          "frozen_mask",
+          [](const Game& g) {
+            auto* data = new std::int8_t[NUM_ACTIONS];
+            g.legal_mask(data);
+            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int8_t*>(p); });
+            return nb::ndarray<nb::numpy, const std::int8_t, nb::shape<NUM_ACTIONS>>(
+                data, {std::size_t(NUM_ACTIONS)}, owner);
+          },
+          "The int8 legal mask as a new read-only array (no consumer can make it writable).")
+      .def(
           "legal_ids",
           [](const Game& g) {
             std::int64_t buf[NUM_ACTIONS];
