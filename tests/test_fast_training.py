@@ -467,7 +467,8 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     out = tmp_path / "run"
     argv = _flags(out, workers=2, ppo_iterations=20)
     proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast_ppo", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     log = out / "log.jsonl"
     try:
         # after the first PPO iteration: the workers have played and a snapshot exists
@@ -475,7 +476,7 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
             log.exists() and len(log.read_text().splitlines()) >= 3), "three iterations")
         assert proc.poll() is None, proc.communicate()
         children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the workers get it too
         _, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
@@ -494,3 +495,26 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     assert main(["--resume", str(out), "--quiet"]) == 0
     assert [line["iteration"] for line in _log(out)] == list(range(1, 23))
     assert [line["phase"] for line in _log(out)] == ["imitation"] * 2 + ["ppo"] * 20
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moonriver_env.training.fast_ppo", *_flags(out, workers=2)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    try:
+        # a worker exists: it is most likely still importing torch (it would print a
+        # KeyboardInterrupt traceback if it did not start with SIGINT ignored)
+        _wait_until(lambda: proc.poll() is not None or (children.exists()
+                                                        and children.read_text().split()),
+                    "a play worker")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
+    assert load_resume(str(out))["iteration"] <= 5
