@@ -29,6 +29,7 @@ import asyncio
 import hashlib
 import ipaddress
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -156,14 +157,22 @@ async def _json_body(request: Request, limit: int) -> Any:
     return await run_in_threadpool(parse_json, bytes(body))
 
 
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::[0-9]{1,5})?")
+
+
 def host_name(host: str) -> str:
-    """The name in a Host header, without port, brackets or a final dot, in lower case."""
+    """The name in a Host header, without port, brackets or one final dot, in lower case;
+    "" when the header is not a host name or address with an optional port."""
     host = host.strip().lower()
-    if host.startswith("["):
-        name = host[1:host.find("]")] if "]" in host else host[1:]
-    else:
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return name.rstrip(".")
+    if host.count(":") > 1 and not host.startswith("["):  # a bare IPv6 address
+        return host if isinstance(_ip(host), ipaddress.IPv6Address) else ""
+    match = _HOST.fullmatch(host)
+    if match is None:
+        return ""
+    if match["v6"] is not None:
+        return match["v6"] if isinstance(_ip(match["v6"]), ipaddress.IPv6Address) else ""
+    name = match["name"].removesuffix(".")
+    return name if name.strip(".") and ".." not in name and not name.endswith(".") else ""
 
 
 def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -182,13 +191,20 @@ class HostCheck:
 
     def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str]) -> None:
         self.app = app
-        self.allowed = {host_name(h) for h in allowed_hosts}
+        self.allowed = {host_name(h) for h in allowed_hosts} - {""}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            name = host_name(Headers(scope=scope).get("host", ""))
+            header = Headers(scope=scope).get("host", "")
+            name = host_name(header)
             server = scope.get("server")
             local = _ip(server[0]) if server else None
+            if not name:
+                response = PlainTextResponse(
+                    f"the Host header {header[:100]!r} is not a host name or address (with an "
+                    "optional :port)", 400)
+                await response(scope, receive, send)
+                return
             if name not in self.allowed and (local is None or _ip(name) != local):
                 response = PlainTextResponse(
                     f"Host {name[:100]!r} is not allowed here; start moonriver-play with "

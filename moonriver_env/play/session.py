@@ -8,8 +8,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
@@ -138,8 +136,8 @@ class PlaySession:
 
     def __init__(self, options: GameOptions) -> None:
         seed = options.seed
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**31))
+        if seed is None:  # 63 bits: too many seeds to try against the visible setup
+            seed = secrets.randbelow(MAX_SEED + 1)
         if type(seed) is not int or seed < 0:
             raise PlayError(f"seed must be a non-negative integer or null, got {seed!r:.40}")
         try:

@@ -1,0 +1,63 @@
+"""The play server against requests a browser would never send and against guessing: Host
+headers that only look like an allowed name, and games whose hidden order could be found by
+trying every seed."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still works
+    warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
+    from starlette.testclient import TestClient
+
+from moonriver_env.play import GameOptions, PlaySession, create_app
+from moonriver_env.play.server import host_name
+
+
+@pytest.fixture()
+def local() -> TestClient:
+    app = create_app(GameOptions(), allowed_hosts=["127.0.0.1", "localhost", "::1"])
+    return TestClient(app, base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+
+
+@pytest.mark.parametrize("host", [
+    "127.0.0.1:80@rebound.example", "[localhost]rebound.example", "[::1]rebound.example",
+    "localhost:abc", "localhost:80:80", "localhost:", "localhost..", "local host",
+    "localhost/x", "[localhost]", "[127.0.0.1", "localhost:123456", ":8765", ".",
+])
+def test_malformed_host_headers_are_refused(local, host) -> None:
+    r = local.get("/api/defaults", headers={"host": host})
+    assert r.status_code == 400, (host, r.text)
+    assert "not a host name or address" in r.text
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.1:8765", "localhost", "LOCALHOST.",
+                                  "localhost.:8765", "[::1]", "[::1]:8765", "::1"])
+def test_allowed_hosts_in_every_form_are_served(local, host) -> None:
+    assert local.get("/api/defaults", headers={"host": host}).status_code == 200, host
+
+
+def test_host_names_are_parsed_strictly() -> None:
+    assert host_name("LocalHost.:8765") == "localhost"
+    assert host_name("[::1]:80") == "::1"
+    assert host_name("127.0.0.1:80@evil.example") == ""
+    assert host_name("[::1]evil.example") == ""
+
+
+def test_a_malformed_allow_host_entry_allows_nothing_more() -> None:
+    app = create_app(GameOptions(), allowed_hosts=["localhost", "bad host:x"])
+    client = TestClient(app, raise_server_exceptions=False)
+    assert client.get("/api/defaults", headers={"host": "localhost:abc"}).status_code == 400
+    assert client.get("/api/defaults", headers={"host": "localhost"}).status_code == 200
+
+
+def test_random_seeds_are_too_many_to_try() -> None:
+    """A game started without a seed draws it from 63 bits: the visible setup cannot be
+    matched against every possible seed to find the hidden box and pile order."""
+    seeds = [PlaySession(GameOptions(opponents=("random",))).game.seed for _ in range(8)]
+    assert max(seeds) >= 2**40, seeds  # all 8 below 2**40 by chance: about 2**-184
