@@ -49,7 +49,8 @@ def test_machine_reports_the_threads_a_benchmark_set(machine) -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_every_benchmark_puts_the_machine_in_its_json_line(script: pathlib.Path) -> None:
-    assert '"machine": machine()' in script.read_text()
+    text = script.read_text()
+    assert "from machine import machine" in text and '"machine": ' in text
 
 
 def test_a_benchmark_run_ends_with_the_machine(tmp_path) -> None:
