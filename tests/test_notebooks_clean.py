@@ -33,3 +33,16 @@ def test_notebooks_write_no_run_folder_beside_themselves(path: pathlib.Path) -> 
     code = "\n".join(line.split("#", 1)[0] for c in cells if c["cell_type"] == "code"
                      for line in "".join(c["source"]).splitlines())
     assert not re.search(r"""["']runs/""", code)
+
+
+def test_notebook_cells_get_a_hang_guard_not_a_budget() -> None:
+    # nbmake stops a cell after 300 s by default; a slow machine runs the notebooks' capped
+    # work (timesteps, games, simulations) more slowly, so the guard is the suite's HANG_GUARD.
+    import tomllib
+
+    from tests.helpers import HANG_GUARD
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    pytest_ini = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]
+    found = re.search(r"--nbmake-timeout=(\d+)", pytest_ini["ini_options"]["addopts"])
+    assert found and int(found.group(1)) >= HANG_GUARD
