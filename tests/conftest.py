@@ -12,3 +12,12 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+try:  # no per-example time limit for property tests: their work is capped by max_examples
+    from hypothesis import HealthCheck, settings
+except ImportError:
+    pass
+else:
+    settings.register_profile("suite", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("suite")
