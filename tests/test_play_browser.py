@@ -351,6 +351,7 @@ def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> No
 @pytest.mark.parametrize("field, value, words", [
     ("seed", "abc", "the seed must be a whole number"),
     ("seed", "-3", "the seed must be a whole number"),
+    ("seed", "9223372036854775808", "from 0 to 9223372036854775807"),
     ("humans", "zero", 'human seats must be seat numbers from 0 to 1, separated by spaces; '
                        'got "zero"'),
     ("humans", "0 2", 'got "2"'),
@@ -364,6 +365,21 @@ def test_the_new_game_form_says_what_is_wrong(page, base_url: str, field, value,
     page.wait_for_selector("#form-error:not([hidden])", timeout=10_000)
     assert words in page.locator("#form-error").text_content()
     assert "/game/" not in page.url
+
+
+@pytest.mark.parametrize("typed, seed", [("9007199254740993", 2**53 + 1),
+                                         ("9223372036854775807", 2**63 - 1), ("007", 7)])
+def test_the_new_game_form_sends_the_seed_as_typed(page, base_url: str, typed, seed) -> None:
+    """Seeds past 2**53 (those of games started without one) reach the server exactly."""
+    from moonriver_env.play import PlaySession
+
+    page.goto(f"{base_url}/")
+    page.wait_for_function("document.body.dataset.ready === 'true'")
+    page.fill("input[name=seed]", typed)
+    page.click("#start")
+    page.wait_for_url("**/game/**")
+    gid = page.url.split("/game/")[1].split("?")[0]
+    assert _APPS[base_url].state.store.get(gid, PlaySession).game.seed == seed
 
 
 def test_a_move_in_a_stale_tab_is_refused_and_the_tab_catches_up(browser, base_url) -> None:

@@ -13,6 +13,7 @@ let busy = false;      // a request is in flight
 let paused = false;
 let version = 0;       // renders so far (tests wait on it)
 const THINKING_POLL = 300;  // ms between looks at a game whose agent thinks elsewhere
+const MAX_SEED = 2n ** 63n - 1n;  // the server's largest seed
 
 async function api(method, url, body) {
   const init = { method, headers: {} };
@@ -299,25 +300,28 @@ function formError(message) {
 }
 
 function formBody(form, players) {
-  // the new-game request, or an error message saying which field is wrong
+  // {json: the new-game request's text} or {error: a message saying which field is wrong}
   const words = (s) => s.trim().split(/[\s,]+/).filter((w) => w);
   const humans = words(form.humans.value);
   const bad = humans.find((w) => !/^[0-9]$/.test(w) || Number(w) >= players);
   if (bad !== undefined) {
-    return `human seats must be seat numbers from 0 to ${players - 1}, separated by spaces; ` +
-      `got "${bad}"`;
+    return { error: `human seats must be seat numbers from 0 to ${players - 1}, separated by ` +
+      `spaces; got "${bad}"` };
   }
   const seed = form.seed.value.trim();
-  if (seed && !/^[0-9]{1,18}$/.test(seed)) {
-    return `the seed must be a whole number (0 or more), or empty for a random game; got "${seed}"`;
+  if (seed && !(/^[0-9]{1,19}$/.test(seed) && BigInt(seed) <= MAX_SEED)) {
+    return { error: `the seed must be a whole number from 0 to ${MAX_SEED}, or empty for a ` +
+      `random game; got "${seed}"` };
   }
   const opponents = words(form.opponents.value);
-  if (opponents.length === 0) return "give at least one opponent agent spec";
-  return {
+  if (opponents.length === 0) return { error: "give at least one opponent agent spec" };
+  const text = JSON.stringify({
     players, mode: form.mode.value,
     scenario: form.scenario.value ? Number(form.scenario.value) : null,
-    humans: humans.map(Number), opponents, seed: seed ? Number(seed) : null,
-  };
+    humans: humans.map(Number), opponents, seed: null,
+  });
+  // the seed's digits go into the JSON text as typed: a Number would round seeds past 2**53
+  return { json: seed ? `${text.slice(0, -"null}".length)}${BigInt(seed)}}` : text };
 }
 
 async function openSetup() {
@@ -333,9 +337,9 @@ async function openSetup() {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const body = formBody(form, Number(form.players.value));
-    if (typeof body === "string") { formError(body); return; }
+    if (body.error) { formError(body.error); return; }
     try {
-      const made = await api("POST", "/api/games", body);
+      const made = await api("POST", "/api/games", body.json);
       location.href = `/game/${made.id}${location.search}`;
     } catch (e) {
       formError(e.message);
