@@ -454,6 +454,11 @@ def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path) -> None:
     assert [line["iteration"] for line in _log(tmp_path)] == [1, 2, 3, 4, 5]
 
 
+# main returns 130, but CPython sometimes ends the process by SIGINT after that (seen when the
+# interrupt lands while a worker starts); a shell shows both as status 130.
+INTERRUPTED = (130, -signal.SIGINT)
+
+
 def _wait_until(check, what: str, limit: float = 600.0) -> None:
     """Poll ``check`` (the limit only stops a broken run from hanging the tests)."""
     deadline = time.monotonic() + limit
@@ -481,7 +486,7 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode in INTERRUPTED, err
     assert "Traceback" not in err
     assert err.strip().splitlines() == [err.strip()]  # one line
     assert err.startswith("moonriver-train-fast: interrupted; saved at iteration ")
@@ -515,6 +520,6 @@ def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert proc.returncode in INTERRUPTED and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
     assert load_resume(str(out))["iteration"] <= 5

@@ -45,9 +45,7 @@ import json
 import math
 import os
 import re
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,7 +55,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 from moonriver_env.training.cli_errors import ArgumentParser, CLIError, cli_main
-from moonriver_env.training.parallel_play import PlayPool, check_workers
+from moonriver_env.training.parallel_play import PlayPool, check_workers, sigint_deferred
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net
 from moonriver_env.training.rollout import (
     GREEDY,
@@ -235,7 +233,7 @@ SETTINGS: dict[str, str] = {
 }
 
 
-def shown(value: Any) -> str:
+def _shown(value: Any) -> str:
     """A default as the help text shows it (TOML spelling)."""
     if isinstance(value, bool):
         return str(value).lower()
@@ -405,22 +403,6 @@ class Progress:
         return "  ".join(parts)
 
 
-@contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """A Ctrl-C during the block takes effect at its end (a file being written stays whole)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        signal.raise_signal(signal.SIGINT)
-
-
 def _atomic_save(blob: dict[str, Any], path: str) -> None:
     """``torch.save`` to a temporary file renamed over ``path``: complete or absent."""
     partial = path + ".partial"
@@ -429,12 +411,12 @@ def _atomic_save(blob: dict[str, Any], path: str) -> None:
         os.replace(partial, path)
 
 
-def resume_path(run: str) -> str:
+def _resume_path(run: str) -> str:
     """The resume state of a run directory (or the given file itself)."""
     return run if os.path.isfile(run) else os.path.join(run, RESUME_FILE)
 
 
-def check_fresh(out: str) -> None:
+def _check_fresh(out: str) -> None:
     """Refuse to start a new run in a directory that holds one."""
     held = [name for name in ("log.jsonl", RESUME_FILE) if os.path.exists(os.path.join(out, name))]
     if held:
@@ -444,7 +426,7 @@ def check_fresh(out: str) -> None:
 
 def load_resume(run: str) -> dict[str, Any]:
     """The resume state saved in a run directory; a clear error when there is none."""
-    path = resume_path(run)
+    path = _resume_path(run)
     if not os.path.isfile(path):
         what = "no such directory" if not os.path.isdir(run) else f"it holds no {RESUME_FILE}"
         raise CLIError(f"cannot resume {run!r}: {what} (give the run directory of a fast-recipe "
@@ -490,7 +472,7 @@ class Runner:
         self.log_path = os.path.join(cfg.out, "log.jsonl")
         self.resume_file = os.path.join(cfg.out, RESUME_FILE)
         if state is None:
-            check_fresh(cfg.out)
+            _check_fresh(cfg.out)
             if cfg.init:
                 self.net, _ = load_net(cfg.init)
                 self.net.train()
@@ -799,7 +781,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: off)")
     for f in fields(FastConfig):
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{SETTINGS[f.name]} (default: {shown(f.default)})".replace("%", "%%")
+        help_text = f"{SETTINGS[f.name]} (default: {_shown(f.default)})".replace("%", "%%")
         if str(f.type) == "bool":
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=None, help=help_text)
@@ -812,11 +794,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resumed_config(state: dict[str, Any], run: str, config_path: str | None,
+def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
                    overrides: dict[str, Any]) -> FastConfig:
     """A saved run's settings, its directory as ``out``, then the file and flags; settings
     that fix the network or the draws must not change."""
-    base = {**state["config"], "out": os.path.dirname(resume_path(run)) or "."}
+    base = {**state["config"], "out": os.path.dirname(_resume_path(run)) or "."}
     cfg = FastConfig.load(config_path, overrides, base=base)
     changed = [name for name in LOCKED_ON_RESUME if getattr(cfg, name) != state["config"][name]]
     if changed:
@@ -838,9 +820,9 @@ def main(argv: list[str] | None = None) -> int:
     state = load_resume(run) if run else None
     if state is None:
         cfg = FastConfig.load(config_path, args)
-        check_fresh(cfg.out)
+        _check_fresh(cfg.out)
     else:
-        cfg = resumed_config(state, run, config_path, args)
+        cfg = _resumed_config(state, run, config_path, args)
         print(f"resuming {run} at iteration {state['iteration']} ({state['phase']}, "
               f"{state['seconds'] / 60:.1f} min)", flush=True)
     print("training with", json.dumps(asdict(cfg)), flush=True)

@@ -9,8 +9,9 @@ order with game indices offset, so that each ``(game, seat)`` key stays unique. 
 seeds come from the caller's generator, so a run is deterministic for a given seed and
 number of workers. ``close`` (or leaving the ``with`` block) stops the children.
 
-The children start with SIGINT ignored, so a Ctrl-C in the terminal reaches only the main
-process (no tracebacks from the workers): it stops them with ``close``.
+The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
+reaches only the main process (no tracebacks from the workers), which stops them with
+``close``.
 """
 
 from __future__ import annotations
@@ -44,19 +45,27 @@ def check_workers(workers: object) -> None:
 
 
 @contextlib.contextmanager
-def sigint_ignored() -> Iterator[None]:
-    """Ctrl-C waits while the block runs (in the main thread; elsewhere nothing changes).
+def sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C during the block takes effect at its end (a file being written stays whole).
 
-    A process started inside inherits the ignored SIGINT, and Python then installs no
-    KeyboardInterrupt handler in it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    SIGINT is blocked in this thread and, in the main thread, caught by a handler that only
+    notes it. A process started inside inherits the blocked signal; ``_serve`` ignores SIGINT
+    before it unblocks it, so a Ctrl-C during a worker's start-up never reaches the worker."""
+    caught: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    previous = (signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+                if main else None)
+    mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            if hasattr(signal, "pthread_sigmask") else None)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        signal.raise_signal(signal.SIGINT)
 
 
 def shares(count: int, workers: int) -> list[range]:
@@ -100,6 +109,8 @@ def _weights(net: torch.nn.Module) -> tuple[NetConfig, dict[str, np.ndarray]]:
 def _serve(conn: Connection) -> None:
     """A worker's loop: play each received share and send back its packed Batch."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    if hasattr(signal, "pthread_sigmask"):  # blocked since the start (sigint_deferred)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     torch.set_num_threads(1)
     from moonriver_env.observation import ObservationEncoder
 
@@ -145,12 +156,18 @@ class PlayPool:
         self._conns: list[Connection] = []
         self._procs: list[multiprocessing.process.BaseProcess] = []
         ctx = multiprocessing.get_context("spawn")
+        if workers > 1 and hasattr(signal, "pthread_sigmask"):
+            # multiprocessing's resource tracker unblocks SIGINT when it starts (inside the
+            # first start()): start it before sigint_deferred
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
         try:
             for w in range(1, workers):
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(target=_serve, args=(child,), daemon=True,
                                    name=f"moonriver-play-{w}")
-                with sigint_ignored():
+                with sigint_deferred():
                     proc.start()
                 child.close()
                 self._conns.append(parent)
