@@ -445,13 +445,17 @@ def test_resume_refuses_changed_network_settings_and_new_runs_refuse_a_used_dir(
 
 
 def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path) -> None:
-    cfg = _tiny(tmp_path, workers=2)
+    cfg = _tiny(tmp_path / "parts", workers=2)
     with pytest.raises(KeyboardInterrupt):
         train(cfg, quiet=True, on_iteration=_stop_after(3))
     assert multiprocessing.active_children() == []
-    train(cfg, load_resume(str(tmp_path)), quiet=True)
+    resumed = train(cfg, load_resume(str(tmp_path / "parts")), quiet=True)
     assert multiprocessing.active_children() == []
-    assert [line["iteration"] for line in _log(tmp_path)] == [1, 2, 3, 4, 5]
+    assert [line["iteration"] for line in _log(tmp_path / "parts")] == [1, 2, 3, 4, 5]
+    # two play processes draw from the run's one generator too: the same as a whole run
+    whole = train(_tiny(tmp_path / "whole", workers=2), quiet=True)
+    for name, tensor in whole.state_dict().items():
+        assert torch.equal(tensor, resumed.state_dict()[name]), name
 
 
 # main returns 130, but CPython sometimes ends the process by SIGINT after that (seen when the
