@@ -189,6 +189,18 @@ def test_a_loopback_server_prints_no_warning_and_checks_hosts(monkeypatch, capsy
     assert client.get("/api/defaults", headers={"host": "rebound.example"}).status_code == 400
 
 
+@pytest.mark.parametrize("name", ["http://play.example/", "play.example:port", "a b"])
+def test_a_malformed_allow_host_is_one_line(monkeypatch, capsys, name) -> None:
+    """A name the Host check could never match is refused, not silently ignored."""
+    monkeypatch.setattr(pytest.importorskip("uvicorn"), "Server", _FakeServer)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--no-browser", "--port", "0", "--allow-host", name])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--allow-host {name!r} is not a host name or address" in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 def test_data_file_must_exist(capsys, tmp_path) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--no-browser", "--data-file", str(tmp_path / "none.csv")])

@@ -119,10 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvicorn
 
-        from moonriver_env.play.server import create_app
+        from moonriver_env.play.server import create_app, host_name
     except ImportError as exc:
         parser.error(f"the web page needs the play extra (pip install 'moonriver-env[play]'): "
                      f"{exc}")
+    for name in args.allow_host:
+        if not host_name(name):
+            parser.error(f"--allow-host {name!r} is not a host name or address (with an "
+                         "optional :port), such as play.example or 192.168.1.5")
     if args.port:
         problem = _port_problem(args.host, args.port)
         if problem:
