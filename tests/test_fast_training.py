@@ -527,3 +527,19 @@ def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_
     assert proc.returncode in INTERRUPTED and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
     assert load_resume(str(out))["iteration"] <= 5
+
+
+def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:
+    """Spinning OpenMP waits halve the update's rate on a busy machine; an explicit choice wins."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import moonriver_env.training as t; assert 'torch' not in sys.modules; "
+            "import os, moonriver_env.training.fast_ppo; print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "PASSIVE"
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ACTIVE"

@@ -53,6 +53,12 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, TextIO
 
 import numpy as np
+
+# Waiting OpenMP threads spin by default: on a busy 2-core machine the second update thread's
+# spinning halved the learner's rate (docs/training.md). Set before torch loads its OpenMP
+# runtime, which reads it once; the play workers inherit it. An explicit setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import torch
 from moonriver_env.training.cli_errors import ArgumentParser, CLIError, cli_main
 from moonriver_env.training.parallel_play import PlayPool, check_workers, sigint_deferred
