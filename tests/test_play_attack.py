@@ -61,3 +61,22 @@ def test_random_seeds_are_too_many_to_try() -> None:
     matched against every possible seed to find the hidden box and pile order."""
     seeds = [PlaySession(GameOptions(opponents=("random",))).game.seed for _ in range(8)]
     assert max(seeds) >= 2**40, seeds  # all 8 below 2**40 by chance: about 2**-184
+
+
+@pytest.mark.parametrize("method, path, headers", [
+    ("get", "/", {}), ("get", "/game/x", {}), ("get", "/rules", {}),
+    ("get", "/api/defaults", {}), ("get", "/static/app.js", {}), ("get", "/api/games/nope", {}),
+    ("get", "/<img src=x onerror=alert(1)>.md", {}), ("post", "/api/games", {}),
+    ("get", "/api/defaults", {"host": "rebound.example"}),
+    ("get", "/api/defaults", {"host": "bad host"}),
+])
+def test_every_response_forbids_sniffing_framing_and_inline_script(local, method, path,
+                                                                   headers) -> None:
+    """Defence in depth: were server text ever to reach the page as HTML, it could not run
+    script, and no other site may frame the page to trick clicks."""
+    r = getattr(local, method)(path, headers=headers)
+    assert r.headers["x-content-type-options"] == "nosniff", path
+    policy = r.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy.split("script-src")[-1].split(";")[0]
+    assert r.headers["x-frame-options"] == "DENY"
