@@ -4,7 +4,11 @@ trying every seed."""
 
 from __future__ import annotations
 
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +21,27 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
 
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.server import host_name
+
+_OPENED: list[str] | None = None  # paths opened while watching (see watching_opens)
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, Path)):
+        _OPENED.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # audit hooks stay for the process; this one only records
+
+
+@contextmanager
+def watching_opens() -> Iterator[list[str]]:
+    """The paths any code of this process opens inside the block."""
+    global _OPENED
+    _OPENED = []
+    try:
+        yield _OPENED
+    finally:
+        _OPENED = None
 
 
 @pytest.fixture()
@@ -80,3 +105,26 @@ def test_every_response_forbids_sniffing_framing_and_inline_script(local, method
     assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
     assert "unsafe-inline" not in policy.split("script-src")[-1].split(";")[0]
     assert r.headers["x-frame-options"] == "DENY"
+
+
+@pytest.mark.parametrize("spec", [
+    "pretrained:~/w.npz", "pretrained:file:///etc/passwd", "pretrained:http://127.0.0.1/w.npz",
+    "pretrained:../weights/2p-base", "pretrained:2p-base/../2p-base", "pretrained:2p-base.npz",
+    "pretrained:2P-BASE", "pretrained:2p\u2010base", "pretrained:2p-base\x00", "pretrained:",
+    "pretrained+puct:/etc/passwd:5", "pretrained+puct:2p-base:2p-base:5", "policy:~",
+    "rllib:.", "Random", " greedy", "greedy ", "\uff4dcts:5", "mcts:\uff15", "mcts:5000.0000001",
+    "mcts:1e3s", "mcts:-1", "mcts:nan", "mcts:infs", "mcts:0s", "mcts:0", "mcts:+5", "mcts:0x10",
+    "mcts:5\n", "mcts:10.000000000001s", "puct:5:5", "mcts+puct:5", "pretrained+mcts:5",
+])
+def test_request_specs_that_name_files_or_odd_budgets_are_refused_unread(spec) -> None:
+    client = TestClient(create_app(GameOptions()), raise_server_exceptions=False)
+    with watching_opens() as opened:
+        r = client.post("/api/games", json={"opponents": [spec]})
+    assert r.status_code == 400 and "is not allowed here" in r.json()["error"], (spec, r.text)
+    assert opened == [], opened
+
+
+def test_the_open_watch_sees_opens() -> None:
+    with watching_opens() as opened:
+        Path(__file__).read_bytes()
+    assert opened == [__file__]
