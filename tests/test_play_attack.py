@@ -4,6 +4,7 @@ trying every seed."""
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from collections.abc import Iterator
@@ -128,3 +129,32 @@ def test_the_open_watch_sees_opens() -> None:
     with watching_opens() as opened:
         Path(__file__).read_bytes()
     assert opened == [__file__]
+
+
+def test_no_response_of_a_running_game_holds_its_seed_or_hidden_order() -> None:
+    """A game started without a seed: its seed (63 random bits, so a distinctive number) and
+    its box and pile order appear in no answer the server gives while it runs."""
+    client = TestClient(create_app(GameOptions(players=3, mode="legends")),
+                        raise_server_exceptions=False)
+    gid = client.post("/api/games", json={"players": 3, "mode": "legends", "humans": [0],
+                                          "opponents": ["random"]}).json()["id"]
+    game = client.app.state.store.get(gid, PlaySession).game
+    texts = [client.get("/").text, client.get("/api/defaults").text]
+    state = client.get(f"/api/games/{gid}").json()
+    for _ in range(60):
+        if state["human_turn"]:
+            body = {"action": state["legal"][-1]["id"], "decision": state["decision"]}
+            r = client.post(f"/api/games/{gid}/actions", json=body)
+        else:
+            r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
+        state = r.json()
+        texts += [r.text, client.get(f"/api/games/{gid}/record").text]
+    assert not state["over"]
+    runs = [run for order in (list(game.box), list(game.pile))  # drawn from the end
+            for run in (order[:6], order[-6:], order[-6:][::-1])]
+    assert all(len(run) == 6 for run in runs)
+    hidden = [str(game.seed), *(json.dumps(run, separators=(",", ":"))[1:-1] for run in runs)]
+    leaks = [(h, i) for h in hidden for i, text in enumerate(texts)
+             if h in text.replace(" ", "")]
+    assert not leaks, leaks
+    assert json.loads(texts[-1])["seed"] is None
