@@ -158,3 +158,33 @@ def test_no_response_of_a_running_game_holds_its_seed_or_hidden_order() -> None:
              if h in text.replace(" ", "")]
     assert not leaks, leaks
     assert json.loads(texts[-1])["seed"] is None
+
+
+class _BrokenAgent:
+    """An agent that fails (as a command-line agent for another player count might)."""
+
+    name = "broken"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Nothing to reset."""
+
+    def act(self, game: object, observation: object) -> int:
+        raise RuntimeError("weights for 4 players, table of 2")
+
+
+def test_an_agent_that_fails_is_a_json_error_and_the_game_goes_on() -> None:
+    client = TestClient(create_app(GameOptions(humans=(), opponents=("random",))),
+                        raise_server_exceptions=False)
+    gid = client.post("/api/games", json={"humans": [], "seed": 3}).json()["id"]
+    session = client.app.state.store.get(gid, PlaySession)
+    working = session.seats
+    session.seats = [_BrokenAgent(), _BrokenAgent()]
+    before = client.get(f"/api/games/{gid}").json()
+    r = client.post(f"/api/games/{gid}/advance", json={"decision": 0})
+    assert r.status_code == 500
+    message = r.json()["error"]
+    assert "agent broken failed" in message and "RuntimeError" in message
+    assert client.get(f"/api/games/{gid}").json() == before  # unchanged, not thinking
+    session.seats = working
+    r = client.post(f"/api/games/{gid}/advance", json={"decision": 0})
+    assert r.status_code == 200 and r.json()["decision"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from moonriver_env.render.svg import table_svg
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
 MAX_SEED = 2**63 - 1
+_log = logging.getLogger(__name__)
 
 
 class PlayError(ValueError):
@@ -240,8 +242,14 @@ class PlaySession:
                     self._encoder = ObservationEncoder()
                 view, at = game.clone(), self.decision
             # The agent thinks on its own copy with the lock released: readers are not held up.
-            action = int(agent.act(view, LazyObservation(self._encoder, view,
-                                                         view.current_player)))
+            try:
+                action = int(agent.act(view, LazyObservation(self._encoder, view,
+                                                             view.current_player)))
+            except Exception as exc:  # a command-line agent unfit for this game, say
+                _log.exception("agent %s failed to choose a move", agent.name)
+                raise PlayError(f"agent {agent.name} failed to choose a move "
+                                f"({type(exc).__name__}: {str(exc)[:200]}); the game is "
+                                "unchanged", 500) from None
             with self._lock:
                 if self.decision != at:  # only a test replacing the game gets here
                     raise PlayError("the game changed while the agent was thinking", 409)
