@@ -20,7 +20,8 @@ Refused requests get a 4xx status and ``{"error": message}``; the game is left u
 POSTs must be JSON from this page's own origin. A request names agents only by specs without
 file paths and with bounded budgets, or by the specs given on the command line; a posted record
 may use only the package's data files (or those given on the command line). GETs of a game
-answer at once while its agent thinks (``thinking`` is then true).
+answer at once while its agent thinks (``thinking`` is then true). Every response forbids
+inline script, framing by other sites and content sniffing (:data:`SECURITY_HEADERS`).
 """
 
 from __future__ import annotations
