@@ -1,0 +1,188 @@
+#include "vector.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include "observation.h"
+
+namespace moonriver {
+
+namespace {
+constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
+
+// The per-game generator of built-in seats: distinct streams for (seed, game).
+std::uint64_t game_stream(std::uint64_t seed, int g) {
+  SplitMix64 mix(seed ^ (0xD1B54A32D192ED03ULL * (static_cast<std::uint64_t>(g) + 1)));
+  return mix.next();
+}
+}  // namespace
+
+VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
+                         int reward_mode, std::uint64_t agent_seed)
+    : num_players_(num_players), seats_(std::move(seats)), reward_mode_(reward_mode) {
+  if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
+  if (static_cast<int>(seats_.size()) != num_players)
+    throw std::invalid_argument("one seat kind per player");
+  if (std::none_of(seats_.begin(), seats_.end(), [](int s) { return s == SEAT_LEARNER; }))
+    throw std::invalid_argument("at least one seat must be a learner");
+  games_.resize(num_games);
+  next_.resize(num_games);
+  builtin_.assign(num_games, 0);
+  rngs_.reserve(num_games);
+  for (int g = 0; g < num_games; ++g) rngs_.emplace_back(game_stream(agent_seed, g));
+}
+
+void VectorGames::set_current(int g, Game game) { games_[g] = std::move(game); }
+void VectorGames::set_next(int g, Game game) { next_[g] = std::move(game); }
+
+std::int64_t VectorGames::builtin_decisions() const {
+  return std::accumulate(builtin_.begin(), builtin_.end(), std::int64_t{0});
+}
+
+int VectorGames::first_illegal(const std::int64_t* actions) const {
+  for (int g = 0; g < num_games(); ++g) {
+    const std::int64_t a = actions[g];
+    if (a < 0 || a >= NUM_ACTIONS || !games_[g]->is_legal(static_cast<int>(a))) return g;
+  }
+  return -1;
+}
+
+void VectorGames::run_builtin(int g) {
+  Game& game = *games_[g];
+  SplitMix64& rng = rngs_[g];
+  std::int64_t ids[NUM_ACTIONS];
+  std::int64_t values[NUM_ACTIONS];
+  while (!game.is_over()) {
+    const int player = game.current_player();
+    const int kind = seats_[player];
+    if (kind == SEAT_LEARNER) return;
+    const int m = game.legal_ids(ids);
+    int pick = 0;
+    if (m > 1 && kind == SEAT_RANDOM) {
+      pick = rng.below(m);
+    } else if (m > 1) {  // SEAT_GREEDY: best one-ply margin, ties drawn uniformly
+      one_ply_margins(game, player, ids, m, values);
+      const std::int64_t best = *std::max_element(values, values + m);
+      int ties = 0;
+      for (int i = 0; i < m; ++i) ties += values[i] == best;
+      int k = rng.below(ties);
+      for (int i = 0; i < m; ++i)
+        if (values[i] == best && k-- == 0) {
+          pick = i;
+          break;
+        }
+    }
+    game.apply(static_cast<int>(ids[pick]));
+    ++builtin_[g];
+  }
+}
+
+void VectorGames::final_rewards(const Game& game, float* out) const {
+  const int n = num_players_;
+  std::array<Score, MAX_PLAYERS> s;
+  for (int p = 0; p < n; ++p) s[p] = game.final_score(p);
+  if (reward_mode_ == REWARD_WIN) {
+    for (int p = 0; p < n; ++p) out[p] = -1.0f;
+    for (int w : game.winners()) out[w] = 1.0f;
+  } else if (reward_mode_ == REWARD_SCORE) {
+    for (int p = 0; p < n; ++p) out[p] = static_cast<float>(s[p].total() / SCORE_UNIT);
+  } else if (reward_mode_ == REWARD_MARGIN) {
+    for (int p = 0; p < n; ++p) {
+      int best = INT32_MIN;
+      for (int q = 0; q < n; ++q)
+        if (q != p) best = std::max(best, s[q].total());
+      out[p] = static_cast<float>((s[p].total() - best) / SCORE_UNIT);
+    }
+  } else {  // rank: +1 first to -1 last in equal steps; players equal on every key share
+    auto key = [&](int p) {
+      return std::make_tuple(s[p].total(), s[p].largest_territory, s[p].cows);
+    };
+    std::array<int, MAX_PLAYERS> ranked{};
+    std::iota(ranked.begin(), ranked.begin() + n, 0);
+    std::stable_sort(ranked.begin(), ranked.begin() + n,
+                     [&](int a, int b) { return key(a) > key(b); });
+    int r = 0;
+    while (r < n) {
+      int t = r;
+      while (t < n && key(ranked[t]) == key(ranked[r])) ++t;
+      double share = 0.0;
+      for (int i = r; i < t; ++i) share += 1.0 - 2.0 * i / (n - 1);
+      share /= (t - r);
+      for (int i = r; i < t; ++i) out[ranked[i]] = static_cast<float>(share);
+      r = t;
+    }
+  }
+}
+
+void VectorGames::write(int g, const VectorOutputs& out) const {
+  const Game& game = *games_[g];
+  const int player = game.current_player();
+  out.player[g] = player;
+  observe(game, player, out.obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
+  game.legal_mask(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS);
+}
+
+void VectorGames::start_range(const VectorOutputs& out, int lo, int hi) {
+  for (int g = lo; g < hi; ++g) {
+    run_builtin(g);
+    std::fill_n(out.rewards + static_cast<std::size_t>(g) * num_players_, num_players_, 0.0f);
+    out.done[g] = 0;
+    write(g, out);
+  }
+}
+
+void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& out, int lo,
+                             int hi) {
+  for (int g = lo; g < hi; ++g) {
+    float* rewards = out.rewards + static_cast<std::size_t>(g) * num_players_;
+    std::fill_n(rewards, num_players_, 0.0f);
+    Game& game = *games_[g];
+    const int actor = game.current_player();
+    game.apply(static_cast<int>(actions[g]));
+    run_builtin(g);
+    out.done[g] = game.is_over();
+    if (game.is_over()) {
+      final_rewards(game, rewards);
+      if (out.final_obs)
+        observe(game, actor, out.final_obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
+      games_[g] = std::move(next_[g]);
+      next_[g].reset();
+      run_builtin(g);
+    }
+    write(g, out);
+  }
+}
+
+template <typename F>
+void VectorGames::parallel(int threads, F&& body) {
+  const int n = num_games();
+  threads = std::max(1, std::min(threads, n));
+  if (threads == 1) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&, t] { body(n * t / threads, n * (t + 1) / threads); });
+  body(0, n / threads);
+  for (std::thread& th : pool) th.join();
+}
+
+void VectorGames::start(const VectorOutputs& out, int threads) {
+  for (int g = 0; g < num_games(); ++g)
+    if (!games_[g]) throw std::logic_error("every game needs a current game before start");
+  parallel(threads, [&](int lo, int hi) { start_range(out, lo, hi); });
+}
+
+void VectorGames::step(const std::int64_t* actions, const VectorOutputs& out, int threads) {
+  for (int g = 0; g < num_games(); ++g)
+    if (!games_[g] || !next_[g]) throw std::logic_error("every game needs a next game to step");
+  parallel(threads, [&](int lo, int hi) { step_range(actions, out, lo, hi); });
+}
+
+}  // namespace moonriver

@@ -1,0 +1,78 @@
+// Many games in one object: batched steps with built-in seats played inside the core
+// (moonriver_env/vector.py is the Python side). Plain C++ (no Python headers).
+//
+// Each game slot holds the game being played and the next one, already set up (its setup
+// draws are made in Python by the engine's code, as for any core Game): when a game ends
+// inside ``step``, the next one takes its place at once and Python sets up a new "next".
+// Built-in seats draw from a per-game SplitMix64, so results never depend on how the batch
+// is split over threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "game.h"
+#include "playout.h"
+
+namespace moonriver {
+
+enum SeatKind : int { SEAT_LEARNER = 0, SEAT_RANDOM = 1, SEAT_GREEDY = 2 };
+enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWARD_MARGIN = 3 };
+
+// Where one step writes its results (row g of each array belongs to game g).
+struct VectorOutputs {
+  std::int32_t* player;    // N: the learner seat to decide next
+  float* obs;              // N x OBSERVATION_SIZE: from that seat's view
+  std::int8_t* mask;       // N x NUM_ACTIONS
+  float* rewards;          // N x num_players: every seat's reward of this step
+  std::uint8_t* done;      // N: the game ended in this step (and was replaced)
+  float* final_obs;        // N x OBSERVATION_SIZE or null: on done, the ended game seen by
+                           // the seat that made the last learner decision
+};
+
+class VectorGames {
+ public:
+  VectorGames(int num_games, int num_players, std::vector<int> seats, int reward_mode,
+              std::uint64_t agent_seed);
+
+  int num_games() const { return static_cast<int>(games_.size()); }
+  int num_players() const { return num_players_; }
+  const std::vector<int>& seats() const { return seats_; }
+
+  // Install game g's current game and its next one (both from Python's setup draws).
+  void set_current(int g, Game game);
+  void set_next(int g, Game game);
+  bool has_next(int g) const { return next_[g].has_value(); }
+  const Game& game(int g) const { return *games_[g]; }
+
+  // Play the built-in seats of every game until a learner decides; write the outputs
+  // (rewards and done cleared). Threads split the batch (1: the calling thread).
+  void start(const VectorOutputs& out, int threads);
+  // The index of the first game whose action is not legal now, or -1 (nothing changes).
+  int first_illegal(const std::int64_t* actions) const;
+  // Apply each game's learner decision, play built-in seats, replace ended games; every
+  // action must be legal (first_illegal == -1) and every slot must hold a next game.
+  void step(const std::int64_t* actions, const VectorOutputs& out, int threads);
+  // How many decisions built-in seats made inside the core so far.
+  std::int64_t builtin_decisions() const;
+
+ private:
+  void run_builtin(int g);
+  void write(int g, const VectorOutputs& out) const;
+  void final_rewards(const Game& game, float* out) const;
+  void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
+  void start_range(const VectorOutputs& out, int lo, int hi);
+  template <typename F>
+  void parallel(int threads, F&& body);
+
+  int num_players_;
+  std::vector<int> seats_;
+  int reward_mode_;
+  std::vector<std::optional<Game>> games_, next_;
+  std::vector<SplitMix64> rngs_;
+  std::vector<std::int64_t> builtin_;
+};
+
+}  // namespace moonriver

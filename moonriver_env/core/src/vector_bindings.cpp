@@ -1,0 +1,173 @@
+// Python bindings of the batched games (the private module moonriver_env.core._vector); the
+// public API is moonriver_env.vector. A module of its own, beside _core.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "observation.h"
+#include "vector.hpp"
+
+namespace nb = nanobind;
+using namespace moonriver;
+
+namespace {
+
+template <typename T>
+using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <typename T>
+using Out1 = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <typename T>
+using Out2 = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+// The batch and its tables (made from the same arrays as _core.make_tables).
+struct Batch {
+  std::shared_ptr<const Tables> tables;
+  VectorGames games;
+};
+
+std::shared_ptr<const Tables> tables_from(In1<std::int64_t> kinds_flat, int num_box_kinds,
+                                          In1<std::int64_t> plot_kind,
+                                          In1<std::int64_t> specialist) {
+  if (kinds_flat.shape(0) % 8 != 0) throw nb::value_error("kinds table: 8 columns per kind");
+  auto t = std::make_shared<Tables>();
+  const std::int64_t* k = kinds_flat.data();
+  for (std::size_t i = 0; i < kinds_flat.shape(0); i += 8)
+    t->kinds.push_back(KindRow{int(k[i]), int(k[i + 1]), int(k[i + 2]), int(k[i + 3]),
+                               int(k[i + 4]), k[i + 5] != 0, k[i + 6] != 0, int(k[i + 7])});
+  t->num_box_kinds = num_box_kinds;
+  for (std::size_t i = 0; i < plot_kind.shape(0); ++i)
+    t->plot_kind.push_back(static_cast<std::int16_t>(plot_kind.data()[i]));
+  for (std::size_t i = 0; i < specialist.shape(0); ++i)
+    t->specialist.push_back(static_cast<std::int8_t>(specialist.data()[i]));
+  return t;
+}
+
+void check_game(const Batch& b, int g) {
+  if (g < 0 || g >= b.games.num_games()) throw nb::index_error("game index out of range");
+}
+
+// Check the output arrays' shapes (dtypes and layout are checked by their types).
+VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Out2<float> obs,
+                      Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
+                      std::optional<Out2<float>> final_obs) {
+  const std::size_t n = b.games.num_games();
+  const std::size_t p = b.games.num_players();
+  if (player.shape(0) != n || obs.shape(0) != n || obs.shape(1) != OBSERVATION_SIZE ||
+      mask.shape(0) != n || mask.shape(1) != NUM_ACTIONS || rewards.shape(0) != n ||
+      rewards.shape(1) != p || done.shape(0) != n ||
+      (final_obs && (final_obs->shape(0) != n || final_obs->shape(1) != OBSERVATION_SIZE)))
+    throw nb::value_error("output arrays: player (N,), obs (N, 4934), mask (N, 2710), "
+                          "rewards (N, players), done (N,), final_obs (N, 4934) or None");
+  return VectorOutputs{player.data(), obs.data(), mask.data(), rewards.data(), done.data(),
+                       final_obs ? final_obs->data() : nullptr};
+}
+
+}  // namespace
+
+NB_MODULE(_vector, m) {
+  m.doc() = "Moon River's batched games (private: use moonriver_env.vector).";
+  m.attr("SEAT_LEARNER") = int(SEAT_LEARNER);
+  m.attr("SEAT_RANDOM") = int(SEAT_RANDOM);
+  m.attr("SEAT_GREEDY") = int(SEAT_GREEDY);
+
+  nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
+      .def(
+          "__init__",
+          [](Batch* self, int num_games, int num_players, std::vector<int> seats,
+             int reward_mode, std::uint64_t agent_seed, In1<std::int64_t> kinds,
+             int num_box_kinds, In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
+            auto tables = tables_from(kinds, num_box_kinds, plot_kind, specialist);
+            try {
+              new (self) Batch{tables, VectorGames(num_games, num_players, std::move(seats),
+                                                   reward_mode, agent_seed)};
+            } catch (const std::invalid_argument& e) {
+              throw nb::value_error(e.what());
+            }
+          },
+          nb::arg("num_games"), nb::arg("num_players"), nb::arg("seats"), nb::arg("reward_mode"),
+          nb::arg("agent_seed"), nb::arg("kinds"), nb::arg("num_box_kinds"),
+          nb::arg("plot_kind"), nb::arg("specialist"))
+      .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
+      .def(
+          "set_game",
+          [](Batch& b, int g, bool next, int num_players, int scenario, bool auto_forced,
+             std::vector<int> capacity, std::vector<std::uint64_t> bridges, std::vector<int> box,
+             std::vector<int> pile, std::vector<int> setup_order, std::vector<int> board_ids) {
+            check_game(b, g);
+            if (num_players != b.games.num_players())
+              throw nb::value_error("the game's player count differs from the batch's");
+            Setup s;
+            s.num_players = num_players;
+            s.scenario = scenario;
+            s.auto_forced = auto_forced;
+            s.capacity = std::move(capacity);
+            s.bridges.assign(bridges.begin(), bridges.end());
+            s.box = std::move(box);
+            s.pile = std::move(pile);
+            s.setup_order = std::move(setup_order);
+            s.board_ids = std::move(board_ids);
+            Game game(b.tables, s);
+            if (next)
+              b.games.set_next(g, std::move(game));
+            else
+              b.games.set_current(g, std::move(game));
+          },
+          nb::arg("g"), nb::arg("next"), nb::arg("num_players"), nb::arg("scenario"),
+          nb::arg("auto_forced"), nb::arg("capacity"), nb::arg("bridges"), nb::arg("box"),
+          nb::arg("pile"), nb::arg("setup_order"), nb::arg("board_ids"),
+          "Set up game g's current (next=False) or next game from the setup's draws.")
+      .def(
+          "has_next", [](const Batch& b, int g) { check_game(b, g); return b.games.has_next(g); },
+          nb::arg("g"))
+      .def(
+          "serialize",
+          [](const Batch& b, int g) {
+            check_game(b, g);
+            const std::string s = b.games.game(g).serialize();
+            return nb::bytes(s.data(), s.size());
+          },
+          nb::arg("g"), "Game g's current state as the core Game's byte state.")
+      .def(
+          "start",
+          [](Batch& b, Out1<std::int32_t> player, Out2<float> obs, Out2<std::int8_t> mask,
+             Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Out2<float>> final_obs,
+             int threads) {
+            const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
+            nb::gil_scoped_release release;
+            b.games.start(out, threads);
+          },
+          nb::arg("player").noconvert(), nb::arg("obs").noconvert(), nb::arg("mask").noconvert(),
+          nb::arg("rewards").noconvert(), nb::arg("done").noconvert(),
+          nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
+          "Play built-in seats until a learner decides in every game; write the outputs.")
+      .def(
+          "step",
+          [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, Out2<float> obs,
+             Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
+             std::optional<Out2<float>> final_obs, int threads) {
+            if (actions.shape(0) != static_cast<std::size_t>(b.games.num_games()))
+              throw nb::value_error("one action per game");
+            const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
+            const std::int64_t* a = actions.data();
+            nb::gil_scoped_release release;
+            const int bad = b.games.first_illegal(a);
+            if (bad >= 0) return bad;
+            b.games.step(a, out, threads);
+            return -1;
+          },
+          nb::arg("actions").noconvert(), nb::arg("player").noconvert(),
+          nb::arg("obs").noconvert(), nb::arg("mask").noconvert(),
+          nb::arg("rewards").noconvert(), nb::arg("done").noconvert(),
+          nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
+          "Apply one learner decision per game; returns -1, or the index of the first game "
+          "whose action is not legal (then nothing changed).")
+      .def_prop_ro("builtin_decisions",
+                   [](const Batch& b) { return b.games.builtin_decisions(); },
+                   "Decisions made by built-in seats inside the core so far.");
+}

@@ -1,0 +1,199 @@
+"""Batched games (moonriver_env.vector) against single core games stepped one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moonriver_env.core import Game
+from moonriver_env.engine.config import GameConfig
+from moonriver_env.engine.game import IllegalActionError
+from moonriver_env.moonriver_v0 import final_rewards
+from moonriver_env.vector import (
+    BatchedGames,
+    BatchIllegalActionError,
+    MoonRiverVectorEnv,
+    SingleGameEnv,
+    make_sb3_vec_env,
+)
+
+
+def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(row)) for row in mask], np.int64)
+
+
+def test_reset_gives_game_g_the_game_of_seed_plus_g():
+    config = GameConfig(num_players=3)
+    batch = BatchedGames(5, config)
+    batch.reset(seed=40)
+    for g in range(5):
+        ref = Game(config, 40 + g)
+        assert batch.player[g] == ref.current_player
+        np.testing.assert_array_equal(batch.obs[g], ref.observe(ref.current_player))
+        np.testing.assert_array_equal(batch.mask[g], ref.legal_mask())
+        assert batch.mask.dtype == ref.legal_mask().dtype
+        assert batch.game(g).to_record() == ref.to_record()
+        assert batch.episode_seed(g) == 40 + g
+
+
+@pytest.mark.parametrize("reward", ["win", "rank", "score", "margin"])
+def test_lockstep_with_single_games_through_autoresets(reward):
+    config = GameConfig(num_players=2)
+    n, seed = 3, 7
+    batch = BatchedGames(n, config, reward=reward)
+    batch.reset(seed)
+    refs = [Game(config, seed + g) for g in range(n)]
+    episodes = [0] * n
+    rng = np.random.default_rng(1)
+    ended = 0
+    for _ in range(260):
+        actions = _random_actions(batch.mask, rng)
+        actors = batch.player.copy()
+        batch.step(actions)
+        for g in range(n):
+            ref = refs[g]
+            ref.apply(int(actions[g]))
+            assert bool(batch.done[g]) == ref.is_over
+            if ref.is_over:
+                ended += 1
+                np.testing.assert_allclose(batch.rewards[g], final_rewards(ref, reward),
+                                           rtol=0, atol=1e-6)
+                np.testing.assert_array_equal(batch.final_obs[g], ref.observe(int(actors[g])))
+                episodes[g] += 1
+                ref = refs[g] = Game(config, seed + g + n * episodes[g])
+            else:
+                assert not batch.rewards[g].any()
+            assert batch.player[g] == ref.current_player
+            np.testing.assert_array_equal(batch.mask[g], ref.legal_mask())
+            np.testing.assert_array_equal(batch.obs[g], ref.observe(ref.current_player))
+    assert ended >= n  # every game went through an autoreset at least once
+    assert list(batch.episodes) == episodes
+
+
+def test_builtin_seats_leave_only_learner_decisions_and_play_legally():
+    config = GameConfig(num_players=3)
+    batch = BatchedGames(4, config, seats=("random", "learner", "greedy"))
+    batch.reset(3)
+    rng = np.random.default_rng(2)
+    for _ in range(40):
+        assert (batch.player == 1).all()
+        before = [batch.game(g) for g in range(4)]
+        actions = _random_actions(batch.mask, rng)
+        batch.step(actions)
+        for g in range(4):
+            if batch.done[g]:
+                continue
+            game = batch.game(g)
+            record = game.to_record(include_seed=True)
+            Game.from_record(record)  # replays and checks every decision
+            # The greedy seat (2) played a best one-ply margin at each of its decisions.
+            replay = before[g]
+            for event in game.history[len(replay.history):]:
+                if event["type"] != "decision":
+                    continue
+                if replay.current_player == 2:
+                    values = replay.one_ply_margins()
+                    ids = replay.legal_action_ids().tolist()
+                    assert values[ids.index(event["action"])] == values.max()
+                replay.apply(event["action"])
+            assert replay.to_record(include_seed=True) == record
+    assert batch.builtin_decisions > 0
+
+
+def test_thread_count_does_not_change_results():
+    config = GameConfig(num_players=4)
+    runs = []
+    for threads in (1, 2, 3):
+        batch = BatchedGames(7, config, seats=("learner", "random", "greedy", "random"),
+                             threads=threads)
+        batch.reset(11)
+        rng = np.random.default_rng(5)
+        trace = []
+        for _ in range(120):
+            batch.step(_random_actions(batch.mask, rng))
+            trace.append((batch.obs.copy(), batch.mask.copy(), batch.rewards.copy(),
+                          batch.done.copy()))
+        runs.append(trace)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+
+
+def test_an_illegal_action_names_the_game_and_changes_nothing():
+    batch = BatchedGames(4, GameConfig(num_players=2))
+    batch.reset(0)
+    rng = np.random.default_rng(0)
+    batch.step(_random_actions(batch.mask, rng))
+    actions = _random_actions(batch.mask, rng)
+    actions[2] = int(np.flatnonzero(batch.mask[2] == 0)[0])
+    states = [batch.game(g).to_record() for g in range(4)]
+    arrays = [a.copy() for a in (batch.obs, batch.mask, batch.player, batch.rewards)]
+    with pytest.raises(BatchIllegalActionError, match="in game 2 of the batch") as info:
+        batch.step(actions)
+    assert info.value.game_index == 2 and isinstance(info.value, IllegalActionError)
+    assert "Legal now" in str(info.value)
+    actions[2] = 99999
+    with pytest.raises(BatchIllegalActionError, match=r"action ids are 0\.\.2709"):
+        batch.step(actions)
+    with pytest.raises(ValueError, match="4 integer action ids"):
+        batch.step(actions[:3])
+    assert [batch.game(g).to_record() for g in range(4)] == states
+    for before, now in zip(arrays, (batch.obs, batch.mask, batch.player, batch.rewards),
+                           strict=True):
+        np.testing.assert_array_equal(before, now)
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(ValueError, match="seats must name one of"):
+        BatchedGames(2, GameConfig(num_players=2), seats=("learner", "mcts"))
+    with pytest.raises(ValueError, match="at least one seat must be 'learner'"):
+        BatchedGames(2, GameConfig(num_players=2), seats=("random", "random"))
+    with pytest.raises(ValueError, match="num_games must be >= 1"):
+        BatchedGames(0)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        BatchedGames(1, reward="points")
+
+
+def test_gymnasium_vector_env_spaces_and_same_step_autoreset():
+    env = MoonRiverVectorEnv(3, GameConfig(num_players=2), opponents="random")
+    obs, _ = env.reset(seed=5)
+    assert env.observation_space.contains(obs)
+    rng = np.random.default_rng(0)
+    finals = 0
+    for _ in range(150):
+        masks = env.action_masks()
+        assert masks.shape == (3, 2710) and masks.dtype == bool and masks.any(axis=1).all()
+        actions = _random_actions(masks, rng)
+        assert env.action_space.contains(actions)
+        obs, rew, term, trunc, infos = env.step(actions)
+        assert env.observation_space.contains(obs)
+        assert rew.shape == term.shape == trunc.shape == (3,)
+        if term.any():
+            finals += int(term.sum())
+            assert (infos["_final_obs"] == term).all()
+            assert set(rew[term].tolist()) <= {-1.0, 1.0}
+    assert finals > 0
+
+
+def test_single_game_env_passes_the_libraries_checks():
+    from gymnasium.utils.env_checker import check_env as gym_check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    config = GameConfig(num_players=2)
+    gym_check_env(SingleGameEnv(config, illegal="penalty"), skip_render_check=True)
+    sb3_check_env(SingleGameEnv(config, illegal="penalty"), warn=True)
+    env = SingleGameEnv(config)
+    env.reset(seed=1)
+    with pytest.raises(BatchIllegalActionError, match="in game 0 of the batch"):
+        env.step(0 if not env.action_masks()[0] else 2709)
+
+
+def test_maskable_ppo_trains_on_the_sb3_vec_env():
+    from sb3_contrib import MaskablePPO
+
+    venv = make_sb3_vec_env(2, GameConfig(num_players=2), opponents="random", seed=3)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1,
+                        policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")
+    model.learn(64)
+    assert model.num_timesteps >= 64
