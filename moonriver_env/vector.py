@@ -185,6 +185,15 @@ class BatchedGames:
             raise BatchIllegalActionError(g, aid, f"action ids are 0..{NUM_ACTIONS - 1}", legal)
         raise BatchIllegalActionError(g, A.ACTIONS[aid].text(), game._why_illegal(aid), legal)
 
+    def random_actions(self) -> npt.NDArray[np.int64]:
+        """One uniform random legal id per game, drawn in the core (a random driver for
+        benchmarks and baselines; its own per-game streams, seeded by ``reset``)."""
+        if self._batch is None:
+            raise RuntimeError("call reset(seed) first")
+        out = np.empty(self.num_games, np.int64)
+        self._batch.random_actions(out, self.threads)
+        return out
+
     # ---------------------------------------------------------------- views
     def game(self, g: int) -> CoreGame:
         """A copy of game g's current state as a core Game (records, text, checks)."""

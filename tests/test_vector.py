@@ -107,10 +107,11 @@ def test_thread_count_does_not_change_results():
         batch = BatchedGames(7, config, seats=("learner", "random", "greedy", "random"),
                              threads=threads)
         batch.reset(11)
-        rng = np.random.default_rng(5)
         trace = []
         for _ in range(120):
-            batch.step(_random_actions(batch.mask, rng))
+            actions = batch.random_actions()  # the core's driver: legal, per-game streams
+            assert all(batch.mask[g, a] for g, a in enumerate(actions))
+            batch.step(actions)
             trace.append((batch.obs.copy(), batch.mask.copy(), batch.rewards.copy(),
                           batch.done.copy()))
         runs.append(trace)

@@ -33,7 +33,11 @@ VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
   next_.resize(num_games);
   builtin_.assign(num_games, 0);
   rngs_.reserve(num_games);
-  for (int g = 0; g < num_games; ++g) rngs_.emplace_back(game_stream(agent_seed, g));
+  driver_rngs_.reserve(num_games);
+  for (int g = 0; g < num_games; ++g) {
+    rngs_.emplace_back(game_stream(agent_seed, g));
+    driver_rngs_.emplace_back(game_stream(~agent_seed, g));
+  }
 }
 
 void VectorGames::set_current(int g, Game game) { games_[g] = std::move(game); }
@@ -171,6 +175,16 @@ void VectorGames::parallel(int threads, F&& body) {
     pool.emplace_back([&, t] { body(n * t / threads, n * (t + 1) / threads); });
   body(0, n / threads);
   for (std::thread& th : pool) th.join();
+}
+
+void VectorGames::random_actions(std::int64_t* out, int threads) {
+  parallel(threads, [&](int lo, int hi) {
+    std::int64_t ids[NUM_ACTIONS];
+    for (int g = lo; g < hi; ++g) {
+      const int m = games_[g]->legal_ids(ids);
+      out[g] = ids[driver_rngs_[g].below(m)];
+    }
+  });
 }
 
 void VectorGames::start(const VectorOutputs& out, int threads) {

@@ -55,6 +55,9 @@ class VectorGames {
   // Apply each game's learner decision, play built-in seats, replace ended games; every
   // action must be legal (first_illegal == -1) and every slot must hold a next game.
   void step(const std::int64_t* actions, const VectorOutputs& out, int threads);
+  // One uniform random legal id per game into ``out`` (a random driver for benchmarks and
+  // baselines), from a per-game stream apart from the built-in seats'.
+  void random_actions(std::int64_t* out, int threads);
   // How many decisions built-in seats made inside the core so far.
   std::int64_t builtin_decisions() const;
 
@@ -71,7 +74,7 @@ class VectorGames {
   std::vector<int> seats_;
   int reward_mode_;
   std::vector<std::optional<Game>> games_, next_;
-  std::vector<SplitMix64> rngs_;
+  std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
 };
 

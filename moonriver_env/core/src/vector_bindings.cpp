@@ -167,6 +167,17 @@ NB_MODULE(_vector, m) {
           nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
           "Apply one learner decision per game; returns -1, or the index of the first game "
           "whose action is not legal (then nothing changed).")
+      .def(
+          "random_actions",
+          [](Batch& b, Out1<std::int64_t> out, int threads) {
+            if (out.shape(0) != static_cast<std::size_t>(b.games.num_games()))
+              throw nb::value_error("out: one int64 entry per game");
+            std::int64_t* data = out.data();
+            nb::gil_scoped_release release;
+            b.games.random_actions(data, threads);
+          },
+          nb::arg("out").noconvert(), nb::arg("threads"),
+          "Write one uniform random legal id per game into ``out``.")
       .def_prop_ro("builtin_decisions",
                    [](const Batch& b) { return b.games.builtin_decisions(); },
                    "Decisions made by built-in seats inside the core so far.");
