@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 from env_throughput import run as pettingzoo_run  # this script's directory is on sys.path
-from machine import cpu_model, machine
+from machine import machine
 
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.vector import BatchedGames
@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     from pettingzoo.classic import tictactoe_v3
 
-    print(f"CPU: {cpu_model()}")
+    print(f"CPU: {machine()['cpu_model']}")
     config = GameConfig(num_players=args.players)
     batches = {}
     for threads in args.threads:
