@@ -39,9 +39,16 @@ class GreedyAgent(SeededAgent):
 
     def act(self, game: Game, observation: Observation) -> int:
         """The greedy choice among the legal actions."""
-        legal = game.legal_action_ids().tolist()
-        if len(legal) == 1:
-            return legal[0]
+        ids = game.legal_action_ids()
+        if ids.size == 1:
+            return int(ids[0])
+        in_core = getattr(game, "greedy_values", None)
+        if in_core is not None:  # the compiled core ranks every action in one call
+            values, shape = in_core(ids)
+            top = values == values.max()
+            ties = ids[top & (shape == shape[top].max())]  # (value, tie-break) in that order
+            return int(ties[int(self.rng.integers(len(ties)))])
+        legal = ids.tolist()
         return self._best(legal, action_values(game, legal))
 
     def _best(self, legal: list[int], values: list) -> int:
@@ -95,6 +102,10 @@ def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
     every other decision by the change of the margin after playing it on a clone, with the
     same-terrain neighbours of a build as tie-break (a pass gets -1).
     """
+    in_core = getattr(game, "greedy_values", None)
+    if in_core is not None:  # the compiled core: the same numbers, in one call
+        values, shape = in_core(np.asarray(legal, dtype=np.int64))
+        return list(zip(values.tolist(), shape.tolist(), strict=True))
     phase = game.phase
     if phase in (Phase.SETUP, Phase.SELECT):
         return [(GreedyAgent._select_value(game, a), 0) for a in legal]
@@ -106,11 +117,6 @@ def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
     if phase == Phase.DESPERADO:
         return [(GreedyAgent._swap_value(game, a), 0) for a in legal]
     held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
-    one_ply = getattr(game, "one_ply_margins", None)
-    if one_ply is not None:  # the compiled core values every action in one call, same values
-        deltas = one_ply(np.asarray(legal, dtype=np.int64)).tolist()
-        return [(d, GreedyAgent._shape_bonus(game, a, held))
-                for a, d in zip(legal, deltas, strict=True)]
     base = margin(game, player)
     values = []
     for a in legal:

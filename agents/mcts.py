@@ -1,11 +1,13 @@
 """MCTSAgent: information-set Monte-Carlo tree search over determinized clones.
 
-Each simulation reshuffles what the agent cannot see (the order of the plot box and of the
-partner pile) on a clone of the game, walks one shared tree with UCB (a child counts as
-available in a simulation only when its action is legal there), expands one node, plays a
-random rollout of bounded length and scores the leaf by every player's running-score
-margin, squashed to [-1, 1]. Each node stores values from the point of view of the player who
-chose it, so the search handles 2-4 players (max^n style backups).
+On a game of the compiled core (``backend="core"``) the whole search runs inside the core
+(``Game.mcts_search``: the same algorithm, the core's own generator seeded from the agent's);
+on the Python engine it runs here. Each simulation reshuffles what the agent cannot see (the
+order of the plot box and of the partner pile) on a clone of the game, walks one shared tree
+with UCB (a child counts as available in a simulation only when its action is legal there),
+expands one node, plays a random rollout of bounded length and scores the leaf by every
+player's running-score margin, squashed to [-1, 1]. Each node stores values from the point of
+view of the player who chose it, so the search handles 2-4 players (max^n style backups).
 """
 
 from __future__ import annotations
@@ -67,6 +69,14 @@ class MCTSAgent(SeededAgent):
         legal = game.legal_action_ids()
         if legal.size == 1:
             return int(legal[0])
+        in_core = getattr(game, "mcts_search", None)
+        if in_core is not None:  # the compiled core runs the whole search, same algorithm
+            seconds = None if self.seconds is None else float(self.seconds)
+            actions, visits = in_core(int(self.simulations), seconds, self.rollout_depth,
+                                      float(self.exploration), VALUE_SCALE,
+                                      int(self.rng.integers(2**63)))
+            ties = actions[visits == visits.max()]
+            return int(ties[int(self.rng.integers(len(ties)))])
         root = _Node(game.current_player)
         deadline = time.perf_counter() + self.seconds if self.seconds else None
         done = 0
@@ -128,10 +138,6 @@ class MCTSAgent(SeededAgent):
         return best
 
     def _rollout(self, game: Game) -> None:
-        rollout = getattr(game, "random_rollout", None)
-        if rollout is not None:  # the compiled core plays the rollout in one call
-            rollout(self.rollout_depth, int(self.rng.integers(2**63)))
-            return
         for _ in range(self.rollout_depth):
             if game.is_over:
                 return

@@ -193,8 +193,12 @@ class PUCTAgent(SeededAgent):
         return max(legal, key=key)
 
     def _simulate(self, root_game: Game, root: _Node) -> None:
-        game = root_game.clone()
-        game.determinize(self.rng)
+        fast = getattr(root_game, "determinized_clone", None)
+        if fast is not None:  # the compiled core: copy and reshuffle with its own generator
+            game = fast(int(self.rng.integers(2**63)))
+        else:
+            game = root_game.clone()
+            game.determinize(self.rng)
         node = root
         path: list[tuple[_Node, int]] = []  # (child, the player who chose it)
         values: list[float] | None = None
@@ -257,6 +261,10 @@ class PUCTAgent(SeededAgent):
             if game.is_over:
                 break
             if self.rollout == "random":
+                in_core = getattr(game, "random_rollout", None)
+                if in_core is not None:  # the compiled core plays the whole rollout
+                    in_core(self.rollout_depth, int(self.rng.integers(2**63)))
+                    break
                 legal_ids = game.legal_action_ids()
                 game.apply(int(legal_ids[self.rng.integers(legal_ids.size)]))
                 continue

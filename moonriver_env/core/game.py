@@ -137,6 +137,7 @@ class Game:
             raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
         self.seed = int(seed)
         self.data = self.config.data
+        self._n = self.config.num_players
         draws = _setup_draws(self.config, self.data, self.seed, first_draws)
         self.scenario: int | None = draws["scenario"]
         self.board_names: tuple[str, ...] = draws["boards"]
@@ -278,19 +279,22 @@ class Game:
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s observation (ObservationEncoder's 4934 float32 values), written into
         ``out`` when given (a writable C-contiguous float32 array of that size)."""
-        if (type(player) is not int and not isinstance(player, np.integer)) or \
-                not 0 <= player < self.num_players:
+        if type(player) is not int:
+            if not isinstance(player, np.integer):
+                raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
+                                 f"got {player!r:.40}")
+            player = int(player)
+        if not 0 <= player < self._n:
             raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
                              f"got {player!r:.40}")
         if out is None:
             out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
-        elif not (isinstance(out, np.ndarray) and out.dtype == np.float32
-                  and out.shape == (OBSERVATION_SIZE,) and out.flags.c_contiguous
-                  and out.flags.writeable):
+        try:  # the core checks ``out`` through the buffer protocol: never a copy
+            self._core.observe(player, out)
+        except TypeError:
             raise ValueError(f"out must be a writable C-contiguous float32 array of shape "
                              f"({OBSERVATION_SIZE},), got {type(out).__name__} "
-                             f"{getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}")
-        self._core.observe(int(player), out)
+                             f"{getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}") from None
         return out
 
     # ------------------------------------------------------- search support
@@ -318,6 +322,49 @@ class Game:
         rng.shuffle(box)
         rng.shuffle(pile)
         self._snap = None
+
+    def determinized_clone(self, seed: int) -> Game:
+        """A clone whose box and pile are reshuffled inside the core, by its own generator
+        (SplitMix64) seeded with ``seed``: search's fast path. ``determinize(rng)`` stays the
+        reference's reshuffle for a numpy generator."""
+        _check_seed(seed)
+        g = Game.__new__(Game)
+        g.__dict__.update(self.__dict__)
+        g._core = self._core.determinized_clone(seed)
+        g._mask = self._mask  # the hidden order does not change what is legal
+        g._snap = None
+        g._views = None
+        return g
+
+    def greedy_values(self, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Greedy's whole ranking inside the core (``agents.greedy.action_values``, the same
+        numbers): for each legal id (all of them when None), its value (float64) and tie-break
+        (int64), compared in that order."""
+        if self.is_over:
+            raise RuntimeError("the game is over: there is no decision to value")
+        ids = self.legal_action_ids() if ids is None else np.ascontiguousarray(ids, np.int64)
+        return self._core.greedy_values(ids)
+
+    def mcts_search(self, simulations: int = 100, seconds: float | None = None,
+                    rollout_depth: int = 20, exploration: float = 1.0,
+                    value_scale: float = 20.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """IS-MCTS from this state inside the core (``agents.mcts``'s algorithm, the core's own
+        generator seeded with ``seed``, GIL released): ``(root actions, visits)``, ascending
+        actions. ``seconds`` (when given) bounds the search by time instead of ``simulations``."""
+        if self.is_over:
+            raise RuntimeError("the game is over: there is no decision to search")
+        if type(simulations) is not int or simulations < 1:
+            raise ValueError(f"simulations must be an int >= 1, got {simulations!r:.40}")
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0
+                                        and seconds < float("inf")):
+            raise ValueError(f"seconds must be None or a finite number > 0, got {seconds!r:.40}")
+        if type(rollout_depth) is not int or rollout_depth < 0:
+            raise ValueError(f"rollout_depth must be an int >= 0, got {rollout_depth!r:.40}")
+        _check_seed(seed)
+        actions, visits, _ = self._core.mcts_search(
+            simulations, float(seconds or 0.0), rollout_depth, float(exploration),
+            float(value_scale), seed)
+        return np.asarray(actions, np.int64), np.asarray(visits, np.int64)
 
     def random_playouts(self, count: int, seed: int) -> np.ndarray:
         """Final totals of ``count`` uniform random playouts from this state, (count, players),
@@ -365,6 +412,7 @@ class Game:
         self.board_names = state["board_names"]
         self.setup_order = state["setup_order"]
         self.data = self.config.data
+        self._n = self.config.num_players
         self._core = _core.Game.deserialize(_tables(self.data), state["state"])
         self._fresh()
 

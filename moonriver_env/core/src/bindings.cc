@@ -13,6 +13,7 @@
 #include "game.h"
 #include "observation.h"
 #include "playout.h"
+#include "search.h"
 
 namespace nb = nanobind;
 using namespace moonriver;
@@ -20,7 +21,6 @@ using namespace moonriver;
 namespace {
 
 using Mask = nb::ndarray<std::int8_t, nb::shape<NUM_ACTIONS>, nb::c_contig, nb::device::cpu>;
-using Obs = nb::ndarray<float, nb::shape<OBSERVATION_SIZE>, nb::c_contig, nb::device::cpu>;
 template <typename T>
 using Array1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
@@ -200,14 +200,28 @@ NB_MODULE(_core, m) {
            "Play a decision; False (state unchanged) if it is not legal.")
       .def(
           "observe",
-          [](const Game& g, int viewer, Obs out) {
+          [](const Game& g, int viewer, nb::handle out) {
             if (viewer < 0 || viewer >= g.num_players())
               throw nb::value_error("viewer out of range");
-            float* data = out.data();
-            nb::gil_scoped_release release;
-            observe(g, viewer, data);
+            // The buffer protocol (not DLPack): a fraction of the cost per call, with the same
+            // refusals (writable, C-contiguous, 1-d, native float32, 4934 entries; never a
+            // copy). The GIL stays held while the core writes: the buffer cannot change.
+            Py_buffer view;
+            if (PyObject_GetBuffer(out.ptr(), &view,
+                                   PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+              PyErr_Clear();
+              throw nb::type_error("out must be a writable C-contiguous float32 array");
+            }
+            const bool ok = view.ndim == 1 && view.itemsize == 4 && view.format != nullptr &&
+                            (std::strcmp(view.format, "f") == 0 ||
+                             std::strcmp(view.format, "<f") == 0 ||
+                             std::strcmp(view.format, "=f") == 0) &&
+                            view.len == static_cast<Py_ssize_t>(sizeof(float)) * OBSERVATION_SIZE;
+            if (ok) observe(g, viewer, static_cast<float*>(view.buf));
+            PyBuffer_Release(&view);
+            if (!ok) throw nb::type_error("out must be a float32 array of 4934 entries");
           },
-          nb::arg("viewer"), nb::arg("out").noconvert(),
+          nb::arg("viewer"), nb::arg("out"),
           "Write ``viewer``'s observation into ``out`` (float32, 4934 entries).")
       .def(
           "running_scores",
@@ -293,6 +307,59 @@ NB_MODULE(_core, m) {
           },
           nb::arg("player"), nb::arg("ids"),
           "Margin change of ``player`` after each id (all legal), played on copies.")
+      .def(
+          "determinized_clone",
+          [](const Game& g, std::uint64_t seed) {
+            Game copy(g);
+            SplitMix64 rng(seed);
+            determinize(copy, rng);
+            return copy;
+          },
+          nb::arg("seed"),
+          "A copy with the box and pile reshuffled by the core's generator seeded with ``seed``.")
+      .def(
+          "greedy_values",
+          [](const Game& g, Array1<std::int64_t> ids) {
+            const int m = static_cast<int>(ids.shape(0));
+            if (g.is_over()) throw nb::value_error("greedy_values: the game is over");
+            for (int i = 0; i < m; ++i)
+              if (!g.is_legal(static_cast<int>(ids.data()[i])))
+                throw nb::value_error("greedy_values: every id must be legal now");
+            auto* value = new double[m > 0 ? m : 1];
+            auto* shape = new std::int64_t[m > 0 ? m : 1];
+            const std::int64_t* in = ids.data();
+            {
+              nb::gil_scoped_release release;
+              greedy_values(g, in, m, value, shape);
+            }
+            nb::capsule vo(value, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+            nb::capsule so(shape, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+            return nb::make_tuple(
+                nb::ndarray<nb::numpy, double, nb::ndim<1>>(value, {std::size_t(m)}, vo),
+                nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(shape, {std::size_t(m)}, so));
+          },
+          nb::arg("ids"), "Greedy's (values, tie-breaks) of the legal ``ids``.")
+      .def(
+          "mcts_search",
+          [](const Game& g, int simulations, double seconds, int rollout_depth,
+             double exploration, double value_scale, std::uint64_t seed) {
+            if (g.is_over()) throw nb::value_error("mcts_search: the game is over");
+            MctsParams params;
+            params.simulations = simulations;
+            params.seconds = seconds;
+            params.rollout_depth = rollout_depth;
+            params.exploration = exploration;
+            params.value_scale = value_scale;
+            MctsResult r;
+            {
+              nb::gil_scoped_release release;
+              r = mcts_search(g, params, seed);
+            }
+            return nb::make_tuple(r.actions, r.visits, r.simulations);
+          },
+          nb::arg("simulations"), nb::arg("seconds"), nb::arg("rollout_depth"),
+          nb::arg("exploration"), nb::arg("value_scale"), nb::arg("seed"),
+          "IS-MCTS from this state: (root actions, their visits, simulations run).")
       .def(
           "random_play_counts",
           [](const Game& g, int count, std::uint64_t seed) {

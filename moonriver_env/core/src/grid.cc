@@ -30,9 +30,8 @@ const Grid& grid() {
 }
 
 Cells usable_cells(int rows) {
-  Cells out = 0;
-  for (int c = 0; c < rows * COLS; ++c) out |= Cells{1} << c;
-  return out & ~(Cells{1} << HOMESTEAD);
+  const Cells rows_cells = rows * COLS >= 64 ? ~Cells{0} : (Cells{1} << (rows * COLS)) - 1;
+  return rows_cells & ~(Cells{1} << HOMESTEAD);
 }
 
 Placements placements_within(Cells cells) {

@@ -31,16 +31,16 @@ void ranch_planes(const Tables& t, const Ranch& r, float* planes) {
       planes + 18 * NUM_CELLS, planes + 19 * NUM_CELLS, planes + 20 * NUM_CELLS,
       planes + 21 * NUM_CELLS};
   plane[CH_HOMESTEAD][HOMESTEAD] = 1.0f;
-  for (int c = 0; c < NUM_CELLS; ++c) {
-    if (r.bridge_cells >> c & 1) plane[CH_BRIDGE][c] = 1.0f;
-    const bool free = usable >> c & 1;
-    const int kind = r.kind[c];
-    if (kind < 0) {
-      if (free) plane[CH_FREE][c] = 1.0f;
-      continue;
-    }
-    const KindRow& k = t.kinds[kind];
-    plane[CH_FREE][c] = (free ? 1.0f : 0.0f) - 1.0f;
+  // Only the set cells are visited (the buffer is zero-filled): bridges, free cells, then the
+  // built ones (every placed plot is in one terrain's cell set).
+  for (Cells b = r.bridge_cells; b; b &= b - 1) plane[CH_BRIDGE][__builtin_ctzll(b)] = 1.0f;
+  Cells built = 0;
+  for (int t = 0; t < NUM_TERRAINS; ++t) built |= r.terrain_cells[t];
+  for (Cells b = usable & ~built; b; b &= b - 1) plane[CH_FREE][__builtin_ctzll(b)] = 1.0f;
+  for (Cells b = built; b; b &= b - 1) {
+    const int c = __builtin_ctzll(b);
+    const KindRow& k = t.kinds[r.kind[c]];
+    plane[CH_FREE][c] = (usable >> c & 1) ? 0.0f : -1.0f;
     plane[CH_TERRAIN + k.terrain][c] = 1.0f;
     plane[CH_NUGGET][c] = static_cast<float>(k.nugget);
     plane[CH_BEAVER][c] = static_cast<float>(k.beaver);

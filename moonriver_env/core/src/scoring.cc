@@ -36,7 +36,10 @@ void for_each_group(Cells cells, Visit visit) {
 Score score_ranch(const Ranch& r, const Tables& tables, int scenario, bool cap_cows) {
   Score s;
   bool any = false;
-  for (int c = 0; c < NUM_CELLS; ++c) {
+  Cells built = 0;  // a territory is named by one of its cells: only built cells name one
+  for (int t = 0; t < NUM_TERRAINS; ++t) built |= r.terrain_cells[t];
+  for (Cells bits = built; bits; bits &= bits - 1) {
+    const int c = __builtin_ctzll(bits);
     if (r.label[c] == c) {
       any = true;
       s.largest_territory = std::max<int>(s.largest_territory, r.size[c]);

@@ -1,0 +1,222 @@
+#include "search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <utility>
+
+namespace moonriver {
+
+void determinize(Game& game, SplitMix64& rng) {
+  for (std::vector<std::int16_t>* v : {&game.box_in_place(), &game.pile_in_place()})
+    for (int i = static_cast<int>(v->size()) - 1; i > 0; --i)
+      std::swap((*v)[i], (*v)[rng.below(i + 1)]);
+}
+
+namespace {
+
+// agents.greedy.plot_value: a static worth of a plot (the same sum, in the same order).
+double plot_value(const Tables& t, int plot) {
+  const KindRow& k = t.of_plot(plot);
+  return k.nugget + k.beaver + k.corn + 1.5 * k.cows + 1.0 * (k.circle ? 1 : 0) -
+         0.5 * (k.skull ? 1 : 0) + k.number / 25.0;
+}
+
+int margin(const Game& game, int player) {
+  int mine = 0, best_other = INT_MIN;
+  for (int p = 0; p < game.num_players(); ++p) {
+    const int total = game.running_score(p).total();
+    if (p == player)
+      mine = total;
+    else if (total > best_other)
+      best_other = total;
+  }
+  return mine - best_other;
+}
+
+}  // namespace
+
+void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
+                   std::int64_t* shape) {
+  const Fixed& f = game.state();
+  const Tables& t = game.tables();
+  const int me = f.player;
+  const Ranch& ranch = f.ranches[me];
+  std::fill(shape, shape + count, 0);
+  if (f.phase == SETUP || f.phase == SELECT) {
+    const bool setup = f.phase == SETUP;
+    const auto& column = setup ? f.active : f.pending;
+    const auto& owner = setup ? f.active_owner : f.pending_owner;
+    for (int i = 0; i < count; ++i) {
+      const int pos = static_cast<int>(ids[i]) - SELECT0;
+      double best_left = 0.0;
+      bool any = false;
+      for (int p = 0; p < COLUMN_SIZE; ++p)
+        if (p != pos && owner[p] < 0 && column[p] >= 0) {
+          const double v = plot_value(t, column[p]);
+          if (!any || v > best_left) best_left = v;
+          any = true;
+        }
+      value[i] = plot_value(t, column[pos]) - 0.5 * (any ? best_left : 0.0);
+    }
+    return;
+  }
+  if (f.phase == DISCARD) {
+    for (int i = 0; i < count; ++i) {
+      const SlotPair s = PAIRS.unordered[ids[i] - DISCARD0];
+      value[i] = -(plot_value(t, ranch.hand[s.first]) + plot_value(t, ranch.hand[s.second]));
+    }
+    return;
+  }
+  if (f.phase == DESPERADO_PHASE) {
+    for (int i = 0; i < count; ++i) {
+      if (ids[i] == PASS_ID) {
+        value[i] = 0.0;
+        continue;
+      }
+      const int a = static_cast<int>(ids[i]) - DESPERADO0;
+      const int mine = a / (MAX_OPPONENTS * HAND_SLOTS);
+      const int rest = a % (MAX_OPPONENTS * HAND_SLOTS);
+      const int opponent = rest / HAND_SLOTS + 1, theirs = rest % HAND_SLOTS;
+      const Ranch& other = f.ranches[(me + opponent) % f.n];
+      value[i] = plot_value(t, other.hand[theirs]) - plot_value(t, ranch.hand[mine]);
+    }
+    return;
+  }
+  const int base = margin(game, me);
+  for (int i = 0; i < count; ++i) {
+    const int aid = static_cast<int>(ids[i]);
+    Game child(game);
+    child.apply(aid);
+    value[i] = static_cast<double>(margin(child, me) - base);
+    if (aid == PASS_ID) {
+      shape[i] = -1;
+    } else if (aid >= BUILD0 && aid < PASS_ID) {
+      const int q = (aid - BUILD0) / NUM_PLACEMENTS, k = (aid - BUILD0) % NUM_PLACEMENTS;
+      const int cells[2] = {k / 2, grid().second[k]};
+      const int slots[2] = {PAIRS.ordered[q].first, PAIRS.ordered[q].second};
+      int touching = 0;
+      for (int j = 0; j < 2; ++j) {
+        const int held = t.of_plot(ranch.hand[slots[j]]).terrain;
+        for (Cells nb = grid().neighbours[cells[j]]; nb; nb &= nb - 1)
+          touching += ranch.terrain[__builtin_ctzll(nb)] == held;
+      }
+      shape[i] = touching;
+    }
+  }
+}
+
+namespace {
+
+struct Node {
+  int player = 0;  // the player who chose the action leading here (the root: the one to act)
+  int visits = 0;
+  int available = 0;
+  double total = 0.0;
+  std::vector<std::pair<std::int32_t, std::int32_t>> children;  // (action, node), ascending
+};
+
+}  // namespace
+
+MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<Node> nodes;
+  nodes.reserve(static_cast<std::size_t>(params.simulations > 0 ? params.simulations : 64) + 1);
+  nodes.emplace_back();
+  nodes[0].player = root_game.current_player();
+  std::int64_t legal[NUM_ACTIONS];
+  std::int32_t child_of[NUM_ACTIONS];  // per legal id: its child node, or -1 (untried)
+  std::int32_t untried[NUM_ACTIONS];
+  std::vector<int> path;
+  const auto start = std::chrono::steady_clock::now();
+  const int n = root_game.num_players();
+  int done = 0;
+  while (true) {
+    if (params.seconds > 0) {
+      if (done > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                              .count() >= params.seconds)
+        break;
+    } else if (done >= params.simulations) {
+      break;
+    }
+    Game game(root_game);
+    determinize(game, rng);
+    path.assign(1, 0);
+    int node = 0;
+    while (!game.is_over()) {
+      const int m = game.legal_ids(legal);
+      // Children seen in this determinization are available once more (a merge of the
+      // ascending legal ids with the ascending children).
+      int u = 0;
+      {
+        const auto& ch = nodes[node].children;
+        std::size_t c = 0;
+        for (int i = 0; i < m; ++i) {
+          while (c < ch.size() && ch[c].first < legal[i]) ++c;
+          if (c < ch.size() && ch[c].first == legal[i]) {
+            child_of[i] = ch[c].second;
+            nodes[ch[c].second].available += 1;
+          } else {
+            child_of[i] = -1;
+            untried[u++] = static_cast<std::int32_t>(legal[i]);
+          }
+        }
+      }
+      if (u > 0) {
+        const int action = untried[rng.below(u)];
+        const int mover = game.current_player();
+        game.apply(action);
+        const int index = static_cast<int>(nodes.size());
+        nodes.emplace_back();
+        nodes[index].player = mover;  // values at this node are for the player who moved
+        nodes[index].available = 1;
+        auto& ch = nodes[node].children;
+        ch.insert(std::lower_bound(ch.begin(), ch.end(), std::make_pair(action, INT32_MIN)),
+                  {action, index});
+        path.push_back(index);
+        break;
+      }
+      int best = -1;
+      double best_value = -INFINITY;
+      for (int i = 0; i < m; ++i) {
+        const Node& c = nodes[child_of[i]];
+        const double v = c.total / c.visits +
+                         params.exploration * std::sqrt(std::log(c.available) / c.visits);
+        if (v > best_value) {
+          best = i;
+          best_value = v;
+        }
+      }
+      if (best < 0) best = 0;  // every value NaN: the first legal id, as the Python search
+      game.apply(static_cast<int>(legal[best]));
+      node = child_of[best];
+      path.push_back(node);
+    }
+    random_rollout(game, params.rollout_depth, rng);
+    double values[MAX_PLAYERS];
+    int totals[MAX_PLAYERS];
+    for (int p = 0; p < n; ++p) totals[p] = game.running_score(p).total();
+    for (int p = 0; p < n; ++p) {
+      int best_other = INT_MIN;
+      for (int q = 0; q < n; ++q)
+        if (q != p && totals[q] > best_other) best_other = totals[q];
+      values[p] = std::tanh((totals[p] - best_other) / params.value_scale);
+    }
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      Node& nd = nodes[path[i]];
+      nd.visits += 1;
+      if (i > 0) nd.total += values[nd.player];
+    }
+    ++done;
+  }
+  MctsResult result;
+  result.simulations = done;
+  for (const auto& [action, index] : nodes[0].children) {
+    result.actions.push_back(action);
+    result.visits.push_back(nodes[index].visits);
+  }
+  return result;
+}
+
+}  // namespace moonriver

@@ -1,0 +1,40 @@
+// Search loops that stay in the core: a determinized copy, Greedy's whole ranking of a
+// decision, and IS-MCTS (agents/mcts.py's algorithm). The caller owns the seeded generator.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "game.h"
+#include "playout.h"
+
+namespace moonriver {
+
+// Reshuffle what is hidden (the box and pile orders) in place with ``rng`` (Fisher-Yates).
+void determinize(Game& game, SplitMix64& rng);
+
+// Greedy's ranking of each legal id (agents/greedy.py ``action_values``): ``value`` and the
+// tie-break ``shape``, compared in that order. ``ids`` are the legal ids, ascending.
+void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
+                   std::int64_t* shape);
+
+struct MctsParams {
+  int simulations = 100;
+  double seconds = 0.0;  // > 0: search until this many seconds have passed (>= 1 simulation)
+  int rollout_depth = 20;
+  double exploration = 1.0;
+  double value_scale = 20.0;
+};
+
+struct MctsResult {
+  std::vector<std::int64_t> actions;  // the root's children, ascending
+  std::vector<std::int64_t> visits;
+  int simulations = 0;
+};
+
+// IS-MCTS from ``root`` (agents/mcts.py): each simulation determinizes a copy, walks one
+// shared tree with UCB among the children legal there, expands one node, rolls out at random
+// for ``rollout_depth`` decisions and backs up every player's squashed margin (max^n).
+MctsResult mcts_search(const Game& root, const MctsParams& params, std::uint64_t seed);
+
+}  // namespace moonriver
