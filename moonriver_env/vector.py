@@ -191,7 +191,7 @@ class BatchedGames:
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         out = np.empty(self.num_games, np.int64)
-        self._batch.random_actions(out, self.threads)
+        self._batch.random_actions(out)
         return out
 
     # ---------------------------------------------------------------- views

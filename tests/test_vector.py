@@ -177,6 +177,24 @@ def test_gymnasium_vector_env_spaces_and_same_step_autoreset():
     assert finals > 0
 
 
+def test_gymnasium_vector_wrappers_count_the_learners_episodes():
+    import gymnasium
+
+    env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
+        MoonRiverVectorEnv(2, GameConfig(num_players=2), opponents="greedy"))
+    env.reset(seed=1)
+    episodes = 0
+    for _ in range(200):
+        masks = env.unwrapped.action_masks()
+        _, _, term, _, infos = env.step(masks.argmax(axis=1))
+        if term.any():
+            assert (infos["_episode"] == term).all()
+            assert set(infos["episode"]["r"][term].tolist()) <= {-1.0, 1.0}
+            episodes += int(term.sum())
+    assert episodes > 0
+    env.close()
+
+
 def test_single_game_env_passes_the_libraries_checks():
     from gymnasium.utils.env_checker import check_env as gym_check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env

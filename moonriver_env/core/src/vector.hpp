@@ -57,7 +57,7 @@ class VectorGames {
   void step(const std::int64_t* actions, const VectorOutputs& out, int threads);
   // One uniform random legal id per game into ``out`` (a random driver for benchmarks and
   // baselines), from a per-game stream apart from the built-in seats'.
-  void random_actions(std::int64_t* out, int threads);
+  void random_actions(std::int64_t* out);
   // How many decisions built-in seats made inside the core so far.
   std::int64_t builtin_decisions() const;
 

@@ -169,14 +169,14 @@ NB_MODULE(_vector, m) {
           "whose action is not legal (then nothing changed).")
       .def(
           "random_actions",
-          [](Batch& b, Out1<std::int64_t> out, int threads) {
+          [](Batch& b, Out1<std::int64_t> out) {
             if (out.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("out: one int64 entry per game");
             std::int64_t* data = out.data();
             nb::gil_scoped_release release;
-            b.games.random_actions(data, threads);
+            b.games.random_actions(data);
           },
-          nb::arg("out").noconvert(), nb::arg("threads"),
+          nb::arg("out").noconvert(),
           "Write one uniform random legal id per game into ``out``.")
       .def_prop_ro("builtin_decisions",
                    [](const Batch& b) { return b.games.builtin_decisions(); },
