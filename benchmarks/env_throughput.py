@@ -1,6 +1,8 @@
 """Random masked play through the PettingZoo env, exactly like a training loop.
 
-For each Moon River variant, Circles: Far West with 4 players, and in the same run
+For each Moon River variant (``moonriver_v0.env()``, the flat class with the stock wrappers'
+checks), 4-player base behind PettingZoo's stock wrapper objects themselves
+(``wrapped_env_chain``, to compare), Circles: Far West with 4 players, and in the same run
 PettingZoo's own ``tictactoe_v3`` (the API's overhead floor) and ``chess_v6`` (a peer with a
 4672-action mask): agent-steps/s, games/s, and the ratios of 4-player base (and of Circles)
 to them. Last line: one JSON object.
@@ -88,12 +90,14 @@ def main() -> None:
     envs = {name: (lambda cfg=cfg: moonriver_v0.env(**cfg)) for name, cfg in VARIANTS.items()}
     makers: dict[str, Callable[[], object]] = {
         "4p-base": envs.pop("4p-base"), "tictactoe_v3": tictactoe_v3.env,
-        "chess_v6": chess_v6.env, **envs,
+        "chess_v6": chess_v6.env,
+        "4p-base-chain": lambda: moonriver_v0.wrapped_env_chain(num_players=4, mode="base"),
+        **envs,
         **{name: (lambda cfg=cfg: circles_far_west_v0.env(**cfg)) for name, cfg in CIRCLES.items()}}
     results, per_round = measure(makers, args.seconds, args.rounds)
-    for name in (*VARIANTS, *CIRCLES, "tictactoe_v3", "chess_v6"):
+    for name in (*VARIANTS, "4p-base-chain", *CIRCLES, "tictactoe_v3", "chess_v6"):
         figures = results[name]
-        label = f"moonriver {name}" if name in VARIANTS else name
+        label = f"moonriver {name}" if name in VARIANTS or name == "4p-base-chain" else name
         print(f"{label:<21} {figures['agent_steps_per_s']:>9,} agent-steps/s "
               f"{figures['games_per_s']:>8.2f} games/s")
     vs_ttt = [r["4p-base"] / r["tictactoe_v3"] for r in per_round]
@@ -101,11 +105,14 @@ def main() -> None:
     ratios = {"4p_base_vs_tictactoe": round(statistics.median(vs_ttt), 3),
               "4p_base_vs_chess": round(statistics.median(vs_chess), 2),
               "4p_base_vs_tictactoe_range": [round(min(vs_ttt), 3), round(max(vs_ttt), 3)],
+              "4p_base_stock_chain_vs_tictactoe": round(statistics.median(
+                  r["4p-base-chain"] / r["tictactoe_v3"] for r in per_round), 3),
               "circles_4p_vs_tictactoe": round(statistics.median(
                   r["circles-4p"] / r["tictactoe_v3"] for r in per_round), 3)}
     print(f"4p-base / tictactoe_v3 = {ratios['4p_base_vs_tictactoe']:.3f} (median of "
           f"{args.rounds} rounds, range {min(vs_ttt):.3f}-{max(vs_ttt):.3f})   "
-          f"4p-base / chess_v6 = {ratios['4p_base_vs_chess']:.2f}")
+          f"4p-base / chess_v6 = {ratios['4p_base_vs_chess']:.2f}   stock chain / "
+          f"tictactoe_v3 = {ratios['4p_base_stock_chain_vs_tictactoe']:.3f}")
     print(json.dumps({"benchmark": "env_throughput", "seconds": args.seconds,
                       "rounds": args.rounds, "results": results, "ratios": ratios,
                       "machine": machine()}))

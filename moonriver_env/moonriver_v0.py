@@ -32,10 +32,12 @@ to every player, a dense signal whose sum telescopes to c x final score / 100.
 **Illegal actions.** An action is an integer id (Python or numpy integer, a 0-d integer array
 too); a bool, float, str or any other value is never coerced into a move. `raw_env` raises
 `IllegalActionError` for anything not legal (loud, for debugging; the state is unchanged).
-`env()` wraps it the PettingZoo way: `OrderEnforcingWrapper`, then `ActionIdWrapper` (a strict
-`AssertOutOfBoundsWrapper`: a value that is not an id of the action space raises
+`env()` behaves as PettingZoo's wrapper chain `OrderEnforcingWrapper`, then `ActionIdWrapper` (a
+strict `AssertOutOfBoundsWrapper`: a value that is not an id of the action space raises
 `IllegalActionError`), then `TerminateIllegalWrapper` (an id that is illegal now gives the
-offender -1 and ends the game).
+offender -1 and ends the game), with every check of the three in one flat class
+(`wrapped_env`; the chain's attribute delegation cost as much as the game).
+`wrapped_env_chain()` builds the stock chain itself.
 
 **Options.** `num_players` (2-4), `mode` ("base" | "legends"), `scenario` (1-4 or None),
 `boards` (legends), `auto_forced` (play single-option decisions automatically), data file
@@ -64,6 +66,8 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env import AECIterable, AECIterator
+from pettingzoo.utils.env_logger import EnvLogger
 
 from moonriver_env.aec_common import TableAECEnv
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
@@ -77,11 +81,18 @@ ILLEGAL_REWARD = -1.0
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The environment with PettingZoo's standard wrappers (illegal move ends the game)."""
+    """The environment with the checks of PettingZoo's standard wrappers (illegal move ends
+    the game), in one flat class: :class:`wrapped_env`."""
     try:
-        aec = raw_env(**kwargs)
+        return wrapped_env(**kwargs)
     except (ValueError, TypeError) as exc:  # a bad argument: raised from the caller's call
         raise exc.with_traceback(None) from None
+
+
+def wrapped_env_chain(**kwargs: Any) -> AECEnv:
+    """``raw_env`` behind PettingZoo's stock wrapper objects (OrderEnforcingWrapper,
+    ActionIdWrapper, TerminateIllegalWrapper): what :func:`env` behaves as, kept to compare."""
+    aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
     aec = ActionIdWrapper(aec)
     return wrappers.OrderEnforcingWrapper(aec)
@@ -279,3 +290,121 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
 
     def _running_totals(self) -> list[int]:
         return [s.total for s in self._require_game().running_scores()]
+
+
+# Attributes PettingZoo's OrderEnforcingWrapper refuses before the first reset.
+_NEEDS_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection",
+                          "num_agents", "agents"})
+
+
+class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
+    """``raw_env`` with every check and behaviour of PettingZoo's stock chain
+    (OrderEnforcingWrapper, ActionIdWrapper, TerminateIllegalWrapper) in one class.
+
+    The chain delegates each attribute read through three ``__getattr__`` levels, which cost
+    as much as the game itself; here the checks run inline. Each observation is a new array
+    that the core writes in place (no copy), so a caller may keep it, as with ``raw_env``:
+    one buffer reused per environment measured no faster.
+    """
+
+    _has_reset = False  # class defaults: read before __init__ sets them is harmless
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._has_reset = False
+        self._has_updated = False
+        self._terminated = False  # terminated by an illegal move
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes that do not exist: the wrappers' messages.
+        if name.startswith("_") and name != "_cumulative_rewards":
+            raise AttributeError(f"accessing private attribute '{name}' is prohibited")
+        if name in _NEEDS_RESET and not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game (see ``raw_env.reset``)."""
+        self._has_reset = True
+        self._has_updated = True
+        self._terminated = False
+        super().reset(seed=seed, options=options)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Observation of an agent and its action mask (see ``raw_env.observe``)."""
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        """Global state (see ``raw_env.state``)."""
+        if not self._has_reset:
+            EnvLogger.error_state_before_reset()
+        return super().state()
+
+    def render(self) -> str | np.ndarray | None:
+        """Render the table (see ``raw_env.render``)."""
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """Iterate over the agent to act, checking that each one steps (OrderEnforcingWrapper)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _OrderedIterable(self, max_iter)
+
+    def step(self, action: int | None) -> None:
+        """Play the selected agent's action: a value that is not an id raises
+        IllegalActionError, an id illegal now gives the offender -1 and ends the game."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        agent = self.agent_selection
+        dead = self.terminations[agent] or self.truncations[agent]
+        if action is not None or not dead:  # ActionIdWrapper: an integer id of the space
+            action = action_id(action, NUM_ACTIONS)
+            if not 0 <= action < NUM_ACTIONS:
+                raise IllegalActionError(action, f"action ids run from 0 to {NUM_ACTIONS - 1}")
+        if dead:
+            if self._terminated:
+                self._was_dead_step(action)
+            else:
+                super().step(action)
+            return
+        game = self.game
+        if self.agent_ids[agent] == game.current_player and game.legal_mask()[action]:
+            super().step(action)
+            return
+        # TerminateIllegalWrapper: the offender gets -1 and the game ends for everyone.
+        EnvLogger.warn_on_illegal_move()
+        self._cumulative_rewards[agent] = 0
+        self.terminations = dict.fromkeys(self.agents, True)
+        self.truncations = dict.fromkeys(self.agents, True)
+        self.rewards = dict.fromkeys(self.truncations, 0)
+        self.rewards[agent] = float(ILLEGAL_REWARD)
+        self._accumulate_rewards()
+        self._deads_step_first()
+        self._terminated = True
+
+
+class _OrderedIterable(AECIterable):
+    def __iter__(self) -> AECIterator:
+        return _OrderedIterator(self.env, self.max_iter)
+
+
+class _OrderedIterator(AECIterator):
+    """AECIterator that asserts a step (or reset) between agents, as PettingZoo's does."""
+
+    def __next__(self) -> str:
+        env = self.env
+        if not env.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return env.agent_selection
