@@ -16,12 +16,12 @@ allocated once:
   decision was applied in this step (other rows are stale).
 
 Seats are ``"learner"`` (Python decides), ``"random"`` (uniform over legal actions) or
-``"greedy"`` (the best one-ply margin of the acting player, the core's ``one_ply_margins``,
-ties drawn at random): built-in seats are played inside the core, GIL released, so Python sees
-only learner decisions. They draw from one SplitMix64 stream per game, seeded from the reset
-seed and the game's index, so ``threads`` (the batch split over that many ``std::thread``s)
-never changes a result. The in-core greedy seat is the one-ply rule only, not
-``agents.GreedyAgent`` (whose selection and discard rules are richer).
+``"greedy"`` (``agents.GreedyAgent``'s ranking, the core's ``greedy_values``: best value, then
+best tie-break, remaining ties drawn at random): built-in seats are played inside the core,
+GIL released, so Python sees only learner decisions. They draw from one SplitMix64 stream per
+game, seeded from the reset seed and the game's index, so ``threads`` (the batch split over
+that many ``std::thread``s) never changes a result. The greedy seat ranks as GreedyAgent does;
+only its draws among equal choices come from the core's stream instead of the agent's.
 
 **Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g``; its k-th episode
 (k = 0, 1, ...) uses ``seed + g + N * k``, so game g of a batch always replays the same games

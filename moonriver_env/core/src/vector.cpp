@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "observation.h"
+#include "search.h"
 
 namespace moonriver {
 
@@ -59,7 +60,8 @@ void VectorGames::run_builtin(int g) {
   Game& game = *games_[g];
   SplitMix64& rng = rngs_[g];
   std::int64_t ids[NUM_ACTIONS];
-  std::int64_t values[NUM_ACTIONS];
+  double values[NUM_ACTIONS];
+  std::int64_t shape[NUM_ACTIONS];
   while (!game.is_over()) {
     const int player = game.current_player();
     const int kind = seats_[player];
@@ -68,14 +70,17 @@ void VectorGames::run_builtin(int g) {
     int pick = 0;
     if (m > 1 && kind == SEAT_RANDOM) {
       pick = rng.below(m);
-    } else if (m > 1) {  // SEAT_GREEDY: best one-ply margin, ties drawn uniformly
-      one_ply_margins(game, player, ids, m, values);
-      const std::int64_t best = *std::max_element(values, values + m);
+    } else if (m > 1) {  // SEAT_GREEDY: Greedy's ranking (value, then tie-break), ties drawn
+      greedy_values(game, ids, m, values, shape);
+      int best = 0;
+      for (int i = 1; i < m; ++i)
+        if (values[i] > values[best] || (values[i] == values[best] && shape[i] > shape[best]))
+          best = i;
       int ties = 0;
-      for (int i = 0; i < m; ++i) ties += values[i] == best;
+      for (int i = 0; i < m; ++i) ties += values[i] == values[best] && shape[i] == shape[best];
       int k = rng.below(ties);
       for (int i = 0; i < m; ++i)
-        if (values[i] == best && k-- == 0) {
+        if (values[i] == values[best] && shape[i] == shape[best] && k-- == 0) {
           pick = i;
           break;
         }
