@@ -4,19 +4,28 @@ Each measure names what it times:
 
 - ``random_play``: games driven from Python, one decision at a time (legal mask, ``nonzero``,
   one draw, ``apply``), as a training or search loop written in Python would drive them;
-- ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state (search);
+- ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state, the
+  contract's call pair (numpy's shuffles on both backends, the same orders);
+- ``search_determinized_clone``: search's copy-and-reshuffle of a mid-game state: the engine's
+  ``clone()`` + ``determinize(rng)`` against the core's, made inside the core as each of its
+  MCTS simulations makes it (``determinized_clones``, the core's own generator); the core's
+  Python-level ``determinized_clone(seed)`` call is reported beside it;
 - ``observe``: the acting player's observation after each decision of random games, into a
   caller's buffer (``backend.Encoder``: the core's ``observe``, the engine's
   ObservationEncoder with its per-ranch caches, as the envs use them);
 - ``one_ply``: Greedy's one-ply values (clone, apply, margin change per legal action) at the
   build decisions of random games: its Python loop on the engine, one call on the core;
+- ``greedy_decision``: a whole Greedy decision (``GreedyAgent.act``) in games of four Greedy
+  agents: its Python ranking on the engine, ``greedy_values()`` on the core (same games);
+- ``mcts100``: one ``mcts:100`` decision (``MCTSAgent(simulations=100).act``) at the same
+  mid-game positions: the Python search on the engine, ``mcts_search()`` in the core;
 - ``core_playout``: random games played entirely inside the core (``random_playouts``), the
   loop a search's rollouts use; no Python per decision.
 
 Rounds alternate python, core, python, core, ... so a shared machine's load falls on both.
 Prints a table, the speed-ups, then one JSON line.
 
-    python benchmarks/core_speed.py [--games 30] [--rounds 5]
+    python benchmarks/core_speed.py [--games 30] [--rounds 5] [--positions 4]
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from collections.abc import Callable
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.agents.greedy import margin
+from moonriver_env.agents.greedy import GreedyAgent, margin
+from moonriver_env.agents.mcts import MCTSAgent
 
 from moonriver_env.backend import Encoder, make_game
 from moonriver_env.core import random_play_counts
@@ -77,6 +87,57 @@ def clone_determinize(backend: str, calls: int) -> float:
     def step() -> None:
         game.clone().determinize(rng)
     return per_call(step, calls)
+
+
+def search_determinized_clone(backend: str, calls: int) -> float:
+    """Seconds per copy-and-reshuffle as search makes it: the engine's clone + determinize,
+    the core's inside the core (its MCTS simulations' first step)."""
+    game = mid_game(backend, 7)
+    if backend == "core":
+        start = time.perf_counter()
+        game._core.determinized_clones(calls, 1)
+        return (time.perf_counter() - start) / calls
+    return clone_determinize(backend, calls)
+
+
+def determinized_clone_call(calls: int) -> float:
+    """Seconds per ``determinized_clone(seed)`` call from Python on the core."""
+    game = mid_game("core", 7)
+    return per_call(lambda: game.determinized_clone(5), calls)
+
+
+def greedy_decision(backend: str, games: int, seed: int) -> float:
+    """Seconds per Greedy decision with more than one legal action (four Greedy agents)."""
+    spent, decisions = 0.0, 0
+    for g in range(games):
+        game = make_game(CONFIG, seed * 100_000 + g, backend)
+        agents = [GreedyAgent(seed=seed + p) for p in range(4)]
+        while not game.is_over:
+            ids = game.legal_action_ids()
+            if ids.size == 1:
+                game.apply(int(ids[0]))
+                continue
+            start = time.perf_counter()
+            action = agents[game.current_player].act(game, None)
+            spent += time.perf_counter() - start
+            decisions += 1
+            game.apply(action)
+    return spent / decisions
+
+
+def mcts_decision(backend: str, positions: int, seed: int) -> float:
+    """Seconds per ``mcts:100`` decision at mid-game positions (more than one legal action)."""
+    spent, done = 0.0, 0
+    for i in range(positions):
+        game = mid_game(backend, seed * 1000 + i, steps=20 + 15 * i)
+        while len(game.legal_action_ids()) < 2:
+            game.apply(int(game.legal_action_ids()[0]))
+        agent = MCTSAgent(simulations=100, seed=seed)
+        start = time.perf_counter()
+        agent.act(game, None)
+        spent += time.perf_counter() - start
+        done += 1
+    return spent / done
 
 
 def observe(backend: str, games: int, seed: int) -> float:
@@ -139,6 +200,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds (medians are reported)")
     parser.add_argument("--calls", type=int, default=2000, help="clone+determinize calls a round")
     parser.add_argument("--playouts", type=int, default=2000, help="in-core games per round")
+    parser.add_argument("--positions", type=int, default=4, help="mcts:100 positions a round")
     args = parser.parse_args()
     runs: dict[str, list[float]] = {}
     for r in range(args.rounds):
@@ -151,6 +213,14 @@ def main() -> None:
                 1e6 * observe(backend, max(1, args.games // 3), seed=r + 1))
             runs.setdefault(f"one_ply_{backend}_us_per_action", []).append(
                 1e6 * one_ply(backend, max(1, args.games // 10), seed=r + 1))
+            runs.setdefault(f"search_determinized_clone_{backend}_us", []).append(
+                1e6 * search_determinized_clone(backend, args.calls))
+            runs.setdefault(f"greedy_decision_{backend}_us", []).append(
+                1e6 * greedy_decision(backend, max(1, args.games // 10), seed=r + 1))
+            runs.setdefault(f"mcts100_{backend}_ms_per_decision", []).append(
+                1e3 * mcts_decision(backend, args.positions, seed=r + 1))
+        runs.setdefault("determinized_clone_call_core_us", []).append(
+            1e6 * determinized_clone_call(args.calls))
         d, s = core_playout(args.playouts, seed=r + 1)
         runs.setdefault("core_playout_decisions_per_s", []).append(d / s)
     med = {k: statistics.median(v) for k, v in runs.items()}
@@ -161,6 +231,13 @@ def main() -> None:
         / med["clone_determinize_core_us"],
         "observe": med["observe_python_us"] / med["observe_core_us"],
         "one_ply": med["one_ply_python_us_per_action"] / med["one_ply_core_us_per_action"],
+        "search_determinized_clone": med["search_determinized_clone_python_us"]
+        / med["search_determinized_clone_core_us"],
+        "determinized_clone_call_vs_python_clone_determinize":
+        med["clone_determinize_python_us"] / med["determinized_clone_call_core_us"],
+        "greedy_decision": med["greedy_decision_python_us"] / med["greedy_decision_core_us"],
+        "mcts100_decision": med["mcts100_python_ms_per_decision"]
+        / med["mcts100_core_ms_per_decision"],
         "core_playout_vs_python_random_play": med["core_playout_decisions_per_s"]
         / med["random_play_python_decisions_per_s"],
     }
@@ -174,6 +251,7 @@ def main() -> None:
         print(f"  {k:<40} {v:>8.1f}x")
     print(json.dumps({"benchmark": "core_speed", "variant": "4p-base", "rounds": args.rounds,
                       "games": args.games, "calls": args.calls, "playouts": args.playouts,
+                      "positions": args.positions,
                       "medians": med, "speedups": ratios, "machine": info}))
 
 

@@ -318,6 +318,25 @@ NB_MODULE(_core, m) {
           nb::arg("seed"),
           "A copy with the box and pile reshuffled by the core's generator seeded with ``seed``.")
       .def(
+          "determinized_clones",
+          [](const Game& g, int count, std::uint64_t seed) {
+            std::int64_t checksum = 0;
+            {
+              nb::gil_scoped_release release;
+              SplitMix64 rng(seed);
+              Game copy(g);
+              for (int i = 0; i < count; ++i) {
+                search_copy(copy, g, rng);
+                if (!copy.box().empty()) checksum += copy.box().back();
+              }
+            }
+            return checksum;
+          },
+          nb::arg("count"), nb::arg("seed"),
+          "Make ``count`` determinized copies inside the core as each MCTS simulation makes "
+          "its own (search_copy: reused storage, the reshuffle done lazily at each draw; a "
+          "benchmark's loop); returns a checksum.")
+      .def(
           "greedy_values",
           [](const Game& g, Array1<std::int64_t> ids) {
             const int m = static_cast<int>(ids.shape(0));

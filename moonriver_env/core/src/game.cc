@@ -1,4 +1,5 @@
 #include "game.h"
+#include "playout.h"
 
 #include <algorithm>
 #include <cstring>
@@ -188,6 +189,8 @@ void Game::reset_turn_context() {
 bool Game::draw_column(std::array<std::int16_t, COLUMN_SIZE>& column) {
   if (static_cast<int>(box_.size()) < COLUMN_SIZE) return false;
   for (int i = 0; i < COLUMN_SIZE; ++i) {
+    if (reshuffle_)
+      std::swap(box_[reshuffle_->bounded(static_cast<int>(box_.size()))], box_.back());
     column[i] = box_.back();
     box_.pop_back();
   }
@@ -205,6 +208,8 @@ void Game::refill_saloon() {
   int m = 0;
   for (int s = 0; s < SALOON_SLOTS; ++s) {
     if (f_.saloon[s] < 0 && !pile_.empty()) {
+      if (reshuffle_)
+        std::swap(pile_[reshuffle_->bounded(static_cast<int>(pile_.size()))], pile_.back());
       f_.saloon[s] = pile_.back();
       pile_.pop_back();
       filled[m++] = s;

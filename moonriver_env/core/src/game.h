@@ -19,6 +19,8 @@
 
 namespace moonriver {
 
+struct SplitMix64;
+
 constexpr int NUM_COWS = 32;
 constexpr int BONUS_ROW = 9;  // 2 players: reaching the 10th row earns a bonus tile
 constexpr int MAX_CHOICES = 256;
@@ -95,6 +97,11 @@ class Game {
   // The box and pile in place, for a caller's in-place reshuffle (determinize).
   std::vector<std::int16_t>& box_in_place() { return box_; }
   std::vector<std::int16_t>& pile_in_place() { return pile_; }
+  // Search copies only: with a generator set, the box and pile count as unshuffled and each
+  // draw first swaps the next item with a uniform one of those left (Fisher-Yates, one step
+  // per draw: the same orders' distribution as a full reshuffle, paid only for what is
+  // drawn). The generator is the search's (never serialized; nullptr: draws as stored).
+  void set_lazy_reshuffle(SplitMix64* rng) { reshuffle_ = rng; }
 
   int num_players() const { return f_.n; }
   int phase() const { return f_.phase; }
@@ -157,6 +164,7 @@ class Game {
   Fixed f_;
   std::vector<std::int16_t> box_, pile_, removed_, discarded_;
   std::vector<std::int32_t> history_;
+  SplitMix64* reshuffle_ = nullptr;
 };
 
 }  // namespace moonriver

@@ -21,6 +21,10 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
   int below(int n) { return static_cast<int>((next() >> 33) % static_cast<std::uint64_t>(n)); }
+  // A draw in 0..n-1 by multiply-shift (no division): reshuffles, where it runs per item.
+  int bounded(int n) {
+    return static_cast<int>(((next() >> 32) * static_cast<std::uint64_t>(n)) >> 32);
+  }
 };
 
 // Play one game to the end with uniformly random legal decisions; returns the decisions made.

@@ -11,7 +11,12 @@ namespace moonriver {
 void determinize(Game& game, SplitMix64& rng) {
   for (std::vector<std::int16_t>* v : {&game.box_in_place(), &game.pile_in_place()})
     for (int i = static_cast<int>(v->size()) - 1; i > 0; --i)
-      std::swap((*v)[i], (*v)[rng.below(i + 1)]);
+      std::swap((*v)[i], (*v)[rng.bounded(i + 1)]);
+}
+
+void search_copy(Game& scratch, const Game& root, SplitMix64& rng) {
+  scratch = root;
+  scratch.set_lazy_reshuffle(&rng);
 }
 
 namespace {
@@ -131,6 +136,7 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
   std::vector<int> path;
   const auto start = std::chrono::steady_clock::now();
   const int n = root_game.num_players();
+  Game game(root_game);  // each simulation's determinized copy, in reused storage
   int done = 0;
   while (true) {
     if (params.seconds > 0) {
@@ -140,8 +146,7 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
     } else if (done >= params.simulations) {
       break;
     }
-    Game game(root_game);
-    determinize(game, rng);
+    search_copy(game, root_game, rng);
     path.assign(1, 0);
     int node = 0;
     while (!game.is_over()) {

@@ -13,6 +13,11 @@ namespace moonriver {
 // Reshuffle what is hidden (the box and pile orders) in place with ``rng`` (Fisher-Yates).
 void determinize(Game& game, SplitMix64& rng);
 
+// A search's determinized copy of ``root`` in ``scratch`` (its storage reused: no allocation
+// once warm): the hidden order reshuffled lazily, one Fisher-Yates step per draw, with ``rng``
+// (which must outlive the copy's play).
+void search_copy(Game& scratch, const Game& root, SplitMix64& rng);
+
 // Greedy's ranking of each legal id (agents/greedy.py ``action_values``): ``value`` and the
 // tie-break ``shape``, compared in that order. ``ids`` are the legal ids, ascending.
 void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
