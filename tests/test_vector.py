@@ -37,9 +37,12 @@ def test_reset_gives_game_g_the_game_of_seed_plus_g():
         assert batch.episode_seed(g) == 40 + g
 
 
-@pytest.mark.parametrize("reward", ["win", "rank", "score", "margin"])
-def test_lockstep_with_single_games_through_autoresets(reward):
-    config = GameConfig(num_players=2)
+@pytest.mark.parametrize(("reward", "options"), [
+    ("win", {}), ("rank", {}), ("score", {}), ("margin", {}),
+    ("rank", {"mode": "legends", "auto_forced": True}), ("win", {"mode": "legends"}),
+    ("rank", {"num_players": 4}), ("margin", {"num_players": 3, "mode": "legends"})])
+def test_lockstep_with_single_games_through_autoresets(reward, options):
+    config = GameConfig(**{"num_players": 2, **options})
     n, seed = 3, 7
     batch = BatchedGames(n, config, reward=reward)
     batch.reset(seed)
