@@ -203,7 +203,8 @@ def test_gymnasium_vector_wrappers_count_the_learners_episodes():
 
 def test_single_game_env_passes_the_libraries_checks():
     from gymnasium.utils.env_checker import check_env as gym_check_env
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    sb3_check_env = pytest.importorskip("stable_baselines3.common.env_checker").check_env
 
     config = GameConfig(num_players=2)
     gym_check_env(SingleGameEnv(config, illegal="penalty"), skip_render_check=True)
@@ -215,7 +216,7 @@ def test_single_game_env_passes_the_libraries_checks():
 
 
 def test_maskable_ppo_trains_on_the_sb3_vec_env():
-    from sb3_contrib import MaskablePPO
+    MaskablePPO = pytest.importorskip("sb3_contrib").MaskablePPO
 
     venv = make_sb3_vec_env(2, GameConfig(num_players=2), opponents="random", seed=3)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1,
