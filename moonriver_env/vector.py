@@ -228,6 +228,8 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     learner's end-of-game reward. Autoreset is same-step: on a done step the observation is
     the next game's and ``infos["final_obs"]`` holds the ended game's (``infos["_final_obs"]``
     marks which). ``action_masks()`` gives the (N, 2710) bool masks (MaskablePPO's method).
+    ``copy=False`` returns the batch's own observation array, overwritten by the next step:
+    only for a consumer that is done with it by then (SB3 keeps the last one: keep the copy).
     """
 
     metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
