@@ -39,16 +39,15 @@ class GreedyAgent(SeededAgent):
 
     def act(self, game: Game, observation: Observation) -> int:
         """The greedy choice among the legal actions."""
-        ids = game.legal_action_ids()
-        if ids.size == 1:
-            return int(ids[0])
-        in_core = getattr(game, "greedy_values", None)
+        in_core = getattr(game, "greedy_ties", None)
         if in_core is not None:  # the compiled core ranks every action in one call
-            values, shape = in_core(ids)
-            top = values == values.max()
-            ties = ids[top & (shape == shape[top].max())]  # (value, tie-break) in that order
-            return int(ties[int(self.rng.integers(len(ties)))])
-        legal = ids.tolist()
+            count, ties = in_core()
+            if count == 1:
+                return ties[0]
+            return ties[int(self.rng.integers(len(ties)))]  # the draw _best makes
+        legal = game.legal_action_ids().tolist()
+        if len(legal) == 1:
+            return legal[0]
         return self._best(legal, action_values(game, legal))
 
     def _best(self, legal: list[int], values: list) -> int:

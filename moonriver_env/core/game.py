@@ -345,6 +345,14 @@ class Game:
         ids = self.legal_action_ids() if ids is None else np.ascontiguousarray(ids, np.int64)
         return self._core.greedy_values(ids)
 
+    def greedy_ties(self) -> tuple[int, list[int]]:
+        """``(number of legal ids, the legal ids ranked best by Greedy)``, inside the core in
+        one call: the ids whose (value, tie-break) of :meth:`greedy_values` is the highest,
+        ascending (with a single legal id, that id)."""
+        if self.is_over:
+            raise RuntimeError("the game is over: there is no decision to value")
+        return self._core.greedy_ties()
+
     def mcts_search(self, simulations: int = 100, seconds: float | None = None,
                     rollout_depth: int = 20, exploration: float = 1.0,
                     value_scale: float = 20.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -337,6 +337,18 @@ NB_MODULE(_core, m) {
           "its own (search_copy: reused storage, the reshuffle done lazily at each draw; a "
           "benchmark's loop); returns a checksum.")
       .def(
+          "greedy_ties",
+          [](const Game& g) {
+            std::vector<std::int64_t> ties;
+            int m;
+            {
+              nb::gil_scoped_release release;
+              m = greedy_ties(g, ties);
+            }
+            return nb::make_tuple(m, ties);
+          },
+          "(number of legal ids, Greedy's best legal ids ascending) in one call.")
+      .def(
           "greedy_values",
           [](const Game& g, Array1<std::int64_t> ids) {
             const int m = static_cast<int>(ids.shape(0));

@@ -90,9 +90,10 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     return;
   }
   const int base = margin(game, me);
+  Game child(game);  // one copy's storage, reused for every action
   for (int i = 0; i < count; ++i) {
     const int aid = static_cast<int>(ids[i]);
-    Game child(game);
+    if (i > 0) child = game;
     child.apply(aid);
     value[i] = static_cast<double>(margin(child, me) - base);
     if (aid == PASS_ID) {
@@ -110,6 +111,25 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
       shape[i] = touching;
     }
   }
+}
+
+int greedy_ties(const Game& game, std::vector<std::int64_t>& ties) {
+  std::int64_t ids[NUM_ACTIONS];
+  const int m = game.legal_ids(ids);
+  ties.clear();
+  if (m <= 1) {
+    if (m == 1) ties.push_back(ids[0]);
+    return m;
+  }
+  double value[NUM_ACTIONS];
+  std::int64_t shape[NUM_ACTIONS];
+  greedy_values(game, ids, m, value, shape);
+  int best = 0;
+  for (int i = 1; i < m; ++i)
+    if (value[i] > value[best] || (value[i] == value[best] && shape[i] > shape[best])) best = i;
+  for (int i = 0; i < m; ++i)
+    if (value[i] == value[best] && shape[i] == shape[best]) ties.push_back(ids[i]);
+  return m;
 }
 
 namespace {

@@ -23,6 +23,10 @@ void search_copy(Game& scratch, const Game& root, SplitMix64& rng);
 void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
                    std::int64_t* shape);
 
+// Greedy's best legal ids (the highest value, then tie-break), ascending, into ``ties``;
+// returns the number of legal ids (1: ``ties`` holds the only one, 0: the game is over).
+int greedy_ties(const Game& game, std::vector<std::int64_t>& ties);
+
 struct MctsParams {
   int simulations = 100;
   double seconds = 0.0;  // > 0: search until this many seconds have passed (>= 1 simulation)
