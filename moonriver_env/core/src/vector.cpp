@@ -166,6 +166,54 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
   }
 }
 
+WorkerPool::WorkerPool(int workers) {
+  threads_.reserve(workers);
+  for (int i = 1; i <= workers; ++i) threads_.emplace_back([this, i] { loop(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkerPool::loop(int index) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int)>* body;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (index >= parts_) continue;
+      body = body_;
+    }
+    (*body)(index);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+}
+
+void WorkerPool::run(int parts, const std::function<void(int)>& body) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    body_ = &body;
+    parts_ = parts;
+    pending_ = parts - 1;
+    ++generation_;
+  }
+  wake_.notify_all();
+  body(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+}
+
 template <typename F>
 void VectorGames::parallel(int threads, F&& body) {
   const int n = num_games();
@@ -174,12 +222,11 @@ void VectorGames::parallel(int threads, F&& body) {
     body(0, n);
     return;
   }
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back([&, t] { body(n * t / threads, n * (t + 1) / threads); });
-  body(0, n / threads);
-  for (std::thread& th : pool) th.join();
+  if (!pool_ || pool_->workers() != threads - 1) pool_ = std::make_unique<WorkerPool>(threads - 1);
+  const std::function<void(int)> part = [&](int t) {
+    body(n * t / threads, n * (t + 1) / threads);
+  };
+  pool_->run(threads, part);
 }
 
 void VectorGames::random_actions(std::int64_t* out) {

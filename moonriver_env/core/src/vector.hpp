@@ -8,9 +8,13 @@
 // is split over threads.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "game.h"
@@ -30,6 +34,29 @@ struct VectorOutputs {
   std::uint8_t* done;      // N: the game ended in this step (and was replaced)
   float* final_obs;        // N x OBSERVATION_SIZE or null: on done, the ended game seen by
                            // the seat that made the last learner decision
+};
+
+// Threads kept for the batch's lifetime (starting threads at every step costs more than a
+// small batch's step): run(parts, body) calls body(0) on the caller and body(1..parts-1) on
+// the workers, and returns when all are done.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int workers);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  int workers() const { return static_cast<int>(threads_.size()); }
+  void run(int parts, const std::function<void(int)>& body);
+
+ private:
+  void loop(int index);
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* body_ = nullptr;
+  int parts_ = 0, pending_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
 };
 
 class VectorGames {
@@ -76,6 +103,7 @@ class VectorGames {
   std::vector<std::optional<Game>> games_, next_;
   std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
+  std::unique_ptr<WorkerPool> pool_;
 };
 
 }  // namespace moonriver
