@@ -11,8 +11,8 @@ Each measure names what it times:
   MCTS simulations makes it (``determinized_clones``, the core's own generator); the core's
   Python-level ``determinized_clone(seed)`` call is reported beside it;
 - ``observe``: the acting player's observation after each decision of random games, into a
-  caller's buffer (``backend.Encoder``: the core's ``observe``, the engine's
-  ObservationEncoder with its per-ranch caches, as the envs use them);
+  caller's buffer, by each implementation's own call: the core's ``Game.observe(p, out)``,
+  the engine's ``ObservationEncoder.encode`` with its per-ranch caches;
 - ``one_ply``: Greedy's one-ply values (clone, apply, margin change per legal action) at the
   build decisions of random games: its Python loop on the engine, one call on the core;
 - ``greedy_decision``: a whole Greedy decision (``GreedyAgent.act``) in games of four Greedy
@@ -31,6 +31,7 @@ Prints a table, the speed-ups, then one JSON line.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -149,9 +150,10 @@ def observe(backend: str, games: int, seed: int) -> float:
     spent, calls = 0.0, 0
     for g in range(games):
         game = make_game(CONFIG, seed * 100_000 + g, backend)
+        write = game.observe if backend == "core" else functools.partial(encoder.encode, game)
         while not game.is_over:
             start = time.perf_counter()
-            encoder.encode(game, game.current_player, out)
+            write(game.current_player, out)
             spent += time.perf_counter() - start
             calls += 1
             ids = game.legal_action_ids()
