@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 namespace moonriver {
@@ -89,13 +90,31 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     }
     return;
   }
+  int now[MAX_PLAYERS];
+  for (int p = 0; p < f.n; ++p) now[p] = game.running_score(p).total();
   const int base = margin(game, me);
   Game child(game);  // one copy's storage, reused for every action
   for (int i = 0; i < count; ++i) {
     const int aid = static_cast<int>(ids[i]);
     if (i > 0) child = game;
     child.apply(aid);
-    value[i] = static_cast<double>(margin(child, me) - base);
+    if (child.is_over()) {
+      value[i] = static_cast<double>(margin(child, me) - base);
+    } else {
+      // A ranch whose bytes did not change keeps its score (most decisions change only the
+      // mover's): the same margin as scoring every ranch again.
+      int mine = 0, best_other = INT_MIN;
+      for (int p = 0; p < f.n; ++p) {
+        const Ranch& r = child.state().ranches[p];
+        const int total = (p != me && std::memcmp(&r, &f.ranches[p], sizeof(Ranch)) == 0)
+                              ? now[p] : child.running_score(p).total();
+        if (p == me)
+          mine = total;
+        else if (total > best_other)
+          best_other = total;
+      }
+      value[i] = static_cast<double>(mine - best_other - base);
+    }
     if (aid == PASS_ID) {
       shape[i] = -1;
     } else if (aid >= BUILD0 && aid < PASS_ID) {
