@@ -1,4 +1,5 @@
-"""The docs site: `mkdocs build --strict` succeeds and the API pages name every public name."""
+"""The docs site: `mkdocs build --strict` succeeds, the API pages name every public name and
+the notebook pages show the outputs of a build-time run."""
 
 from __future__ import annotations
 
@@ -93,6 +94,55 @@ def test_home_page_and_notebooks(site: Path) -> None:
     nav = (ROOT / "mkdocs.yml").read_text()
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert f"notebooks/{notebook.name}" in nav, f"{notebook.name} is not in the nav"
+
+
+# Text each notebook prints when it runs (with the budgets of its first cell).
+PRINTED = {"01_quickstart": "decisions; final scores:", "02_train_maskable_ppo": "trained",
+           "04_rules_explorer": "boards", "06_openspiel": "python_moonriver("}
+IMAGE = re.compile(r'<img [^>]*src="data:image/png;base64,')
+
+
+def _outputs(page: Path) -> tuple[int, str, int]:
+    """(output areas, their text, embedded PNG images) of a rendered notebook page."""
+    html = page.read_text()
+    areas = re.findall(r'<div class="[^"]*\bjp-OutputArea-output\b[^"]*"', html)
+    text = " ".join(re.sub(r"<[^>]+>", "", t) for t in
+                    re.findall(r'<div class="jp-RenderedText jp-OutputArea-output".*?</pre>',
+                               html, re.DOTALL))
+    return len(areas), text, len(IMAGE.findall(html))
+
+
+def test_notebook_pages_show_outputs_of_a_build_time_run(site: Path) -> None:
+    # The notebooks are committed without outputs: outputs on their pages come from the build.
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        areas, text, _ = _outputs(site / "notebooks" / notebook.stem / "index.html")
+        assert areas, f"{notebook.name} renders without outputs"
+        if notebook.stem in PRINTED:
+            assert PRINTED[notebook.stem] in text, f"{notebook.name} lacks its printed output"
+    for stem in ("01_quickstart", "04_rules_explorer"):  # they draw the table
+        assert _outputs(site / "notebooks" / stem / "index.html")[2] >= 1, f"{stem}: no image"
+
+
+def test_the_build_runs_the_notebooks_from_a_temporary_copy(tmp_path: Path) -> None:
+    # mkdocs-jupyter runs a notebook in its source's folder: a copy outside the repository
+    # keeps whatever a notebook writes (files, runs/) out of notebooks/.
+    import importlib.util
+
+    from mkdocs.structure.files import Files
+
+    spec = importlib.util.spec_from_file_location("site_hooks", ROOT / "docs" / "gen" / "hooks.py")
+    assert spec and spec.loader
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    files = hooks.on_files(Files([]), {"site_dir": str(tmp_path), "use_directory_urls": True})
+    sources = {Path(f.src_uri).name: Path(f.abs_src_path) for f in files}
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert sorted(sources) == [n.name for n in notebooks]
+    for notebook in notebooks:
+        copy = sources[notebook.name]
+        assert ROOT not in copy.parents and copy.read_bytes() == notebook.read_bytes()
+    hooks.on_shutdown()
+    assert not any(copy.exists() for copy in sources.values())
 
 
 def test_every_user_guide_page_is_in_the_nav() -> None:
