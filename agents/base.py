@@ -6,11 +6,11 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import ActionMask, TableGame
 
-ActionMask = npt.NDArray[np.int8]
+__all__ = ["ActionMask", "Agent", "CallableAgent", "Observation", "SeededAgent", "as_agent"]
+
 Observation = dict[str, np.ndarray]
 
 
@@ -18,9 +18,9 @@ Observation = dict[str, np.ndarray]
 class Agent(Protocol):
     """Chooses an action id for the player to act.
 
-    ``act`` gets the engine game (for agents that search or look ahead; they must not mutate
-    it: use ``game.clone()``) and the observation dict of the acting player
-    (``{"observation": float32 vector, "action_mask": int8 mask}``).
+    ``act`` gets the engine game, any :class:`TableGame` (for agents that search or look
+    ahead; they must not mutate it: use ``game.clone()``) and the observation dict of the
+    acting player (``{"observation": float32 vector, "action_mask": int8 mask}``).
     """
 
     name: str
@@ -29,7 +29,7 @@ class Agent(Protocol):
         """Start a new game; ``seed`` reseeds the agent's own generator."""
         ...
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: TableGame, observation: Observation) -> int:
         """The chosen action id (legal under ``observation["action_mask"]``)."""
         ...
 
@@ -44,7 +44,7 @@ class CallableAgent:
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset."""
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: TableGame, observation: Observation) -> int:
         """Delegate to the function; its answer must be an integer id (never coerced)."""
         action = self.fn(observation)
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":

@@ -44,7 +44,7 @@ try:
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
 
-    from moonriver_env.aec_common import TableAECEnv
+    from moonriver_env.common.aec import TableAECEnv
 except ModuleNotFoundError as exc:  # the base install has the engine only
     raise ModuleNotFoundError(
         f"circles_far_west_v0 needs {exc.name!r} from the 'env' extra: "
@@ -53,7 +53,8 @@ except ModuleNotFoundError as exc:  # the base install has the engine only
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import CirclesObserver
-from moonriver_env.moonriver_v0 import ActionIdWrapper, action_id, check_seed
+from moonriver_env.common.validate import action_id, check_seed
+from moonriver_env.common.wrappers import ActionIdWrapper
 
 ILLEGAL_REWARD = -1.0
 RENDER_MODES = ["ansi", "rgb_array", "human"]

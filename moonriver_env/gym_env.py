@@ -38,8 +38,8 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
-from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
 from moonriver_env.moonriver_v0 import (
     OBS_HIGH,
     action_id,

@@ -69,8 +69,11 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
-from moonriver_env.aec_common import TableAECEnv
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.common.aec import TableAECEnv
+from moonriver_env.common.validate import action_id as _action_id
+from moonriver_env.common.validate import check_seed
+from moonriver_env.common.wrappers import ActionIdWrapper
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.observation import SCORE_SCALE
@@ -99,38 +102,8 @@ def wrapped_env_chain(**kwargs: Any) -> AECEnv:
 
 
 def action_id(action: Any, num_actions: int = NUM_ACTIONS) -> int:
-    """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
-
-    Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
-    into a move. The common case, a plain int, costs one type check.
-    """
-    if type(action) is int:
-        return action
-    if isinstance(action, np.integer) or (
-            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
-        return int(action)
-    raise IllegalActionError(f"{action!r:.40}", f"an action is an integer id 0..{num_actions - 1} "
-                             "(int or numpy integer; not bool, float or str)")
-
-
-class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
-    """PettingZoo's out-of-space check, strict: a value that is not an id raises."""
-
-    # A value that is not an integer id of the action space raises IllegalActionError (state
-    # unchanged) before TerminateIllegalWrapper indexes the mask with it; an integer id that
-    # is merely illegal now goes on to that wrapper, which ends the game.
-
-    def step(self, action: Any) -> None:
-        """Check the action's type and range, then pass its plain int id on."""
-        agent = self.agent_selection
-        if action is None and (self.terminations[agent] or self.truncations[agent]):
-            super(wrappers.AssertOutOfBoundsWrapper, self).step(action)
-            return
-        n = int(self.action_space(agent).n)
-        aid = action_id(action, n)
-        if not 0 <= aid < n:
-            raise IllegalActionError(aid, f"action ids run from 0 to {n - 1}")
-        super(wrappers.AssertOutOfBoundsWrapper, self).step(aid)
+    """Moon River's :func:`moonriver_env.common.validate.action_id` (ids 0..2709 by default)."""
+    return action if type(action) is int else _action_id(action, num_actions)
 
 
 def check_number(name: str, value: Any, hint: str) -> None:
@@ -138,15 +111,6 @@ def check_number(name: str, value: Any, hint: str) -> None:
     if (not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool)
             or not math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number ({hint}), got {value!r}")
-
-
-def check_seed(seed: Any) -> int | None:
-    """A reset seed: None or a non-negative integer (numpy integers too, never bool)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
-        return int(seed)
-    raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
 
 
 def check_options(reward: str, shaping: float, render_mode: str | None,
@@ -166,8 +130,7 @@ def final_rewards(game: Game, mode: str) -> list[float]:
     totals = [s.total for s in scores]
     n = len(totals)
     if mode == "win":
-        winners = set(game.winners())
-        return [1.0 if p in winners else -1.0 for p in range(n)]
+        return game.returns()
     if mode == "score":
         return [t / SCORE_SCALE for t in totals]
     if mode == "margin":

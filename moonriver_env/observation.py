@@ -10,15 +10,15 @@ never appears; their remaining counts do. docs/observation.md is generated from 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
 from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.engine.config import SCENARIOS
-from moonriver_env.engine.game import COLUMN_SIZE, NO_MOVES, NUM_COWS
+from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
 from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
 
 MAX_PLAYERS = 4
@@ -390,33 +390,3 @@ class ObservationEncoder:
                   "1 for each legal action of the agent to act, all zeros for every other "
                   "agent and once the game is over."]
         return "\n".join(lines) + "\n"
-
-
-class LazyObservation(Mapping):
-    """``{"observation", "action_mask"}`` of a player, the vector encoded only when read.
-
-    Handed to agents that may not need the vector (random, greedy, search), so they do not
-    pay for encoding it.
-    """
-
-    def __init__(self, encoder: ObservationEncoder, game: Game, player: int) -> None:
-        self._encoder, self._game, self._player = encoder, game, player
-        self._mask = game.legal_mask() if game.current_player == player else None
-        self._vector: np.ndarray | None = None
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        if key == "action_mask":
-            if self._mask is None:
-                self._mask = NO_MOVES
-            return self._mask
-        if key == "observation":
-            if self._vector is None:
-                self._vector = self._encoder.encode(self._game, self._player)
-            return self._vector
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("observation", "action_mask"))
-
-    def __len__(self) -> int:
-        return 2

@@ -50,9 +50,9 @@ def check(game: CirclesGame, start_value: int, prev: dict, observe: bool,
     assert 0 <= game.marble < cfg.ring_size
     mask = game.legal_mask()
     ids = game.legal_action_ids()
-    assert np.flatnonzero(mask).tolist() == ids
+    assert np.flatnonzero(mask).tolist() == ids.tolist()
     if game.is_over:
-        assert not ids and game.current_player == -1 and game.winners()
+        assert ids.size == 0 and game.current_player == -1 and game.winners()
         assert game.end_reason in ("ranch", "turn_cap")
         if game.end_reason == "turn_cap":
             assert game.turns == cfg.max_turns
@@ -62,7 +62,7 @@ def check(game: CirclesGame, start_value: int, prev: dict, observe: bool,
                                           [-1.0] * (n - len(game.winners()))
                                           + [0.0] * len(game.winners()))
     else:
-        assert ids and 0 <= game.current_player < n
+        assert ids.size and 0 <= game.current_player < n
         if game.phase in (Phase.STAKE, Phase.CONTEST_THROW):
             assert game.current_player in game.queue
             assert game.entry[game.owner] == Entry.STAKED

@@ -33,7 +33,7 @@ from moonriver_env.training.evaluate import (
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import CirclesObserver
-from moonriver_env.observation import LazyObservation
+from moonriver_env.common.view import LazyObservation
 
 GAME = "circles"
 _WORKER: dict[str, Any] = {}

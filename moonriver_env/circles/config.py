@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from enum import IntEnum
 from typing import Any
 
-from moonriver_env.engine.config import config_from_dict
+from moonriver_env.common.validate import config_from_dict
 
 
 class Space(IntEnum):

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 # One exception class for both games: code that catches Moon River's catches this one too.
-from moonriver_env.engine.game import IllegalActionError
+from moonriver_env.common.errors import IllegalActionError
 
 from .actions import Action, CirclesActions, actions_for
 from .config import (
@@ -211,6 +211,12 @@ class CirclesGame:
         best = max(self.wealth(p) for p in range(self.num_players))
         return [p for p in range(self.num_players) if self.wealth(p) == best]
 
+    def scores(self) -> list[int]:
+        """Final wealth (money plus deposit) per player; the game must be over."""
+        if not self.is_over:
+            raise RuntimeError("the game is not over; use wealth(player) for wealth so far")
+        return [self.wealth(p) for p in range(self.num_players)]
+
     def returns(self) -> list[float]:
         """Final rewards: +1 a sole winner, 0 each of shared winners, -1 the others (0 before
         the end)."""
@@ -234,9 +240,9 @@ class CirclesGame:
             self._mask = mask
         return self._mask
 
-    def legal_action_ids(self) -> list[int]:
-        """Ids of the legal actions, ascending."""
-        return list(self._choices)
+    def legal_action_ids(self) -> np.ndarray:
+        """Ids of the legal actions, ascending (an int array, as every engine gives them)."""
+        return np.flatnonzero(self.legal_mask())
 
     def legal_actions(self) -> list[Action]:
         """Structured legal actions for the player to act."""
@@ -668,6 +674,11 @@ class CirclesGame:
         else:
             g.rng = np.random.default_rng(seed)
         return g
+
+    def determinize(self, rng: np.random.Generator) -> None:
+        """Redraw what is hidden in place: the whole table is public, only the chance still to
+        come (flicks, bag draws, the thief's die) is, so the game's generator is reseeded."""
+        self.rng = np.random.default_rng(int(rng.integers(2**63)))
 
     def __deepcopy__(self, memo: dict) -> CirclesGame:
         g = self.clone()

@@ -31,8 +31,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from moonriver_env.gym_common import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.moonriver_v0 import action_id, check_seed
+from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
+from moonriver_env.common.validate import action_id, check_seed
 
 from .config import CirclesConfig
 from .game import CirclesGame, IllegalActionError

@@ -4,14 +4,14 @@ A record holds the config, the seed, every event (decisions with their text, cha
 effects) and the final public state. Replaying the decisions from the config and seed draws
 the same chance from the generator, so :func:`from_record` can verify the whole record. The
 seed also foretells the chance still to come, so a record written while the game runs leaves
-it out (null) unless asked for (see :func:`moonriver_env.engine.record.record_seed`).
+it out (null) unless asked for (see :func:`moonriver_env.common.records.record_seed`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonriver_env.engine.record import (
+from moonriver_env.common.records import (
     check_fields,
     check_replay,
     record_seed,

@@ -275,6 +275,11 @@ class Game:
         """Winning players after tie-breaks (largest territory, then most cows; else shared)."""
         return list(self._core.winners())
 
+    def returns(self) -> list[float]:
+        """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
+        end."""
+        return _EngineGame.returns(self)  # the reference's words, on this game's winners
+
     # ----------------------------------------------------------- observation
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s observation (ObservationEncoder's 4934 float32 values), written into

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+from moonriver_env.common.validate import config_from_dict  # re-exported: its old home
 
 from .data import GameData, load_game_data, resolve_path
-
-_C = TypeVar("_C")  # a config dataclass
 
 MODES = ("base", "legends")
 _DATA_FILES = ("plots_file", "boards_file", "partners_file", "bonus_file")
@@ -126,17 +126,6 @@ class GameConfig:
     def from_dict(cls, d: dict[str, Any]) -> GameConfig:
         """Inverse of :meth:`to_dict`; unknown keys are an error."""
         return config_from_dict(cls, d)  # __post_init__ turns a boards list into a tuple
-
-
-def config_from_dict(cls: type[_C], d: dict[str, Any]) -> _C:
-    """A config dataclass from its fields by name; an unknown key is a ValueError listing the
-    allowed ones."""
-    known = {f.name for f in fields(cls)}
-    unknown = set(d) - known
-    if unknown:
-        raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}; allowed: "
-                         f"{sorted(known)}")
-    return cls(**d)
 
 
 def _load_data(config: GameConfig) -> GameData:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from moonriver_env.common.errors import IllegalActionError  # re-exported: its old home
+
 from . import actions as A
 from .actions import Action, ActionCodec
 from .components import Face, PartnerKind, Terrain
@@ -88,20 +90,6 @@ def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
 def _token_kinds(data) -> list[int]:
     """Specialist kind of each partner token, plus a last entry for 'no partner' (index -1)."""
     return [*map(int, data.partner_specialists), _COWBOY]
-
-
-class IllegalActionError(ValueError):
-    """An action that is not legal now; names the action, the reason and the legal actions."""
-
-    def __init__(self, action: Any, reason: str, legal: list[str] | None = None) -> None:
-        self.action = action
-        self.reason = reason
-        self.legal = legal or []
-        message = f"illegal action {action}: {reason}"
-        if legal is not None:  # only a legality check lists the legal actions
-            shown = ", ".join(self.legal[:12]) + (" ..." if len(self.legal) > 12 else "")
-            message += f". Legal now: {shown or 'none'}"
-        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -772,6 +760,14 @@ class Game:
         keys = [(s.total, s.largest_territory, s.cows) for s in board]
         best = max(keys)
         return [p for p, k in enumerate(keys) if k == best]
+
+    def returns(self) -> list[float]:
+        """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
+        end."""
+        if not self.is_over:
+            return [0.0] * self.num_players
+        winners = set(self.winners())
+        return [1.0 if p in winners else -1.0 for p in range(self.num_players)]
 
     # ------------------------------------------------------- search support
     def clone(self) -> Game:

@@ -1,0 +1,93 @@
+"""What the games' PettingZoo AEC environments share: spaces, agents, render, records.
+
+`moonriver_v0.raw_env` and `circles_far_west_v0.raw_env` derive from `TableAECEnv`; each keeps
+its own `reset` seeding, `observe` and `step` (the hot path calls nothing more than before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from moonriver_env.common.gym import GameT, TableGameMixin
+
+
+class TableAECEnv(TableGameMixin[GameT], AECEnv):
+    """AEC plumbing of a table game: one agent per player, a flat observation and a mask."""
+
+    def _init_table(self, num_players: int, views: Mapping[str, Any], obs_size: int,
+                    obs_high: float, num_actions: int) -> None:
+        """Agents, spaces (observation vector and action mask), the generator; no game yet."""
+        self._views = views
+        self.possible_agents = [f"player_{p}" for p in range(num_players)]
+        self.agent_ids = {a: p for p, a in enumerate(self.possible_agents)}
+        obs_space = gymnasium.spaces.Dict({
+            "observation": gymnasium.spaces.Box(0.0, obs_high, (obs_size,), np.float32),
+            "action_mask": gymnasium.spaces.Box(0, 1, (num_actions,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(num_actions)
+                              for a in self.possible_agents}
+        self.np_random, _ = seeding.np_random(None)
+        self.game = None
+
+    # ------------------------------------------------------------------ API
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Observation space of an agent (the same for all)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+        """Action space of an agent (the same for all)."""
+        return self.action_spaces[agent]
+
+    @property
+    def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:
+        """Named slices of the observation vector: name -> (start, stop, shape)."""
+        return {v.name: (v.start, v.stop, v.shape) for v in self._views.values()}
+
+    def render(self) -> str | np.ndarray | None:
+        """Render the table: ansi text, an RGB image, or print the text ("human")."""
+        game = self._require_game()
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
+            return None
+        if self.render_mode == "rgb_array":
+            return self._table_image(game)
+        text = game.table_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def game_record(self, include_seed: bool = False) -> dict[str, Any]:
+        """The engine's JSON game record of the current game; while it runs the seed is left
+        out (it would reveal the hidden draws) unless ``include_seed`` (to resume it later)."""
+        return self._require_game().to_record(include_seed)
+
+    # -------------------------------------------------------------- helpers
+    def _step_game(self) -> GameT:
+        """The game a step plays in; a RuntimeError before ``reset`` or once every agent has
+        left the finished game (PettingZoo's loop steps each done agent with None once)."""
+        game = self._require_game()
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has left; call reset()")
+        return game
+
+    def _start_episode(self, game: GameT) -> None:
+        """Install a new game: every agent live, rewards and infos cleared, its player to act."""
+        self.game = game
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[game.current_player]

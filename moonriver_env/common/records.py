@@ -1,0 +1,68 @@
+"""Game-neutral helpers of the JSON game records: the seed a record may show, field checks,
+replaying decisions and checking that a replay reaches the same record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import IllegalActionError
+
+
+def record_seed(game: Any, include_seed: bool) -> int | None:
+    """The seed a record may show: the game's once it is over or when asked for, else None.
+
+    The seed rebuilds every draw of the game, the hidden ones too (Moon River's box and pile
+    order, Circles' coming flicks, bag draws and thief die), so the record of a game still
+    running leaves it out unless its owner asks for it (to save the game and resume it).
+    """
+    if type(include_seed) is not bool:
+        raise TypeError(f"include_seed must be True or False, got {include_seed!r:.40}")
+    return game.seed if include_seed or game.is_over else None
+
+
+def require_seed(record: dict[str, Any]) -> int:
+    """A record's seed, else a ValueError saying why a record may lack it and how to keep it."""
+    seed = record.get("seed")
+    if seed is None:
+        raise ValueError("record has no seed, so the game cannot be rebuilt: the record of a "
+                         "game still running leaves the seed out (it would reveal the hidden "
+                         "draws); write it with to_record(include_seed=True) to resume it later")
+    return seed
+
+
+def check_fields(record: dict[str, Any], required: dict[str, type]) -> None:
+    """Each required field present with its type (never a bool), else a ValueError."""
+    for key, kind in required.items():
+        if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
+            raise ValueError(f"record field {key!r} must be a {kind.__name__}, "
+                             f"got {record.get(key)!r:.60}")
+
+
+def replay_decisions(game: Any, events: list[Any], kinds: tuple[str, ...]) -> None:
+    """Apply a record's decisions (not the automatic ones) to ``game``, in order; an event of
+    another kind than ``kinds``, a malformed or out-of-turn decision or an illegal action
+    raises ValueError naming the event."""
+    allowed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("type") not in kinds:
+            raise ValueError(f"record event {i} must be a {allowed} object")
+        if event["type"] != "decision" or event.get("auto"):
+            continue
+        player, action = event.get("player"), event.get("action")
+        if type(player) is not int or type(action) is not int:
+            raise ValueError(f"record event {i}: 'player' and 'action' must be integers")
+        if game.current_player != player:
+            raise ValueError(f"record event {i}: player {player} decides, but the replay "
+                             f"expects player {game.current_player}")
+        try:
+            game.apply(action)
+        except IllegalActionError as exc:
+            raise ValueError(f"record event {i} does not replay: {exc}") from None
+
+
+def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
+    """The replay's record equals ``record`` field for field, else a ValueError naming the
+    fields that differ."""
+    differ = sorted(k for k in set(replayed) | set(record) if replayed.get(k) != record.get(k))
+    if differ:
+        raise ValueError(f"record does not replay: its {differ} differ from the replay")

@@ -1,0 +1,49 @@
+"""Validators every game's config, environments and doors share; each error says what is
+allowed."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .errors import IllegalActionError
+
+_C = TypeVar("_C")  # a config dataclass
+
+
+def config_from_dict(cls: type[_C], d: dict[str, Any]) -> _C:
+    """A config dataclass from its fields by name; an unknown key is a ValueError listing the
+    allowed ones."""
+    known = {f.name for f in fields(cls)}
+    unknown = set(d) - known
+    if unknown:
+        raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}; allowed: "
+                         f"{sorted(known)}")
+    return cls(**d)
+
+
+def action_id(action: Any, num_actions: int) -> int:
+    """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
+
+    Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
+    into a move. The common case, a plain int, costs one type check; the range is the
+    caller's to check (``num_actions`` only words the error).
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, np.integer) or (
+            isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu"):
+        return int(action)
+    raise IllegalActionError(f"{action!r:.40}", f"an action is an integer id 0..{num_actions - 1} "
+                             "(int or numpy integer; not bool, float or str)")
+
+
+def check_seed(seed: Any) -> int | None:
+    """A reset seed: None or a non-negative integer (numpy integers too, never bool)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        return int(seed)
+    raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")

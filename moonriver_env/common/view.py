@@ -1,0 +1,56 @@
+"""A player's ``{"observation", "action_mask"}`` for any game, the vector encoded only when
+read: handed to agents that may not need it (random, greedy, search)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+from .contract import ActionMask, TableGame
+
+_NO_MOVES: dict[int, ActionMask] = {}
+
+
+class Encoder(Protocol):
+    """Writes a player's observation vector of a game."""
+
+    def encode(self, game: Any, player: int) -> np.ndarray:
+        """The observation vector of ``player``."""
+        ...
+
+
+def no_moves(width: int) -> ActionMask:
+    """The read-only all-zeros mask of ``width`` actions: a player not to act, or a game over."""
+    mask = _NO_MOVES.get(width)
+    if mask is None:  # over immutable bytes: no consumer can make it writable again
+        mask = _NO_MOVES[width] = np.frombuffer(bytes(width), dtype=np.int8)
+    return mask
+
+
+class LazyObservation(Mapping):
+    """``{"observation", "action_mask"}`` of a player, the vector encoded only when read; the
+    mask of a player not to act is all zeros, as wide as the game's own mask."""
+
+    def __init__(self, encoder: Encoder, game: TableGame, player: int) -> None:
+        self._encoder, self._game, self._player = encoder, game, player
+        self._mask = game.legal_mask() if game.current_player == player else None
+        self._vector: np.ndarray | None = None
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key == "action_mask":
+            if self._mask is None:
+                self._mask = no_moves(self._game.legal_mask().size)
+            return self._mask
+        if key == "observation":
+            if self._vector is None:
+                self._vector = self._encoder.encode(self._game, self._player)
+            return self._vector
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("observation", "action_mask"))
+
+    def __len__(self) -> int:
+        return 2
