@@ -4,11 +4,13 @@
 reference engine (:mod:`moonriver_env.engine`). Both take the same configs and seeds and play
 the same games (tests/test_core_differential.py), so a consumer picks one by name only:
 ``make_game(config, seed, backend=...)`` for a game, :class:`Encoder` for observations of
-either kind of game.
+either kind of game. The default, :data:`DEFAULT_BACKEND`, is ``"core"`` unless the environment
+variable ``MOONRIVER_BACKEND`` names another implementation when this module is first imported.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,7 @@ from moonriver_env.engine import GameConfig
 from moonriver_env.observation import ObservationEncoder
 
 BACKENDS = ("core", "python")
-DEFAULT_BACKEND = "core"
+BACKEND_ENV_VAR = "MOONRIVER_BACKEND"
 
 
 def check_backend(backend: object) -> str:
@@ -26,6 +28,21 @@ def check_backend(backend: object) -> str:
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r:.40}")
     return backend
+
+
+def backend_from_env(environ: dict[str, str] | None = None) -> str:
+    """The backend named by ``MOONRIVER_BACKEND`` in ``environ`` (``os.environ`` when None),
+    else ``"core"``; a ValueError naming the allowed values when it names none."""
+    value = (os.environ if environ is None else environ).get(BACKEND_ENV_VAR)
+    if value is None or value == "":
+        return "core"
+    if value not in BACKENDS:
+        raise ValueError(f"environment variable {BACKEND_ENV_VAR} must be one of {BACKENDS}, "
+                         f"got {value!r:.40}")
+    return value
+
+
+DEFAULT_BACKEND = backend_from_env()
 
 
 def game_class(backend: str = DEFAULT_BACKEND) -> type:
