@@ -576,3 +576,27 @@ def test_plot_curve_labels_are_not_clipped(tmp_path) -> None:
         labels = {t.get_text() for t in fig.findobj(plt.Text)}
         assert {"win rate (evaluation)", "timesteps", "vs random", "vs greedy"} <= labels
         plt.close(fig)
+
+
+def test_eval_results_are_the_same_on_both_backends(tmp_path) -> None:
+    results = {}
+    for backend in ("core", "python"):
+        out = tmp_path / backend
+        assert evaluate.main(["--agents", "random", "greedy", "--players", "3", "--games", "4",
+                              "--seed", "7", "--no-progress", "--backend", backend,
+                              "--out", str(out)]) == 0
+        results[backend] = json.loads((out / "results.json").read_text())
+    assert results["core"]["config"].pop("backend") == "core"
+    assert results["python"]["config"].pop("backend") == "python"
+    assert results["core"] == results["python"]
+    assert len(results["core"]["games"]) == 4
+
+
+def test_eval_refuses_an_unknown_backend(capsys) -> None:
+    assert exit_status(evaluate.main, ["--agents", "random", "--backend", "cpp"]) == 2
+    assert "invalid choice: 'cpp'" in capsys.readouterr().err
+
+
+def test_eval_help_describes_the_backend_flag(capsys) -> None:
+    assert exit_status(evaluate.main, ["--help"]) == 0
+    assert "--backend {core,python}" in capsys.readouterr().out

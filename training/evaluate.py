@@ -10,8 +10,11 @@ depend on the number of worker processes. A shared victory counts 1/k to each of
 winners. Ratings: openskill's Plackett-Luce model, updated game by game in game order.
 
 ``--save-records DIR`` writes each game's record (``game_00000.json``, ...), which
-``python -m moonriver_env replay`` steps through. Output directories appear only when the whole
-run succeeded: files are written to a temporary directory first and moved at the end.
+``python -m moonriver_env replay`` steps through. ``--backend`` picks the implementation that
+plays the games (the compiled core or the Python reference engine; both play the same games
+from the same seeds, so a deterministic lineup gives the same results on either). Output
+directories appear only when the whole run succeeded: files are written to a temporary
+directory first and moved at the end.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ from typing import Any
 from moonriver_env.agents.registry import SPECS, make_agent
 from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
 
-from moonriver_env.engine import Game, GameConfig
-from moonriver_env.observation import LazyObservation, ObservationEncoder
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.engine import GameConfig
+from moonriver_env.observation import LazyObservation
 
 Z95 = 1.959964
 
@@ -92,10 +96,11 @@ def lineup_for(game_index: int, num_agents: int, players: int) -> list[int]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(specs: list[str]) -> None:
+def _init_worker(specs: list[str], backend: str = DEFAULT_BACKEND) -> None:
     _WORKER["agents"] = {}
     _WORKER["specs"] = specs
-    _WORKER["encoder"] = ObservationEncoder()
+    _WORKER["encoder"] = Encoder()
+    _WORKER["backend"] = check_backend(backend)
 
 
 def _agent(spec: str, seat: int) -> Any:
@@ -115,7 +120,7 @@ def play_game(task: tuple[int, list[int], dict[str, Any], int, str | None]) -> d
     """Play one tournament game (runs in a worker process); optionally save its record."""
     index, lineup, config, seed, records_dir = task
     specs, encoder = _WORKER["specs"], _WORKER["encoder"]
-    game = Game(GameConfig.from_dict(config), seed=seed)
+    game = make_game(GameConfig.from_dict(config), seed, backend=_WORKER["backend"])
     seats = [_agent(specs[a], p) for p, a in enumerate(lineup)]
     for p, agent in enumerate(seats):
         agent.reset(seed * 10 + p)
@@ -145,23 +150,26 @@ def check_tournament(agent_specs: list[str], num_players: int, games: int, seed:
 
 def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "base",
                    games: int = 100, seed: int = 0, workers: int = 1,
-                   progress: bool = True, records_dir: str | None = None) -> TournamentResult:
+                   progress: bool = True, records_dir: str | None = None,
+                   backend: str = DEFAULT_BACKEND) -> TournamentResult:
     """Play ``games`` games between the agents and summarise them.
 
-    With ``records_dir`` (an existing directory), each game's record is saved there.
+    With ``records_dir`` (an existing directory), each game's record is saved there;
+    ``backend`` names the implementation that plays the games ("core" or "python").
     """
     check_tournament(agent_specs, num_players, games, seed, workers)
+    check_backend(backend)
     config = GameConfig(num_players=num_players, mode=mode).to_dict()
     for spec in set(agent_specs):
         make_agent(spec)  # fail fast on a bad spec, before starting workers
     tasks = [(g, lineup_for(g, len(agent_specs), num_players), config, seed + g, records_dir)
              for g in range(games)]
-    outcomes = run_games(tasks, play_game, _init_worker, (agent_specs,), workers, progress,
+    outcomes = run_games(tasks, play_game, _init_worker, (agent_specs, backend), workers, progress,
                          chunksize=4)
     outcomes.sort(key=lambda o: o["game"])
     return TournamentResult(
         config={"agents": agent_specs, "num_players": num_players, "mode": mode,
-                "games": games, "seed": seed},
+                "games": games, "seed": seed, "backend": backend},
         agents=summarise(agent_specs, outcomes), games=outcomes)
 
 
@@ -409,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--save-records", default=None, metavar="DIR",
                         help="directory for each game's JSON record, replayable with "
                              "`python -m moonriver_env replay FILE` (default: none)")
+    parser.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
+                        help="implementation that plays the games: core (compiled, fast) or "
+                             "python (the reference engine); both play the same games from the "
+                             "same seeds (default: %(default)s, or $MOONRIVER_BACKEND)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_debug_flag(parser)
     return parser
@@ -457,7 +469,8 @@ def moonriver_main(argv: list[str] | None = None) -> int:
             f"{os.path.join(args.save_records, record_name(0))})" if args.save_records else "")
     run_and_report(args, lambda records_dir: run_tournament(
         args.agents, args.players, args.mode, args.games, args.seed, args.workers,
-        progress=not args.no_progress, records_dir=records_dir), records_hint=hint)
+        progress=not args.no_progress, records_dir=records_dir, backend=args.backend),
+        records_hint=hint)
     return 0
 
 
