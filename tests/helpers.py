@@ -6,7 +6,11 @@ many turns to reach); the rules under test then run through the public ``apply``
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -156,3 +160,26 @@ def variant_manifest(tmp_path, kind: str, **changes: str) -> str:
         writer.writeheader()
         writer.writerows(rows)
     return str(path)
+
+
+_OPENED: list[str] | None = None  # paths opened while watching (see watching_opens)
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, Path)):
+        _OPENED.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # audit hooks stay for the process; this one only records
+
+
+@contextmanager
+def watching_opens() -> Iterator[list[str]]:
+    """The paths any code of this process opens inside the block."""
+    global _OPENED
+    _OPENED = []
+    try:
+        yield _OPENED
+    finally:
+        _OPENED = None
+

@@ -5,10 +5,7 @@ trying every seed."""
 from __future__ import annotations
 
 import json
-import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,27 +19,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
 
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.server import host_name
-
-_OPENED: list[str] | None = None  # paths opened while watching (see watching_opens)
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, Path)):
-        _OPENED.append(str(args[0]))
-
-
-sys.addaudithook(_audit)  # audit hooks stay for the process; this one only records
-
-
-@contextmanager
-def watching_opens() -> Iterator[list[str]]:
-    """The paths any code of this process opens inside the block."""
-    global _OPENED
-    _OPENED = []
-    try:
-        yield _OPENED
-    finally:
-        _OPENED = None
+from tests.helpers import watching_opens
 
 
 @pytest.fixture()

@@ -7,12 +7,10 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,31 +28,12 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.server import MAX_GAMES, MAX_REPLAYS
+from tests.helpers import watching_opens
 
 JSON = {"content-type": "application/json"}
 WEIGHTS = Path(__file__).resolve().parents[1] / "agents" / "weights" / "2p-base.npz"
 PLOTS = Path(__file__).resolve().parents[1] / "moonriver_env" / "engine" / "data" / "plots.csv"
 
-_OPENED: list[str] | None = None  # paths opened while watching (see watching_opens)
-
-
-def _audit(event: str, args: tuple) -> None:
-    if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, Path)):
-        _OPENED.append(str(args[0]))
-
-
-sys.addaudithook(_audit)  # audit hooks stay for the process; this one only records
-
-
-@contextmanager
-def watching_opens() -> Iterator[list[str]]:
-    """The paths any code of this process opens inside the block."""
-    global _OPENED
-    _OPENED = []
-    try:
-        yield _OPENED
-    finally:
-        _OPENED = None
 
 
 @pytest.fixture()

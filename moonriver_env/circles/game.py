@@ -23,6 +23,7 @@ import numpy as np
 
 # One exception class for both games: code that catches Moon River's catches this one too.
 from moonriver_env.common.errors import IllegalActionError
+from moonriver_env.common.validate import game_seed
 
 from .actions import Action, CirclesActions, actions_for
 from .config import (
@@ -105,11 +106,7 @@ class CirclesGame:
         self.config = config if config is not None else CirclesConfig()
         if not isinstance(self.config, CirclesConfig):
             raise TypeError(f"config must be a CirclesConfig, got {self.config!r}")
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = game_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self.codec: CirclesActions = actions_for(self.config.ring_size, self.config.money_cap)
         self.spaces = self.config.spaces

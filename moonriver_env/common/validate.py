@@ -40,6 +40,16 @@ def action_id(action: Any, num_actions: int) -> int:
                              "(int or numpy integer; not bool, float or str)")
 
 
+def game_seed(seed: Any) -> int:
+    """A game's seed: a non-negative integer (numpy integers too, never bool), or fresh entropy
+    (63 bits) for None."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return int(seed)
+
+
 def check_seed(seed: Any) -> int | None:
     """A reset seed: None or a non-negative integer (numpy integers too, never bool)."""
     if seed is None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from moonriver_env.common.validate import game_seed
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.actions import Action, ActionCodec
 from moonriver_env.engine.config import GameConfig
@@ -131,11 +132,7 @@ class Game:
     def __init__(self, config: GameConfig | None = None, seed: int | None = None,
                  first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
         self.config = config if config is not None else GameConfig()
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = game_seed(seed)
         self.data = self.config.data
         self._n = self.config.num_players
         draws = _setup_draws(self.config, self.data, self.seed, first_draws)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from moonriver_env.common.errors import IllegalActionError  # re-exported: its old home
+from moonriver_env.common.validate import game_seed
 
 from . import actions as A
 from .actions import Action, ActionCodec
@@ -116,11 +117,7 @@ class Game:
     def __init__(self, config: GameConfig | None = None, seed: int | None = None,
                  first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
         self.config = config if config is not None else GameConfig()
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = game_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self.data = self.config.data
         self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
