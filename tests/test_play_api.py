@@ -303,3 +303,28 @@ def test_a_game_saved_by_moonriver_eval_opens_as_a_replay(client: TestClient, tm
     end = client.get(f"/api/replays/{rid}?step={steps}").json()
     assert end["over"] and end["scores"] == record["scores"]
     assert end["winners"] == record["winners"]
+
+
+def test_games_and_replays_are_the_same_on_both_backends() -> None:
+    from moonriver_env.backend import game_class
+
+    states = {}
+    for backend in ("core", "python"):
+        app = create_app(GameOptions(players=2, humans=(), opponents=("greedy",),
+                                     backend=backend))
+        local = TestClient(app)
+        gid = new_game(local, humans=[], opponents=["greedy"], seed=11)
+        seen = [local.get(f"/api/games/{gid}").json()]
+        while not seen[-1]["over"]:
+            seen.append(advance(local, gid, seen[-1]).json())
+        assert type(app.state.store.games[gid].game) is game_class(backend)
+        record = record_of(local, gid)
+        r = local.post("/api/replays", json=record)
+        assert r.status_code == 201, r.text
+        rid = r.json()["id"]
+        replay = app.state.store.replays[rid]
+        assert replay.backend == backend and type(replay._game) is game_class(backend)
+        seen += [local.get(f"/api/replays/{rid}?step={k}").json() for k in (12, 3)]
+        states[backend] = [{k: v for k, v in s.items() if k not in ("id", "decision_id")}
+                           for s in seen]
+    assert states["core"] == states["python"]

@@ -23,6 +23,7 @@ from moonriver_env.play.terminal import ask_move, play_terminal
     (["--mode", "base", "--scenario", "2"], "scenario applies only to mode='legends'"),
     (["--seed", "-1"], "--seed must be a non-negative integer"),
     (["--port", "70000"], "--port must be between 0 and 65535"),
+    (["--backend", "cpp"], "invalid choice: 'cpp'"),
 ])
 def test_bad_options_exit_2_with_one_line(argv, words, capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -214,3 +215,29 @@ def test_ask_move_refuses_non_ascii_digits() -> None:
     said: list[str] = []
     assert ask_move(["pass", "x", "y"], lambda _: next(answers), said.append) == 0
     assert len(said) == 2
+
+
+@pytest.mark.parametrize("backend", ["core", "python"])
+def test_backend_flag_picks_the_implementation_of_games_and_replays(monkeypatch, capsys,
+                                                                    backend) -> None:
+    from moonriver_env.backend import game_class
+
+    app, _, _ = _run_main(monkeypatch, ["--backend", backend, "--seed", "2"], capsys)
+    (first,) = app.state.store.games.values()
+    assert type(first.game) is game_class(backend)
+    client = _test_client(app, "http://127.0.0.1:8765")
+    r = client.post("/api/games", json={"seed": 3})
+    assert r.status_code == 201, r.text
+    assert type(app.state.store.games[r.json()["id"]].game) is game_class(backend)
+    record = Game(seed=4)
+    while not record.is_over:
+        record.apply(int(record.legal_action_ids()[0]))
+    r = client.post("/api/replays", json=record.to_record())
+    assert r.status_code == 201, r.text
+    assert app.state.store.replays[r.json()["id"]].backend == backend
+
+
+def test_backend_flag_is_described_in_the_help(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--backend {core,python}" in capsys.readouterr().out

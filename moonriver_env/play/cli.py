@@ -12,6 +12,7 @@ import threading
 import webbrowser
 
 from moonriver_env.agents.registry import SPECS
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
 from moonriver_env.training.cli_errors import ArgumentParser
 
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="do not open the page")
     p.add_argument("--terminal", action="store_true",
                    help="play in this terminal instead of the browser")
+    p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                   help="implementation that plays the games and replays: core (compiled, "
+                        "fast) or python (the reference engine); both play the same games "
+                        "(default: %(default)s, or $MOONRIVER_BACKEND)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isfile(path):
             parser.error(f"--data-file {path}: no such file")
     options = GameOptions(args.players, args.mode, args.scenario, tuple(args.human),
-                          tuple(args.opponents), args.seed)
+                          tuple(args.opponents), args.seed, args.backend)
     try:
         first = PlaySession(options)
     except PlayError as exc:

@@ -391,7 +391,8 @@ def create_app(defaults: GameOptions | None = None,
         if isinstance(record, dict):
             names, humans = store.players.get(await run_in_threadpool(record_key, record),
                                               (None, None))
-        replay = await run_in_threadpool(ReplaySession, record, allowed_data, names, humans)
+        replay = await run_in_threadpool(ReplaySession, record, allowed_data, names, humans,
+                                         defaults.backend)
         store.add(replay)
         return JSONResponse({"id": replay.id, "steps": replay.steps}, status_code=201)
 

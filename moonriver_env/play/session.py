@@ -11,6 +11,7 @@ from typing import Any
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
+from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.record import replay_decisions
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
@@ -33,7 +34,11 @@ class PlayError(ValueError):
 
 @dataclass(frozen=True)
 class GameOptions:
-    """What game to start: variant, human seats and the agent specs of the other seats."""
+    """What game to start: variant, human seats and the agent specs of the other seats.
+
+    ``backend`` names the implementation that plays it ("core" or "python"): a server
+    setting that requests do not change.
+    """
 
     players: int = 2
     mode: str = "base"
@@ -41,6 +46,7 @@ class GameOptions:
     humans: tuple[int, ...] = (0,)
     opponents: tuple[str, ...] = ("greedy",)
     seed: int | None = None
+    backend: str = DEFAULT_BACKEND
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for the page's new-game form)."""
@@ -90,7 +96,7 @@ def options_from_json(body: Any, defaults: GameOptions,
         if out[key] is not None and type(out[key]) is not int:
             raise PlayError(f"{key} must be a whole number, got {_short(out[key])}")
     return GameOptions(out["players"], out["mode"], out["scenario"], tuple(humans),
-                       tuple(opponents), seed)
+                       tuple(opponents), seed, defaults.backend)
 
 
 def _short(value: Any) -> str:
@@ -147,10 +153,14 @@ class PlaySession:
                                 scenario=options.scenario)
         except (TypeError, ValueError) as exc:
             raise PlayError(str(exc)) from None
+        try:
+            check_backend(options.backend)
+        except ValueError as exc:
+            raise PlayError(str(exc)) from None
         self.seats = make_seats(options, seed)
         self.options = options
         self.id = secrets.token_hex(8)
-        self._game = Game(config, seed=seed)
+        self._game = make_game(config, seed, backend=options.backend)
         for p, agent in enumerate(self.seats):
             if agent is not None:
                 agent.reset(seed + 1 + p)
@@ -236,10 +246,11 @@ class PlaySession:
                 if agent is None:
                     raise PlayError(f"player {game.current_player} is human: waiting for a "
                                     "click", 409)
-                from moonriver_env.observation import LazyObservation, ObservationEncoder
+                from moonriver_env.backend import Encoder
+                from moonriver_env.observation import LazyObservation
 
                 if self._encoder is None:
-                    self._encoder = ObservationEncoder()
+                    self._encoder = Encoder()
                 view, at = game.clone(), self.decision
             # The agent thinks on its own copy with the lock released: readers are not held up.
             try:
@@ -339,14 +350,17 @@ class ReplaySession:
     """A recorded game opened for stepping forward and back through its decisions.
 
     ``names`` and ``humans`` label the players when the server knows who played (a record
-    it wrote); otherwise players are P0, P1, ...
+    it wrote); otherwise players are P0, P1, ... ``backend`` names the implementation that
+    replays it (records of either replay on both).
     """
 
     def __init__(self, record: Any, data_files: frozenset[str] = frozenset(),
-                 names: list[str | None] | None = None, humans: list[int] | None = None) -> None:
+                 names: list[str | None] | None = None, humans: list[int] | None = None,
+                 backend: str = DEFAULT_BACKEND) -> None:
         check_record_data(record, data_files)
+        self.backend = check_backend(backend)
         try:
-            final = Game.from_record(record)
+            final = game_class(self.backend).from_record(record)
         except REPLAY_ERRORS as exc:
             message = str(exc) if len(str(exc)) <= 300 else str(exc)[:297] + "..."
             raise PlayError(f"not a valid game record: {message}") from None
@@ -359,7 +373,7 @@ class ReplaySession:
         self.names: list[str | None] = list(names) if names and len(names) == n else [None] * n
         self.humans = list(humans or [])
         self.lock = threading.Lock()
-        self._game = Game(self.config, seed=self.seed)
+        self._game = make_game(self.config, self.seed, backend=self.backend)
         self._step = 0
         self._last: dict[str, Any] | None = None
 
@@ -374,7 +388,8 @@ class ReplaySession:
             raise PlayError(f"step must be between 0 and {self.steps}, got {step}")
         with self.lock:
             if step < self._step:
-                self._game, self._step, self._last = Game(self.config, seed=self.seed), 0, None
+                self._game, self._step, self._last = (
+                    make_game(self.config, self.seed, backend=self.backend), 0, None)
             if self._step < step:  # the record was checked on opening: these replay
                 replay_decisions(self._game, self.decisions[self._step:step - 1], ("decision",))
                 last = apply_move(self._game, self.decisions[step - 1]["action"])
