@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from moonriver_env.engine import ActionCodec, Game
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, game_class, make_game
+from moonriver_env.engine import ActionCodec
 from moonriver_env.engine.text import cell_key
 from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main
 
@@ -24,8 +25,9 @@ def load_record(path: str) -> dict:
     return record
 
 
-def replay(path: str, step: bool, delay: float) -> int:
-    """Step through a recorded game in the terminal (Enter for the next decision).
+def replay(path: str, step: bool, delay: float, backend: str = DEFAULT_BACKEND) -> int:
+    """Step through a recorded game in the terminal (Enter for the next decision), played by
+    the ``backend`` implementation (records of either replay on both).
 
     A record saved before the end (records can be written at any time) replays up to its
     last decision and ends with the running scores and a note that the game is unfinished.
@@ -34,10 +36,10 @@ def replay(path: str, step: bool, delay: float) -> int:
 
     record = load_record(path)
     try:
-        final = Game.from_record(record)  # checks the record replays
+        final = game_class(backend).from_record(record)  # checks the record replays
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-    game = Game(final.config, seed=record["seed"])
+    game = make_game(final.config, record["seed"], backend=backend)
     decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
     print(cell_key() + "\n")
     print(game.table_text())
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                                  "--save-records)")
     rp.add_argument("--no-step", action="store_true", help="print every step without pausing")
     rp.add_argument("--delay", type=float, default=0.0, help="seconds between steps (--no-step)")
+    rp.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                    help="implementation that replays the game: core (compiled) or python (the "
+                         "reference engine) (default: %(default)s, or $MOONRIVER_BACKEND)")
     add_debug_flag(rp)
     add_debug_flag(sub.add_parser("actions-doc", help="print docs/actions.md"))
     add_debug_flag(sub.add_parser("observation-doc", help="print docs/observation.md"))
@@ -80,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         if not 0 <= args.delay < float("inf"):
             parser.error(f"argument --delay: expected seconds >= 0, got {args.delay}")
-        return replay(args.file, step=not args.no_step and sys.stdin.isatty(), delay=args.delay)
+        return replay(args.file, step=not args.no_step and sys.stdin.isatty(), delay=args.delay,
+                      backend=args.backend)
     if args.command == "actions-doc":
         from moonriver_env.actions import actions_markdown
 

@@ -600,3 +600,30 @@ def test_eval_refuses_an_unknown_backend(capsys) -> None:
 def test_eval_help_describes_the_backend_flag(capsys) -> None:
     assert exit_status(evaluate.main, ["--help"]) == 0
     assert "--backend {core,python}" in capsys.readouterr().out
+
+
+def test_replay_prints_the_same_on_both_backends(capsys, tmp_path) -> None:
+    from moonriver_env.__main__ import main as cli
+
+    path = tmp_path / "unfinished.json"
+    path.write_text(json.dumps(_unfinished_record(25)))
+    outs = {}
+    for backend in ("core", "python"):
+        assert cli(["replay", str(path), "--no-step", "--backend", backend]) == 0
+        outs[backend] = capsys.readouterr().out
+    assert "=== decision 25/25" in outs["core"]
+    assert outs["core"] == outs["python"]
+
+
+@pytest.mark.parametrize("backend", ["core", "python"])
+def test_replay_of_a_tampered_record_is_one_line_on_either_backend(capsys, tmp_path,
+                                                                  backend) -> None:
+    from moonriver_env.__main__ import main as cli
+
+    record = _unfinished_record(12)
+    decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
+    decisions[3]["action"] = 99_999
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(record))
+    assert cli(["replay", str(path), "--no-step", "--backend", backend]) == 2
+    assert "does not replay" in one_error_line(capsys, "python -m moonriver_env")
