@@ -35,6 +35,7 @@ from moonriver_env.training.fast_ppo import (  # noqa: E402
 from moonriver_env.training.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net  # noqa: E402
 
+from moonriver_env.backend import Encoder  # noqa: E402
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
 from moonriver_env.engine.actions import ACTIONS, Build, Thief  # noqa: E402
 from moonriver_env.observation import ObservationEncoder  # noqa: E402
@@ -106,7 +107,7 @@ def test_play_records_only_learner_seats_with_legal_actions() -> None:
     games = rollout.new_games(3, 3, "base", rng)
     roles = [["learner", "greedy", "greedy"], ["greedy", "learner", "learner"],
              ["greedy", "greedy", "learner"]]
-    batch = rollout.play(games, roles, {"learner": net}, rng, ObservationEncoder(),
+    batch = rollout.play(games, roles, {"learner": net}, rng, Encoder(),
                          margin_coef=0.5)
     assert all(g.is_over for g in games)
     assert {roles[i][s] for i, s in batch.keys} == {"learner"}
@@ -123,7 +124,7 @@ def test_play_records_only_learner_seats_with_legal_actions() -> None:
 def test_greedy_labels_are_tied_best_sets_containing_the_move() -> None:
     rng = np.random.default_rng(2)
     games = rollout.new_games(2, 2, "base", rng)
-    batch = rollout.play(games, [["greedy", "greedy"]] * 2, {}, rng, ObservationEncoder(),
+    batch = rollout.play(games, [["greedy", "greedy"]] * 2, {}, rng, Encoder(),
                          record=None, label_greedy=True)
     assert len(batch) > 50
     for mask, ties in zip(batch.masks, batch.actions, strict=True):
@@ -135,7 +136,7 @@ def test_imitation_lowers_the_loss_on_a_batch() -> None:
     rng = np.random.default_rng(4)
     net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=32))
     batch = rollout.play(rollout.new_games(2, 2, "base", rng), [["greedy", "greedy"]] * 2, {},
-                         rng, ObservationEncoder(), record=None, label_greedy=True)
+                         rng, Encoder(), record=None, label_greedy=True)
     opt = torch.optim.Adam(net.parameters(), lr=3e-3)
     first = imitation_step(net, opt, batch, 1, 4096, rng)
     for _ in range(15):
@@ -244,7 +245,8 @@ def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order() -> None:
     assert {roles[i][s] for i, s in first.keys} == {"learner"}
     assert {i for i, _ in first.keys} == set(range(5))  # both shares' games, offset
     # The merge is share 0 then share 1 (games 3 and 4), each played as rollout.play plays it
-    # with the sampling seed the pool drew for it.
+    # with the sampling seed the pool drew for it (here on the Python engine: the pool's
+    # games, of the default backend, give the same batch).
     sample = [int(x) for x in np.random.default_rng(5).integers(2**63, size=2)]
     parts = []
     for share, sample_seed in zip(shares(5, 2), sample, strict=True):
@@ -274,7 +276,7 @@ def test_one_worker_plays_exactly_as_a_single_process(tmp_path) -> None:
     batch = runner._play(roles, {}, record=None, label_greedy=True)
     rng = np.random.default_rng(3)
     direct = rollout.play(rollout.new_games(2, 2, "base", rng), roles, {}, rng,
-                          ObservationEncoder(), record=None, label_greedy=True,
+                          Encoder(), record=None, label_greedy=True,
                           margin_coef=cfg.margin_coef)
     assert batch.keys == direct.keys and batch.returns == direct.returns
     assert all(np.array_equal(a, b) for a, b in zip(batch.actions, direct.actions, strict=True))
@@ -312,7 +314,8 @@ SHIPPED = ROOT / "training" / "configs" / "fast_4p_base.toml"
 
 def test_the_defaults_are_the_shipped_recipe() -> None:
     shipped = tomllib.loads(SHIPPED.read_text())
-    assert set(shipped) == {f.name for f in fields(FastConfig)}  # the file names every setting
+    # the file names every setting but the backend, left to $MOONRIVER_BACKEND (else core)
+    assert set(shipped) | {"backend"} == {f.name for f in fields(FastConfig)}
     assert asdict(FastConfig.load(str(SHIPPED), {})) == asdict(FastConfig())
     two = tomllib.loads((SHIPPED.parent / "fast_2p_base.toml").read_text())
     assert set(two) == set(shipped)
@@ -543,3 +546,23 @@ def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:
     out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ACTIVE"
+
+
+def test_backend_setting_defaults_to_the_default_backend_and_is_checked(tmp_path) -> None:
+    from moonriver_env.backend import DEFAULT_BACKEND
+
+    assert FastConfig().backend == DEFAULT_BACKEND
+    assert FastConfig.load(None, {"backend": "python"}).backend == "python"
+    with pytest.raises(ValueError, match=r"backend must be one of \('core', 'python'\)"):
+        FastConfig.load(None, {"backend": "cpp"})
+
+
+def test_the_recipe_plays_the_same_batches_on_both_backends(tmp_path) -> None:
+    batches = {}
+    for backend in ("core", "python"):
+        cfg = FastConfig(num_players=2, out=str(tmp_path / backend), seed=3, channels=8,
+                         opponent_channels=4, hidden=16, workers=1, backend=backend)
+        with Runner(cfg) as runner:
+            batches[backend] = runner._play([["learner", "greedy"], ["greedy", "learner"]],
+                                            {"learner": _tiny_net()}, record="learner")
+    _same(batches["core"], batches["python"])

@@ -73,6 +73,7 @@ from moonriver_env.training.rollout import (
     play,
 )
 
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
 from moonriver_env.engine import GameConfig
 
 PROG = "moonriver-train-fast"
@@ -126,6 +127,7 @@ class FastConfig:
     torch_threads: int = 1
     update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
     workers: int = 2  # processes that play the games (1: all in the main process)
+    backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
 
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any],
@@ -156,6 +158,7 @@ class FastConfig:
     def validate(self) -> None:
         """Refuse settings that cannot run; the message says what is allowed."""
         GameConfig(num_players=self.num_players, mode=self.mode)  # its own clear errors
+        check_backend(self.backend)
         check_workers(self.workers)
         if isinstance(self.update_threads, bool) or not isinstance(self.update_threads, int) \
                 or self.update_threads < 0:
@@ -236,6 +239,9 @@ SETTINGS: dict[str, str] = {
     "torch_threads": "torch threads of each play process",
     "update_threads": "torch threads of the updates (0: one per play process)",
     "workers": "processes that play each batch's games (1: all in the main process)",
+    "backend": "implementation that plays the games: core (compiled, fast) or python (the "
+               "reference engine); both play the same games, so a run is the same on either "
+               "(default from $MOONRIVER_BACKEND when set)",
 }
 
 
@@ -456,14 +462,12 @@ class Runner:
     def __init__(self, cfg: FastConfig, state: dict[str, Any] | None = None, *,
                  progress: Progress | None = None,
                  on_iteration: Callable[[Runner], None] | None = None) -> None:
-        from moonriver_env.observation import ObservationEncoder
-
         check_workers(cfg.workers)
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.cfg, self.progress, self.on_iteration = cfg, progress, on_iteration
         self.rng = np.random.default_rng(cfg.seed)
-        self.encoder = ObservationEncoder()
+        self.encoder = Encoder()
         self.snapshots: list[RanchNet] = []
         self.steps = 0
         self.iteration = 0
@@ -494,8 +498,8 @@ class Runner:
         self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written
         self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
         self.write_resume()
-        self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode) if cfg.workers > 1
-                     else None)
+        self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode, cfg.backend)
+                     if cfg.workers > 1 else None)
 
     def _restore(self, state: dict[str, Any]) -> RanchNet:
         """Take over a saved run's state; drop what its directory got after that state."""
@@ -629,7 +633,8 @@ class Runner:
         processes when there is one."""
         cfg = self.cfg
         if self.pool is None:
-            games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng)
+            games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng,
+                              backend=cfg.backend)
             return play(games, roles, nets, self.rng, self.encoder, record=record,
                         label_greedy=label_greedy, margin_coef=cfg.margin_coef)
         return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
@@ -700,7 +705,8 @@ class Runner:
     def evaluate(self, iteration: int) -> float:
         """Win share against Greedy over ``eval_games`` fixed games (seeds from 1e9)."""
         self.net.eval()
-        rate = evaluate(self.net, self.cfg.num_players, self.cfg.mode, self.cfg.eval_games)
+        rate = evaluate(self.net, self.cfg.num_players, self.cfg.mode, self.cfg.eval_games,
+                        backend=self.cfg.backend)
         self.net.train()
         self.last_eval = {"eval_vs_greedy": rate, "games": self.cfg.eval_games,
                           "iteration": iteration}

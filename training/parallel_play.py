@@ -31,7 +31,8 @@ import torch
 from moonriver_env.training.policy_net import NetConfig, RanchNet
 from moonriver_env.training.rollout import LEARNER, Batch, play
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.engine import GameConfig
 
 _LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
 _JOIN_SECONDS = 5.0
@@ -112,9 +113,7 @@ def _serve(conn: Connection) -> None:
     if hasattr(signal, "pthread_sigmask"):  # blocked since the start (sigint_deferred)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     torch.set_num_threads(1)
-    from moonriver_env.observation import ObservationEncoder
-
-    encoder = ObservationEncoder()
+    encoder = Encoder()
     nets: dict[str, RanchNet] = {}
     while True:
         try:
@@ -132,7 +131,7 @@ def _serve(conn: Connection) -> None:
                 net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
                 nets[name] = net.eval()
             config = GameConfig(num_players=job["num_players"], mode=job["mode"])
-            games = [Game(config, seed=s) for s in job["seeds"]]
+            games = [make_game(config, s, backend=job["backend"]) for s in job["seeds"]]
             batch = play(games, job["roles"], nets, np.random.default_rng(job["sample_seed"]),
                          encoder, record=job["record"], label_greedy=job["label_greedy"],
                          margin_coef=job["margin_coef"])
@@ -142,15 +141,16 @@ def _serve(conn: Connection) -> None:
 
 
 class PlayPool:
-    """``workers`` processes (this one included) that play shares of a list of games."""
+    """``workers`` processes (this one included) that play shares of a list of games, games
+    of the ``backend`` implementation."""
 
-    def __init__(self, workers: int, num_players: int, mode: str) -> None:
+    def __init__(self, workers: int, num_players: int, mode: str,
+                 backend: str = DEFAULT_BACKEND) -> None:
         check_workers(workers)
-        from moonriver_env.observation import ObservationEncoder
-
         self.workers = workers
+        self.backend = check_backend(backend)
         self.config = GameConfig(num_players=num_players, mode=mode)
-        self.encoder = ObservationEncoder()
+        self.encoder = Encoder()
         self.worker_cpu_s = 0.0  # CPU seconds the children spent playing
         self._sent: dict[str, torch.nn.Module] = {}  # frozen networks the children hold
         self._conns: list[Connection] = []
@@ -198,9 +198,9 @@ class PlayPool:
                        "weights": weights, "drop": drop, "sample_seed": sample_seed,
                        "record": record, "label_greedy": label_greedy,
                        "margin_coef": margin_coef, "num_players": self.config.num_players,
-                       "mode": self.config.mode})
+                       "mode": self.config.mode, "backend": self.backend})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
-        games = [Game(self.config, seed=seeds[i]) for i in ranges[0]]
+        games = [make_game(self.config, seeds[i], backend=self.backend) for i in ranges[0]]
         mine = play(games, [roles[i] for i in ranges[0]], nets,
                     np.random.default_rng(sample_seeds[0]), self.encoder, record=record,
                     label_greedy=label_greedy, margin_coef=margin_coef)

@@ -17,6 +17,7 @@ import torch
 from moonriver_env.agents.greedy import GreedyAgent
 from moonriver_env.agents.pretrained import greedy_prior
 
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, make_game
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver_v0 import final_rewards
 from moonriver_env.observation import SCORE_SCALE, ObservationEncoder
@@ -67,12 +68,13 @@ def game_seeds(count: int, rng: np.random.Generator) -> list[int]:
 
 
 def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
-              seeds: list[int] | None = None) -> list[Game]:
-    """Fresh games (seeds from ``game_seeds`` unless given)."""
+              seeds: list[int] | None = None, backend: str = DEFAULT_BACKEND) -> list[Game]:
+    """Fresh games (seeds from ``game_seeds`` unless given) of the ``backend``
+    implementation (both play the same games)."""
     config = GameConfig(num_players=num_players, mode=mode)
     if seeds is None:
         seeds = game_seeds(count, rng)
-    return [Game(config, seed=s) for s in seeds]
+    return [make_game(config, s, backend=backend) for s in seeds]
 
 
 def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Module],
@@ -156,16 +158,19 @@ def win_shares(games: list[Game], seats: list[int]) -> np.ndarray:
 
 
 def evaluate(net: torch.nn.Module, num_players: int, mode: str, games: int,
-             opponent: str = GREEDY, seed: int = TRAINING_SEEDS, batch: int = 50) -> float:
+             opponent: str = GREEDY, seed: int = TRAINING_SEEDS, batch: int = 50,
+             backend: str = DEFAULT_BACKEND) -> float:
     """Win share of the network (most likely action) against ``opponent`` in every other seat,
-    seats rotated (game k: seat k mod players), game seeds ``seed + k``."""
-    encoder = ObservationEncoder()
+    seats rotated (game k: seat k mod players), game seeds ``seed + k``, games of the
+    ``backend`` implementation."""
+    encoder = Encoder()
     rng = np.random.default_rng(seed)
     shares = []
     for start in range(0, games, batch):
         count = min(batch, games - start)
         table = new_games(count, num_players, mode, rng,
-                          seeds=list(range(seed + start, seed + start + count)))
+                          seeds=list(range(seed + start, seed + start + count)),
+                          backend=backend)
         seats = [(start + k) % num_players for k in range(count)]
         roles = [[LEARNER if p == s else opponent for p in range(num_players)] for s in seats]
         nets = {LEARNER: net}
