@@ -94,13 +94,13 @@ class PolicyEvaluator:
     """
 
     def __init__(self, policy: PolicyValueFn) -> None:
-        from moonriver_env.observation import ObservationEncoder
+        from moonriver_env.backend import Encoder  # games of either implementation
 
         if not callable(policy):
             raise TypeError(f"policy must be callable (game, observation) -> (logits, value), "
                             f"got {policy!r}")
         self.policy = policy
-        self.encoder = ObservationEncoder()
+        self.encoder = Encoder()
 
     def __call__(self, game: Game, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:

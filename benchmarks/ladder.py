@@ -19,6 +19,9 @@ counts half), which for two players is the row's win rate. Tables are spread ove
 ``--workers`` processes, the slowest first; each finished table is saved under
 ``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. It
 reports wall seconds per game and how long ``--games 1000`` would take at this run's pace.
+``--backend`` names the implementation that plays the games (core by default, or as
+``MOONRIVER_BACKEND`` says); both play the same games, so only the times differ, and
+``--resume`` reuses tables saved by either.
 
 ``--write`` replaces the generated text between the ladder markers of ``docs/results.md``
 and of ``README.md`` (the markers must exist). Full results go to ``--out`` as JSON. Last
@@ -51,6 +54,7 @@ from moonriver_env.training.evaluate import (
 )
 
 import moonriver_env.engine as engine_package
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 
 VARIANTS = {"4p-base": 4, "2p-base": 2}
 PRETRAINED = {"4p-base": "pretrained", "2p-base": "pretrained:2p-base"}
@@ -119,6 +123,7 @@ class Task(NamedTuple):
     seed: int
     tables_dir: str
     fingerprint: str
+    backend: str = DEFAULT_BACKEND
 
 
 def play_table(task: Task) -> dict[str, Any]:
@@ -126,12 +131,12 @@ def play_table(task: Task) -> dict[str, Any]:
     and wall seconds."""
     start = time.perf_counter()
     result = run_tournament(list(task.specs), VARIANTS[task.variant], "base", task.games, task.seed,
-                            1, progress=False)
+                            1, progress=False, backend=task.backend)
     seconds = time.perf_counter() - start
     print(f"{task.variant} table {task.index}: {' '.join(task.specs)}: {task.games} games in "
           f"{seconds:.0f} s", file=sys.stderr, flush=True)
     table = {"agents": list(task.specs), "games": task.games, "seed": task.seed,
-             "fingerprint": task.fingerprint, "seconds": seconds,
+             "fingerprint": task.fingerprint, "backend": task.backend, "seconds": seconds,
              "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
     path = table_path(task.tables_dir, task.variant, task.index)
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
@@ -155,9 +160,11 @@ def saved_table(task: Task) -> dict[str, Any] | None:
 
 
 def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers: int,
-               tables_dir: str, resume: bool = False) -> list[dict[str, Any]]:
+               tables_dir: str, resume: bool = False,
+               backend: str = DEFAULT_BACKEND) -> list[dict[str, Any]]:
     """Play every table of every variant (tables spread over ``workers`` processes, the
-    slowest first); with ``resume``, tables already saved in ``tables_dir`` are reused."""
+    slowest first) on the ``backend`` implementation; with ``resume``, tables already saved
+    in ``tables_dir`` are reused."""
     tasks, fingerprint = [], code_fingerprint()
     os.makedirs(tables_dir, exist_ok=True)
     for v, (variant, pool) in enumerate(pools.items()):
@@ -165,7 +172,7 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
         for t, specs in enumerate(itertools.combinations(pool, VARIANTS[variant])):
             tasks.append(Task(variant, t, specs, games,
                               seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir,
-                              fingerprint))
+                              fingerprint, backend))
     saved = {task: table for task in tasks
              if resume and (table := saved_table(task)) is not None}
     todo = sorted((task for task in tasks if task not in saved),
@@ -316,6 +323,8 @@ def command(args: argparse.Namespace) -> str:
              f"--workers {args.workers}"]
     if args.variants != list(VARIANTS):
         parts.append("--variants " + " ".join(args.variants))
+    if args.backend != "core":
+        parts.append(f"--backend {args.backend}")
     return " ".join(parts) + (" --write" if args.write else "")
 
 
@@ -340,6 +349,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="reuse the tables an interrupted run saved next to --out")
     parser.add_argument("--write", action="store_true",
                         help="update the ladder sections of docs/results.md and README.md")
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                        help="implementation that plays the games: core (compiled) or python "
+                             "(the reference engine); the same games, other times (default: "
+                             "%(default)s, or $MOONRIVER_BACKEND)")
     args = parser.parse_args(argv)
     try:
         make_agent(f"puct:{args.search}")
@@ -354,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
             notes.append(f"{variant}: {note}")
     start = time.perf_counter()
     tables_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "tables")
-    runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume)
+    runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume,
+                      args.backend)
     elapsed = time.perf_counter() - start
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump({"command": command(args), "elapsed_s": elapsed, "notes": notes,

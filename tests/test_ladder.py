@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import pathlib
@@ -131,3 +132,25 @@ def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> No
     assert set(result) == {"random", "greedy", "mcts:1", "mcts:2", "pretrained:2p-base",
                            "pretrained+puct:2p-base:2"}
     assert all(a["games"] == 5 for a in result.values())
+
+
+def test_a_table_plays_the_same_games_on_both_backends(ladder, tmp_path) -> None:
+    tables = {}
+    for backend in ("core", "python"):
+        d = tmp_path / backend
+        d.mkdir()
+        task = ladder.Task("2p-base", 0, ("greedy", "random"), 4, 4_000_000_000, str(d), "f1",
+                           backend)
+        tables[backend] = ladder.play_table(task)
+        assert tables[backend]["backend"] == backend
+    assert tables["core"]["outcomes"] == tables["python"]["outcomes"]
+    assert tables["core"]["summary"] == tables["python"]["summary"]
+
+
+def test_backend_flag_is_checked_and_named_in_the_command(ladder, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        ladder.main(["--backend", "cpp", "--games", "1"])
+    assert exc.value.code == 2 and "invalid choice: 'cpp'" in capsys.readouterr().err
+    args = argparse.Namespace(games=1, seed=0, mcts=[1, 2], search="2", workers=1,
+                              variants=list(ladder.VARIANTS), write=False, backend="python")
+    assert ladder.command(args).endswith("--workers 1 --backend python")
