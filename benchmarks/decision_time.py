@@ -8,8 +8,9 @@ GreedyAgents, so they look like the positions a ladder game reaches. After one u
 decision each, every spec decides every position ``--rounds`` times, the specs interleaved
 position by position (the first to move rotating) so that all of them see the same moments of
 a shared host. Reported per spec: mean wall seconds and CPU seconds
-per decision, and both as a ratio to the first spec (1.0 is equal time). Last line: one JSON
-object.
+per decision, and both as a ratio to the first spec (1.0 is equal time). ``--backend`` names
+the implementation of the games (core by default, or as ``MOONRIVER_BACKEND`` says). Last
+line: one JSON object.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
 from search_speed import positions
 
-from moonriver_env.observation import LazyObservation, ObservationEncoder
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, Encoder
+from moonriver_env.observation import LazyObservation
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                        help="implementation of the games: core (compiled) or python (the "
+                             "reference engine) (default: %(default)s, or $MOONRIVER_BACKEND)")
     args = parser.parse_args(argv)
     if args.positions < 1 or args.rounds < 1:
         parser.error("--positions and --rounds must be >= 1")
@@ -41,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         agents = [make_agent(spec) for spec in args.specs]
     except ValueError as exc:
         parser.error(f"--specs: {exc}")
-    encoder = ObservationEncoder()
+    encoder = Encoder()
     wall, cpu = [0.0] * len(agents), [0.0] * len(agents)
-    games = positions(args.players, args.positions, args.seed, make_agent("greedy"))
+    games = positions(args.players, args.positions, args.seed, make_agent("greedy"),
+                      args.backend)
     for agent in agents:  # one untimed decision each (imports, caches)
         agent.act(games[0], LazyObservation(encoder, games[0], games[0].current_player))
     for r in range(args.rounds):
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(x{report[spec]['wall_ratio']:.2f} wall, x{report[spec]['cpu_ratio']:.2f} CPU "
               f"of {args.specs[0]})")
     print(json.dumps({"players": args.players, "positions": args.positions,
-                      "rounds": args.rounds, "seed": args.seed,
+                      "rounds": args.rounds, "seed": args.seed, "backend": args.backend,
                       "specs": report, "machine": machine()}))
     return 0
 

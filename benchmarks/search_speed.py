@@ -24,16 +24,20 @@ from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
 
 from moonriver_env.engine import Game, GameConfig
-from moonriver_env.observation import LazyObservation, ObservationEncoder
+from moonriver_env.observation import LazyObservation
 
 
-def positions(players: int, count: int, seed: int, mover: Agent | None = None) -> list[Game]:
-    """``count`` positions with at least two legal actions, from seeded games whose moves are
-    uniformly random, or ``mover``'s for every seat."""
+def positions(players: int, count: int, seed: int, mover: Agent | None = None,
+              backend: str = "python") -> list[Game]:
+    """``count`` positions with at least two legal actions, from seeded games (of the
+    ``backend`` implementation) whose moves are uniformly random, or ``mover``'s for every
+    seat."""
+    from moonriver_env.backend import Encoder, make_game
+
     rng = np.random.default_rng(seed)
-    encoder, out = ObservationEncoder(), []
+    encoder, out = Encoder(), []
     while len(out) < count:
-        game = Game(GameConfig(num_players=players), seed=int(rng.integers(2**31)))
+        game = make_game(GameConfig(num_players=players), int(rng.integers(2**31)), backend)
         while not game.is_over and len(out) < count:
             legal = game.legal_action_ids()
             if legal.size > 1 and rng.random() < 0.1:
