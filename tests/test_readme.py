@@ -50,3 +50,11 @@ def test_readme_explains_the_text_boards_letters() -> None:
         assert f"{TERRAIN_LETTERS[terrain]} {terrain.name.lower()}" in README
     for kind in PartnerKind:
         assert f"{PARTNER_LETTERS[kind]} {kind.name.lower().replace('_', ' ')}" in README
+
+
+def test_engine_tour_uses_the_default_backend_and_names_the_reference_engine() -> None:
+    code = _snippet("**Play a random game through the engine.**")
+    assert "make_game(" in code and "Game(" not in code.replace("make_game(", "")
+    tour = README[README.index("**Play a random game through the engine.**"):
+                  README.index("**The PettingZoo environment.**")]
+    assert 'backend="python"' in tour and "(docs/core.md)" in tour
