@@ -24,27 +24,16 @@ using Mask = nb::ndarray<std::int8_t, nb::shape<NUM_ACTIONS>, nb::c_contig, nb::
 template <typename T>
 using Array1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-std::shared_ptr<const Tables> make_tables(Array1<std::int64_t> kinds_flat, int num_box_kinds,
-                                          Array1<std::int64_t> plot_kind,
-                                          Array1<std::int64_t> specialist) {
-  // kinds_flat: rows of (terrain, nugget, beaver, corn, cows, skull, circle, number).
-  if (kinds_flat.shape(0) % 8 != 0) throw nb::value_error("kinds table: 8 columns per kind");
-  auto t = std::make_shared<Tables>();
-  const std::int64_t* k = kinds_flat.data();
-  for (std::size_t i = 0; i < kinds_flat.shape(0); i += 8)
-    t->kinds.push_back(KindRow{int(k[i]), int(k[i + 1]), int(k[i + 2]), int(k[i + 3]),
-                               int(k[i + 4]), k[i + 5] != 0, k[i + 6] != 0, int(k[i + 7])});
-  t->num_box_kinds = num_box_kinds;
-  for (std::size_t i = 0; i < plot_kind.shape(0); ++i)
-    t->plot_kind.push_back(static_cast<std::int16_t>(plot_kind.data()[i]));
-  for (std::size_t i = 0; i < specialist.shape(0); ++i)
-    t->specialist.push_back(static_cast<std::int8_t>(specialist.data()[i]));
-  return t;
+std::shared_ptr<const Tables> tables_of(Array1<std::int64_t> kinds_flat, int num_box_kinds,
+                                        Array1<std::int64_t> plot_kind,
+                                        Array1<std::int64_t> specialist) {
+  return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
+                     plot_kind.shape(0), specialist.data(), specialist.shape(0));
 }
 
 nb::tuple score_tuple(const Score& s) {
-  return nb::make_tuple(s.territories, s.resources, s.partners, s.scenario,
-                        s.largest_territory, s.cows);
+  return nb::make_tuple(s.territories, s.resources, s.partners, s.scenario, s.largest_territory,
+                        s.cows);
 }
 
 template <std::size_t N, typename T>
@@ -135,8 +124,8 @@ NB_MODULE(_core, m) {
   nb::class_<Tables>(m, "Tables", "The data tables of one set of data files.")
       .def_prop_ro("num_plots", &Tables::num_plots)
       .def_prop_ro("num_partners", &Tables::num_partners);
-  m.def("make_tables", &make_tables, nb::arg("kinds"), nb::arg("num_box_kinds"),
-        nb::arg("plot_kind"), nb::arg("specialist"),
+  m.def("make_tables", &tables_of, nb::arg("kinds"), nb::arg("num_box_kinds"), nb::arg("plot_kind"),
+        nb::arg("specialist"),
         "Tables from the kind rows (terrain, nugget, beaver, corn, cows, skull, circle, "
         "number), plot kinds and partner specialists.");
 
@@ -162,7 +151,8 @@ NB_MODULE(_core, m) {
           nb::arg("tables"), nb::arg("num_players"), nb::arg("scenario"), nb::arg("auto_forced"),
           nb::arg("capacity"), nb::arg("bridges"), nb::arg("box"), nb::arg("pile"),
           nb::arg("setup_order"), nb::arg("board_ids"))
-      .def("copy", [](const Game& g) { return Game(g); }, "An independent copy.")
+      .def(
+          "copy", [](const Game& g) { return Game(g); }, "An independent copy.")
       .def_prop_ro("phase", &Game::phase)
       .def_prop_ro("current_player", &Game::current_player)
       .def_prop_ro("player", [](const Game& g) { return g.state().player; })
@@ -172,15 +162,15 @@ NB_MODULE(_core, m) {
       .def("is_legal", &Game::is_legal, nb::arg("action"))
       .def("num_legal", &Game::num_legal)
       .def(
-          "legal_mask",
-          [](const Game& g, Mask out) { g.legal_mask(out.data()); }, nb::arg("out").noconvert(),
-          "Write the int8 legal mask into ``out`` (2710 entries).")
+          "legal_mask", [](const Game& g, Mask out) { g.legal_mask(out.data()); },
+          nb::arg("out").noconvert(), "Write the int8 legal mask into ``out`` (2710 entries).")
       .def(
           "frozen_mask",
           [](const Game& g) {
             auto* data = new std::int8_t[NUM_ACTIONS];
             g.legal_mask(data);
-            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int8_t*>(p); });
+            nb::capsule owner(data,
+                              [](void* p) noexcept { delete[] static_cast<std::int8_t*>(p); });
             return nb::ndarray<nb::numpy, const std::int8_t, nb::shape<NUM_ACTIONS>>(
                 data, {std::size_t(NUM_ACTIONS)}, owner);
           },
@@ -192,7 +182,8 @@ NB_MODULE(_core, m) {
             const int m = g.legal_ids(buf);
             auto* data = new std::int64_t[m > 0 ? m : 1];
             std::memcpy(data, buf, sizeof(std::int64_t) * m);
-            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+            nb::capsule owner(data,
+                              [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
             return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
           },
           "Legal ids, ascending (a new int64 array).")
@@ -212,24 +203,23 @@ NB_MODULE(_core, m) {
               PyErr_Clear();
               throw nb::type_error("out must be a writable C-contiguous float32 array");
             }
-            const bool ok = view.ndim == 1 && view.itemsize == 4 && view.format != nullptr &&
-                            (std::strcmp(view.format, "f") == 0 ||
-                             std::strcmp(view.format, "<f") == 0 ||
-                             std::strcmp(view.format, "=f") == 0) &&
-                            view.len == static_cast<Py_ssize_t>(sizeof(float)) * OBSERVATION_SIZE;
+            const bool ok =
+                view.ndim == 1 && view.itemsize == 4 && view.format != nullptr &&
+                (std::strcmp(view.format, "f") == 0 || std::strcmp(view.format, "<f") == 0 ||
+                 std::strcmp(view.format, "=f") == 0) &&
+                view.len == static_cast<Py_ssize_t>(sizeof(float)) * OBSERVATION_SIZE;
             if (ok) observe(g, viewer, static_cast<float*>(view.buf));
             PyBuffer_Release(&view);
             if (!ok) throw nb::type_error("out must be a float32 array of 4934 entries");
           },
           nb::arg("viewer"), nb::arg("out"),
           "Write ``viewer``'s observation into ``out`` (float32, 4934 entries).")
-      .def(
-          "running_scores",
-          [](const Game& g) {
-            nb::list out;
-            for (int p = 0; p < g.num_players(); ++p) out.append(score_tuple(g.running_score(p)));
-            return out;
-          })
+      .def("running_scores",
+           [](const Game& g) {
+             nb::list out;
+             for (int p = 0; p < g.num_players(); ++p) out.append(score_tuple(g.running_score(p)));
+             return out;
+           })
       .def("winners", &Game::winners)
       .def("history", [](const Game& g) { return to_list(g.history()); })
       .def("snapshot", &snapshot)
@@ -244,8 +234,10 @@ NB_MODULE(_core, m) {
           },
           "(box, pile) as writable int16 views of the state, the next draw last: reorder them "
           "in place at once (they are valid until the next apply).")
-      .def("hidden", [](const Game& g) { return nb::make_tuple(to_list(g.box()), to_list(g.pile())); },
-           "(box, pile) as lists, the next draw last.")
+      .def(
+          "hidden",
+          [](const Game& g) { return nb::make_tuple(to_list(g.box()), to_list(g.pile())); },
+          "(box, pile) as lists, the next draw last.")
       .def(
           "set_hidden",
           [](Game& g, std::vector<int> box, std::vector<int> pile) {
@@ -255,10 +247,11 @@ NB_MODULE(_core, m) {
                          std::vector<std::int16_t>(pile.begin(), pile.end()));
           },
           nb::arg("box"), nb::arg("pile"))
-      .def("serialize", [](const Game& g) {
-        const std::string s = g.serialize();
-        return nb::bytes(s.data(), s.size());
-      })
+      .def("serialize",
+           [](const Game& g) {
+             const std::string s = g.serialize();
+             return nb::bytes(s.data(), s.size());
+           })
       .def_static(
           "deserialize",
           [](std::shared_ptr<const Tables> tables, nb::bytes b) {
@@ -302,7 +295,8 @@ NB_MODULE(_core, m) {
               nb::gil_scoped_release release;
               one_ply_margins(g, player, in, m, data);
             }
-            nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
+            nb::capsule owner(data,
+                              [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
             return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
           },
           nb::arg("player"), nb::arg("ids"),
@@ -372,8 +366,8 @@ NB_MODULE(_core, m) {
           nb::arg("ids"), "Greedy's (values, tie-breaks) of the legal ``ids``.")
       .def(
           "mcts_search",
-          [](const Game& g, int simulations, double seconds, int rollout_depth,
-             double exploration, double value_scale, std::uint64_t seed) {
+          [](const Game& g, int simulations, double seconds, int rollout_depth, double exploration,
+             double value_scale, std::uint64_t seed) {
             if (g.is_over()) throw nb::value_error("mcts_search: the game is over");
             MctsParams params;
             params.simulations = simulations;

@@ -1,18 +1,18 @@
 #include "game.h"
-#include "playout.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+
+#include "playout.h"
 
 namespace moonriver {
 
 Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::move(tables)) {
   const int n = s.num_players;
   if (n < 2 || n > MAX_PLAYERS || static_cast<int>(s.capacity.size()) != n ||
-      static_cast<int>(s.bridges.size()) != n ||
-      static_cast<int>(s.board_ids.size()) != n || s.setup_order.empty() ||
-      s.setup_order.size() > 4)
+      static_cast<int>(s.bridges.size()) != n || static_cast<int>(s.board_ids.size()) != n ||
+      s.setup_order.empty() || s.setup_order.size() > 4)
     throw std::invalid_argument("moonriver core: inconsistent setup");
   f_.n = n;
   f_.rows = n == 2 ? 10 : 5;
@@ -28,7 +28,8 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   f_.saloon.fill(-1);
   f_.bonus_tiles = {n == 2, n == 2};
   f_.setup_len = static_cast<int>(s.setup_order.size());
-  for (int i = 0; i < f_.setup_len; ++i) f_.setup_order[i] = static_cast<std::int8_t>(s.setup_order[i]);
+  for (int i = 0; i < f_.setup_len; ++i)
+    f_.setup_order[i] = static_cast<std::int8_t>(s.setup_order[i]);
   refill_saloon();
   f_.has_active = draw_column(f_.active);
   f_.active_owner.fill(-1);
@@ -74,7 +75,9 @@ bool Game::can_build() const {
   return (r.free & reach) != 0;
 }
 
-static bool can_pass_build(const Fixed& f) { return !f.emptying && !(f.forced && f.builds_done == 0); }
+static bool can_pass_build(const Fixed& f) {
+  return !f.emptying && !(f.forced && f.builds_done == 0);
+}
 
 bool Game::is_legal(int aid) const {
   if (aid < 0 || aid >= NUM_ACTIONS || is_over()) return false;
@@ -104,7 +107,8 @@ int Game::legal_ids(std::int64_t* out) const {
   int count;
   build_rows(rows, count);
   for (int q = 0; q < count; ++q)
-    for (Placements r = rows[q]; r; r &= r - 1) out[m++] = BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r);
+    for (Placements r = rows[q]; r; r &= r - 1)
+      out[m++] = BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r);
   if (can_pass_build(f_)) out[m++] = PASS_ID;
   return m;
 }
@@ -120,7 +124,8 @@ void Game::legal_mask(std::int8_t* out) const {
   int count;
   build_rows(rows, count);
   for (int q = 0; q < count; ++q)
-    for (Placements r = rows[q]; r; r &= r - 1) out[BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r)] = 1;
+    for (Placements r = rows[q]; r; r &= r - 1)
+      out[BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r)] = 1;
   if (can_pass_build(f_)) out[PASS_ID] = 1;
 }
 
@@ -454,9 +459,12 @@ void Game::recruit(int slot, int face, int circle) {
     const int phase = kind == COWBOY ? COWBOY_PHASE : kind == DESPERADO ? DESPERADO_PHASE : THIEF;
     const int saved_phase = f_.phase;
     enter(phase);
-    if (kind == COWBOY) cowboy_moves();
-    else if (kind == DESPERADO) desperado_swaps();
-    else thefts();
+    if (kind == COWBOY)
+      cowboy_moves();
+    else if (kind == DESPERADO)
+      desperado_swaps();
+    else
+      thefts();
     if (f_.choices_len) {  // every immediate effect may be declined
       choose(PASS_ID);
       return;

@@ -26,8 +26,17 @@ constexpr int BONUS_ROW = 9;  // 2 players: reaching the 10th row earns a bonus 
 constexpr int MAX_CHOICES = 256;
 
 enum Phase : int {
-  SETUP = 0, BUILD, DISCARD, DROUGHT, RECRUIT, COWBOY_PHASE, DESPERADO_PHASE, THIEF, BONUS,
-  SELECT, GAME_OVER
+  SETUP = 0,
+  BUILD,
+  DISCARD,
+  DROUGHT,
+  RECRUIT,
+  COWBOY_PHASE,
+  DESPERADO_PHASE,
+  THIEF,
+  BONUS,
+  SELECT,
+  GAME_OVER
 };
 
 // History entries (ints): a decision, or a chance event the Python side turns into the
@@ -38,11 +47,11 @@ struct Setup {
   int num_players = 4;
   int scenario = 0;  // 0: base game
   bool auto_forced = false;
-  std::vector<int> capacity;        // per player
-  std::vector<Cells> bridges;       // per player
-  std::vector<int> box, pile;       // as drawn (the last entry is drawn first)
+  std::vector<int> capacity;   // per player
+  std::vector<Cells> bridges;  // per player
+  std::vector<int> box, pile;  // as drawn (the last entry is drawn first)
   std::vector<int> setup_order;
-  std::vector<int> board_ids;       // per player: the observation's board one-hot index
+  std::vector<int> board_ids;  // per player: the observation's board one-hot index
 };
 
 // Everything of fixed size (trivially copyable: pickled as bytes).
@@ -110,7 +119,7 @@ class Game {
 
   // Legality.
   bool is_legal(int aid) const;
-  int legal_ids(std::int64_t* out) const;  // ascending; returns the count (<= NUM_ACTIONS)
+  int legal_ids(std::int64_t* out) const;   // ascending; returns the count (<= NUM_ACTIONS)
   void legal_mask(std::int8_t* out) const;  // NUM_ACTIONS entries
   int num_legal() const;
   int only_action() const;  // the single legal id, or -1

@@ -42,8 +42,8 @@ inline int lowest_bit(Placements x) {
 inline Placements bit(int k) { return Placements{1} << k; }
 
 struct Grid {
-  std::array<int, NUM_PLACEMENTS> second{};   // second cell of placement k (-1 off the grid)
-  std::array<Placements, NUM_CELLS> touch{};  // placements covering cell c
+  std::array<int, NUM_PLACEMENTS> second{};       // second cell of placement k (-1 off the grid)
+  std::array<Placements, NUM_CELLS> touch{};      // placements covering cell c
   std::array<Placements, NUM_CELLS> first_nb{};   // placements whose first plot is next to c
   std::array<Placements, NUM_CELLS> second_nb{};  // ... whose second plot is next to c
   std::array<Cells, NUM_CELLS> neighbours{};

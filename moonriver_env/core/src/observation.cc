@@ -83,8 +83,7 @@ void observe(const Game& game, int viewer, float* out) {
       plot_features(t, (*plots[c])[pos],
                     out + O_COLUMNS + (c * COLUMN_SIZE + pos) * NUM_PLOT_FEATURES);
       const int who = (*owners[c])[pos];
-      if (who >= 0)
-        out[O_COLUMN_OWNERS + (c * COLUMN_SIZE + pos) * MAX_PLAYERS + rel(who)] = 1.0f;
+      if (who >= 0) out[O_COLUMN_OWNERS + (c * COLUMN_SIZE + pos) * MAX_PLAYERS + rel(who)] = 1.0f;
     }
   }
   for (int i = 0; i < f.order_len; ++i) {
@@ -103,7 +102,8 @@ void observe(const Game& game, int viewer, float* out) {
   }
   int left[NUM_SPECIALISTS] = {};
   for (int s = 0; s < SALOON_SLOTS; ++s)
-    if (f.saloon[s] >= 0) out[O_SALOON + s * NUM_SPECIALISTS + t.specialist[f.saloon[s]] - 1] = 1.0f;
+    if (f.saloon[s] >= 0)
+      out[O_SALOON + s * NUM_SPECIALISTS + t.specialist[f.saloon[s]] - 1] = 1.0f;
   for (std::int16_t token : game.pile()) left[t.specialist[token] - 1] += 1;
   for (int k = 0; k < NUM_SPECIALISTS; ++k) out[O_PILE + k] = static_cast<float>(left[k] / 5.0);
   float* ctx = out + O_CONTEXT;

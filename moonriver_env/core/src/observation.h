@@ -12,14 +12,14 @@ constexpr int NUM_SPECIALISTS = 5;
 constexpr int NUM_PHASES = GAME_OVER + 1;
 constexpr int NUM_CONTEXT = 9;
 constexpr int NUM_GAME = 12;
-constexpr int NUM_ROUNDS = 24;          // observation scale of the round
+constexpr int NUM_ROUNDS = 24;  // observation scale of the round
 constexpr double SCORE_SCALE = 100.0;
 constexpr double NUMBER_SCALE = 25.0;
 
 // Ranch channels.
 constexpr int CH_TERRAIN = 0, CH_NUGGET = 6, CH_BEAVER = 7, CH_CORN = 8, CH_SKULL = 9,
-              CH_CIRCLE = 10, CH_COWS = 11, CH_PARTNER = 12, CH_BRIDGE = 18,
-              CH_HOMESTEAD = 19, CH_FREE = 20, CH_PENDING = 21;
+              CH_CIRCLE = 10, CH_COWS = 11, CH_PARTNER = 12, CH_BRIDGE = 18, CH_HOMESTEAD = 19,
+              CH_FREE = 20, CH_PENDING = 21;
 constexpr int RANCH_SIZE = NUM_RANCH_CHANNELS * NUM_CELLS;
 
 // View offsets, in order.

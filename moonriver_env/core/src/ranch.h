@@ -15,7 +15,7 @@ constexpr int MAX_HAND = 8;  // room beyond HAND_SLOTS; the rules never exceed i
 struct Ranch {
   int rows = 5;
   int capacity = 3;
-  std::array<std::int16_t, NUM_CELLS> kind;     // plot kind id, -1 empty
+  std::array<std::int16_t, NUM_CELLS> kind;  // plot kind id, -1 empty
   std::array<std::int16_t, NUM_CELLS> cows;
   std::array<std::int16_t, NUM_CELLS> partner;  // token id, -1 none
   std::array<std::int16_t, NUM_CELLS> face;     // Face, -1 none
@@ -25,18 +25,18 @@ struct Ranch {
   // plots of each territory by its name.
   std::array<std::int8_t, NUM_CELLS> label;
   std::array<std::int8_t, NUM_CELLS> size;
-  Cells empty_cells = 0;    // free cells a plot may go on
+  Cells empty_cells = 0;  // free cells a plot may go on
   Cells bridge_cells = 0;
-  Cells cow_cells = 0;      // cells holding at least one cow
+  Cells cow_cells = 0;  // cells holding at least one cow
   Cells partner_cells = 0;
-  Placements free = 0;      // placements on two free cells
-  Placements bridged = 0;   // placements covering a bridge
+  Placements free = 0;                                // placements on two free cells
+  Placements bridged = 0;                             // placements covering a bridge
   std::array<Placements, NUM_TERRAINS> first_adj{};   // first plot next to terrain t
   std::array<Placements, NUM_TERRAINS> second_adj{};  // second plot next to terrain t
   std::array<Cells, NUM_TERRAINS> adj_cells{};
   std::array<Cells, NUM_TERRAINS> terrain_cells{};
-  int nuggets = 0, beavers = 0, corn = 0;  // resource symbols on the ranch
-  int reach = -1;  // furthest row holding a plot
+  int nuggets = 0, beavers = 0, corn = 0;     // resource symbols on the ranch
+  int reach = -1;                             // furthest row holding a plot
   std::array<std::int16_t, MAX_HAND> hand{};  // reserve plots, then any plot in hand
   int hand_size = 0;
   bool bonus_taken = false;

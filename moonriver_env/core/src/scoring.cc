@@ -57,8 +57,8 @@ Score score_ranch(const Ranch& r, const Tables& tables, int scenario, bool cap_c
   for (Cells bits = r.partner_cells; bits; bits &= bits - 1) {
     const int cell = __builtin_ctzll(bits);
     if (r.face[cell] == SPECIALIST)
-      s.partners += partner_points(tables.specialist[r.partner[cell]], r.nuggets, r.beavers,
-                                   r.corn);
+      s.partners +=
+          partner_points(tables.specialist[r.partner[cell]], r.nuggets, r.beavers, r.corn);
   }
   if (scenario == 1 || scenario == 4) {
     // 1 Timber Rafting: forests touching the river; 4 Moon River City: farms.

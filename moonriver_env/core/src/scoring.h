@@ -12,8 +12,7 @@ constexpr int SCENARIO_PER_UNIT = 10;  // ... plus 10 per unit beyond the third
 constexpr int SCENARIO_MIN_UNITS = 3;
 
 struct Score {
-  int territories = 0, resources = 0, partners = 0, scenario = 0, largest_territory = 0,
-      cows = 0;
+  int territories = 0, resources = 0, partners = 0, scenario = 0, largest_territory = 0, cows = 0;
   int total() const { return territories + resources + partners + scenario; }
 };
 

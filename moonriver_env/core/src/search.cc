@@ -107,7 +107,8 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
       for (int p = 0; p < f.n; ++p) {
         const Ranch& r = child.state().ranches[p];
         const int total = (p != me && std::memcmp(&r, &f.ranches[p], sizeof(Ranch)) == 0)
-                              ? now[p] : child.running_score(p).total();
+                              ? now[p]
+                              : child.running_score(p).total();
         if (p == me)
           mine = total;
         else if (total > best_other)
@@ -179,8 +180,9 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
   int done = 0;
   while (true) {
     if (params.seconds > 0) {
-      if (done > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count() >= params.seconds)
+      if (done > 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
+              params.seconds)
         break;
     } else if (done >= params.simulations) {
       break;
@@ -225,8 +227,8 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
       double best_value = -INFINITY;
       for (int i = 0; i < m; ++i) {
         const Node& c = nodes[child_of[i]];
-        const double v = c.total / c.visits +
-                         params.exploration * std::sqrt(std::log(c.available) / c.visits);
+        const double v =
+            c.total / c.visits + params.exploration * std::sqrt(std::log(c.available) / c.visits);
         if (v > best_value) {
           best = i;
           best_value = v;

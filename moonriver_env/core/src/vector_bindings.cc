@@ -11,7 +11,7 @@
 #include <string>
 
 #include "observation.h"
-#include "vector.hpp"
+#include "vector.h"
 
 namespace nb = nanobind;
 using namespace moonriver;
@@ -34,18 +34,8 @@ struct Batch {
 std::shared_ptr<const Tables> tables_from(In1<std::int64_t> kinds_flat, int num_box_kinds,
                                           In1<std::int64_t> plot_kind,
                                           In1<std::int64_t> specialist) {
-  if (kinds_flat.shape(0) % 8 != 0) throw nb::value_error("kinds table: 8 columns per kind");
-  auto t = std::make_shared<Tables>();
-  const std::int64_t* k = kinds_flat.data();
-  for (std::size_t i = 0; i < kinds_flat.shape(0); i += 8)
-    t->kinds.push_back(KindRow{int(k[i]), int(k[i + 1]), int(k[i + 2]), int(k[i + 3]),
-                               int(k[i + 4]), k[i + 5] != 0, k[i + 6] != 0, int(k[i + 7])});
-  t->num_box_kinds = num_box_kinds;
-  for (std::size_t i = 0; i < plot_kind.shape(0); ++i)
-    t->plot_kind.push_back(static_cast<std::int16_t>(plot_kind.data()[i]));
-  for (std::size_t i = 0; i < specialist.shape(0); ++i)
-    t->specialist.push_back(static_cast<std::int8_t>(specialist.data()[i]));
-  return t;
+  return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
+                     plot_kind.shape(0), specialist.data(), specialist.shape(0));
 }
 
 void check_game(const Batch& b, int g) {
@@ -62,10 +52,11 @@ VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Out2<float> obs
       mask.shape(0) != n || mask.shape(1) != NUM_ACTIONS || rewards.shape(0) != n ||
       rewards.shape(1) != p || done.shape(0) != n ||
       (final_obs && (final_obs->shape(0) != n || final_obs->shape(1) != OBSERVATION_SIZE)))
-    throw nb::value_error("output arrays: player (N,), obs (N, 4934), mask (N, 2710), "
-                          "rewards (N, players), done (N,), final_obs (N, 4934) or None");
-  return VectorOutputs{player.data(), obs.data(), mask.data(), rewards.data(), done.data(),
-                       final_obs ? final_obs->data() : nullptr};
+    throw nb::value_error(
+        "output arrays: player (N,), obs (N, 4934), mask (N, 2710), "
+        "rewards (N, players), done (N,), final_obs (N, 4934) or None");
+  return VectorOutputs{player.data(),  obs.data(),  mask.data(),
+                       rewards.data(), done.data(), final_obs ? final_obs->data() : nullptr};
 }
 
 }  // namespace
@@ -79,9 +70,9 @@ NB_MODULE(_vector, m) {
   nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
       .def(
           "__init__",
-          [](Batch* self, int num_games, int num_players, std::vector<int> seats,
-             int reward_mode, std::uint64_t agent_seed, In1<std::int64_t> kinds,
-             int num_box_kinds, In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
+          [](Batch* self, int num_games, int num_players, std::vector<int> seats, int reward_mode,
+             std::uint64_t agent_seed, In1<std::int64_t> kinds, int num_box_kinds,
+             In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
             auto tables = tables_from(kinds, num_box_kinds, plot_kind, specialist);
             try {
               new (self) Batch{tables, VectorGames(num_games, num_players, std::move(seats),
@@ -91,8 +82,8 @@ NB_MODULE(_vector, m) {
             }
           },
           nb::arg("num_games"), nb::arg("num_players"), nb::arg("seats"), nb::arg("reward_mode"),
-          nb::arg("agent_seed"), nb::arg("kinds"), nb::arg("num_box_kinds"),
-          nb::arg("plot_kind"), nb::arg("specialist"))
+          nb::arg("agent_seed"), nb::arg("kinds"), nb::arg("num_box_kinds"), nb::arg("plot_kind"),
+          nb::arg("specialist"))
       .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
       .def(
           "set_game",
@@ -123,7 +114,11 @@ NB_MODULE(_vector, m) {
           nb::arg("pile"), nb::arg("setup_order"), nb::arg("board_ids"),
           "Set up game g's current (next=False) or next game from the setup's draws.")
       .def(
-          "has_next", [](const Batch& b, int g) { check_game(b, g); return b.games.has_next(g); },
+          "has_next",
+          [](const Batch& b, int g) {
+            check_game(b, g);
+            return b.games.has_next(g);
+          },
           nb::arg("g"))
       .def(
           "serialize",
@@ -161,9 +156,8 @@ NB_MODULE(_vector, m) {
             b.games.step(a, out, threads);
             return -1;
           },
-          nb::arg("actions").noconvert(), nb::arg("player").noconvert(),
-          nb::arg("obs").noconvert(), nb::arg("mask").noconvert(),
-          nb::arg("rewards").noconvert(), nb::arg("done").noconvert(),
+          nb::arg("actions").noconvert(), nb::arg("player").noconvert(), nb::arg("obs").noconvert(),
+          nb::arg("mask").noconvert(), nb::arg("rewards").noconvert(), nb::arg("done").noconvert(),
           nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
           "Apply one learner decision per game; returns -1, or the index of the first game "
           "whose action is not legal (then nothing changed).")
@@ -176,9 +170,8 @@ NB_MODULE(_vector, m) {
             nb::gil_scoped_release release;
             b.games.random_actions(data);
           },
-          nb::arg("out").noconvert(),
-          "Write one uniform random legal id per game into ``out``.")
-      .def_prop_ro("builtin_decisions",
-                   [](const Batch& b) { return b.games.builtin_decisions(); },
-                   "Decisions made by built-in seats inside the core so far.");
+          nb::arg("out").noconvert(), "Write one uniform random legal id per game into ``out``.")
+      .def_prop_ro(
+          "builtin_decisions", [](const Batch& b) { return b.games.builtin_decisions(); },
+          "Decisions made by built-in seats inside the core so far.");
 }

@@ -1,4 +1,4 @@
-#include "vector.hpp"
+#include "vector.h"
 
 #include <algorithm>
 #include <cstring>
@@ -22,8 +22,8 @@ std::uint64_t game_stream(std::uint64_t seed, int g) {
 }
 }  // namespace
 
-VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
-                         int reward_mode, std::uint64_t agent_seed)
+VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats, int reward_mode,
+                         std::uint64_t agent_seed)
     : num_players_(num_players), seats_(std::move(seats)), reward_mode_(reward_mode) {
   if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
   if (static_cast<int>(seats_.size()) != num_players)

@@ -27,13 +27,13 @@ enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWAR
 
 // Where one step writes its results (row g of each array belongs to game g).
 struct VectorOutputs {
-  std::int32_t* player;    // N: the learner seat to decide next
-  float* obs;              // N x OBSERVATION_SIZE: from that seat's view
-  std::int8_t* mask;       // N x NUM_ACTIONS
-  float* rewards;          // N x num_players: every seat's reward of this step
-  std::uint8_t* done;      // N: the game ended in this step (and was replaced)
-  float* final_obs;        // N x OBSERVATION_SIZE or null: on done, the ended game seen by
-                           // the seat that made the last learner decision
+  std::int32_t* player;  // N: the learner seat to decide next
+  float* obs;            // N x OBSERVATION_SIZE: from that seat's view
+  std::int8_t* mask;     // N x NUM_ACTIONS
+  float* rewards;        // N x num_players: every seat's reward of this step
+  std::uint8_t* done;    // N: the game ended in this step (and was replaced)
+  float* final_obs;      // N x OBSERVATION_SIZE or null: on done, the ended game seen by
+                         // the seat that made the last learner decision
 };
 
 // Threads kept for the batch's lifetime (starting threads at every step costs more than a

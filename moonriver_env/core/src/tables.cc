@@ -1,0 +1,25 @@
+#include "tables.h"
+
+#include <stdexcept>
+
+namespace moonriver {
+
+std::shared_ptr<const Tables> make_tables(const std::int64_t* kinds, std::size_t kinds_len,
+                                          int num_box_kinds, const std::int64_t* plot_kind,
+                                          std::size_t num_plots, const std::int64_t* specialist,
+                                          std::size_t num_partners) {
+  if (kinds_len % 8 != 0) throw std::invalid_argument("kinds table: 8 columns per kind");
+  auto t = std::make_shared<Tables>();
+  for (std::size_t i = 0; i < kinds_len; i += 8)
+    t->kinds.push_back(KindRow{int(kinds[i]), int(kinds[i + 1]), int(kinds[i + 2]),
+                               int(kinds[i + 3]), int(kinds[i + 4]), kinds[i + 5] != 0,
+                               kinds[i + 6] != 0, int(kinds[i + 7])});
+  t->num_box_kinds = num_box_kinds;
+  for (std::size_t i = 0; i < num_plots; ++i)
+    t->plot_kind.push_back(static_cast<std::int16_t>(plot_kind[i]));
+  for (std::size_t i = 0; i < num_partners; ++i)
+    t->specialist.push_back(static_cast<std::int8_t>(specialist[i]));
+  return t;
+}
+
+}  // namespace moonriver
