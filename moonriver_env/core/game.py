@@ -22,7 +22,7 @@ from moonriver_env.engine import actions as A
 from moonriver_env.engine.actions import Action, ActionCodec
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.data import GameData
-from moonriver_env.engine.game import Context, IllegalActionError, Phase
+from moonriver_env.engine.game import Context, IllegalActionError, Phase, setup_draws
 from moonriver_env.engine.game import Game as _EngineGame
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
@@ -64,29 +64,13 @@ def _tables(data: GameData) -> Any:
 
 def _setup_draws(config: GameConfig, data: GameData, seed: int,
                  first_draws: Mapping[str, Sequence[int]] | None) -> dict[str, Any]:
-    """The setup's random draws, made exactly as ``engine.Game._setup`` makes them."""
-    rng = np.random.default_rng(seed)
-    n = config.num_players
-    scenario = config.scenario
-    if config.mode == "legends" and scenario is None:
-        scenario = int(rng.integers(1, 5))
-    if config.mode == "legends":
-        names = config.boards
-        if names is None:
-            legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
-            names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
-    else:
-        camp = next(k for k, b in data.boards.items() if b.side == "camp")
-        names = (camp,) * n
-    box = rng.permutation(data.num_plots).tolist()
-    pile = rng.permutation(data.num_partners).tolist()
-    hidden = SimpleNamespace(box=box, pile=pile)
+    """The setup's random draws, the engine's own (``engine.game.setup_draws``), with any
+    explicit first draws applied to the box and pile."""
+    draws = setup_draws(config, data, np.random.default_rng(seed))
+    hidden = SimpleNamespace(box=draws["box"], pile=draws["pile"])
     for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
         _engine_set_next_draws(hidden, source, items)
-    first = rng.permutation(n).tolist()
-    setup_order = [first[0], first[1], first[1], first[0]] if n == 2 else first
-    return {"scenario": scenario, "boards": tuple(names), "box": box, "pile": pile,
-            "setup_order": setup_order}
+    return draws
 
 
 class _RanchView:

@@ -111,6 +111,29 @@ class Context:
     cowboy_moves_left: int
 
 
+def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """The setup's random draws from ``rng``, in order: scenario, legend boards, box, pile and
+    seat order (the compiled core takes the same draws from Python)."""
+    n = config.num_players
+    scenario = config.scenario
+    if config.mode == "legends" and scenario is None:
+        scenario = int(rng.integers(1, 5))
+    if config.mode == "legends":
+        names = config.boards
+        if names is None:
+            legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
+            names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
+    else:
+        camp = next(k for k, b in data.boards.items() if b.side == "camp")
+        names = (camp,) * n
+    box = rng.permutation(data.num_plots).tolist()
+    pile = rng.permutation(data.num_partners).tolist()
+    first = rng.permutation(n).tolist()
+    order = [first[0], first[1], first[1], first[0]] if n == 2 else first
+    return {"scenario": scenario, "boards": tuple(names), "box": box, "pile": pile,
+            "setup_order": order}
+
+
 class Game:
     """A game of Moon River. See the module docstring and docs/ for the contract."""
 
@@ -129,33 +152,24 @@ class Game:
 
     # ------------------------------------------------------------------ setup
     def _setup(self, first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
-        cfg, data, rng = self.config, self.data, self.rng
+        cfg, data = self.config, self.data
         n = cfg.num_players
-        self.scenario = cfg.scenario
-        if cfg.mode == "legends" and self.scenario is None:
-            self.scenario = int(rng.integers(1, 5))
-        if cfg.mode == "legends":
-            names = cfg.boards
-            if names is None:
-                legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
-                names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
-        else:
-            camp = next(k for k, b in data.boards.items() if b.side == "camp")
-            names = (camp,) * n
+        draws = setup_draws(cfg, data, self.rng)
+        self.scenario = draws["scenario"]
+        names = draws["boards"]
         self.board_names = tuple(names)
         self.ranches = [Ranch(cfg.rows, data.boards[name]) for name in names]
         self._shared = 0  # bit p: ranch p is shared with a clone (see _ranch)
         self.supply = NUM_COWS
-        self.box: list[int] = rng.permutation(data.num_plots).tolist()
-        self.pile: list[int] = rng.permutation(data.num_partners).tolist()
+        self.box: list[int] = draws["box"]
+        self.pile: list[int] = draws["pile"]
         for source, items in (first_draws or {}).items():  # explicit chance: see set_next_draws
             self.set_next_draws(source, items)
         self.saloon = [-1] * SALOON_SLOTS
         self.removed: list[int] = []  # 3-player column leftovers
         self.discarded: list[int] = []  # forced and end-game discards
         self.bonus_tiles = [True, True] if n == 2 else [False, False]
-        first = rng.permutation(n).tolist()
-        self.setup_order = [first[0], first[1], first[1], first[0]] if n == 2 else first
+        self.setup_order = draws["setup_order"]
         self._chance("setup", scenario=self.scenario, boards=list(self.board_names),
                      setup_order=list(self.setup_order))
         self._refill_saloon()
