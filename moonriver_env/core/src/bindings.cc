@@ -136,16 +136,15 @@ NB_MODULE(_core, m) {
              bool auto_forced, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
              std::vector<int> box, std::vector<int> pile, std::vector<int> setup_order,
              std::vector<int> board_ids) {
-            Setup s;
-            s.num_players = num_players;
-            s.scenario = scenario;
-            s.auto_forced = auto_forced;
-            s.capacity = std::move(capacity);
-            s.bridges.assign(bridges.begin(), bridges.end());
-            s.box = std::move(box);
-            s.pile = std::move(pile);
-            s.setup_order = std::move(setup_order);
-            s.board_ids = std::move(board_ids);
+            Setup s{num_players,
+                    scenario,
+                    auto_forced,
+                    std::move(capacity),
+                    std::vector<Cells>(bridges.begin(), bridges.end()),
+                    std::move(box),
+                    std::move(pile),
+                    std::move(setup_order),
+                    std::move(board_ids)};
             new (self) Game(std::move(tables), s);
           },
           nb::arg("tables"), nb::arg("num_players"), nb::arg("scenario"), nb::arg("auto_forced"),

@@ -93,16 +93,15 @@ NB_MODULE(_vector, m) {
             check_game(b, g);
             if (num_players != b.games.num_players())
               throw nb::value_error("the game's player count differs from the batch's");
-            Setup s;
-            s.num_players = num_players;
-            s.scenario = scenario;
-            s.auto_forced = auto_forced;
-            s.capacity = std::move(capacity);
-            s.bridges.assign(bridges.begin(), bridges.end());
-            s.box = std::move(box);
-            s.pile = std::move(pile);
-            s.setup_order = std::move(setup_order);
-            s.board_ids = std::move(board_ids);
+            Setup s{num_players,
+                    scenario,
+                    auto_forced,
+                    std::move(capacity),
+                    std::vector<Cells>(bridges.begin(), bridges.end()),
+                    std::move(box),
+                    std::move(pile),
+                    std::move(setup_order),
+                    std::move(board_ids)};
             Game game(b.tables, s);
             if (next)
               b.games.set_next(g, std::move(game));
