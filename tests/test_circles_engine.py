@@ -293,7 +293,8 @@ ENGINE_MODULES = ("__init__", "config", "actions", "skill", "game", "record", "t
                   "observation")
 
 
-ENGINE_COMMON = ("errors", "validate", "records", "contract", "view")  # numpy-only modules
+ENGINE_COMMON = ("errors", "validate", "records", "contract", "view",
+                 "game_base")  # numpy-only modules
 
 
 def test_engine_imports_only_numpy_and_the_standard_library() -> None:

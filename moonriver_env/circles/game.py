@@ -15,7 +15,6 @@ original unless given its own seed.
 
 from __future__ import annotations
 
-import copy
 from enum import IntEnum
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 
 # One exception class for both games: code that catches Moon River's catches this one too.
 from moonriver_env.common.errors import IllegalActionError
+from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 
 from .actions import Action, CirclesActions, actions_for
@@ -99,8 +99,11 @@ def coins(money: int) -> tuple[int, int, int]:
     return money // RUBY, money % RUBY // GOLD_COIN, money % GOLD_COIN
 
 
-class CirclesGame:
+class CirclesGame(RecordedGame):
     """A game of Circles: Far West; see the module docstring and docs/circles.md."""
+
+    RECORD_MODULE = "moonriver_env.circles.record"  # docs/circles.md
+    TEXT_MODULE = "moonriver_env.circles.text"
 
     def __init__(self, config: CirclesConfig | None = None, seed: int | None = None) -> None:
         self.config = config if config is not None else CirclesConfig()
@@ -149,9 +152,6 @@ class CirclesGame:
         self.group: list[int] = []  # who throws in this round of the contest (ties re-throw)
         self.queue: list[int] = []  # still to decide in this round
         self.contest_winner = -1
-
-    def _chance(self, event: str, **payload: Any) -> None:
-        self._history.append({"type": "chance", "event": event, **payload})
 
     def _effect(self, text: str) -> None:
         self._history.append({"type": "effect", "player": self.owner, "text": text})
@@ -677,11 +677,6 @@ class CirclesGame:
         come (flicks, bag draws, the thief's die) is, so the game's generator is reseeded."""
         self.rng = np.random.default_rng(int(rng.integers(2**63)))
 
-    def __deepcopy__(self, memo: dict) -> CirclesGame:
-        g = self.clone()
-        g.rng = copy.deepcopy(self.rng, memo)
-        return g
-
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("codec", "spaces", "_mask"):
@@ -693,28 +688,6 @@ class CirclesGame:
         self.codec = actions_for(self.config.ring_size, self.config.money_cap)
         self.spaces = self.config.spaces
         self._mask = None
-
-    # ---------------------------------------------------------------- records
-    def to_record(self, include_seed: bool = False) -> dict[str, Any]:
-        """JSON-serialisable record of the game so far (see docs/circles.md); the seed is left
-        out (null) while the game runs, unless ``include_seed`` (to resume it later)."""
-        from .record import to_record
-
-        return to_record(self, include_seed)
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any], verify: bool = True) -> CirclesGame:
-        """Replay a record to the same state (checked unless ``verify`` is False); a record
-        without its seed raises ValueError."""
-        from .record import from_record
-
-        return from_record(record, verify=verify)
-
-    def table_text(self) -> str:
-        """The whole table as readable text."""
-        from .text import table_text
-
-        return table_text(self)
 
     @property
     def history(self) -> list[dict[str, Any]]:

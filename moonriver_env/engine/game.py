@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from moonriver_env.common.errors import IllegalActionError  # re-exported: its old home
+from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 
 from . import actions as A
@@ -134,8 +135,11 @@ def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict
             "setup_order": order}
 
 
-class Game:
+class Game(RecordedGame):
     """A game of Moon River. See the module docstring and docs/ for the contract."""
+
+    RECORD_MODULE = "moonriver_env.engine.record"  # docs/game-record.md
+    TEXT_MODULE = "moonriver_env.engine.text"
 
     def __init__(self, config: GameConfig | None = None, seed: int | None = None,
                  first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
@@ -201,9 +205,6 @@ class Game:
         self.effect_cell = -1
         self.cowboy_moves_left = 0
         self._choices: list[int] = []  # legal action ids of a non-build phase
-
-    def _chance(self, event: str, **payload: Any) -> None:
-        self._history.append({"type": "chance", "event": event, **payload})
 
     def _draw_column(self) -> list[int] | None:
         if len(self.box) < COLUMN_SIZE:
@@ -805,11 +806,6 @@ class Game:
             self.ranches[player] = self.ranches[player].clone()
         return self.ranches[player]
 
-    def __deepcopy__(self, memo: dict) -> Game:
-        g = self.clone()
-        g.rng = copy.deepcopy(self.rng, memo)
-        return g
-
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for name in ("data", "_plot_terrain", "_plot_number", "_kind_symbols", "_token_kind",
@@ -855,28 +851,6 @@ class Game:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
         rng.shuffle(self.box)
         rng.shuffle(self.pile)
-
-    # ---------------------------------------------------------------- records
-    def to_record(self, include_seed: bool = False) -> dict[str, Any]:
-        """JSON-serialisable record of the game so far (see docs/game-record.md); the seed is
-        left out (null) while the game runs, unless ``include_seed`` (to resume it later)."""
-        from .record import to_record
-
-        return to_record(self, include_seed)
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any], verify: bool = True) -> Game:
-        """Replay a record to the same state (checked unless ``verify`` is False); a record
-        without its seed raises ValueError."""
-        from .record import from_record
-
-        return from_record(record, verify=verify)
-
-    def table_text(self) -> str:
-        """The whole table as readable text."""
-        from .text import table_text
-
-        return table_text(self)
 
     # ----------------------------------------------------------------- views
     @property
