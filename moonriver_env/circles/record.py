@@ -11,13 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonriver_env.common.records import (
-    check_fields,
-    check_replay,
-    record_seed,
-    replay_decisions,
-    require_seed,
-)
+from moonriver_env.common.records import rebuild, record_seed
 
 from .config import ITEMS, CirclesConfig
 from .game import coins
@@ -77,18 +71,10 @@ def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
     """
     from .game import CirclesGame
 
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"not a Circles record: expected format {RECORD_FORMAT!r}")
-    if record.get("version") != RECORD_VERSION:
-        raise ValueError(f"record version {record.get('version')!r} is not supported "
-                         f"(this engine reads version {RECORD_VERSION})")
-    require_seed(record)
-    check_fields(record, _REQUIRED)
-    try:
-        game = CirclesGame(CirclesConfig.from_dict(record["config"]), seed=record["seed"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"record config or seed is invalid: {exc}") from None
-    replay_decisions(game, record["events"], ("decision", "chance", "effect"))
-    if verify:
-        check_replay(to_record(game, include_seed=True), record)  # the record has its seed
-    return game
+    return rebuild(record, game="Circles", fmt=RECORD_FORMAT, versions=(RECORD_VERSION,),
+                   required=_REQUIRED,
+                   build=lambda config, seed: CirclesGame(CirclesConfig.from_dict(config),
+                                                          seed=seed),
+                   kinds=("decision", "chance", "effect"),
+                   rewrite=lambda game, version: to_record(game, include_seed=True),
+                   verify=verify)

@@ -3,9 +3,12 @@ replaying decisions and checking that a replay reaches the same record."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from .errors import IllegalActionError
+
+G = TypeVar("G")
 
 
 def record_seed(game: Any, include_seed: bool) -> int | None:
@@ -66,3 +69,28 @@ def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
     differ = sorted(k for k in set(replayed) | set(record) if replayed.get(k) != record.get(k))
     if differ:
         raise ValueError(f"record does not replay: its {differ} differ from the replay")
+
+
+def rebuild(record: Any, *, game: str, fmt: str, versions: Sequence[int],
+            required: dict[str, type], build: Callable[[dict[str, Any], int], G],
+            kinds: tuple[str, ...], rewrite: Callable[[G, int], dict[str, Any]],
+            verify: bool) -> G:
+    """A game rebuilt from a record: format, version, seed and fields checked, the ``kinds``
+    of events replayed on ``build(config, seed)``, and (``verify``) the record that
+    ``rewrite(game, version)`` writes compared with it. Every fault raises ValueError."""
+    if not isinstance(record, dict) or record.get("format") != fmt:
+        raise ValueError(f"not a {game} record: expected format {fmt!r}")
+    version = record.get("version")
+    if type(version) is not int or version not in versions:
+        raise ValueError(f"record version {version!r} is not supported "
+                         f"(this engine reads versions {list(versions)})")
+    require_seed(record)
+    check_fields(record, required)
+    try:
+        rebuilt = build(record["config"], record["seed"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record config or seed is invalid: {exc}") from None
+    replay_decisions(rebuilt, record["events"], kinds)
+    if verify:
+        check_replay(rewrite(rebuilt, version), record)
+    return rebuilt

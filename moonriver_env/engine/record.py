@@ -7,13 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moonriver_env.common.records import (  # re-exported: their old home
-    check_fields,
-    check_replay,
-    record_seed,
-    replay_decisions,
-    require_seed,
-)
+from moonriver_env.common.records import rebuild, record_seed
 
 from .actions import ActionCodec
 from .components import Face, PartnerKind, Terrain
@@ -110,30 +104,24 @@ def _version_1_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict, "scores": list}
 
 
-def from_record(record: dict[str, Any], verify: bool = True) -> Game:
+def from_record(record: dict[str, Any], verify: bool = True,
+                game_class: type | None = None) -> Game:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
     Any malformed or tampered record raises ValueError saying what is wrong; so does a record
     without a seed (one written while the game was running, see :func:`record_seed`).
+    ``game_class`` replays it on another implementation (the compiled core's ``Game``).
     """
-    from .game import Game
+    if game_class is None:
+        from .game import Game as game_class
 
-    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
-        raise ValueError(f"not a Moon River record: expected format {RECORD_FORMAT!r}")
-    version = record.get("version")
-    if type(version) is not int or version not in READABLE_VERSIONS:
-        raise ValueError(f"record version {version!r} is not supported "
-                         f"(this engine reads versions {list(READABLE_VERSIONS)})")
-    require_seed(record)
-    check_fields(record, _REQUIRED)
-    try:
-        game = Game(GameConfig.from_dict(record["config"]), seed=record["seed"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"record config or seed is invalid: {exc}") from None
-    replay_decisions(game, record["events"], ("decision", "chance"))
-    if verify:
+    def rewrite(game: Game, version: int) -> dict[str, Any]:
         again = to_record(game, include_seed=True)  # the record has its seed
         if version == 1:
             again.update(version=1, events=_version_1_order(again["events"]))
-        check_replay(again, record)
-    return game
+        return again
+
+    return rebuild(record, game="Moon River", fmt=RECORD_FORMAT, versions=READABLE_VERSIONS,
+                   required=_REQUIRED,
+                   build=lambda config, seed: game_class(GameConfig.from_dict(config), seed=seed),
+                   kinds=("decision", "chance"), rewrite=rewrite, verify=verify)

@@ -12,8 +12,8 @@ from typing import Any
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
+from moonriver_env.common.records import replay_decisions
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
-from moonriver_env.engine.record import replay_decisions
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
 from moonriver_env.render.style import status_text
 from moonriver_env.render.svg import table_svg

@@ -191,14 +191,11 @@ def test_old_import_paths_name_the_moved_objects() -> None:
     import moonriver_env.gym_common
     import moonriver_env.moonriver_v0
     import moonriver_env.observation
-    from moonriver_env.common import aec, errors, gym, records, validate, view, wrappers
+    from moonriver_env.common import aec, errors, gym, validate, view, wrappers
 
     assert (moonriver_env.engine.IllegalActionError is moonriver_env.circles.IllegalActionError
             is errors.IllegalActionError)
     assert moonriver_env.engine.config.config_from_dict is validate.config_from_dict
-    for helper in ("record_seed", "require_seed", "check_fields", "replay_decisions",
-                   "check_replay"):
-        assert getattr(moonriver_env.engine.record, helper) is getattr(records, helper)
     assert moonriver_env.aec_common.TableAECEnv is aec.TableAECEnv
     assert moonriver_env.gym_common.SeatGymEnv is gym.SeatGymEnv
     assert moonriver_env.moonriver_v0.ActionIdWrapper is wrappers.ActionIdWrapper
