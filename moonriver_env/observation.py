@@ -10,11 +10,10 @@ never appears; their remaining counts do. docs/observation.md is generated from 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
+from moonriver_env.common.view import View, ViewSpec, layout
 from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.engine.config import SCENARIOS
@@ -54,18 +53,7 @@ _GAME = ("round", "box", "pile", "cow_supply", "players_2", "players_3", "player
          "base", *(f"scenario_{s}" for s in SCENARIOS))
 
 
-@dataclass(frozen=True)
-class View:
-    """One named slice of the observation vector."""
-
-    name: str
-    start: int
-    stop: int
-    shape: tuple[int, ...]
-    doc: str
-
-
-_SPECS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+_SPECS: tuple[ViewSpec, ...] = (
     ("ranches", (MAX_PLAYERS, NUM_RANCH_CHANNELS, MAX_ROWS, COLS),
      "per player (viewer first): " + ", ".join(RANCH_CHANNELS)),
     ("reserves", (MAX_PLAYERS, HAND_SLOTS, NUM_PLOT_FEATURES),
@@ -91,16 +79,7 @@ _SPECS: tuple[tuple[str, tuple[int, ...], str], ...] = (
 )
 
 
-def _layout() -> dict[str, View]:
-    views, start = {}, 0
-    for name, shape, doc in _SPECS:
-        stop = start + int(np.prod(shape))
-        views[name] = View(name, start, stop, shape, doc)
-        start = stop
-    return views
-
-
-VIEWS = _layout()
+VIEWS = layout(_SPECS)
 OBSERVATION_SIZE = VIEWS["game"].stop
 # Offsets and index tables of the hot path (ObservationEncoder.encode).
 _RANCH_SIZE = NUM_RANCH_CHANNELS * NUM_CELLS

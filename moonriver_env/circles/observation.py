@@ -9,9 +9,9 @@ docs/circles_observation.md is generated from this module (``markdown()``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from moonriver_env.common.view import View, ViewSpec, layout
 
 from .config import ITEMS, MAX_PLAYERS, MIN_PLAYERS, RUBY, CirclesConfig, Space
 from .game import CirclesGame, ContestStage, Entry, Phase, coins
@@ -34,17 +34,6 @@ _PLAYER_DOCS = (
 )
 
 
-@dataclass(frozen=True)
-class View:
-    """One named slice of the observation vector."""
-
-    name: str
-    start: int
-    stop: int
-    shape: tuple[int, ...]
-    doc: str
-
-
 class CirclesObserver:
     """Builds observations of any viewer for the games of one configuration."""
 
@@ -52,7 +41,7 @@ class CirclesObserver:
         self.config = config if config is not None else CirclesConfig()
         cfg = self.config
         ring = cfg.ring_size
-        specs: tuple[tuple[str, tuple[int, ...], str], ...] = (
+        specs: tuple[ViewSpec, ...] = (
             ("phase", (len(Phase),), "decision one-hot: "
              + ", ".join(p.name.lower() for p in Phase)),
             ("actor", (MAX_PLAYERS,), "relative player to act (one-hot; zeros when over)"),
@@ -73,20 +62,15 @@ class CirclesObserver:
              + ", ".join(s.name.lower() for s in ContestStage)),
             ("die", (6,), "pending thief die face one-hot (faces 1-6; zeros: none)"),
         )
-        self.views: dict[str, View] = {}
-        start = 0
-        for name, shape, doc in specs:
-            stop = start + int(np.prod(shape))
-            self.views[name] = View(name, start, stop, shape, doc)
-            start = stop
-        self.size = start
+        self.views: dict[str, View] = layout(specs)
+        self.size = self.views["die"].stop
         self.high = float(DEPOSIT_CLIP)  # the largest value any entry takes
         self._o = {name: v.start for name, v in self.views.items()}
-        layout = np.zeros((ring, len(Space)), dtype=np.float32)
-        layout[np.arange(ring), [int(s) for s in cfg.spaces]] = 1.0
+        kinds = np.zeros((ring, len(Space)), dtype=np.float32)
+        kinds[np.arange(ring), [int(s) for s in cfg.spaces]] = 1.0
         self._base = np.zeros(self.size, dtype=np.float32)
         lo = self.views["layout"]
-        self._base[lo.start:lo.stop] = layout.ravel()
+        self._base[lo.start:lo.stop] = kinds.ravel()
         self._stock = [max(1, s) for s in cfg.stock]
         self._bag = [max(1, b) for b in cfg.bag]
         self._max_rubies = cfg.money_cap // RUBY

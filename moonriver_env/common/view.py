@@ -1,9 +1,11 @@
-"""A player's ``{"observation", "action_mask"}`` for any game, the vector encoded only when
-read: handed to agents that may not need it (random, greedy, search)."""
+"""Observation plumbing of any game: named views (slices) of the vector, and a player's
+``{"observation", "action_mask"}`` encoded only when read, for agents that may not need it
+(random, greedy, search)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -11,6 +13,29 @@ import numpy as np
 from .contract import ActionMask, TableGame
 
 _NO_MOVES: dict[int, ActionMask] = {}
+
+ViewSpec = tuple[str, tuple[int, ...], str]  # name, shape, doc
+
+
+@dataclass(frozen=True)
+class View:
+    """One named slice of the observation vector."""
+
+    name: str
+    start: int
+    stop: int
+    shape: tuple[int, ...]
+    doc: str
+
+
+def layout(specs: Sequence[ViewSpec]) -> dict[str, View]:
+    """Views laid out one after the other in the order given, from offset 0."""
+    views, start = {}, 0
+    for name, shape, doc in specs:
+        stop = start + int(np.prod(shape))
+        views[name] = View(name, start, stop, shape, doc)
+        start = stop
+    return views
 
 
 class Encoder(Protocol):
