@@ -42,7 +42,6 @@ import numpy as np
 try:
     from gymnasium.utils import seeding
     from pettingzoo import AECEnv
-    from pettingzoo.utils import wrappers
 
     from moonriver_env.common.aec import TableAECEnv
 except ModuleNotFoundError as exc:  # the base install has the engine only
@@ -52,9 +51,9 @@ except ModuleNotFoundError as exc:  # the base install has the engine only
         f"numpy)", name=exc.name) from exc
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
-from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.common.validate import action_id, check_seed
-from moonriver_env.common.wrappers import ActionIdWrapper
+from moonriver_env.common.wrappers import stock_chain
 
 ILLEGAL_REWARD = -1.0
 RENDER_MODES = ["ansi", "rgb_array", "human"]
@@ -66,9 +65,7 @@ def env(**kwargs: Any) -> AECEnv:
         aec = raw_env(**kwargs)
     except (ValueError, TypeError) as exc:  # a bad argument: raised from the caller's call
         raise exc.with_traceback(None) from None
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
-    aec = ActionIdWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+    return stock_chain(aec, ILLEGAL_REWARD)
 
 
 class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo convention
@@ -88,12 +85,12 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
             raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, "
                              f"got {render_mode!r}")
         self.render_mode = render_mode
-        self.observer = CirclesObserver(self.config)
+        self.encoder = ObservationEncoder(self.config)
         probe = CirclesGame(self.config, seed=0)
         self.num_actions = probe.num_actions
         self.codec = probe.codec
-        self._init_table(num_players, self.observer.views, self.observer.size,
-                         self.observer.high, self.num_actions)
+        self._init_table(num_players, self.encoder.views, self.encoder.size,
+                         self.encoder.high, self.num_actions)
         self._no_moves = np.zeros(self.num_actions, dtype=np.int8)
         self._no_moves.flags.writeable = False
         self.game: CirclesGame | None = None
@@ -106,17 +103,6 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
             self.np_random, _ = seeding.np_random(seed)
         self._start_episode(
             CirclesGame(self.config, seed=int(self.np_random.integers(2**63 - 1))))
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """Observation of an agent: the table from its point of view and its action mask."""
-        game = self._require_game()
-        p = self.agent_ids[agent]
-        mask = game.legal_mask() if p == game.current_player else self._no_moves
-        return {"observation": self.observer.encode(game, p), "action_mask": mask}
-
-    def state(self) -> np.ndarray:
-        """Global state: the observation vector in player_0's (absolute) frame."""
-        return self.observer.encode(self._require_game(), 0)
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""

@@ -65,7 +65,6 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
@@ -73,7 +72,7 @@ from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_
 from moonriver_env.common.aec import TableAECEnv
 from moonriver_env.common.validate import action_id as _action_id
 from moonriver_env.common.validate import check_seed
-from moonriver_env.common.wrappers import ActionIdWrapper
+from moonriver_env.common.wrappers import stock_chain
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.observation import SCORE_SCALE
@@ -95,10 +94,7 @@ def env(**kwargs: Any) -> AECEnv:
 def wrapped_env_chain(**kwargs: Any) -> AECEnv:
     """``raw_env`` behind PettingZoo's stock wrapper objects (OrderEnforcingWrapper,
     ActionIdWrapper, TerminateIllegalWrapper): what :func:`env` behaves as, kept to compare."""
-    aec = raw_env(**kwargs)
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=ILLEGAL_REWARD)
-    aec = ActionIdWrapper(aec)
-    return wrappers.OrderEnforcingWrapper(aec)
+    return stock_chain(raw_env(**kwargs), ILLEGAL_REWARD)
 
 
 def action_id(action: Any, num_actions: int = NUM_ACTIONS) -> int:
@@ -187,20 +183,6 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
         self._start_episode(make_game(self.config, int(self.np_random.integers(2**63 - 1)),
                                       self.backend))
         self._running = self._running_totals() if self.shaping else None
-
-    def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """Observation of an agent: the table from its point of view and its action mask."""
-        game = self.game
-        if game is None:
-            raise RuntimeError("call reset() before using the environment")
-        p = self.agent_ids[agent]
-        obs = self.encoder.encode(game, p)  # a fresh array: callers may keep it
-        mask = game.legal_mask() if p == game.current_player else self._no_moves
-        return {"observation": obs, "action_mask": mask}
-
-    def state(self) -> np.ndarray:
-        """Global state: the observation vector in player_0's (absolute) frame."""
-        return self.encoder.encode(self._require_game(), 0)
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""

@@ -27,7 +27,7 @@ from moonriver_env.circles import (
     flick_outcomes,
     out_probability,
 )
-from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.circles.skill import OUT, sample_travel, spread
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -326,7 +326,7 @@ def test_engine_imports_only_numpy_and_the_standard_library() -> None:
 
 def test_generated_observation_docs_are_current() -> None:
     assert ((ROOT / "docs" / "circles_observation.md").read_text()
-            == CirclesObserver().markdown())
+            == ObservationEncoder().markdown())
 
 
 def test_action_table_in_the_docs_matches_the_codec() -> None:

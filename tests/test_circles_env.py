@@ -54,7 +54,7 @@ def test_one_action_and_observation_space_for_every_player_count() -> None:
     envs = [circles_far_west_v0.raw_env(num_players=n) for n in range(2, 6)]
     assert {e.action_space("player_0").n for e in envs} == {87}
     shapes = {e.observation_space("player_1")["observation"].shape for e in envs}
-    assert shapes == {(envs[0].observer.size,)}
+    assert shapes == {(envs[0].encoder.size,)}
     assert envs[3].possible_agents == [f"player_{p}" for p in range(5)]
     assert envs[0].metadata["name"] == "circles_far_west_v0"
 

@@ -17,10 +17,10 @@ import pytest
 from moonriver_env.circles import CirclesConfig, CirclesGame, Phase
 from moonriver_env.circles.config import ITEMS
 from moonriver_env.circles.game import BAG_VALUES, Entry
-from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.circles.observation import ObservationEncoder
 
 CONFIGS = {n: CirclesConfig(num_players=n) for n in range(2, 6)}
-OBSERVERS = {n: CirclesObserver(cfg) for n, cfg in CONFIGS.items()}
+OBSERVERS = {n: ObservationEncoder(cfg) for n, cfg in CONFIGS.items()}
 
 
 def total_value(game: CirclesGame) -> int:
@@ -31,7 +31,7 @@ def total_value(game: CirclesGame) -> int:
 
 
 def check(game: CirclesGame, start_value: int, prev: dict, observe: bool,
-          observer: CirclesObserver | None = None) -> None:
+          observer: ObservationEncoder | None = None) -> None:
     """Every invariant of the module docstring, for the state after a decision."""
     cfg = game.config
     n = game.num_players
@@ -81,7 +81,7 @@ def fuzz(games: int, seed: int, observe_every: int = 7, **variant) -> dict:
     rng = np.random.default_rng(seed)
     stats = {"decisions": 0, "ranch": 0, "turn_cap": 0, "phases": set()}
     configs = {n: CirclesConfig(num_players=n, **variant) for n in CONFIGS} if variant else CONFIGS
-    observers = {n: CirclesObserver(cfg) for n, cfg in configs.items()} if variant else OBSERVERS
+    observers = {n: ObservationEncoder(cfg) for n, cfg in configs.items()} if variant else OBSERVERS
     for g in range(games):
         n = 2 + g % 4
         game = CirclesGame(configs[n], seed=seed * 100_000 + g)

@@ -8,7 +8,7 @@ import pytest
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.config import ITEMS, MIN_PLAYERS
 from moonriver_env.circles.game import Entry, coins
-from moonriver_env.circles.observation import PLAYER_FEATURES, CirclesObserver
+from moonriver_env.circles.observation import PLAYER_FEATURES, ObservationEncoder
 
 _F = {name: i for i, name in enumerate(PLAYER_FEATURES)}
 
@@ -16,7 +16,7 @@ _F = {name: i for i, name in enumerate(PLAYER_FEATURES)}
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 def test_observation_reads_the_table(num_players: int) -> None:
     """Every player row, count and flag equals the game's own state, for every viewer."""
-    observer = CirclesObserver(CirclesConfig(num_players=num_players))
+    observer = ObservationEncoder(CirclesConfig(num_players=num_players))
     cfg = observer.config
     rng = np.random.default_rng(num_players)
     checked = 0
@@ -57,13 +57,13 @@ def test_observation_reads_the_table(num_players: int) -> None:
 
 
 def test_encoder_refuses_a_game_of_another_config() -> None:
-    observer = CirclesObserver(CirclesConfig(num_players=3))
+    observer = ObservationEncoder(CirclesConfig(num_players=3))
     with pytest.raises(ValueError, match="config differs"):
         observer.encode(CirclesGame(CirclesConfig(num_players=4), seed=0), 0)
 
 
 def test_views_tile_the_vector() -> None:
-    observer = CirclesObserver()
+    observer = ObservationEncoder()
     stops = [0]
     for view in observer.views.values():
         assert view.start == stops[-1] and view.stop - view.start == int(np.prod(view.shape))

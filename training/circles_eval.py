@@ -32,7 +32,7 @@ from moonriver_env.training.evaluate import (
 )
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
-from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.common.view import LazyObservation
 
 GAME = "circles"
@@ -42,7 +42,7 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(specs: list[str], config: dict[str, Any]) -> None:
     _WORKER["specs"] = specs
     _WORKER["agents"] = {}
-    _WORKER["observer"] = CirclesObserver(CirclesConfig.from_dict(config))
+    _WORKER["observer"] = ObservationEncoder(CirclesConfig.from_dict(config))
 
 
 def _agent(spec: str, seat: int) -> Any:

@@ -6,9 +6,9 @@ not imported here, so the engine needs only numpy.
 
 from .actions import (
     Action,
+    ActionCodec,
     Bet,
     Buy,
-    CirclesActions,
     Deposit,
     Dig,
     Fold,
@@ -27,9 +27,9 @@ from .skill import flick_outcomes, out_probability
 __all__ = [
     "ITEMS",
     "Action",
+    "ActionCodec",
     "Bet",
     "Buy",
-    "CirclesActions",
     "CirclesConfig",
     "CirclesGame",
     "ContestStage",

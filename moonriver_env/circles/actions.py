@@ -138,7 +138,7 @@ class Pass(NamedTuple):
 Action = Throw | Tickets | Buy | Dig | Deposit | Withdraw | Bet | Stake | Fold | Steal | Pass
 
 
-class CirclesActions:
+class ActionCodec:
     """The enumeration for one ring size and money cap; see the module docstring."""
 
     def __init__(self, ring_size: int, money_cap: int) -> None:
@@ -236,6 +236,6 @@ class CirclesActions:
 
 
 @lru_cache(maxsize=16)
-def actions_for(ring_size: int, money_cap: int) -> CirclesActions:
+def actions_for(ring_size: int, money_cap: int) -> ActionCodec:
     """The (shared, immutable) enumeration of a ring size and money cap."""
-    return CirclesActions(ring_size, money_cap)
+    return ActionCodec(ring_size, money_cap)

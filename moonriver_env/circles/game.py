@@ -25,7 +25,7 @@ from moonriver_env.common.errors import IllegalActionError
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 
-from .actions import Action, CirclesActions, actions_for
+from .actions import Action, ActionCodec, actions_for
 from .config import (
     DIE_FACES,
     GOLD_COIN,
@@ -111,7 +111,7 @@ class CirclesGame(RecordedGame):
             raise TypeError(f"config must be a CirclesConfig, got {self.config!r}")
         self.seed = game_seed(seed)
         self.rng = np.random.default_rng(self.seed)
-        self.codec: CirclesActions = actions_for(self.config.ring_size, self.config.money_cap)
+        self.codec: ActionCodec = actions_for(self.config.ring_size, self.config.money_cap)
         self.spaces = self.config.spaces
         self._history: list[dict[str, Any]] = []
         self._setup()

@@ -36,7 +36,7 @@ from moonriver_env.common.validate import action_id, check_seed
 
 from .config import CirclesConfig
 from .game import CirclesGame, IllegalActionError
-from .observation import CirclesObserver
+from .observation import ObservationEncoder
 
 
 class _Function:
@@ -68,10 +68,10 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
         self.render_mode = render_mode
         self.fixed_seat = seat
         self.opponents = self._opponents(opponents, n - 1)
-        self.observer = CirclesObserver(self.config)
+        self.encoder = ObservationEncoder(self.config)
         num_actions = CirclesGame(self.config, seed=0).num_actions
-        self.observation_space = gymnasium.spaces.Box(0.0, self.observer.high,
-                                                      (self.observer.size,), np.float32)
+        self.observation_space = gymnasium.spaces.Box(0.0, self.encoder.high,
+                                                      (self.encoder.size,), np.float32)
         self.action_space = gymnasium.spaces.Discrete(num_actions)
         self._no_moves = np.zeros(num_actions, dtype=np.int8)
         self.game: CirclesGame | None = None
@@ -120,7 +120,7 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
         return table_image(game)
 
     def _observe(self) -> np.ndarray:
-        return self.observer.encode(self._require_game(), self.seat)
+        return self.encoder.encode(self._require_game(), self.seat)
 
     def _info(self) -> dict[str, Any]:
         game = self._require_game()
@@ -136,6 +136,6 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
         while not game.is_over and game.current_player != self.seat:
             p = game.current_player
             opponent = self.opponents[(p - self.seat - 1) % n]
-            obs = {"observation": self.observer.encode(game, p),
+            obs = {"observation": self.encoder.encode(game, p),
                    "action_mask": game.legal_mask()}
             game.apply(opponent.act(game, obs))

@@ -1,4 +1,4 @@
-"""CirclesObserver: the table as one flat float32 vector made of named views.
+"""ObservationEncoder: the table as one flat float32 vector made of named views.
 
 Players appear relative to the viewer: index 0 is the viewer, 1 the next player clockwise (the
 same offsets as ``Steal(opponent)``); seats beyond the number of players are zero, so the
@@ -34,7 +34,7 @@ _PLAYER_DOCS = (
 )
 
 
-class CirclesObserver:
+class ObservationEncoder:
     """Builds observations of any viewer for the games of one configuration."""
 
     def __init__(self, config: CirclesConfig | None = None) -> None:
@@ -84,7 +84,7 @@ class CirclesObserver:
         """A fresh observation vector of ``game`` seen by player ``viewer``."""
         cfg, o = self.config, self._o
         if game.config is not cfg and game.config != cfg:
-            raise ValueError("CirclesObserver.encode: the game's config differs from the "
+            raise ValueError("ObservationEncoder.encode: the game's config differs from the "
                              "observer's (observation sizes depend on it)")
         n = game.num_players
         obs = self._base.copy()
@@ -161,4 +161,4 @@ class CirclesObserver:
 if __name__ == "__main__":
     import sys
 
-    sys.stdout.write(CirclesObserver().markdown())
+    sys.stdout.write(ObservationEncoder().markdown())

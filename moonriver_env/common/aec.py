@@ -1,7 +1,8 @@
 """What the games' PettingZoo AEC environments share: spaces, agents, render, records.
 
-`moonriver_v0.raw_env` and `circles_far_west_v0.raw_env` derive from `TableAECEnv`; each keeps
-its own `reset` seeding, `observe` and `step` (the hot path calls nothing more than before).
+`moonriver_v0.raw_env` and `circles_far_west_v0.raw_env` derive from `TableAECEnv` and set
+``encoder`` (the game's observation encoder) and ``_no_moves`` (the read-only all-zeros mask);
+each keeps its own `reset` seeding and `step`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,20 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
     def action_space(self, agent: str) -> gymnasium.spaces.Space:
         """Action space of an agent (the same for all)."""
         return self.action_spaces[agent]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Observation of an agent: the table from its point of view and its action mask."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
+        p = self.agent_ids[agent]
+        obs = self.encoder.encode(game, p)  # a fresh array: callers may keep it
+        mask = game.legal_mask() if p == game.current_player else self._no_moves
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Global state: the observation vector in player_0's (absolute) frame."""
+        return self.encoder.encode(self._require_game(), 0)
 
     @property
     def observation_views(self) -> dict[str, tuple[int, int, tuple[int, ...]]]:

@@ -28,3 +28,10 @@ class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
         if not 0 <= aid < n:
             raise IllegalActionError(aid, f"action ids run from 0 to {n - 1}")
         super(wrappers.AssertOutOfBoundsWrapper, self).step(aid)
+
+
+def stock_chain(aec: Any, illegal_reward: float) -> wrappers.OrderEnforcingWrapper:
+    """``aec`` behind PettingZoo's stock wrappers: TerminateIllegalWrapper (an illegal move
+    ends the game, ``illegal_reward`` to its player), ActionIdWrapper, OrderEnforcingWrapper."""
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=illegal_reward)
+    return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))

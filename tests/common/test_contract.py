@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
-from moonriver_env.circles.observation import CirclesObserver
+from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.common import IllegalActionError, TableGame
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver_v0 import final_rewards
@@ -139,13 +139,13 @@ def test_circles_eval_observation_of_a_player_not_to_act_is_as_wide_as_circles_m
     config = CirclesConfig(num_players=3)
     game = CirclesGame(config, seed=5)
     waiting = (game.current_player + 1) % 3
-    obs = circles_eval.LazyObservation(CirclesObserver(config), game, waiting)
+    obs = circles_eval.LazyObservation(ObservationEncoder(config), game, waiting)
     assert game.num_actions == 87
     assert obs["action_mask"].shape == (87,) and not obs["action_mask"].any()
     assert not obs["action_mask"].flags.writeable
-    acting = circles_eval.LazyObservation(CirclesObserver(config), game, game.current_player)
+    acting = circles_eval.LazyObservation(ObservationEncoder(config), game, game.current_player)
     assert np.array_equal(acting["action_mask"], game.legal_mask())
-    assert acting["observation"].shape == (CirclesObserver(config).size,)
+    assert acting["observation"].shape == (ObservationEncoder(config).size,)
 
 
 MOON_RIVER_MODULES = ("engine", "observation", "actions", "moonriver_v0", "gym_env", "backend",
@@ -191,14 +191,13 @@ def test_old_import_paths_name_the_moved_objects() -> None:
     import moonriver_env.gym_common
     import moonriver_env.moonriver_v0
     import moonriver_env.observation
-    from moonriver_env.common import aec, errors, gym, validate, view, wrappers
+    from moonriver_env.common import aec, errors, gym, validate, view
 
     assert (moonriver_env.engine.IllegalActionError is moonriver_env.circles.IllegalActionError
             is errors.IllegalActionError)
     assert moonriver_env.engine.config.config_from_dict is validate.config_from_dict
     assert moonriver_env.aec_common.TableAECEnv is aec.TableAECEnv
     assert moonriver_env.gym_common.SeatGymEnv is gym.SeatGymEnv
-    assert moonriver_env.moonriver_v0.ActionIdWrapper is wrappers.ActionIdWrapper
     assert moonriver_env.moonriver_v0.check_seed is validate.check_seed
     assert moonriver_env.observation.LazyObservation is view.LazyObservation
     with pytest.raises(IllegalActionError, match=r"0\.\.2709"):
