@@ -83,10 +83,6 @@ def action_index() -> np.ndarray:
     return out
 
 
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0.0)
-
-
 SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, under one point
 
 
@@ -106,7 +102,12 @@ def greedy_prior(game: Game) -> np.ndarray:
 
 
 class NumpyRanchNet:
-    """The RanchNet forward pass in numpy, from its state-dict arrays (float32)."""
+    """The RanchNet forward pass in numpy, from its state-dict arrays (float32).
+
+    Laid out for one observation at a time (a search evaluates one leaf per call): the
+    convolution's patches are one gather through a precomputed index, the weights are stored
+    transposed, and the four linear maps read from the trunk's state are one matrix product.
+    """
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
         self.w = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
@@ -117,9 +118,36 @@ class NumpyRanchNet:
         conv = self.w["viewer_conv.weight"]
         self.conv_matrix = conv.reshape(conv.shape[0], -1)  # (c, planes * 9)
         self.index = action_index()
+        self.patch_index = self._patch_index()
+        self.wt = {"viewer_conv": np.ascontiguousarray(self.conv_matrix.T)}
+        for name in ("viewer_cells.1", "opponent_cells.0", "rest.0", "trunk.0", "viewer_head",
+                     "thief_head"):
+            self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
+        heads = ("dense_head", "viewer_film", "thief_film", "value_head")
+        self.wt["heads"] = np.ascontiguousarray(
+            np.concatenate([self.w[h + ".weight"] for h in heads]).T)
+        self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
+        self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
-    def _linear(self, name: str, x: np.ndarray) -> np.ndarray:
-        return x @ self.w[name + ".weight"].T + self.w[name + ".bias"]
+    def _patch_index(self) -> np.ndarray:
+        """For each cell and each (plane, dy, dx) of its 3x3 patch (torch's order), where the
+        input lies in the viewer's ranch planes; ``ranch_size`` (an appended zero) outside."""
+        rows, cols, cells = self.rows, self.cols, self.rows * self.cols
+        index = np.full((cells, self.planes, 3, 3), self.ranch_size, dtype=np.intp)
+        for r in range(rows):
+            for c in range(cols):
+                for dy in range(3):
+                    for dx in range(3):
+                        rr, cc = r + dy - 1, c + dx - 1
+                        if 0 <= rr < rows and 0 <= cc < cols:
+                            index[r * cols + c, :, dy, dx] = (np.arange(self.planes) * cells
+                                                              + rr * cols + cc)
+        return index.reshape(cells, self.planes * 9)
+
+    def _linear(self, name: str, x: np.ndarray, relu: bool = True) -> np.ndarray:
+        out = x @ self.wt[name]
+        out += self.w[name + ".bias"]
+        return np.maximum(out, 0.0, out=out) if relu else out
 
     @property
     def uses_prior(self) -> bool:
@@ -132,34 +160,34 @@ class NumpyRanchNet:
         a network that uses it, the batch's ``greedy_prior`` rows (B, 2710)."""
         obs = np.asarray(obs, dtype=np.float32)
         b, cells = obs.shape[0], self.rows * self.cols
-        mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
-        padded = np.pad(mine, ((0, 0), (0, 0), (1, 1), (1, 1)))
-        patches = np.stack([padded[:, :, dy:dy + self.rows, dx:dx + self.cols]
-                            for dy in range(3) for dx in range(3)], axis=2)
-        patches = patches.reshape(b, self.planes * 9, cells)  # (plane, dy, dx) like torch
-        conv = np.einsum("ck,bkn->bnc", self.conv_matrix, patches)
-        viewer = _relu(self._linear("viewer_cells.1",
-                                    _relu(conv + self.w["viewer_conv.bias"])))
+        mine = np.zeros((b, self.ranch_size + 1), dtype=np.float32)  # last: outside the grid
+        mine[:, :self.ranch_size] = obs[:, :self.ranch_size]
+        conv = self._linear("viewer_conv", mine[:, self.patch_index])  # (b, cells, c)
+        viewer = self._linear("viewer_cells.1", conv)
         theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, OPPONENTS, self.planes,
                                                                   cells)
-        others = _relu(self._linear("opponent_cells.0", theirs.transpose(0, 1, 3, 2)))
+        others = self._linear("opponent_cells.0", theirs.transpose(0, 1, 3, 2))
         pooled = np.concatenate([viewer.mean(axis=1), viewer.max(axis=1),
                                  others.mean(axis=2).reshape(b, -1),
                                  others.max(axis=2).reshape(b, -1)], axis=1)
-        rest = _relu(self._linear("rest.0", obs[:, self.ranch_stop:]))
-        state = _relu(self._linear("trunk.0", np.concatenate([rest, pooled], axis=1)))
-        viewer = _relu(viewer + self._linear("viewer_film", state)[:, None, :])
-        others = _relu(others + self._linear("thief_film", state)[:, None, None, :])
-        scores = np.concatenate([self._linear("dense_head", state),
-                                 self._linear("viewer_head", viewer).reshape(b, -1),
-                                 self._linear("thief_head", others).reshape(b, -1)], axis=1)
+        rest = self._linear("rest.0", obs[:, self.ranch_stop:])
+        state = self._linear("trunk.0", np.concatenate([rest, pooled], axis=1))
+        dense, viewer_film, thief_film, value = np.split(
+            self._linear("heads", state, relu=False), self.head_splits, axis=1)
+        viewer += viewer_film[:, None, :]
+        others += thief_film[:, None, None, :]
+        scores = np.concatenate([
+            dense, self._linear("viewer_head", np.maximum(viewer, 0.0, out=viewer),
+                                relu=False).reshape(b, -1),
+            self._linear("thief_head", np.maximum(others, 0.0, out=others),
+                         relu=False).reshape(b, -1)], axis=1)
         scores = scores[:, self.index]
         if self.uses_prior:
             if prior is None:
                 raise ValueError("this network adds the greedy prior: pass prior=")
-            scores = scores + self.w["prior_weight"] * prior
+            scores += self.w["prior_weight"] * prior
         logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
-        return logits, self._linear("value_head", state)[:, 0]
+        return logits, value[:, 0]
 
 
 def weights_path(variant: str) -> Any:
