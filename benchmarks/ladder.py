@@ -2,15 +2,16 @@
 
     python benchmarks/ladder.py --games 1000 --workers 2 --write
 
-For each variant the pool is random, greedy, two MCTS budgets, and the pretrained policy with
-and without search (``pretrained+puct`` at ``--search`` simulations; 30 take at most
-the time of ``mcts:100`` per decision here, see ``benchmarks/decision_time.py``). When the
-pretrained weights are not installed, ``puct`` (heuristic prior) stands in for both, with a
-note. Every combination of ``players`` agents of the pool is one table, played by
-``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
-seat-games in all (rounded up to whole tables); table t of variant v uses seeds
-``seed + 100_000_000 * v + 1_000_000 * t + g`` (from 4e9 by default: no training game uses
-them). Per agent the script pools its seat-games over
+For each variant the pool is random, greedy, an MCTS agent per ``--mcts`` budget (20, 100 and
+1000 simulations by default), the pretrained policy, and the policy with search
+(``pretrained+puct``) per ``--search`` budget (30 and 12 simulations by default; on the
+compiled core 12 take about the time of ``mcts:1000`` per decision, see
+``benchmarks/decision_time.py``). When the pretrained weights are not installed, ``puct``
+(heuristic prior) stands in for the policy's agents, with a note. Every combination of
+``players`` agents of the pool is one table, played by ``run_tournament`` with seats rotated,
+for as many games as give every agent ``--games`` seat-games in all (rounded up to whole
+tables); table t of variant v uses seeds ``seed + 100_000_000 * v + 1_000_000 * t + g`` (from
+4e9 by default: no training game uses them). Per agent the script pools its seat-games over
 all tables: win rate with its 95% Wilson interval, mean score and margin, and openskill
 (Plackett-Luce) ratings updated over all games, interleaved across tables by game index. Every
 pair of agents also gets a head-to-head matrix: the share of the games they played together in
@@ -18,10 +19,12 @@ which the row agent finished ahead of the column agent (winner first, then by sc
 counts half), which for two players is the row's win rate. Tables are spread over
 ``--workers`` processes, the slowest first; each finished table is saved under
 ``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. It
-reports wall seconds per game and how long ``--games 1000`` would take at this run's pace.
-``--backend`` names the implementation that plays the games (core by default, or as
-``MOONRIVER_BACKEND`` says); both play the same games, so only the times differ, and
-``--resume`` reuses tables saved by either.
+reports wall and CPU seconds (and the load average before and after, as the machine may be
+shared) and how long ``--games 1000`` would take at this run's pace. ``--backend`` names the
+implementation that plays the games (core by default, or as ``MOONRIVER_BACKEND`` says).
+Agents without search play the same games on both; the search agents run the same algorithms
+but draw their simulations from the core's own generator on the core, so their games (not
+their strength) differ, and ``--resume`` reuses only tables of the same backend.
 
 ``--write`` replaces the generated text between the ladder markers of ``docs/results.md``
 and of ``README.md`` (the markers must exist). Full results go to ``--out`` as JSON. Last
@@ -40,6 +43,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, NamedTuple
 
@@ -53,6 +57,7 @@ from moonriver_env.training.evaluate import (
     wilson_interval,
 )
 
+import moonriver_env.core as core_package
 import moonriver_env.engine as engine_package
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 
@@ -64,47 +69,63 @@ TABLE_STRIDE = 1_000_000
 VARIANT_STRIDE = 100_000_000
 
 
-def pool_for(variant: str, mcts: tuple[int, int], search: str) -> tuple[list[str], str]:
-    """The agent specs of a variant's ladder, and a note on what was skipped (or "")."""
-    pool = ["random", "greedy", f"mcts:{mcts[0]}", f"mcts:{mcts[1]}"]
+def pool_for(variant: str, mcts: Sequence[int], search: Sequence[str]) -> tuple[list[str], str]:
+    """The agent specs of a variant's ladder (random, greedy, an MCTS agent per budget of
+    ``mcts``, the pretrained policy and a ``pretrained+puct`` agent per budget of ``search``),
+    and a note on what was skipped (or "")."""
+    pool = ["random", "greedy", *(f"mcts:{sims}" for sims in mcts)]
     pretrained = PRETRAINED[variant]
     try:
         make_agent(pretrained)
     except (ValueError, OSError, ImportError) as exc:
         why = (f"{os.path.basename(exc.filename)} not found" if isinstance(exc, OSError)
                and exc.filename else str(exc))
-        note = (f"`{pretrained}` and `pretrained+puct` skipped ({why}); `puct:{search}` "
-                "(heuristic prior) plays instead")
-        return [*pool, f"puct:{search}"], note
+        note = (f"`{pretrained}` and `pretrained+puct` skipped ({why}); "
+                f"{', '.join(f'`puct:{b}`' for b in search)} (heuristic prior) play instead")
+        return [*pool, *(f"puct:{b}" for b in search)], note
     suffix = "" if variant == "4p-base" else f"{variant}:"
-    return [*pool, pretrained, f"pretrained+puct:{suffix}{search}"], ""
+    return [*pool, pretrained, *(f"pretrained+puct:{suffix}{b}" for b in search)], ""
 
 
-PUCT_COST = 3  # a PUCT simulation costs about three MCTS ones (benchmarks/decision_time.py)
+# On the compiled core a PUCT simulation (a network evaluation and a rollout, driven from
+# Python) costs about 70 of the core's MCTS simulations, and the core runs about 300,000 of
+# those a second (benchmarks/decision_time.py); the order of the tables only needs it rough.
+PUCT_COST = 70
+MCTS_SIMS_PER_SECOND = 300_000
 
 
-def table_cost(specs: list[str]) -> int:
+def table_cost(specs: Sequence[str]) -> int:
     """A rough relative cost of one game of a table, in MCTS simulations of its search
-    agents (a time budget counts as 100)."""
+    agents (a time budget counts as the simulations the core runs in that time)."""
     cost = 0
     for spec in specs:
         if spec.startswith(("mcts:", "puct:", "pretrained+puct:")):
             budget = spec.rsplit(":", 1)[1]
-            sims = int(budget) if budget.isdigit() else 100
-            cost += sims * (1 if spec.startswith("mcts:") else PUCT_COST)
+            if budget.isdigit():
+                cost += int(budget) * (1 if spec.startswith("mcts:") else PUCT_COST)
+            else:  # SECONDSs: the same time whatever the search
+                cost += round(float(budget.removesuffix("s")) * MCTS_SIMS_PER_SECOND)
     return cost
 
 
 def code_fingerprint() -> str:
-    """Hash of what decides a ladder game: the agents' code and weights, and the engine."""
+    """Hash of what decides a ladder game: the agents' code and weights, the engine, and the
+    compiled core (its Python side and its extension module)."""
+    from moonriver_env.core import game as core_game
+
     digest = hashlib.sha256()
-    for package in (agents_package, engine_package):
+    paths = []
+    for package in (agents_package, engine_package, core_package):
         root = os.path.dirname(package.__file__)
-        for path in sorted(glob.glob(os.path.join(root, "**", "*"), recursive=True)):
-            if path.endswith((".py", ".npz")):
-                digest.update(os.path.relpath(path, root).encode())
-                with open(path, "rb") as fh:
-                    digest.update(fh.read())
+        paths += [(root, path) for path in sorted(glob.glob(os.path.join(root, "**", "*"),
+                                                            recursive=True))
+                  if path.endswith((".py", ".npz"))]
+    extension = core_game._core.__file__
+    paths.append((os.path.dirname(extension), extension))
+    for root, path in paths:
+        digest.update(os.path.relpath(path, root).encode())
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
     return digest.hexdigest()[:16]
 
 
@@ -127,16 +148,17 @@ class Task(NamedTuple):
 
 
 def play_table(task: Task) -> dict[str, Any]:
-    """Play one table (runs in a worker process), save it, and return its summary, outcomes
-    and wall seconds."""
-    start = time.perf_counter()
+    """Play one table (runs in a worker process), save it, and return its summary, outcomes,
+    wall seconds and CPU seconds (of its worker process)."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     result = run_tournament(list(task.specs), VARIANTS[task.variant], "base", task.games, task.seed,
                             1, progress=False, backend=task.backend)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     print(f"{task.variant} table {task.index}: {' '.join(task.specs)}: {task.games} games in "
           f"{seconds:.0f} s", file=sys.stderr, flush=True)
     table = {"agents": list(task.specs), "games": task.games, "seed": task.seed,
              "fingerprint": task.fingerprint, "backend": task.backend, "seconds": seconds,
+             "cpu_seconds": cpu,
              "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
     path = table_path(task.tables_dir, task.variant, task.index)
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
@@ -146,16 +168,17 @@ def play_table(task: Task) -> dict[str, Any]:
 
 
 def saved_table(task: Task) -> dict[str, Any] | None:
-    """The saved result of ``task`` when one with the same agents, games, seed and code
-    fingerprint exists, with all its games."""
+    """The saved result of ``task`` when one with the same agents, games, seed, backend and
+    code fingerprint exists, with all its games."""
     try:
         with open(table_path(task.tables_dir, task.variant, task.index), encoding="utf-8") as fh:
             table = json.load(fh)
     except (OSError, ValueError):
         return None
-    wanted = (list(task.specs), task.games, task.seed, task.fingerprint)
+    wanted = (list(task.specs), task.games, task.seed, task.fingerprint, task.backend)
     same = ((table.get("agents"), table.get("games"), table.get("seed"),
-             table.get("fingerprint")) == wanted and len(table.get("outcomes", ())) == task.games)
+             table.get("fingerprint"), table.get("backend", "python")) == wanted
+            and len(table.get("outcomes", ())) == task.games)
     return table if same else None
 
 
@@ -226,25 +249,34 @@ def games_per_table(players: int, pool_size: int, seat_games: int) -> int:
     return math.ceil(seat_games / math.comb(pool_size - 1, players - 1))
 
 
-def estimate(run: dict[str, Any], target: int) -> tuple[int, float]:
-    """Games per table for every agent to reach ``target`` seat-games, and their wall hours."""
+def estimate(run: dict[str, Any], target: int, key: str = "seconds") -> tuple[int, float]:
+    """Games per table for every agent to reach ``target`` seat-games, and their minutes of
+    one worker at this run's pace (``key``: "seconds" for wall time, "cpu_seconds" for CPU)."""
     per_table = games_per_table(run["players"], len(run["agents"]), target)
-    seconds = sum(t["seconds"] / t["games"] for t in run["tables"]) * per_table
-    return per_table, seconds / 3600
+    seconds = sum(t.get(key, math.nan) / t["games"] for t in run["tables"]) * per_table
+    return per_table, seconds / 60
 
 
 def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[str],
-             elapsed: float, reused: int = 0) -> str:
+             elapsed: float, reused: int = 0, host: dict[str, Any] | None = None) -> str:
     """The generated ladder section of docs/results.md (``reused``: tables taken from an
-    earlier run by ``--resume``, whose wall time this run does not know)."""
+    earlier run by ``--resume``, whose wall time this run does not know; ``host``: the CPU
+    model and the load averages before and after, when known)."""
     total = sum(len(r["tables"]) for r in runs)
     wall = (f"all {total} tables reused with `--resume`" if reused == total else
-            f"{reused} tables reused with `--resume`, {elapsed / 60:.0f} min wall for the rest"
-            if reused else f"{elapsed / 60:.0f} min wall")
+            f"{reused} tables reused with `--resume`, {elapsed / 60:.1f} min wall for the rest"
+            if reused else f"{elapsed / 60:.1f} min wall")
+    tables = [t for r in runs for t in r["tables"]]
+    cpu = (f", {sum(t['cpu_seconds'] for t in tables) / 60:.1f} CPU-minutes"
+           if all("cpu_seconds" in t for t in tables) else "")
+    where = f"{args.workers} worker(s) of a {os.cpu_count()}-CPU machine"
+    if host:
+        where += (f" ({host['cpu_model']}; 1-minute load average {host['load_before']:.1f} "
+                  f"before, {host['load_after']:.1f} after)")
     lines = [f"Generated by `{command(args)}` on {time.strftime('%Y-%m-%d')} "
              f"({wall}; the tables' recorded times add up to "
-             f"{sum(t['seconds'] for r in runs for t in r['tables']) / 60:.0f} worker-minutes "
-             f"on {args.workers} worker(s) of a {os.cpu_count()}-CPU machine).", "",
+             f"{sum(t['seconds'] for t in tables) / 60:.1f} worker-minutes{cpu} on {where}; "
+             f"games played by the `{args.backend}` backend).", "",
              "Every combination of agents of the pool plays one table of the base game, seats "
              f"rotated, so that every agent plays at least {args.games} seat-games; win rates "
              "pool each agent's "
@@ -278,15 +310,18 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
                 cells.append(f"{ahead / games:.2f} ({low:.2f}-{high:.2f})" if games else "")
             lines.append(f"| {r} | " + " | ".join(cells) + " |")
         lines.append("")
-        per_table, hours = estimate(run, 1000)
+        per_table, minutes = estimate(run, 1000)
+        cpu_minutes = estimate(run, 1000, "cpu_seconds")[1]
         slowest = max(run["tables"], key=lambda t: t["seconds"] / t["games"])
         lines += [f"Wall time ({run['variant']}, the tables' recorded times): one game of every "
                   "table "
-                  f"{sum(t['seconds'] / t['games'] for t in run['tables']):.0f} s in all, "
+                  f"{sum(t['seconds'] / t['games'] for t in run['tables']):.1f} s in all, "
                   f"slowest table {' '.join(slowest['agents'])} "
-                  f"{slowest['seconds'] / slowest['games']:.1f} s per game. "
-                  f"`--games 1000` plays {per_table} games per table, about {hours:.1f} h of "
-                  f"one worker at that pace.", ""]
+                  f"{slowest['seconds'] / slowest['games']:.2f} s per game. "
+                  f"`--games 1000` plays {per_table} games per table, about {minutes:.0f} min "
+                  f"of one worker at that pace"
+                  + (f" ({cpu_minutes:.0f} CPU-minutes)." if math.isfinite(cpu_minutes)
+                     else "."), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -319,7 +354,7 @@ def replace_between(path: str, markers: tuple[str, str], text: str) -> None:
 def command(args: argparse.Namespace) -> str:
     """The command line that reproduces this run."""
     parts = ["python benchmarks/ladder.py", f"--games {args.games}", f"--seed {args.seed}",
-             f"--mcts {args.mcts[0]} {args.mcts[1]}", f"--search {args.search}",
+             "--mcts " + " ".join(map(str, args.mcts)), "--search " + " ".join(args.search),
              f"--workers {args.workers}"]
     if args.variants != list(VARIANTS):
         parts.append("--variants " + " ".join(args.variants))
@@ -336,11 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=4_000_000_000,
                         help="first seed (see the seeds of each table above; training games "
                              "use seeds below 1e9)")
-    parser.add_argument("--mcts", type=integer_at_least(1), nargs=2, default=[20, 100],
-                        metavar=("SIMS", "SIMS"), help="the two MCTS budgets (simulations)")
-    parser.add_argument("--search", default="30",
-                        help="budget of pretrained+puct (or puct): SIMS or SECONDSs "
-                             "(pretrained+puct:30 takes 0.90-0.98 of the time of mcts:100 here)")
+    parser.add_argument("--mcts", type=integer_at_least(1), nargs="+", default=[20, 100, 1000],
+                        metavar="SIMS", help="the MCTS budgets (simulations), one agent each")
+    parser.add_argument("--search", nargs="+", default=["30", "12"], metavar="BUDGET",
+                        help="the budgets of pretrained+puct (or puct), one agent each: SIMS "
+                             "or SECONDSs (on the core, pretrained+puct:12 takes about the "
+                             "time of mcts:1000 per decision; see benchmarks/decision_time.py)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, each playing whole tables")
@@ -354,26 +390,33 @@ def main(argv: list[str] | None = None) -> int:
                              "(the reference engine); the same games, other times (default: "
                              "%(default)s, or $MOONRIVER_BACKEND)")
     args = parser.parse_args(argv)
-    try:
-        make_agent(f"puct:{args.search}")
-    except ValueError as exc:
-        parser.error(f"--search: {exc}")
-    if args.mcts[0] == args.mcts[1]:
-        parser.error(f"--mcts: the two budgets must differ, got {args.mcts[0]} twice")
+    for budget in args.search:
+        try:
+            make_agent(f"puct:{budget}")
+        except ValueError as exc:
+            parser.error(f"--search: {exc}")
+    for flag, budgets in (("--mcts", args.mcts), ("--search", args.search)):
+        twice = sorted({b for b in budgets if budgets.count(b) > 1}, key=str)
+        if twice:
+            parser.error(f"{flag}: the budgets must differ, got {twice[0]} twice")
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")  # workers play one game each: no BLAS threads
     pools, notes = {}, []
     for variant in args.variants:
         pools[variant], note = pool_for(variant, tuple(args.mcts), args.search)
         if note:
             notes.append(f"{variant}: {note}")
-    start = time.perf_counter()
+    load_before, start = os.getloadavg()[0], time.perf_counter()
     tables_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "tables")
     runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume,
                       args.backend)
     elapsed = time.perf_counter() - start
+    host = {"cpu_model": machine()["cpu_model"], "load_before": load_before,
+            "load_after": os.getloadavg()[0]}
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump({"command": command(args), "elapsed_s": elapsed, "notes": notes,
-                   "runs": runs}, fh, indent=1)
-    section = markdown(runs, args, notes, elapsed, sum(r["reused"] for r in runs))
+                   "host": host, "runs": runs}, fh, indent=1)
+    section = markdown(runs, args, notes, elapsed, sum(r["reused"] for r in runs), host)
     print(section)
     print(summary_markdown(runs, args))
     if args.write:
@@ -383,7 +426,11 @@ def main(argv: list[str] | None = None) -> int:
         r["variant"]: {a["name"]: {"win_rate": round(a["win_rate"], 4),
                                    "ci": [round(a["win_ci_low"], 4), round(a["win_ci_high"], 4)],
                                    "rating": round(a["rating"], 3), "games": a["games"]}
-                       for a in r["summary"]} for r in runs}, "machine": machine()}))
+                       for a in r["summary"]} for r in runs},
+                      "wall_s": round(elapsed, 1),
+                      "cpu_s": round(sum(t.get("cpu_seconds", 0.0) for r in runs
+                                         for t in r["tables"]), 1),
+                      "machine": machine()}))
     return 0
 
 

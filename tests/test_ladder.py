@@ -72,22 +72,35 @@ def test_tables_give_every_agent_the_seat_games_asked(ladder) -> None:
 
 def test_slow_tables_cost_more(ladder) -> None:
     assert ladder.table_cost(["random", "greedy", "pretrained"]) == 0
-    assert ladder.table_cost(["mcts:100", "pretrained+puct:2p-base:30"]) == 190
-    # a PUCT simulation weighs more than an MCTS one
-    assert ladder.table_cost(["pretrained+puct:30"]) > ladder.table_cost(["mcts:20", "mcts:60"])
+    assert ladder.table_cost(["mcts:100", "pretrained+puct:2p-base:30"]) == \
+        100 + 30 * ladder.PUCT_COST
+    # a PUCT simulation weighs more than an MCTS one (on the core, many more)
+    assert ladder.table_cost(["pretrained+puct:30"]) > ladder.table_cost(["mcts:1000"])
     assert ladder.table_cost(["puct:0.1s", "mcts:20"]) > ladder.table_cost(["mcts:20"])
+    # a time budget costs its time, whichever search spends it
+    assert ladder.table_cost(["puct:0.01s"]) == ladder.table_cost(["mcts:0.01s"]) == 3000
+
+
+def test_the_pool_has_an_agent_per_budget(ladder) -> None:
+    pool, note = ladder.pool_for("2p-base", [20, 100, 1000], ["30", "12"])
+    assert note == ""
+    assert pool == ["random", "greedy", "mcts:20", "mcts:100", "mcts:1000", "pretrained:2p-base",
+                    "pretrained+puct:2p-base:30", "pretrained+puct:2p-base:12"]
+    assert ladder.pool_for("4p-base", [5, 6], ["2"])[0][-2:] == ["pretrained",
+                                                                "pretrained+puct:2"]
 
 
 def test_saved_table_is_reused_only_for_the_same_task(ladder, tmp_path) -> None:
     d = str(tmp_path)
-    task = ladder.Task("2p-base", 3, ("greedy", "random"), 2, 4_000_000_000, d, "f1")
+    task = ladder.Task("2p-base", 3, ("greedy", "random"), 2, 4_000_000_000, d, "f1", "core")
     assert ladder.saved_table(task) is None
     table = {"agents": ["greedy", "random"], "games": 2, "seed": 4_000_000_000,
-             "fingerprint": "f1", "outcomes": [{}, {}]}
+             "fingerprint": "f1", "backend": "core", "outcomes": [{}, {}]}
     pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
     assert ladder.saved_table(task) == table
     for other in (task._replace(games=3), task._replace(specs=("random", "greedy")),
-                  task._replace(seed=4_000_000_001), task._replace(fingerprint="f2")):
+                  task._replace(seed=4_000_000_001), task._replace(fingerprint="f2"),
+                  task._replace(backend="python")):
         assert ladder.saved_table(other) is None, other
     table["outcomes"] = [{}]  # a table cut short is played again
     pathlib.Path(ladder.table_path(d, "2p-base", 3)).write_text(json.dumps(table))
@@ -109,11 +122,16 @@ def test_fingerprint_changes_with_the_weights_and_the_code(ladder, tmp_path,
     assert len({first, second, ladder.code_fingerprint()}) == 3
 
 
-def test_equal_mcts_budgets_are_refused(ladder, capsys) -> None:
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--mcts", "50", "20", "50"], "--mcts: the budgets must differ, got 50 twice"),
+    (["--search", "30", "30"], "--search: the budgets must differ, got 30 twice"),
+    (["--search", "30", "fast"], "--search: agent spec 'puct:fast': the budget must be"),
+])
+def test_equal_or_bad_budgets_are_refused(ladder, capsys, argv, message) -> None:
     with pytest.raises(SystemExit) as exc:
-        ladder.main(["--mcts", "50", "50", "--games", "1"])
+        ladder.main([*argv, "--games", "1"])
     assert exc.value.code == 2
-    assert "--mcts: the two budgets must differ, got 50 twice" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> None:
@@ -121,7 +139,12 @@ def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> No
     argv = ["--games", "3", "--mcts", "1", "2", "--search", "2", "--variants", "2p-base",
             "--out", str(out)]
     assert ladder.main(argv) == 0
-    first = capsys.readouterr().out.strip().splitlines()[-1]
+    printed = capsys.readouterr().out
+    first = printed.strip().splitlines()[-1]
+    assert "CPU-minutes on 1 worker(s)" in printed and "load average" in printed
+    assert "games played by the `core` backend" in printed
+    saved = json.loads(next((tmp_path / "tables").glob("*.json")).read_text())
+    assert saved["backend"] == "core" and saved["cpu_seconds"] >= 0
     assert len(list((tmp_path / "tables").glob("2p-base_table*.json"))) == 15
     assert ladder.main([*argv, "--resume"]) == 0
     captured = capsys.readouterr()
@@ -151,6 +174,7 @@ def test_backend_flag_is_checked_and_named_in_the_command(ladder, capsys) -> Non
     with pytest.raises(SystemExit) as exc:
         ladder.main(["--backend", "cpp", "--games", "1"])
     assert exc.value.code == 2 and "invalid choice: 'cpp'" in capsys.readouterr().err
-    args = argparse.Namespace(games=1, seed=0, mcts=[1, 2], search="2", workers=1,
+    args = argparse.Namespace(games=1, seed=0, mcts=[1, 2, 3], search=["2", "0.1s"], workers=1,
                               variants=list(ladder.VARIANTS), write=False, backend="python")
-    assert ladder.command(args).endswith("--workers 1 --backend python")
+    assert ladder.command(args).endswith(
+        "--mcts 1 2 3 --search 2 0.1s --workers 1 --backend python")
