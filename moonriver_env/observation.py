@@ -16,9 +16,9 @@ from moonriver_env.common.view import LazyObservation as LazyObservation  # its 
 from moonriver_env.common.view import View, ViewSpec, layout
 from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
-from moonriver_env.engine.config import SCENARIOS
 from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
 from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
+from moonriver_env.engine.scenarios import SCENARIOS
 
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box

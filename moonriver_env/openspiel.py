@@ -49,8 +49,9 @@ import pyspiel
 from moonriver_env.agents.base import Agent
 from moonriver_env.engine import NUM_ACTIONS, ActionCodec, Game, GameConfig, Phase
 from moonriver_env.engine.actions import SALOON_SLOTS
-from moonriver_env.engine.config import MODES, SCENARIOS
+from moonriver_env.engine.config import MODES
 from moonriver_env.engine.game import COLUMN_SIZE
+from moonriver_env.engine.scenarios import SCENARIOS
 from moonriver_env.observation import OBSERVATION_SIZE, VIEWS, ObservationEncoder
 
 __all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "AgentBot", "MatchResult", "MoonRiverGame",
@@ -254,7 +255,7 @@ class MoonRiverState(pyspiel.State):
         kind = self._queue[0] if self._queue else None
         t = self._tables
         if kind == "scenario":
-            return f"scenario {action}: {SCENARIOS[action]}"
+            return f"scenario {action}: {SCENARIOS[action].name}"
         if kind == "board":
             return f"player {self._count('board')} plays {t.legends[action]}"
         if kind == "seat":

@@ -10,10 +10,10 @@ from typing import Any
 from moonriver_env.common.validate import config_from_dict  # re-exported: its old home
 
 from .data import GameData, load_game_data, resolve_path
+from .scenarios import SCENARIOS
 
 MODES = ("base", "legends")
 _DATA_FILES = ("plots_file", "boards_file", "partners_file", "bonus_file")
-SCENARIOS = {1: "Timber Rafting", 2: "Gold Rush", 3: "Outlaws", 4: "Moon River City"}
 
 
 @dataclass(frozen=True)

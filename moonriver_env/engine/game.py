@@ -29,6 +29,7 @@ from .components import Face, PartnerKind, Terrain
 from .config import GameConfig
 from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
 from .ranch import Ranch
+from .scenarios import SCENARIOS
 from .scoring import ScoreBreakdown, score_tracked
 
 COLUMN_SIZE = 4
@@ -118,7 +119,7 @@ def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict
     n = config.num_players
     scenario = config.scenario
     if config.mode == "legends" and scenario is None:
-        scenario = int(rng.integers(1, 5))
+        scenario = int(rng.integers(min(SCENARIOS), max(SCENARIOS) + 1))
     if config.mode == "legends":
         names = config.boards
         if names is None:

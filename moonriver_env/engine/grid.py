@@ -15,6 +15,8 @@ to the right (column + 1), orientation 1 puts it below (row + 1, away from the r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 COLS = 5
@@ -56,6 +58,26 @@ PLACE_FIRST = np.repeat(np.arange(NUM_CELLS), ORIENTATIONS)
 _second = np.array([second_cell(c, o) for c in range(NUM_CELLS) for o in range(ORIENTATIONS)])
 GEO_OK = _second >= 0
 PLACE_SECOND = np.where(GEO_OK, _second, 0)
+
+
+def groups(label: Sequence[int]) -> list[list[int]]:
+    """Orthogonally connected groups of cells sharing a label; cells labelled -1 are left out."""
+    seen = [False] * len(label)
+    out = []
+    for start, lab in enumerate(label):
+        if lab < 0 or seen[start]:
+            continue
+        seen[start] = True
+        group, stack = [], [start]
+        while stack:
+            cell = stack.pop()
+            group.append(cell)
+            for n in NEIGHBORS[cell]:
+                if not seen[n] and label[n] == lab:
+                    seen[n] = True
+                    stack.append(n)
+        out.append(group)
+    return out
 
 
 def usable_cells(rows: int) -> np.ndarray:

@@ -8,11 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .components import Face, PartnerKind, Terrain
-from .grid import COLS, NEIGHBORS
+from .grid import groups
+from .scenarios import RanchFacts, scenario_bonus
 
-SCENARIO_BASE = 10  # a qualifying group scores 10 ...
-SCENARIO_PER_UNIT = 10  # ... plus 10 per unit beyond the third
-SCENARIO_MIN_UNITS = 3
 # Plain ints: numpy compares these much faster than IntEnum members.
 _CORNFIELD, _FOREST, _FARM = int(Terrain.CORNFIELD), int(Terrain.FOREST), int(Terrain.FARM)
 _SPECIALIST = int(Face.SPECIALIST)
@@ -44,31 +42,6 @@ class ScoreBreakdown:
                 "total": self.total}
 
 
-def groups(label: Sequence[int]) -> list[list[int]]:
-    """Orthogonally connected groups of cells sharing a label; cells labelled -1 are left out."""
-    seen = [False] * len(label)
-    out = []
-    for start, lab in enumerate(label):
-        if lab < 0 or seen[start]:
-            continue
-        seen[start] = True
-        group, stack = [], [start]
-        while stack:
-            cell = stack.pop()
-            group.append(cell)
-            for n in NEIGHBORS[cell]:
-                if not seen[n] and label[n] == lab:
-                    seen[n] = True
-                    stack.append(n)
-        out.append(group)
-    return out
-
-
-def scenario_value(units: int) -> int:
-    """Points of one qualifying scenario group with ``units`` units."""
-    return SCENARIO_BASE + SCENARIO_PER_UNIT * (units - SCENARIO_MIN_UNITS)
-
-
 def territory_labels(terrain: Sequence[int]) -> np.ndarray:
     """Territory label of each cell (the smallest cell index of its territory), -1 if empty."""
     label = np.full(len(terrain), -1, dtype=np.int16)
@@ -81,16 +54,6 @@ def _partner_points(kind: int, nuggets: int, beavers: int, corn: int) -> int:
     """Points of one specialist: the ranch's count of the resource it collects."""
     return (nuggets if kind == _GOLD_DIGGER else beavers if kind == _TRAPPER
             else corn if kind == _FARMER else 0)
-
-
-def _territory_bonus(scenario: int, sizes: dict[int, int], terr: list[int],
-                     lab: list[int]) -> int:
-    """Scenario 1 (Timber Rafting: forests touching the river) or 4 (farms) points."""
-    wanted = _FOREST if scenario == 1 else _FARM
-    riverside = set(lab[:COLS])
-    return sum(scenario_value(n) for t, n in sizes.items()
-               if terr[t] == wanted and n >= SCENARIO_MIN_UNITS
-               and (scenario == 4 or t in riverside))
 
 
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
@@ -131,12 +94,8 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
     territories = sum(size[t] * n for t, n in herd.items() if terr[t] != _CORNFIELD)
     partners = sum(_partner_points(k, nuggets, beavers, corn)
                    for k in partner_kind[specialist_cells].tolist())
-    if scenario in (1, 4):
-        bonus = _territory_bonus(scenario, size, terr, lab)
-    elif scenario in (2, 3):
-        bonus = scenario_points(scenario, kind, face, partner_kind, data)
-    else:
-        bonus = 0
+    bonus = scenario_bonus(scenario, lambda: RanchFacts(size, terr, lab, kind, face,
+                                                        partner_kind, data))
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
                           max(size.values()), total_cows)
 
@@ -180,32 +139,7 @@ def score_tracked(ranch, data, scenario: int | None, token_kind: Sequence[int],
         for cell in ranch.partner_cells:
             if face[cell] == _SPECIALIST:
                 partners += _partner_points(token_kind[partner[cell]], nuggets, beavers, corn)
-    if scenario in (1, 4):
-        bonus = _territory_bonus(scenario, sizes, terr, lab)
-    elif scenario in (2, 3):
-        bonus = scenario_points(scenario, ranch.kind, ranch.face,
-                                np.asarray(token_kind)[ranch.partner], data)
-    else:
-        bonus = 0
+    bonus = scenario_bonus(scenario, lambda: RanchFacts(
+        sizes, terr, lab, ranch.kind, ranch.face, np.asarray(token_kind)[ranch.partner], data))
     return ScoreBreakdown(territories, nuggets + beavers + corn, partners, bonus,
                           max(sizes.values()), total_cows)
-
-
-def scenario_points(scenario: int, kind: np.ndarray, face: np.ndarray,
-                    partner_kind: np.ndarray, data) -> int:
-    """End-game points of the group scenarios (2 Gold Rush, 3 Outlaws) for one ranch."""
-    total = 0
-    if scenario == 2:
-        nug = np.where(kind >= 0, data.nugget[np.maximum(kind, 0)], 0)
-        label = [0 if n > 0 else -1 for n in nug.tolist()]
-        for g in groups(label):
-            if len(g) >= SCENARIO_MIN_UNITS:
-                total += scenario_value(int(nug[g].sum()))
-    elif scenario == 3:
-        label = [0 if f >= 0 else -1 for f in face.tolist()]
-        outlaw = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF)
-        for g in groups(label):
-            if len(g) >= SCENARIO_MIN_UNITS and any(
-                    face[c] == Face.SPECIALIST and partner_kind[c] in outlaw for c in g):
-                total += scenario_value(len(g))
-    return total

@@ -74,8 +74,8 @@ def table_text(game: Game) -> str:
         head += f" - player {game.current_player} to act"
     lines.append(head)
     if game.scenario is not None:
-        from .config import SCENARIOS
-        lines.append(f"Scenario {game.scenario}: {SCENARIOS[game.scenario]}")
+        from .scenarios import SCENARIOS
+        lines.append(f"Scenario {game.scenario}: {SCENARIOS[game.scenario].name}")
     for label, col, owner in (("active column", game.active, game.active_owner),
                               ("pending column", game.pending, game.pending_owner)):
         if col is None:

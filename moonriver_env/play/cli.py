@@ -13,6 +13,7 @@ import webbrowser
 
 from moonriver_env.agents.registry import SPECS
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.engine.scenarios import SCENARIOS
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
 from moonriver_env.training.cli_errors import ArgumentParser
 
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="players at the table, 2-4 (default: %(default)s)")
     p.add_argument("--mode", choices=("base", "legends"), default="base",
                    help="base game or Legends of the West (default: %(default)s)")
-    p.add_argument("--scenario", type=int, choices=(1, 2, 3, 4), default=None,
+    p.add_argument("--scenario", type=int, choices=tuple(SCENARIOS), default=None,
                    help="legends scenario (default: drawn at random)")
     p.add_argument("--human", type=int, nargs="*", default=[0], metavar="SEAT",
                    help="human seat(s), 0-based (default: 0; none to watch agents)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
-from moonriver_env.engine.config import SCENARIOS
+from moonriver_env.engine.scenarios import SCENARIOS
 
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
 BACKGROUND = "#faf7f0"
@@ -90,7 +90,7 @@ def status_text(game: Game, names: list[str] | None = None) -> str:
     if game.last_round:
         head += " (last)"
     if game.scenario is not None:
-        head += f" · scenario {game.scenario} {SCENARIOS[game.scenario]}"
+        head += f" · scenario {game.scenario} {SCENARIOS[game.scenario].name}"
     if game.is_over:
         winners = ", ".join(player_label(game, p, names) for p in game.winners())
         return f"{head} · game over · winner{'s' if len(game.winners()) > 1 else ''}: {winners}"
