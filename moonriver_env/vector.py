@@ -50,7 +50,7 @@ from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.game import IllegalActionError
 from moonriver_env.engine.grid import COLS
-from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
+from moonriver_env.observation import OBSERVATION_SIZE, board_ids
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
@@ -85,16 +85,14 @@ class BatchedGames:
 
     def __init__(self, num_games: int, config: GameConfig | None = None,
                  seats: Sequence[str] | None = None, reward: str = "win",
-                 threads: int = 1) -> None:
+                 threads: int = 1, autoreset: bool = True) -> None:
         self.num_games = _check_int("num_games", num_games, 1)
+        if not isinstance(autoreset, bool):
+            raise ValueError(f"autoreset must be True or False, got {autoreset!r:.40}")
+        self.autoreset = autoreset
         self.config = config if config is not None else GameConfig()
         n = self.config.num_players
-        seats = tuple(seats) if seats is not None else ("learner",) * n
-        if len(seats) != n or any(s not in SEAT_KINDS for s in seats):
-            raise ValueError(f"seats must name one of {tuple(SEAT_KINDS)} for each of the "
-                             f"{n} players, got {seats!r}")
-        if "learner" not in seats:
-            raise ValueError("at least one seat must be 'learner'")
+        seats = self._check_seats(seats if seats is not None else ("learner",) * n)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.seats = seats
@@ -118,10 +116,26 @@ class BatchedGames:
         self.seed: int | None = None
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
 
+    def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
+        n = self.config.num_players
+        seats = tuple(seats)
+        if len(seats) != n or any(not isinstance(s, str) or s not in SEAT_KINDS for s in seats):
+            raise ValueError(f"seats must name one of {tuple(SEAT_KINDS)} for each of the "
+                             f"{n} players, got {seats!r:.80}")
+        if "learner" not in seats:
+            raise ValueError(f"at least one seat must be 'learner', got {seats!r:.80}")
+        return seats
+
     @property
     def done(self) -> npt.NDArray[np.bool_]:
         """(N,) bool: which games ended in the last step."""
         return self._done.view(np.bool_)
+
+    @property
+    def over(self) -> npt.NDArray[np.bool_]:
+        """(N,) bool: which games are over and wait for nothing (``autoreset=False``: a
+        finished game stays in its slot; with autoreset no game is ever over between steps)."""
+        return self.player < 0
 
     # -------------------------------------------------------------- seeding
     def episode_seed(self, g: int, k: int | None = None) -> int:
@@ -131,8 +145,8 @@ class BatchedGames:
         k = int(self.episodes[g]) if k is None else k
         return self.seed + g + self.num_games * k
 
-    def _install(self, g: int, k: int, next_: bool) -> None:
-        seed = self.episode_seed(g, k)
+    def _install(self, g: int, k: int, next_: bool, seed: int | None = None) -> None:
+        seed = self.episode_seed(g, k) if seed is None else seed
         draws = _setup_draws(self.config, self.data, seed, None)
         boards = [self.data.boards[name] for name in draws["boards"]]
         self._batch.set_game(
@@ -140,22 +154,42 @@ class BatchedGames:
             [b.reserve for b in boards],
             [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
             draws["box"], draws["pile"], draws["setup_order"],
-            [_BOARD_IDS.get(name, 0) for name in draws["boards"]])
+            board_ids(self.data, draws["boards"]))
         self._meta[next_][g] = (seed, draws)
 
-    def reset(self, seed: int = 0) -> None:
-        """Start every game: game g from ``seed + g``; its k-th episode from seed + g + N*k."""
+    def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
+              seats: Sequence[Sequence[str]] | None = None) -> None:
+        """Start every game: game g from ``seed + g``; its k-th episode from seed + g + N*k.
+
+        ``seeds`` (``autoreset=False`` only): game g from ``seeds[g]`` instead (``seed`` still
+        seeds the built-in seats' streams). ``seats``: one seat list per game, instead of the
+        batch's ``seats`` for every game (each with at least one ``"learner"``)."""
         self.seed = _check_int("seed", seed, 0)
-        self._batch = _vector.Batch(self.num_games, self.config.num_players,
+        N = self.num_games
+        if seeds is not None:
+            if self.autoreset:
+                raise ValueError("seeds= plays a fixed list of games: it needs autoreset=False")
+            seeds = [_check_int("seeds[g]", s, 0) for s in seeds]
+            if len(seeds) != N:
+                raise ValueError(f"seeds must hold one seed per game ({N}), got {len(seeds)}")
+        kinds = None
+        if seats is not None:
+            if len(seats) != N:
+                raise ValueError(f"seats must hold one seat list per game ({N}), got "
+                                 f"{len(seats)}")
+            kinds = [[SEAT_KINDS[s] for s in self._check_seats(row)] for row in seats]
+        self._batch = _vector.Batch(N, self.config.num_players,
                                     [SEAT_KINDS[s] for s in self.seats],
                                     REWARD_MODES.index(self.reward), self.seed % 2**64,
                                     *self._tables_args)
         self.episodes[:] = 0
-        self._meta: dict[bool, list[Any]] = {False: [None] * self.num_games,
-                                              True: [None] * self.num_games}
-        for g in range(self.num_games):
-            self._install(g, 0, False)
-            self._install(g, 1, True)
+        self._meta: dict[bool, list[Any]] = {False: [None] * N, True: [None] * N}
+        for g in range(N):
+            if kinds is not None:
+                self._batch.set_seats(g, kinds[g])
+            self._install(g, 0, False, None if seeds is None else seeds[g])
+            if self.autoreset:
+                self._install(g, 1, True)
         self._batch.start(self.player, self.obs, self.mask, self.rewards, self._done,
                           self.final_obs, self.threads)
 
@@ -173,6 +207,8 @@ class BatchedGames:
                                self._done, self.final_obs, self.threads)
         if bad >= 0:
             self._raise_illegal(bad, int(acts[bad]))
+        if not self.autoreset:
+            return
         for g in np.flatnonzero(self._done).tolist():
             self.episodes[g] += 1
             self._meta[False][g] = self._meta[True][g]
@@ -184,6 +220,23 @@ class BatchedGames:
         if not 0 <= aid < NUM_ACTIONS:
             raise BatchIllegalActionError(g, aid, f"action ids are 0..{NUM_ACTIONS - 1}", legal)
         raise BatchIllegalActionError(g, A.ACTIONS[aid].text(), game._why_illegal(aid), legal)
+
+    def greedy_prior(self, games: npt.ArrayLike, out: npt.NDArray[np.float32] | None = None,
+                     shape_weight: float = 0.05) -> npt.NDArray[np.float32]:
+        """``agents.pretrained.greedy_prior`` of the listed games in one core call (GIL
+        released, split over ``threads``): row r holds Greedy's value plus ``shape_weight`` x
+        its tie-break for each legal action of game ``games[r]``, 0 elsewhere (all 0 for a
+        forced decision). Written into ``out`` (at least len(games) rows of 2710 float32) when
+        given; no listed game may be over."""
+        if self._batch is None:
+            raise RuntimeError("call reset(seed) first")
+        rows = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+        if out is None:
+            out = np.empty((rows.size, NUM_ACTIONS), np.float32)
+        if out.dtype != np.float32 or out.ndim != 2 or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous float32 array of shape (k, 2710)")
+        self._batch.greedy_prior(rows, float(shape_weight), out, self.threads)
+        return out[:rows.size]
 
     def random_actions(self) -> npt.NDArray[np.int64]:
         """One uniform random legal id per game, drawn in the core (a random driver for

@@ -33,7 +33,12 @@ from moonriver_env.training.fast_ppo import (  # noqa: E402
     train,
 )
 from moonriver_env.training.parallel_play import PlayPool, shares  # noqa: E402
-from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net  # noqa: E402
+from moonriver_env.training.policy_net import (  # noqa: E402
+    NetConfig,
+    RanchNet,
+    legal_lists,
+    load_net,
+)
 
 from moonriver_env.backend import Encoder  # noqa: E402
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
@@ -216,8 +221,10 @@ def _tiny_net(seed: int = 0) -> RanchNet:
 
 
 def _same(a: rollout.Batch, b: rollout.Batch) -> None:
-    assert a.keys == b.keys and a.returns == b.returns and a.actions == b.actions
-    assert a.logps == pytest.approx(b.logps) and a.values == pytest.approx(b.values)
+    assert a.keys == b.keys and a.returns == b.returns
+    assert np.array_equal(np.asarray(a.actions), np.asarray(b.actions))
+    assert list(a.logps) == pytest.approx(list(b.logps))
+    assert list(a.values) == pytest.approx(list(b.values))
     for name in ("obs", "masks", "priors"):
         rows_a, rows_b = getattr(a, name), getattr(b, name)
         assert len(rows_a) == len(rows_b) and all(
@@ -269,7 +276,7 @@ def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order() -> None:
 
 def test_one_worker_plays_exactly_as_a_single_process(tmp_path) -> None:
     cfg = FastConfig(num_players=2, out=str(tmp_path), seed=3, channels=8, opponent_channels=4,
-                     hidden=16, workers=1)
+                     hidden=16, workers=1, backend="python")
     runner = Runner(cfg)
     assert runner.pool is None
     roles = [["greedy", "greedy"]] * 2
@@ -447,8 +454,9 @@ def test_resume_refuses_changed_network_settings_and_new_runs_refuse_a_used_dir(
     assert "has finished" in capsys.readouterr().err
 
 
-def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path) -> None:
-    cfg = _tiny(tmp_path / "parts", workers=2)
+@pytest.mark.parametrize("backend", ["core", "python"])  # batched threads; play processes
+def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path, backend) -> None:
+    cfg = _tiny(tmp_path / "parts", workers=2, backend=backend)
     with pytest.raises(KeyboardInterrupt):
         train(cfg, quiet=True, on_iteration=_stop_after(3))
     assert multiprocessing.active_children() == []
@@ -456,7 +464,7 @@ def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path) -> None:
     assert multiprocessing.active_children() == []
     assert [line["iteration"] for line in _log(tmp_path / "parts")] == [1, 2, 3, 4, 5]
     # two play processes draw from the run's one generator too: the same as a whole run
-    whole = train(_tiny(tmp_path / "whole", workers=2), quiet=True)
+    whole = train(_tiny(tmp_path / "whole", workers=2, backend=backend), quiet=True)
     for name, tensor in whole.state_dict().items():
         assert torch.equal(tensor, resumed.state_dict()[name]), name
 
@@ -477,7 +485,7 @@ def _wait_until(check, what: str, limit: float = 600.0) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_path) -> None:
     out = tmp_path / "run"
-    argv = _flags(out, workers=2, ppo_iterations=20)
+    argv = _flags(out, workers=2, ppo_iterations=20)  # the batched core: one process
     proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast_ppo", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -487,7 +495,6 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
         _wait_until(lambda: proc.poll() is not None or (
             log.exists() and len(log.read_text().splitlines()) >= 3), "three iterations")
         assert proc.poll() is None, proc.communicate()
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the workers get it too
         _, err = proc.communicate(timeout=600)
     finally:
@@ -499,9 +506,6 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     assert err.startswith("moonriver-train-fast: interrupted; saved at iteration ")
     assert err.strip().endswith(f"continue with: python -m moonriver_env.training.fast_ppo "
                                 f"--resume {out}")
-    assert children  # the play worker (and multiprocessing's helpers) ...
-    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children),
-                "the worker processes to end")  # ... end with the run
     saved = load_resume(str(out))["iteration"]
     assert 3 <= saved < 22
     assert main(["--resume", str(out), "--quiet"]) == 0
@@ -511,9 +515,10 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_path) -> None:
-    out = tmp_path / "run"
+    out = tmp_path / "run"  # the python backend's play processes
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonriver_env.training.fast_ppo", *_flags(out, workers=2)],
+        [sys.executable, "-m", "moonriver_env.training.fast_ppo",
+         *_flags(out, workers=2, backend="python")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     try:
@@ -530,6 +535,9 @@ def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_
     assert proc.returncode in INTERRUPTED and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
     assert load_resume(str(out))["iteration"] <= 5
+    workers = children.read_text().split() if children.exists() else []
+    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers),
+                "the worker processes to end")
 
 
 def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:
@@ -557,12 +565,130 @@ def test_backend_setting_defaults_to_the_default_backend_and_is_checked(tmp_path
         FastConfig.load(None, {"backend": "cpp"})
 
 
-def test_the_recipe_plays_the_same_batches_on_both_backends(tmp_path) -> None:
+def test_per_game_play_gives_the_same_batches_on_both_backends() -> None:
+    """``rollout.play`` (the python backend's path) plays the same games on either Game."""
     batches = {}
     for backend in ("core", "python"):
-        cfg = FastConfig(num_players=2, out=str(tmp_path / backend), seed=3, channels=8,
-                         opponent_channels=4, hidden=16, workers=1, backend=backend)
-        with Runner(cfg) as runner:
-            batches[backend] = runner._play([["learner", "greedy"], ["greedy", "learner"]],
-                                            {"learner": _tiny_net()}, record="learner")
+        rng = np.random.default_rng(3)
+        games = rollout.new_games(2, 2, "base", rng, backend=backend)
+        batches[backend] = rollout.play(games, [["learner", "greedy"], ["greedy", "learner"]],
+                                        {"learner": _tiny_net()}, rng, Encoder(),
+                                        margin_coef=0.5)
     _same(batches["core"], batches["python"])
+
+
+def test_legal_forward_is_forward_at_the_legal_actions() -> None:
+    torch.manual_seed(2)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16, use_prior=True))
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.2)
+    obs, masks = _positions(50, players=3, seed=5)
+    prior = np.random.default_rng(0).normal(size=masks.shape).astype(np.float32) * masks
+    legal, valid = legal_lists(masks)
+    assert (np.take_along_axis(masks, legal, 1)).all()
+    assert (valid.sum(axis=1) == masks.sum(axis=1)).all()
+    with torch.no_grad():
+        full, value = net(torch.from_numpy(obs), torch.from_numpy(masks),
+                          torch.from_numpy(prior))
+        part, value2 = net.legal_forward(torch.from_numpy(obs), torch.from_numpy(legal),
+                                         torch.from_numpy(valid),
+                                         torch.from_numpy(np.take_along_axis(prior, legal, 1)))
+    at_legal = np.take_along_axis(full.numpy(), legal, 1)
+    assert np.abs(np.where(valid, at_legal - part.numpy(), 0.0)).max() < 1e-5
+    assert np.exp(part.numpy()).sum(axis=1) == pytest.approx(np.ones(50), abs=1e-5)
+    assert torch.equal(value, value2)
+
+
+def _replayed(game, seed: int, config: GameConfig):
+    """The decisions of a finished core game replayed on a fresh core Game one by one:
+    (player, observation, mask, action, Greedy's prior) before each decision, and the game."""
+    from moonriver_env.agents.pretrained import greedy_prior
+
+    from moonriver_env.core import Game as CoreGame
+
+    replay, steps = CoreGame(config, seed), []
+    for event in game.history:
+        if event["type"] != "decision" or event.get("auto"):
+            continue
+        player = replay.current_player
+        assert event["player"] == player
+        steps.append((player, replay.observe(player), replay.legal_mask().astype(bool),
+                      event["action"], greedy_prior(replay)))
+        replay.apply(event["action"])
+    assert replay.is_over
+    return steps, replay
+
+
+def test_batched_play_agrees_with_its_games_replayed_one_by_one() -> None:
+    """Every recorded learner decision is the one a single Game replayed from the same seed
+    shows at that point (observation, mask, prior, action); the others' moves follow their
+    roles (Greedy's tied-best, the snapshot's legal picks) and the returns are the replayed
+    games' rewards."""
+    config = GameConfig(num_players=3)
+    seeds = [21, 22, 23, 24]
+    roles = [["learner", "greedy", "snapshot0"], ["greedy", "learner", "learner"],
+             ["snapshot0", "random", "learner"], ["learner", "greedy", "greedy"]]
+    nets = {"learner": _tiny_net(0), "snapshot0": _tiny_net(1)}
+    batch, games = rollout.play_batched(seeds, roles, nets, np.random.default_rng(8), config,
+                                        threads=2, margin_coef=0.5)
+    assert {roles[i][s] for i, s in batch.keys} == {"learner"}
+    assert set(batch.returns) == {(i, s) for i in range(4) for s in range(3)
+                                  if roles[i][s] == "learner"}
+    k = 0
+    for i, seed in enumerate(seeds):
+        steps, replay = _replayed(games[i], seed, config)
+        assert replay.winners() == games[i].winners()
+        for player, obs, mask, action, prior in steps:
+            if roles[i][player] == "greedy" and mask.sum() > 1:
+                assert prior[action] == prior[mask].max()  # one of Greedy's tied-best
+            if roles[i][player] != "learner":
+                continue
+            while batch.keys[k][0] != i:  # decisions of other games in between
+                k += 1
+            assert batch.keys[k] == (i, player)
+            np.testing.assert_array_equal(batch.obs[k], obs)
+            np.testing.assert_array_equal(batch.masks[k], mask)
+            np.testing.assert_array_equal(batch.priors[k], prior)
+            assert batch.actions[k] == action and mask[action]
+            k += 1
+        k = 0
+        for seat in range(3):
+            if roles[i][seat] == "learner":
+                assert batch.returns[(i, seat)] == pytest.approx(
+                    rollout.seat_reward(replay, seat, 0.5))
+    assert len(batch) == len(batch.logps) == len(batch.values) > 50
+    assert (np.asarray(batch.logps) <= 0).all()
+    # The same generator state gives the same play-out, whatever the thread count.
+    again, _ = rollout.play_batched(seeds, roles, nets, np.random.default_rng(8), config,
+                                    threads=1, margin_coef=0.5)
+    _same(batch, again)
+
+
+def test_batched_greedy_labels_are_the_replayed_games_tied_best_sets() -> None:
+    config = GameConfig(num_players=2)
+    seeds = [5, 6]
+    batch, games = rollout.play_batched(seeds, [["greedy", "greedy"]] * 2, {},
+                                        np.random.default_rng(1), config, record=None,
+                                        label_greedy=True)
+    assert len(batch) > 50 and batch.actions.shape == (len(batch), NUM_ACTIONS)
+    rows = {i: [k for k, key in enumerate(batch.keys) if key[0] == i] for i in range(2)}
+    for i, seed in enumerate(seeds):
+        steps, _ = _replayed(games[i], seed, config)
+        chosen = [s for s in steps if s[2].sum() > 1]  # forced decisions are not recorded
+        assert len(chosen) == len(rows[i])
+        for k, (player, obs, mask, action, prior) in zip(rows[i], chosen, strict=True):
+            best = mask & (prior == prior[mask].max())
+            assert batch.keys[k] == (i, player)
+            np.testing.assert_array_equal(batch.obs[k], obs)
+            np.testing.assert_array_equal(batch.actions[k], best)
+            assert best[action]  # the move played is one of the ties
+
+
+def test_a_tiny_run_is_a_function_of_its_seed(tmp_path) -> None:
+    nets = {}
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        nets[name] = train(_tiny(tmp_path / name, seed=seed, workers=2), quiet=True)
+    for key, tensor in nets["a"].state_dict().items():
+        assert torch.equal(tensor, nets["b"].state_dict()[key]), key
+    assert _without_timing(_log(tmp_path / "a")) == _without_timing(_log(tmp_path / "b"))
+    assert not torch.equal(nets["a"].trunk[0].weight, nets["c"].trunk[0].weight)

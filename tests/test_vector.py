@@ -162,6 +162,75 @@ def test_bad_configuration_is_refused():
         BatchedGames(1, reward="points")
 
 
+def test_a_fixed_list_of_games_plays_each_game_once_with_its_own_seats():
+    """autoreset=False: game g is Game(config, seeds[g]) with seats[g]; an ended game stays
+    over (player -1, empty mask) and later steps skip it; the moves agree with a replay."""
+    config = GameConfig(num_players=3)
+    seeds = [90, 7, 12345, 7]
+    seats = [("learner", "greedy", "random"), ("greedy", "learner", "learner"),
+             ("learner", "learner", "learner"), ("random", "random", "learner")]
+    batch = BatchedGames(4, config, autoreset=False, threads=2)
+    batch.reset(3, seeds=seeds, seats=seats)
+    rng = np.random.default_rng(1)
+    ended_at: dict[int, int] = {}
+    steps = 0
+    while not batch.over.all():
+        for g in np.flatnonzero(~batch.over):
+            assert seats[g][batch.player[g]] == "learner"  # only learner seats reach Python
+        actions = _random_actions(np.where(batch.over[:, None], 1, batch.mask), rng)
+        batch.step(actions)
+        steps += 1
+        for g in np.flatnonzero(batch.done):
+            assert g not in ended_at and batch.rewards[g].any()
+            ended_at[int(g)] = steps
+        assert not batch.mask[batch.over].any() and (batch.player[batch.over] == -1).all()
+    assert sorted(ended_at) == [0, 1, 2, 3]
+    batch.step(np.zeros(4, np.int64))  # every game over: nothing happens
+    assert not batch.done.any() and batch.over.all()
+    for g in range(4):
+        record = batch.game(g).to_record(include_seed=True)
+        replay = Game(config, seeds[g])
+        for event in batch.game(g).history:
+            if event["type"] == "decision" and not event.get("auto"):
+                replay.apply(event["action"])
+        assert replay.is_over and replay.to_record(include_seed=True) == record
+
+
+def test_batched_greedy_prior_is_greedy_prior_of_each_game():
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT, greedy_prior
+
+    batch = BatchedGames(3, GameConfig(num_players=4), autoreset=False, threads=2)
+    batch.reset(0, seeds=[4, 5, 6])
+    rng = np.random.default_rng(2)
+    out = np.full((3, 2710), np.nan, np.float32)
+    checked = 0
+    while not batch.over.all():
+        live = np.flatnonzero(~batch.over)
+        prior = batch.greedy_prior(live[::-1], out, SHAPE_WEIGHT)
+        for row, g in enumerate(live[::-1]):
+            np.testing.assert_array_equal(prior[row], greedy_prior(batch.game(int(g))))
+            checked += int(np.count_nonzero(prior[row]) > 0)
+        batch.step(_random_actions(np.where(batch.over[:, None], 1, batch.mask), rng))
+    assert checked > 100
+    with pytest.raises(ValueError, match="must exist and not be over"):
+        batch.greedy_prior([0])
+
+
+def test_fixed_list_settings_are_checked():
+    config = GameConfig(num_players=2)
+    with pytest.raises(ValueError, match="needs autoreset=False"):
+        BatchedGames(2, config).reset(0, seeds=[1, 2])
+    batch = BatchedGames(2, config, autoreset=False)
+    with pytest.raises(ValueError, match="one seed per game"):
+        batch.reset(0, seeds=[1])
+    with pytest.raises(ValueError, match="one seat list per game"):
+        batch.reset(0, seeds=[1, 2], seats=[("learner", "greedy")])
+    with pytest.raises(ValueError, match="at least one seat must be 'learner'"):
+        batch.reset(0, seeds=[1, 2], seats=[("learner", "greedy"), ("greedy", "random")])
+    with pytest.raises(ValueError, match="autoreset must be True or False"):
+        BatchedGames(2, config, autoreset=1)
+
+
 def test_gymnasium_vector_env_spaces_and_same_step_autoreset():
     env = MoonRiverVectorEnv(3, GameConfig(num_players=2), opponents="random")
     obs, _ = env.reset(seed=5)

@@ -4,10 +4,14 @@
     moonriver-train-fast --resume runs/fast_4p      # continue a stopped run
 
 (``python -m moonriver_env.training.fast_ppo`` is the same command.) The built-in defaults
-are the shipped recipe, ``training/configs/fast_4p_base.toml``. Torch threads 1 per process;
-the games of every batch are split over ``workers`` processes (see ``parallel_play``) and the
-updates run in the main one with ``update_threads`` torch threads (by default one per play
-process, as those are idle then).
+are the shipped recipe, ``training/configs/fast_4p_base.toml``. On the compiled core
+(``backend = "core"``, the default) every batch of games is played in one process, in one
+``moonriver_env.vector.BatchedGames`` (``rollout.play_batched``): Greedy seats and Greedy's
+prior are computed in the core on ``workers`` threads, the networks' forward passes score
+the legal actions only. With ``backend = "python"`` (the reference engine) the games are
+per-game ``Game`` objects split over ``workers`` processes (``parallel_play``), as
+``rollout.play`` plays them. The updates run in the main process with ``update_threads``
+torch threads (by default ``workers``).
 
 1. Imitation, until ``bc_minutes`` have passed or ``bc_iterations`` iterations are done
    (whichever comes first; 0 is no limit, both 0 skip the phase): batches of ``bc_games``
@@ -62,7 +66,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 from moonriver_env.training.cli_errors import ArgumentParser, CLIError, cli_main
 from moonriver_env.training.parallel_play import PlayPool, check_workers, sigint_deferred
-from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net
+from moonriver_env.training.policy_net import (
+    NetConfig,
+    RanchNet,
+    legal_lists,
+    load_net,
+    save_net,
+)
 from moonriver_env.training.rollout import (
     GREEDY,
     LEARNER,
@@ -71,6 +81,7 @@ from moonriver_env.training.rollout import (
     game_seeds,
     new_games,
     play,
+    play_batched,
 )
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
@@ -126,7 +137,7 @@ class FastConfig:
     init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
     torch_threads: int = 1
     update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
-    workers: int = 2  # processes that play the games (1: all in the main process)
+    workers: int = 2  # core: threads of the batched games; python: play processes
     backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
 
     @classmethod
@@ -236,12 +247,15 @@ SETTINGS: dict[str, str] = {
     "use_prior": "network: the logits add a learned multiple of Greedy's one-ply values",
     "prior_init": "network: starting weight of that prior (logits per point)",
     "init": "start from these weights (a .pt of save_net) instead of fresh ones (empty: fresh)",
-    "torch_threads": "torch threads of each play process",
-    "update_threads": "torch threads of the updates (0: one per play process)",
-    "workers": "processes that play each batch's games (1: all in the main process)",
-    "backend": "implementation that plays the games: core (compiled, fast) or python (the "
-               "reference engine); both play the same games, so a run is the same on either "
-               "(default from $MOONRIVER_BACKEND when set)",
+    "torch_threads": "torch threads of the play (forward passes)",
+    "update_threads": "torch threads of the updates (0: as many as workers)",
+    "workers": "core backend: threads that play the batched games' Greedy seats and prior; "
+               "python backend: processes that play each batch's games (1: all in the main "
+               "process)",
+    "backend": "implementation that plays the games: core (compiled: the games of a batch "
+               "played together in the core) or python (the reference engine, one Game object "
+               "per game, Greedy in Python); the two draw Greedy's ties from different "
+               "generators, so their runs differ (default from $MOONRIVER_BACKEND when set)",
 }
 
 
@@ -252,10 +266,20 @@ def _shown(value: Any) -> str:
     return '""' if value == "" else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _tensors(batch: Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    priors = torch.from_numpy(np.stack(batch.priors)) if batch.priors else None
-    return (torch.from_numpy(np.stack(batch.obs)),
-            torch.from_numpy(np.stack(batch.masks)).view(torch.bool), priors)
+def _array(rows: Any) -> np.ndarray:
+    """A batch field as one array (the batched play stores arrays, ``play`` lists of rows)."""
+    return rows if isinstance(rows, np.ndarray) else np.stack(rows)
+
+
+def _tensors(batch: Batch) -> tuple[torch.Tensor, np.ndarray, torch.Tensor, torch.Tensor,
+                                    torch.Tensor | None]:
+    """Observations, legal ids (array and tensor), their valid marks and the greedy prior at
+    those ids: the input of ``RanchNet.legal_forward``."""
+    legal, valid = legal_lists(_array(batch.masks))
+    priors = (torch.from_numpy(np.take_along_axis(_array(batch.priors), legal, 1))
+              if len(batch.priors) else None)
+    return (torch.from_numpy(_array(batch.obs)), legal, torch.from_numpy(legal),
+            torch.from_numpy(valid), priors)
 
 
 def _rows(priors: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor | None:
@@ -265,14 +289,14 @@ def _rows(priors: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor | None:
 def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epochs: int,
                    minibatch: int, rng: np.random.Generator) -> dict[str, float]:
     """Cross-entropy on Greedy's tied-best set and value regression on the final reward."""
-    obs, masks, priors = _tensors(batch)
-    ties = torch.from_numpy(np.stack(batch.actions))
+    obs, legal_np, legal, valid, priors = _tensors(batch)
+    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), legal_np, 1)) & valid
     targets = torch.tensor([batch.returns[k] for k in batch.keys], dtype=torch.float32)
     n, stats = len(batch), {}
     for _ in range(epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // minibatch)):
             t = torch.from_numpy(idx)
-            logp, value = net(obs[t], masks[t], _rows(priors, t))
+            logp, value = net.legal_forward(obs[t], legal[t], valid[t], _rows(priors, t))
             policy_loss = -torch.logsumexp(logp.masked_fill(~ties[t], -1e9), dim=1).mean()
             value_loss = (value - targets[t]).pow(2).mean()
             opt.zero_grad()
@@ -280,7 +304,7 @@ def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epoc
             opt.step()
             top = logp.argmax(dim=1)
             with torch.no_grad():
-                entropy = -(logp.exp() * logp).sum(dim=1).mean()
+                entropy = -torch.where(valid[t], logp.exp() * logp, 0.0).sum(dim=1).mean()
             stats = {"bc_loss": policy_loss.item(), "bc_value_loss": value_loss.item(),
                      "bc_entropy": entropy.item(),
                      "bc_top1_in_ties": ties[t].gather(1, top[:, None]).float().mean().item()}
@@ -307,17 +331,19 @@ def advantages(batch: Batch, lam: float) -> tuple[np.ndarray, np.ndarray]:
 
 def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
              rng: np.random.Generator) -> dict[str, float]:
-    """Clipped PPO epochs over one iteration's decisions."""
-    obs, masks, priors = _tensors(batch)
-    actions = torch.tensor(batch.actions, dtype=torch.long)
-    old_logp = torch.tensor(batch.logps, dtype=torch.float32)
+    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
+    legal actions, ``RanchNet.legal_forward``)."""
+    obs, legal_np, legal, valid, priors = _tensors(batch)
+    taken = np.asarray(batch.actions, dtype=np.int64)
+    actions = torch.from_numpy(((legal_np == taken[:, None]) & valid.numpy()).argmax(axis=1))
+    old_logp = torch.tensor(np.asarray(batch.logps), dtype=torch.float32)
     adv_np, ret_np = advantages(batch, cfg.gae_lambda)
     adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
     n, stats = len(batch), {}
     for _ in range(cfg.epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
             t = torch.from_numpy(idx)
-            logp_all, value = net(obs[t], masks[t], _rows(priors, t))
+            logp_all, value = net.legal_forward(obs[t], legal[t], valid[t], _rows(priors, t))
             logp = logp_all.gather(1, actions[t, None]).squeeze(1)
             a = adv[t]
             a = (a - a.mean()) / (a.std() + 1e-8)
@@ -325,7 +351,7 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
             policy_loss = -torch.min(ratio * a,
                                      ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a).mean()
             value_loss = (value - returns[t]).pow(2).mean()
-            entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+            entropy = -torch.where(valid[t], logp_all.exp() * logp_all, 0.0).sum(dim=1).mean()
             loss = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * entropy
             opt.zero_grad()
             loss.backward()
@@ -499,7 +525,7 @@ class Runner:
         self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
         self.write_resume()
         self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode, cfg.backend)
-                     if cfg.workers > 1 else None)
+                     if cfg.workers > 1 and cfg.backend == "python" else None)
 
     def _restore(self, state: dict[str, Any]) -> RanchNet:
         """Take over a saved run's state; drop what its directory got after that state."""
@@ -629,9 +655,15 @@ class Runner:
 
     def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
               record: str | None = LEARNER, label_greedy: bool = False) -> Batch:
-        """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
-        processes when there is one."""
+        """Play ``len(roles)`` fresh games (seeds from the run's generator): batched in the
+        core, or (python backend) in the pool's processes when there is one."""
         cfg = self.cfg
+        if cfg.backend == "core":
+            batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
+                                    GameConfig(num_players=cfg.num_players, mode=cfg.mode),
+                                    threads=cfg.workers, record=record,
+                                    label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+            return batch
         if self.pool is None:
             games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng,
                               backend=cfg.backend)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from moonriver_env.agents.pretrained import (
     DENSE_SCORES,
@@ -29,7 +30,8 @@ from torch import nn
 
 from moonriver_env.observation import OBSERVATION_SIZE, VIEWS
 
-__all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "load_net", "save_net"]
+__all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "legal_lists", "load_net",
+           "save_net"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,33 @@ class RanchNet(nn.Module):
                 prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations
         (and of their greedy priors, for a network that uses them)."""
+        scores, state = self._scores(obs)
+        logits = scores.index_select(1, self.index)
+        if self.config.use_prior:
+            if prior is None:
+                raise ValueError("this network adds the greedy prior: pass prior=")
+            logits = logits + self.prior_weight * prior
+        logits = logits.masked_fill(~mask, MASKED)
+        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+
+    def legal_forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor,
+                      prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward`` at the legal actions only: log-probabilities (B, L) of the action ids
+        ``legal`` (B, L) where ``valid`` (B, L) is true (the other entries pad a row and get
+        -1e9 - logsumexp, probability 0) and values (B,); ``prior`` (B, L) holds the greedy
+        prior at those ids. The same numbers as ``forward`` gives at those ids (up to float
+        rounding), without the 2710-wide masked softmax: a decision has a few legal actions."""
+        scores, state = self._scores(obs)
+        logits = scores.gather(1, self.index[legal])
+        if self.config.use_prior:
+            if prior is None:
+                raise ValueError("this network adds the greedy prior: pass prior=")
+            logits = logits + self.prior_weight * prior
+        logits = logits.masked_fill(~valid, MASKED)
+        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+
+    def _scores(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every action's score in network order (dense, viewer cells, thief) and the state."""
         b, cells = obs.shape[0], self.rows * self.cols
         mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
         viewer = self.viewer_cells(self.viewer_conv(mine).reshape(b, -1, cells).transpose(1, 2))
@@ -93,13 +122,25 @@ class RanchNet(nn.Module):
         others = torch.relu(others + self.thief_film(state)[:, None, None, :])
         scores = torch.cat([self.dense_head(state), self.viewer_head(viewer).reshape(b, -1),
                             self.thief_head(others).reshape(b, -1)], dim=1)
-        logits = scores.index_select(1, self.index)
-        if self.config.use_prior:
-            if prior is None:
-                raise ValueError("this network adds the greedy prior: pass prior=")
-            logits = logits + self.prior_weight * prior
-        logits = logits.masked_fill(~mask, MASKED)
-        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+        return scores, state
+
+
+def legal_lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The legal action ids of each row of a (B, 2710) mask as (B, L) int64 ids, ascending,
+    padded with the row's first legal id, and the (B, L) bool marks of the real entries
+    (L: the most legal actions of a row)."""
+    mask = np.asarray(mask).astype(bool, copy=False)
+    rows, ids = np.nonzero(mask)
+    counts = np.bincount(rows, minlength=mask.shape[0])
+    if counts.size and counts.min() == 0:
+        raise ValueError("every row of the mask needs a legal action")
+    width = max(1, int(counts.max(initial=0)))
+    starts = np.cumsum(counts) - counts
+    legal = np.repeat(ids[starts][:, None] if ids.size else np.zeros((0, 1), np.int64),
+                      width, axis=1).astype(np.int64)
+    legal[rows, np.arange(ids.size) - np.repeat(starts, counts)] = ids
+    valid = np.arange(width)[None, :] < counts[:, None]
+    return legal, valid
 
 
 def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:

@@ -22,14 +22,25 @@ std::uint64_t game_stream(std::uint64_t seed, int g) {
 }
 }  // namespace
 
+namespace {
+void check_seats(const std::vector<int>& kinds, int num_players) {
+  if (static_cast<int>(kinds.size()) != num_players)
+    throw std::invalid_argument("one seat kind per player");
+  for (int k : kinds)
+    if (k != SEAT_LEARNER && k != SEAT_RANDOM && k != SEAT_GREEDY)
+      throw std::invalid_argument("seat kinds are SEAT_LEARNER, SEAT_RANDOM or SEAT_GREEDY");
+  if (std::none_of(kinds.begin(), kinds.end(), [](int s) { return s == SEAT_LEARNER; }))
+    throw std::invalid_argument("at least one seat must be a learner");
+}
+}  // namespace
+
 VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats, int reward_mode,
                          std::uint64_t agent_seed)
-    : num_players_(num_players), seats_(std::move(seats)), reward_mode_(reward_mode) {
+    : num_players_(num_players), reward_mode_(reward_mode) {
   if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
-  if (static_cast<int>(seats_.size()) != num_players)
-    throw std::invalid_argument("one seat kind per player");
-  if (std::none_of(seats_.begin(), seats_.end(), [](int s) { return s == SEAT_LEARNER; }))
-    throw std::invalid_argument("at least one seat must be a learner");
+  check_seats(seats, num_players);
+  seats_.reserve(static_cast<std::size_t>(num_games) * num_players);
+  for (int g = 0; g < num_games; ++g) seats_.insert(seats_.end(), seats.begin(), seats.end());
   games_.resize(num_games);
   next_.resize(num_games);
   builtin_.assign(num_games, 0);
@@ -41,6 +52,12 @@ VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
   }
 }
 
+void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
+  check_seats(kinds, num_players_);
+  std::copy(kinds.begin(), kinds.end(),
+            seats_.begin() + static_cast<std::ptrdiff_t>(g) * num_players_);
+}
+
 void VectorGames::set_current(int g, Game game) { games_[g] = std::move(game); }
 void VectorGames::set_next(int g, Game game) { next_[g] = std::move(game); }
 
@@ -50,6 +67,7 @@ std::int64_t VectorGames::builtin_decisions() const {
 
 int VectorGames::first_illegal(const std::int64_t* actions) const {
   for (int g = 0; g < num_games(); ++g) {
+    if (games_[g]->is_over()) continue;  // a finished game of a fixed list: skipped
     const std::int64_t a = actions[g];
     if (a < 0 || a >= NUM_ACTIONS || !games_[g]->is_legal(static_cast<int>(a))) return g;
   }
@@ -59,12 +77,13 @@ int VectorGames::first_illegal(const std::int64_t* actions) const {
 void VectorGames::run_builtin(int g) {
   Game& game = *games_[g];
   SplitMix64& rng = rngs_[g];
+  const int* kinds = seats(g);
   std::int64_t ids[NUM_ACTIONS];
   double values[NUM_ACTIONS];
   std::int64_t shape[NUM_ACTIONS];
   while (!game.is_over()) {
     const int player = game.current_player();
-    const int kind = seats_[player];
+    const int kind = kinds[player];
     if (kind == SEAT_LEARNER) return;
     const int m = game.legal_ids(ids);
     int pick = 0;
@@ -131,6 +150,10 @@ void VectorGames::write(int g, const VectorOutputs& out) const {
   const Game& game = *games_[g];
   const int player = game.current_player();
   out.player[g] = player;
+  if (game.is_over()) {  // a finished game of a fixed list: no decision, obs left as it was
+    std::fill_n(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS, NUM_ACTIONS, 0);
+    return;
+  }
   observe(game, player, out.obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
   game.legal_mask(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS);
 }
@@ -150,6 +173,11 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
     float* rewards = out.rewards + static_cast<std::size_t>(g) * num_players_;
     std::fill_n(rewards, num_players_, 0.0f);
     Game& game = *games_[g];
+    if (game.is_over()) {  // ended earlier, no next game: skipped
+      out.done[g] = 0;
+      write(g, out);
+      continue;
+    }
     const int actor = game.current_player();
     game.apply(static_cast<int>(actions[g]));
     run_builtin(g);
@@ -158,9 +186,11 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
       final_rewards(game, rewards);
       if (out.final_obs)
         observe(game, actor, out.final_obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
-      games_[g] = std::move(next_[g]);
-      next_[g].reset();
-      run_builtin(g);
+      if (next_[g]) {
+        games_[g] = std::move(next_[g]);
+        next_[g].reset();
+        run_builtin(g);
+      }
     }
     write(g, out);
   }
@@ -215,8 +245,8 @@ void WorkerPool::run(int parts, const std::function<void(int)>& body) {
 }
 
 template <typename F>
-void VectorGames::parallel(int threads, F&& body) {
-  const int n = num_games();
+void VectorGames::parallel(int threads, int n, F&& body) {
+  if (n < 1) return;
   threads = std::max(1, std::min(threads, n));
   if (threads == 1) {
     body(0, n);
@@ -234,20 +264,42 @@ void VectorGames::random_actions(std::int64_t* out) {
   std::int64_t ids[NUM_ACTIONS];
   for (int g = 0; g < num_games(); ++g) {
     const int m = games_[g]->legal_ids(ids);
-    out[g] = ids[driver_rngs_[g].below(m)];
+    out[g] = m > 0 ? ids[driver_rngs_[g].below(m)] : 0;  // 0 for a game that is over
   }
 }
 
 void VectorGames::start(const VectorOutputs& out, int threads) {
   for (int g = 0; g < num_games(); ++g)
     if (!games_[g]) throw std::logic_error("every game needs a current game before start");
-  parallel(threads, [&](int lo, int hi) { start_range(out, lo, hi); });
+  parallel(threads, num_games(), [&](int lo, int hi) { start_range(out, lo, hi); });
 }
 
 void VectorGames::step(const std::int64_t* actions, const VectorOutputs& out, int threads) {
   for (int g = 0; g < num_games(); ++g)
-    if (!games_[g] || !next_[g]) throw std::logic_error("every game needs a next game to step");
-  parallel(threads, [&](int lo, int hi) { step_range(actions, out, lo, hi); });
+    if (!games_[g]) throw std::logic_error("every game needs a current game to step");
+  parallel(threads, num_games(), [&](int lo, int hi) { step_range(actions, out, lo, hi); });
+}
+
+void VectorGames::greedy_prior(const std::int64_t* games, int count, double shape_weight,
+                               float* out, int threads) {
+  for (int r = 0; r < count; ++r)
+    if (games[r] < 0 || games[r] >= num_games() || games_[games[r]]->is_over())
+      throw std::invalid_argument("greedy_prior: every listed game must exist and not be over");
+  parallel(threads, count, [&](int lo, int hi) {
+    std::int64_t ids[NUM_ACTIONS];
+    double values[NUM_ACTIONS];
+    std::int64_t shape[NUM_ACTIONS];
+    for (int r = lo; r < hi; ++r) {
+      float* row = out + static_cast<std::size_t>(r) * NUM_ACTIONS;
+      std::fill_n(row, NUM_ACTIONS, 0.0f);
+      const Game& game = *games_[games[r]];
+      const int m = game.legal_ids(ids);
+      if (m < 2) continue;
+      greedy_values(game, ids, m, values, shape);
+      for (int i = 0; i < m; ++i)
+        row[ids[i]] = static_cast<float>(values[i] + shape_weight * static_cast<double>(shape[i]));
+    }
+  });
 }
 
 }  // namespace moonriver

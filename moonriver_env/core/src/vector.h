@@ -3,7 +3,8 @@
 //
 // Each game slot holds the game being played and the next one, already set up (its setup
 // draws are made in Python by the engine's code, as for any core Game): when a game ends
-// inside ``step``, the next one takes its place at once and Python sets up a new "next".
+// inside ``step``, the next one takes its place at once and Python sets up a new "next". A
+// slot without a next game keeps its ended game: later steps skip it (fixed lists of games).
 // Built-in seats draw from a per-game SplitMix64, so results never depend on how the batch
 // is split over threads.
 #pragma once
@@ -27,9 +28,9 @@ enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWAR
 
 // Where one step writes its results (row g of each array belongs to game g).
 struct VectorOutputs {
-  std::int32_t* player;  // N: the learner seat to decide next
+  std::int32_t* player;  // N: the learner seat to decide next (-1: the game is over)
   float* obs;            // N x OBSERVATION_SIZE: from that seat's view
-  std::int8_t* mask;     // N x NUM_ACTIONS
+  std::int8_t* mask;     // N x NUM_ACTIONS (all zero once the game is over)
   float* rewards;        // N x num_players: every seat's reward of this step
   std::uint8_t* done;    // N: the game ended in this step (and was replaced)
   float* final_obs;      // N x OBSERVATION_SIZE or null: on done, the ended game seen by
@@ -66,7 +67,12 @@ class VectorGames {
 
   int num_games() const { return static_cast<int>(games_.size()); }
   int num_players() const { return num_players_; }
-  const std::vector<int>& seats() const { return seats_; }
+  // The seat kinds of game g (num_players entries); every game starts with the batch's.
+  const int* seats(int g) const {
+    return seats_.data() + static_cast<std::size_t>(g) * num_players_;
+  }
+  // Set game g's seat kinds (at least one learner), for its current and later games.
+  void set_seats(int g, const std::vector<int>& kinds);
 
   // Install game g's current game and its next one (both from Python's setup draws).
   void set_current(int g, Game game);
@@ -79,9 +85,15 @@ class VectorGames {
   void start(const VectorOutputs& out, int threads);
   // The index of the first game whose action is not legal now, or -1 (nothing changes).
   int first_illegal(const std::int64_t* actions) const;
-  // Apply each game's learner decision, play built-in seats, replace ended games; every
-  // action must be legal (first_illegal == -1) and every slot must hold a next game.
+  // Apply each game's learner decision, play built-in seats, replace ended games that have a
+  // next one; every action of a game not over must be legal (first_illegal == -1). Games over
+  // before the step are skipped (their action is ignored; done 0, player -1).
   void step(const std::int64_t* actions, const VectorOutputs& out, int threads);
+  // For each of the ``count`` listed games (none over): Greedy's value plus ``shape_weight`` x
+  // its tie-break for every legal action, 0 elsewhere (all 0 when one action is legal), into
+  // row r of ``out`` (count x NUM_ACTIONS): agents.pretrained.greedy_prior in batch.
+  void greedy_prior(const std::int64_t* games, int count, double shape_weight, float* out,
+                    int threads);
   // One uniform random legal id per game into ``out`` (a random driver for benchmarks and
   // baselines), from a per-game stream apart from the built-in seats'.
   void random_actions(std::int64_t* out);
@@ -95,7 +107,7 @@ class VectorGames {
   void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
   void start_range(const VectorOutputs& out, int lo, int hi);
   template <typename F>
-  void parallel(int threads, F&& body);
+  void parallel(int threads, int n, F&& body);
 
   int num_players_;
   std::vector<int> seats_;

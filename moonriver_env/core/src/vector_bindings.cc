@@ -113,6 +113,37 @@ NB_MODULE(_vector, m) {
           nb::arg("pile"), nb::arg("setup_order"), nb::arg("board_ids"),
           "Set up game g's current (next=False) or next game from the setup's draws.")
       .def(
+          "set_seats",
+          [](Batch& b, int g, std::vector<int> kinds) {
+            check_game(b, g);
+            try {
+              b.games.set_seats(g, kinds);
+            } catch (const std::invalid_argument& e) {
+              throw nb::value_error(e.what());
+            }
+          },
+          nb::arg("g"), nb::arg("kinds"),
+          "Set game g's seat kinds (one per player, at least one SEAT_LEARNER).")
+      .def(
+          "greedy_prior",
+          [](Batch& b, In1<std::int64_t> games, double shape_weight, Out2<float> out, int threads) {
+            const std::size_t k = games.shape(0);
+            if (out.shape(0) < k || out.shape(1) != NUM_ACTIONS)
+              throw nb::value_error("out: one row of 2710 float32 per listed game");
+            const std::int64_t* rows = games.data();
+            float* data = out.data();
+            try {
+              nb::gil_scoped_release release;
+              b.games.greedy_prior(rows, static_cast<int>(k), shape_weight, data, threads);
+            } catch (const std::invalid_argument& e) {
+              throw nb::value_error(e.what());
+            }
+          },
+          nb::arg("games").noconvert(), nb::arg("shape_weight"), nb::arg("out").noconvert(),
+          nb::arg("threads"),
+          "Greedy's value + shape_weight x tie-break of each legal action of the listed games "
+          "(0 elsewhere; all 0 for a forced decision) into the rows of ``out``.")
+      .def(
           "has_next",
           [](const Batch& b, int g) {
             check_game(b, g);
