@@ -10,12 +10,15 @@ never appears; their remaining counts do. docs/observation.md is generated from 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
 from moonriver_env.common.view import View, ViewSpec, layout
 from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
 from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
+from moonriver_env.engine.data import GameData
 from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
 from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
 from moonriver_env.engine.scenarios import SCENARIOS
@@ -49,6 +52,7 @@ SPECIALISTS = tuple(k for k in PartnerKind if k != PartnerKind.COWBOY)
 
 _CONTEXT = ("forced", "emptying", "last_round", "builds_done", "builds_allowed",
             "cowboy_moves_left", "circle_first", "circle_second", "bonus_tiles_left")
+MAX_BOARDS = 5  # places in the board one-hot: the boards of the data file, in its order
 _GAME = ("round", "box", "pile", "cow_supply", "players_2", "players_3", "players_4",
          "base", *(f"scenario_{s}" for s in SCENARIOS))
 
@@ -63,7 +67,8 @@ _SPECS: tuple[ViewSpec, ...] = (
     ("column_owners", (2, COLUMN_SIZE, MAX_PLAYERS),
      "active then pending column, by position: relative player whose ranchero stands there"),
     ("reserve_size", (MAX_PLAYERS,), "reserve capacity of each player's board / 4"),
-    ("boards", (MAX_PLAYERS, 5), "board one-hot: camp, mary, wesley, calamity, big_jo"),
+    ("boards", (MAX_PLAYERS, MAX_BOARDS), "board one-hot, by its place in the boards file "
+     "(default file: camp, mary, wesley, calamity, big_jo)"),
     ("saloon", (SALOON_SLOTS, len(SPECIALISTS)),
      "specialist face of the partner in each slot: "
      + ", ".join(k.name.lower() for k in SPECIALISTS)),
@@ -96,7 +101,18 @@ _NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
                      *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
-_BOARD_IDS = {"camp": 0, "mary": 1, "wesley": 2, "calamity": 3, "big_jo": 4}
+_G = {name: i for i, name in enumerate(_GAME)}  # places in the "game" view
+
+
+def board_ids(data: GameData, names: Sequence[str]) -> list[int]:
+    """Each named board's place in its boards file: its index in the board one-hot. A file
+    with more boards than the one-hot has places is refused (ValueError)."""
+    order = list(data.boards)
+    if len(order) > MAX_BOARDS:
+        raise ValueError(f"the observation's board one-hot has {MAX_BOARDS} places (the "
+                         f"boards of the boards file, in its order); this boards file lists "
+                         f"{len(order)}: {order}")
+    return [order.index(name) for name in names]
 BASE_CACHE_SIZE = 256  # game-long base vectors (per setup and viewer), board cell tables
 PART_CACHE_SIZE = 4096  # seat and partner parts of observations (under 1 kB each)
 
@@ -172,13 +188,14 @@ class ObservationEncoder:
         if base is None:
             base = np.zeros(self.size, dtype=np.float32)
             o = self._offsets
+            ids = board_ids(game.data, game.board_names)
             for i in range(n):
                 p = (viewer + i) % n
                 base[o["reserve_size"] + i] = game.ranches[p].capacity / 4.0
-                base[o["boards"] + 5 * i + _BOARD_IDS.get(game.board_names[p], 0)] = 1.0
+                base[o["boards"] + MAX_BOARDS * i + ids[p]] = 1.0
             g0 = o["game"]
-            base[g0 + 2 + n] = 1.0
-            base[g0 + 7 + (game.scenario or 0)] = 1.0
+            base[g0 + _G[f"players_{n}"]] = 1.0
+            base[g0 + _G[f"scenario_{game.scenario}" if game.scenario else "base"]] = 1.0
             if len(self._bases) >= BASE_CACHE_SIZE:
                 self._bases.clear()
             base = self._bases[key] = base[_RANCH_SIZE * n:]

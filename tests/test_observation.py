@@ -6,8 +6,10 @@ import ast
 import pathlib
 
 import numpy as np
+import pytest
 
 from moonriver_env.actions import actions_markdown
+from moonriver_env.backend import Encoder, make_game
 from moonriver_env.engine import Game, GameConfig, Terrain
 from moonriver_env.observation import RANCH_CHANNELS, SCORE_SCALE, ObservationEncoder
 from tests.helpers import random_playout
@@ -91,3 +93,43 @@ def test_engine_imports_only_numpy_and_the_standard_library() -> None:
                 names = [node.module]
             for name in names:
                 assert name.split(".")[0] not in banned, f"{path.name} imports {name}"
+
+
+def _boards_file(tmp_path, rename: dict[str, str], extra: int = 0) -> str:
+    import json
+    from pathlib import Path
+
+    import moonriver_env.engine as engine
+
+    doc = json.loads((Path(engine.__file__).parent / "data" / "boards.json").read_text())
+    for board in doc["boards"]:
+        board["name"] = rename.get(board["name"], board["name"])
+    for i in range(extra):
+        doc["boards"].append({**doc["boards"][1], "name": f"extra_{i}"})
+    path = tmp_path / "boards.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_a_custom_board_is_encoded_by_its_place_in_the_boards_file(tmp_path) -> None:
+    """A renamed board keeps its file position in the one-hot (never silently 'camp')."""
+    from moonriver_env.observation import VIEWS
+
+    path = _boards_file(tmp_path, {"wesley": "sundance"})
+    config = GameConfig(num_players=2, mode="legends", scenario=1,
+                        boards=("sundance", "mary"), boards_file=path)
+    view = VIEWS["boards"]
+    for backend in ("python", "core"):
+        game = make_game(config, 3, backend)
+        obs = Encoder().encode(game, 0)
+        onehot = obs[view.start:view.stop].reshape(view.shape)
+        assert onehot[0].tolist() == [0, 0, 1, 0, 0], backend  # sundance: third in the file
+        assert onehot[1].tolist() == [0, 1, 0, 0, 0], backend
+
+
+def test_a_boards_file_too_long_for_the_one_hot_is_refused(tmp_path) -> None:
+    config = GameConfig(num_players=2, mode="legends", scenario=1, boards=("mary", "wesley"),
+                        boards_file=_boards_file(tmp_path, {}, extra=1))
+    game = make_game(config, 3, "python")
+    with pytest.raises(ValueError, match="board one-hot has 5 places"):
+        ObservationEncoder().encode(game, 0)

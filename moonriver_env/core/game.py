@@ -26,7 +26,7 @@ from moonriver_env.engine.game import Context, IllegalActionError, Phase, setup_
 from moonriver_env.engine.game import Game as _EngineGame
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
-from moonriver_env.observation import _BOARD_IDS, OBSERVATION_SIZE
+from moonriver_env.observation import OBSERVATION_SIZE, board_ids
 
 try:
     from . import _core
@@ -129,7 +129,7 @@ class Game:
             self.config.auto_forced, [b.reserve for b in boards],
             [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
             draws["box"], draws["pile"], self.setup_order,
-            [_BOARD_IDS.get(name, 0) for name in self.board_names])
+            board_ids(self.data, self.board_names))
         self._fresh()
 
     def _fresh(self) -> None:
