@@ -1,12 +1,16 @@
-"""Build agents from short text specs (for the CLI and worker processes).
+"""Build agents from short text specs (for the CLI and worker processes), for either game.
 
-``random``, ``greedy``, ``mcts:SIMS`` (e.g. ``mcts:100``), ``mcts:SECONDSs`` (``mcts:0.5s``),
+Moon River (``game="moonriver"``, the default): ``random``, ``greedy``, ``mcts:SIMS`` (e.g.
+``mcts:100``), ``mcts:SECONDSs`` (``mcts:0.5s``),
 ``policy:PATH.zip`` (a saved MaskablePPO model; ``policy-sample:PATH`` samples instead of
 taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint directory of
 ``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped 4-player
 base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights),
 ``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search, heuristic prior; ``pretrained+puct:BUDGET`` or
 ``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior).
+
+Circles: Far West (``game="circles"``): ``random`` (RandomAgent reads only the mask, so it
+plays any game) and ``heuristic`` (CirclesHeuristicAgent).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
          "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
          "pretrained+puct[:VARIANT]:BUDGET")
+CIRCLES_SPECS = ("random", "heuristic")
+GAME_SPECS = {"moonriver": SPECS, "circles": CIRCLES_SPECS}
 # The specs that name no file: an untrusted caller (a play server's request) may pick these.
 REQUEST_SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "pretrained",
                  "pretrained:VARIANT", "puct:SIMS", "puct:SECONDSs",
@@ -70,8 +76,15 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
             f"{max_simulations}, SECONDS at most {max_seconds:g})")
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """An agent from its spec; an unknown spec is a clear error listing the allowed forms."""
+def make_agent(spec: str, seed: int | None = None, game: str = "moonriver") -> Agent:
+    """An agent of ``game`` from its spec; an unknown spec is a clear error listing the
+    allowed forms."""
+    if game not in GAME_SPECS:
+        raise ValueError(f"unknown game {game!r}; allowed: {', '.join(GAME_SPECS)}")
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent spec must be a string, got {spec!r:.40}")
+    if game == "circles":
+        return _circles_agent(spec, seed)
     kind, _, arg = spec.partition(":")
     if kind == "random" and not arg:
         from moonriver_env.agents.random_agent import RandomAgent
@@ -119,3 +132,15 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
         return puct_from_spec(spec, seed)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")
+
+
+def _circles_agent(spec: str, seed: int | None) -> Agent:
+    if spec == "random":
+        from moonriver_env.agents.random_agent import RandomAgent
+
+        return RandomAgent(seed=seed, name=spec)
+    if spec == "heuristic":
+        from moonriver_env.agents.circles_heuristic import CirclesHeuristicAgent
+
+        return CirclesHeuristicAgent(seed=seed, name=spec)
+    raise ValueError(f"unknown Circles agent spec {spec!r}; allowed: {', '.join(CIRCLES_SPECS)}")

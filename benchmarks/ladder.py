@@ -50,12 +50,8 @@ from typing import Any, NamedTuple
 import moonriver_env.agents as agents_package
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
-from moonriver_env.training.evaluate import (
-    integer_at_least,
-    run_tournament,
-    summarise,
-    wilson_interval,
-)
+from moonriver_env.training.evaluate import integer_at_least
+from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
 
 import moonriver_env.core as core_package
 import moonriver_env.engine as engine_package

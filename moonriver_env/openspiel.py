@@ -483,7 +483,7 @@ def play_match(simulations: int, agent: str | None = None, games: int = 10,
     """
     from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
-    from moonriver_env.training.evaluate import wilson_interval
+    from moonriver_env.training.tournament import wilson_interval
 
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be an integer >= 1, got {games!r}")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from moonriver_env.agents import GreedyAgent, MCTSAgent, RandomAgent, make_agent
 from moonriver_env.agents.base import Agent, as_agent
-from moonriver_env.training.evaluate import run_tournament
+from moonriver_env.training.tournament import run_tournament
 
 from moonriver_env.engine import Game, GameConfig
 

@@ -11,16 +11,17 @@ from moonriver_env.agents.circles_heuristic import (
     CirclesHeuristicAgent,
     contest_expected_score,
 )
-from moonriver_env.agents.circles_registry import make_circles_agent
+from moonriver_env.agents.registry import make_agent
 from moonriver_env.training import evaluate
-from moonriver_env.training.circles_eval import main, run_circles_tournament
+from moonriver_env.training.circles_eval import main
+from moonriver_env.training.tournament import record_name, run_tournament
 
 from moonriver_env.circles import CirclesConfig, CirclesGame, Phase
 
 
 def test_agents_follow_the_protocol_and_play_legal_moves() -> None:
     for spec in ("random", "heuristic"):
-        agent = make_circles_agent(spec, seed=1)
+        agent = make_agent(spec, seed=1, game="circles")
         assert isinstance(agent, Agent) and agent.name == spec
         for n in (2, 5):
             game = CirclesGame(CirclesConfig(num_players=n), seed=n)
@@ -31,7 +32,7 @@ def test_agents_follow_the_protocol_and_play_legal_moves() -> None:
                 assert mask[action] == 1
                 game.apply(action)
     with pytest.raises(ValueError, match="allowed: random, heuristic"):
-        make_circles_agent("greedy")
+        make_agent("greedy", game="circles")
 
 
 def test_heuristic_aims_at_the_best_expected_space() -> None:
@@ -60,8 +61,8 @@ def test_heuristic_buys_the_ranch_when_it_can(monkeypatch) -> None:
 
 
 def test_tournament_rotates_seats_and_heuristic_beats_random() -> None:
-    result = run_circles_tournament(["heuristic", "random"], num_players=2, games=80, seed=0,
-                                    progress=False)
+    result = run_tournament(["heuristic", "random"], num_players=2, games=80, seed=0,
+                            progress=False, game="circles")
     heuristic, random = result.agents
     assert heuristic.games == random.games == 80
     seats = [o["lineup"] for o in result.games]
@@ -72,12 +73,12 @@ def test_tournament_rotates_seats_and_heuristic_beats_random() -> None:
 
 
 def test_results_do_not_depend_on_workers_and_records_replay(tmp_path) -> None:
-    one = run_circles_tournament(["heuristic", "random", "random"], num_players=3, games=6,
-                                 seed=5, progress=False, records_dir=str(tmp_path))
-    two = run_circles_tournament(["heuristic", "random", "random"], num_players=3, games=6,
-                                 seed=5, workers=2, progress=False)
+    one = run_tournament(["heuristic", "random", "random"], num_players=3, games=6,
+                         seed=5, progress=False, records_dir=str(tmp_path), game="circles")
+    two = run_tournament(["heuristic", "random", "random"], num_players=3, games=6,
+                         seed=5, workers=2, progress=False, game="circles")
     assert one.games == two.games
-    record = json.loads((tmp_path / evaluate.record_name(3)).read_text())
+    record = json.loads((tmp_path / record_name(3)).read_text())
     game = CirclesGame.from_record(record)
     assert [game.wealth(p) for p in range(3)] == one.games[3]["scores"]
 
@@ -103,7 +104,8 @@ def test_cli_writes_outputs_and_refuses_bad_input(tmp_path, capsys) -> None:
 
 
 def test_mean_wealth_is_the_score() -> None:
-    result = run_circles_tournament(["random"], num_players=4, games=4, seed=1, progress=False)
+    result = run_tournament(["random"], num_players=4, games=4, seed=1, progress=False,
+                            game="circles")
     wealth = np.mean([s for o in result.games for s in o["scores"]])
     assert result.agents[0].mean_score == pytest.approx(wealth)
 

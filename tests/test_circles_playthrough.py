@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from moonriver_env.agents.circles_registry import make_circles_agent
+from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 
@@ -73,7 +73,7 @@ def transcript(game: CirclesGame, limit: int) -> list[str]:
 
 def test_reference_game_plays_as_recorded() -> None:
     game = CirclesGame(CirclesConfig(num_players=3), seed=2024)
-    agents = [make_circles_agent("heuristic", seed=p) for p in range(3)]
+    agents = [make_agent("heuristic", seed=p, game="circles") for p in range(3)]
     while not game.is_over:
         p = game.current_player
         game.apply(agents[p].act(game, {"action_mask": game.legal_mask()}))

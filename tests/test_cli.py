@@ -16,14 +16,10 @@ import numpy as np
 import pytest
 from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.registry import make_agent
-from moonriver_env.training import evaluate, train_ppo
+from moonriver_env.training import evaluate, tournament, train_ppo
 from moonriver_env.training.cli_errors import describe
-from moonriver_env.training.evaluate import (
-    AgentSummary,
-    TournamentResult,
-    agent_label,
-    print_table,
-)
+from moonriver_env.training.evaluate import agent_label, print_table
+from moonriver_env.training.tournament import AgentSummary, TournamentResult
 from moonriver_env.training.train_ppo import TrainConfig, projected_timesteps
 
 from moonriver_env.engine import Game
@@ -101,7 +97,7 @@ def test_eval_refuses_more_agents_than_seats(capsys) -> None:
     assert exit_status(evaluate.main, argv) == 2
     assert "3 agents but only 2 seats" in one_error_line(capsys, "moonriver-eval")
     with pytest.raises(ValueError, match="3 agents but only 2 seats"):
-        evaluate.run_tournament(["random"] * 3, num_players=2, games=2, progress=False)
+        tournament.run_tournament(["random"] * 3, num_players=2, games=2, progress=False)
 
 
 def test_eval_unknown_spec_and_missing_checkpoint_are_one_line(capsys, tmp_path) -> None:
@@ -148,14 +144,14 @@ def test_records_from_parallel_workers(tmp_path) -> None:
 
 
 def test_failed_eval_leaves_no_output_directories(capsys, tmp_path, monkeypatch) -> None:
-    real = evaluate.play_game
+    real = tournament.play_game
 
     def crash_on_second(task):
         if task[0] == 1:
             raise RuntimeError("agent crashed")
         return real(task)
 
-    monkeypatch.setattr(evaluate, "play_game", crash_on_second)
+    monkeypatch.setattr(tournament, "play_game", crash_on_second)
     out, records = tmp_path / "out", tmp_path / "records"
     status = evaluate.main(["--agents", "random", "--players", "2", "--games", "3",
                             "--no-progress", "--out", str(out), "--save-records", str(records)])

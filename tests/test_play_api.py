@@ -292,7 +292,7 @@ def test_rules_page_is_linked_and_served(client: TestClient) -> None:
 
 
 def test_a_game_saved_by_moonriver_eval_opens_as_a_replay(client: TestClient, tmp_path) -> None:
-    from moonriver_env.training.evaluate import run_tournament
+    from moonriver_env.training.tournament import run_tournament
 
     run_tournament(["random", "greedy"], num_players=2, games=1, seed=3, progress=False,
                    records_dir=str(tmp_path))

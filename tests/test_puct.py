@@ -15,7 +15,7 @@ from moonriver_env.agents.puct import (
     heuristic_scores,
 )
 from moonriver_env.agents.registry import make_agent
-from moonriver_env.training.evaluate import run_tournament
+from moonriver_env.training.tournament import run_tournament
 
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
 from moonriver_env.observation import LazyObservation, ObservationEncoder

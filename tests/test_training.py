@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from moonriver_env.training.evaluate import lineup_for, main, run_tournament, wilson_interval
+from moonriver_env.training.evaluate import main
+from moonriver_env.training.tournament import lineup_for, run_tournament, wilson_interval
 from moonriver_env.training.train_ppo import TrainConfig, train
 
 

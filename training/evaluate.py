@@ -14,7 +14,8 @@ winners. Ratings: openskill's Plackett-Luce model, updated game by game in game 
 plays the games (the compiled core or the Python reference engine; both play the same games
 from the same seeds, so a deterministic lineup gives the same results on either). Output
 directories appear only when the whole run succeeded: files are written to a temporary
-directory first and moved at the end.
+directory first and moved at the end. This module is the command line; the tournament
+itself (both games) is ``moonriver_env.training.tournament``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
-import multiprocessing
 import os
 import shutil
 import sys
@@ -31,206 +30,20 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from moonriver_env.agents.registry import SPECS, make_agent
 from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
+from moonriver_env.training.tournament import (
+    GAMES,
+    TournamentResult,
+    check_tournament,
+    record_name,
+    run_tournament,
+)
 
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, Encoder, check_backend, make_game
-from moonriver_env.engine import GameConfig
-from moonriver_env.observation import LazyObservation
-
-Z95 = 1.959964
-
-
-@dataclass
-class AgentSummary:
-    """Aggregate results of one agent over a tournament."""
-
-    name: str
-    games: int = 0
-    wins: float = 0.0
-    win_rate: float = 0.0
-    win_ci_low: float = 0.0
-    win_ci_high: float = 0.0
-    mean_score: float = 0.0
-    mean_margin: float = 0.0
-    rating_mu: float = 0.0
-    rating_sigma: float = 0.0
-    rating: float = 0.0  # ordinal: mu - 3 sigma
-
-
-@dataclass
-class TournamentResult:
-    """Per-agent summaries and per-game outcomes."""
-
-    config: dict[str, Any]
-    agents: list[AgentSummary]
-    games: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-serialisable form."""
-        return {"config": self.config, "agents": [asdict(a) for a in self.agents],
-                "games": self.games}
-
-
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (95% by default)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def lineup_for(game_index: int, num_agents: int, players: int) -> list[int]:
-    """Agent index in each seat (player id) for a game: the rotated, repeated lineup."""
-    base = [i % num_agents for i in range(players)]
-    shift = game_index % players
-    return base[shift:] + base[:shift]
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(specs: list[str], backend: str = DEFAULT_BACKEND) -> None:
-    _WORKER["agents"] = {}
-    _WORKER["specs"] = specs
-    _WORKER["encoder"] = Encoder()
-    _WORKER["backend"] = check_backend(backend)
-
-
-def _agent(spec: str, seat: int) -> Any:
-    key = (spec, seat)  # one instance per seat: an agent may fill two seats of one game
-    agents = _WORKER["agents"]
-    if key not in agents:
-        agents[key] = make_agent(spec)
-    return agents[key]
-
-
-def record_name(index: int) -> str:
-    """File name of game ``index``'s record in a ``--save-records`` directory."""
-    return f"game_{index:05d}.json"
-
-
-def play_game(task: tuple[int, list[int], dict[str, Any], int, str | None]) -> dict[str, Any]:
-    """Play one tournament game (runs in a worker process); optionally save its record."""
-    index, lineup, config, seed, records_dir = task
-    specs, encoder = _WORKER["specs"], _WORKER["encoder"]
-    game = make_game(GameConfig.from_dict(config), seed, backend=_WORKER["backend"])
-    seats = [_agent(specs[a], p) for p, a in enumerate(lineup)]
-    for p, agent in enumerate(seats):
-        agent.reset(seed * 10 + p)
-    while not game.is_over:
-        p = game.current_player
-        game.apply(seats[p].act(game, LazyObservation(encoder, game, p)))
-    scores = [s.total for s in game.scores()]
-    if records_dir is not None:
-        with open(os.path.join(records_dir, record_name(index)), "w", encoding="utf-8") as fh:
-            json.dump(game.to_record(), fh)
-    return {"game": index, "seed": seed, "lineup": lineup, "scores": scores,
-            "winners": game.winners(), "first_player": game.setup_order[0]}
-
-
-def check_tournament(agent_specs: list[str], num_players: int, games: int, seed: int,
-                     workers: int) -> None:
-    """Refuse settings that would not give a meaningful tournament (ValueError says why)."""
-    if not agent_specs:
-        raise ValueError("at least one agent spec is required")
-    if len(agent_specs) > num_players:
-        raise ValueError(f"{len(agent_specs)} agents but only {num_players} seats: give at most "
-                         f"{num_players} agents (or more --players)")
-    for name, value, low in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-
-
-def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "base",
-                   games: int = 100, seed: int = 0, workers: int = 1,
-                   progress: bool = True, records_dir: str | None = None,
-                   backend: str = DEFAULT_BACKEND) -> TournamentResult:
-    """Play ``games`` games between the agents and summarise them.
-
-    With ``records_dir`` (an existing directory), each game's record is saved there;
-    ``backend`` names the implementation that plays the games ("core" or "python").
-    """
-    check_tournament(agent_specs, num_players, games, seed, workers)
-    check_backend(backend)
-    config = GameConfig(num_players=num_players, mode=mode).to_dict()
-    for spec in set(agent_specs):
-        make_agent(spec)  # fail fast on a bad spec, before starting workers
-    tasks = [(g, lineup_for(g, len(agent_specs), num_players), config, seed + g, records_dir)
-             for g in range(games)]
-    outcomes = run_games(tasks, play_game, _init_worker, (agent_specs, backend), workers, progress,
-                         chunksize=4)
-    outcomes.sort(key=lambda o: o["game"])
-    return TournamentResult(
-        config={"agents": agent_specs, "num_players": num_players, "mode": mode,
-                "games": games, "seed": seed, "backend": backend},
-        agents=summarise(agent_specs, outcomes), games=outcomes)
-
-
-def run_games(tasks: list, play: Callable[[Any], dict[str, Any]], init: Callable[..., None],
-              initargs: tuple, workers: int, progress: bool,
-              chunksize: int) -> list[dict[str, Any]]:
-    """Outcomes of ``play(task)`` for every task, here or in a spawned pool (``init`` sets up
-    each worker), in the order they finish, with a progress bar."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")
-    out = []
-    if workers <= 1:
-        init(*initargs)
-        for task in tasks:
-            out.append(play(task))
-            bar.update()
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=init, initargs=initargs) as pool:
-            for outcome in pool.imap_unordered(play, tasks, chunksize=chunksize):
-                out.append(outcome)
-                bar.update()
-    bar.close()
-    return out
-
-
-def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSummary]:
-    """Win rates, intervals, scores, margins and openskill ratings per agent."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    ratings = [model.rating(name=s) for s in specs]
-    sums = [AgentSummary(name=s) for s in specs]
-    for o in outcomes:
-        scores, winners, lineup = o["scores"], o["winners"], o["lineup"]
-        for p, a in enumerate(lineup):
-            s = sums[a]
-            s.games += 1
-            if p in winners:
-                s.wins += 1 / len(winners)
-            s.mean_score += scores[p]
-            s.mean_margin += scores[p] - max(scores[:p] + scores[p + 1:])
-        # Rank by the tie-break order: winners first, then by score.
-        ranks = [0 if p in winners else 1 + sorted(scores, reverse=True).index(scores[p])
-                 for p in range(len(lineup))]
-        teams = [[ratings[a]] for a in lineup]
-        rated = model.rate(teams, ranks=ranks)
-        for a in set(lineup):  # an agent in several seats takes the mean of its updates
-            seats = [p for p, b in enumerate(lineup) if b == a]
-            mu = sum(rated[p][0].mu for p in seats) / len(seats)
-            sigma = sum(rated[p][0].sigma for p in seats) / len(seats)
-            ratings[a] = model.rating(mu=mu, sigma=sigma, name=specs[a])
-    for s, r in zip(sums, ratings, strict=True):
-        if s.games:
-            s.win_rate = s.wins / s.games
-            s.win_ci_low, s.win_ci_high = wilson_interval(s.wins, s.games)
-            s.mean_score /= s.games
-            s.mean_margin /= s.games
-        s.rating_mu, s.rating_sigma, s.rating = r.mu, r.sigma, r.ordinal()
-    return sums
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 
 
 def agent_label(name: str, width: int) -> str:
@@ -387,8 +200,6 @@ def integer_at_least(low: int) -> Callable[[str], int]:
     parse.__name__ = f"integer >= {low}"
     return parse
 
-
-GAMES = ("moonriver", "circles")
 
 
 def build_parser() -> argparse.ArgumentParser:
