@@ -17,9 +17,10 @@ else:
     if "MoonRiver-v0" not in _gymnasium.registry:
         # No OrderEnforcing wrapper: the environment enforces reset-before-step itself, and
         # gymnasium.make then returns it unwrapped, with action_masks() in reach.
-        _gymnasium.register(id="MoonRiver-v0", entry_point="moonriver_env.gym_env:MoonRiverGymEnv",
+        _gymnasium.register(id="MoonRiver-v0",
+                            entry_point="moonriver_env.agents.gym_entry:moonriver_gym_env",
                             disable_env_checker=True, order_enforce=False)
     if "CirclesFarWest-v0" not in _gymnasium.registry:
         _gymnasium.register(id="CirclesFarWest-v0",
-                            entry_point="moonriver_env.circles.gym_env:CirclesGymEnv",
+                            entry_point="moonriver_env.agents.gym_entry:circles_gym_env",
                             disable_env_checker=True)

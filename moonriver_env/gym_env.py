@@ -11,11 +11,13 @@
   which is what sb3-contrib's ``get_action_masks`` and ``VecEnv.env_method`` call.
 - Action: ``Discrete(2710)``, the ids of docs/actions.md: a Python or numpy integer (a 0-d
   integer array too). A bool, float, str or other value is an illegal action, never coerced.
-- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent, callable
-  or agent name (``"greedy"``, ``"mcts:200"``: ``moonriver_env.agents.make_agent``; a name
-  gives each opponent its own agent) for every opponent, or a list with one per opponent in
-  seat order after the learner. An agent has ``act(game, observation) -> id`` (and optionally
-  ``reset(seed)``, see moonriver_env.agents.Agent); a callable is ``f(observation) -> id``.
+- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
+  callable for every opponent, or a list with one per opponent in seat order after the
+  learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``, see
+  moonriver_env.agents.Agent); a callable is ``f(observation) -> id``. ``gymnasium.make``
+  also takes agent names (``"greedy"``, ``"mcts:200"``; a name gives each opponent its own
+  agent: ``moonriver_env.agents.gym_entry``); the class itself takes agents
+  (``moonriver_env.agents.make_agent(name)``): environments never import agents.
   Opponents act inside ``step`` until it is the learner's turn again or the game ends.
 - Seat: ``None`` draws the learner's player id each episode; an int fixes it.
 - Reward: everything the learner earned since its previous action (final reward by
@@ -64,7 +66,6 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
     function_opponent = _FunctionOpponent
-    named_opponents = True
 
     def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
                  shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,

@@ -485,14 +485,28 @@ def test_opponents_by_name() -> None:
     env = gymnasium.make("MoonRiver-v0", num_players=3, opponents=["greedy", "random"])
     names = [type(o).__name__ for o in env.unwrapped.opponents]
     assert names == ["GreedyAgent", "RandomAgent"]
-    env = MoonRiverGymEnv(num_players=4, opponents="greedy", seat=1)
+    env = gymnasium.make("MoonRiver-v0", num_players=4, opponents="greedy", seat=1).unwrapped
     assert [type(o).__name__ for o in env.opponents] == ["GreedyAgent"] * 3
     assert len({id(o) for o in env.opponents}) == 3
     first = env.reset(seed=5)[0]
-    assert np.array_equal(MoonRiverGymEnv(num_players=4, opponents="greedy",
-                                          seat=1).reset(seed=5)[0], first)
+    again = gymnasium.make("MoonRiver-v0", num_players=4, opponents="greedy", seat=1)
+    assert np.array_equal(again.reset(seed=5)[0], first)
     with pytest.raises(ValueError, match="agent spec"):
-        MoonRiverGymEnv(num_players=2, opponents=["grandmaster"])
+        gymnasium.make("MoonRiver-v0", num_players=2, opponents=["grandmaster"])
+    circles = gymnasium.make("CirclesFarWest-v0", num_players=3, opponents="heuristic")
+    assert [type(o).__name__ for o in circles.unwrapped.opponents] == \
+        ["CirclesHeuristicAgent"] * 2
+
+
+def test_the_env_classes_take_agents_not_names() -> None:
+    """Names are resolved by gymnasium.make's entry point; the env classes never import
+    agents, so a name given to a class is refused with what to do instead."""
+    from moonriver_env.circles.gym_env import CirclesGymEnv
+
+    for make in (lambda: MoonRiverGymEnv(num_players=2, opponents="greedy"),
+                 lambda: CirclesGymEnv(num_players=2, opponents=["random"])):
+        with pytest.raises(TypeError, match=r"agent name.*make_agent"):
+            make()
 
 
 def test_mask_at_game_over_is_read_only_and_fresh() -> None:

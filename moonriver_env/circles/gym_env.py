@@ -56,13 +56,16 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
     def __init__(self, opponents: Any = None, seat: int | None = None, illegal: str = "raise",
                  illegal_penalty: float = -1.0, render_mode: str | None = None,
                  num_players: int = 4, **config: Any) -> None:
-        self.config = CirclesConfig(num_players=num_players, **config)
-        n = self.config.num_players
-        check_illegal(illegal)
-        check_seat(seat, n)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of "
-                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        try:  # a bad argument is raised from here, the caller's own call
+            self.config = CirclesConfig(num_players=num_players, **config)
+            n = self.config.num_players
+            check_illegal(illegal)
+            check_seat(seat, n)
+            if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+                raise ValueError(f"render_mode must be None or one of "
+                                 f"{self.metadata['render_modes']}, got {render_mode!r}")
+        except (ValueError, TypeError) as exc:
+            raise exc.with_traceback(None) from None
         self.illegal = illegal
         self.illegal_penalty = float(illegal_penalty)
         self.render_mode = render_mode

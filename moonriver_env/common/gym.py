@@ -62,8 +62,6 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
 
     # how a callable opponent f(observation) -> id is wrapped into an agent
     function_opponent: type
-    # whether an opponent may be given by agent name (moonriver_env.agents.make_agent)
-    named_opponents = False
     config: Any
     render_mode: str | None
     fixed_seat: int | None
@@ -88,10 +86,10 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
             raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
         out = []
         for item in items:
-            if self.named_opponents and isinstance(item, str):  # as the command lines take it
-                from moonriver_env.agents import make_agent
-
-                item = make_agent(item)
+            if isinstance(item, str):
+                raise TypeError(f"opponent {item!r:.40} is an agent name: the environment takes "
+                                f"agents or callables; gymnasium.make(...) resolves names, or "
+                                f"build the agent with moonriver_env.agents.make_agent")
             if hasattr(item, "act"):
                 out.append(item)
             elif callable(item):
