@@ -17,7 +17,12 @@ pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
 from moonriver_env.training import evaluate, rllib_train  # noqa: E402
-from moonriver_env.training.rllib_env import SeatedOpponents, make_rllib_env  # noqa: E402
+from moonriver_env.training.rllib_env import (  # noqa: E402
+    BatchedEnvRunner,
+    BatchedMoonRiverEnv,
+    SeatedOpponents,
+    make_rllib_env,
+)
 
 from moonriver_env import moonriver_v0  # noqa: E402
 from tests.helpers import HANG_GUARD  # noqa: E402
@@ -97,6 +102,7 @@ def test_env_runner_samples_only_legal_actions_through_rllib():
     register_env("moonriver_strict",
                  lambda c: PettingZooEnv(moonriver_v0.raw_env(num_players=c["num_players"])))
     cfg = rllib_train.RLlibTrainConfig(num_players=2, num_env_runners=0, net_arch=(32,),
+                                       num_envs_per_env_runner=4, env_backend="pettingzoo",
                                        eval_every=0)
     config = rllib_train.build_config(cfg).environment(
         "moonriver_strict", env_config={"num_players": 2}, disable_env_checking=True)
@@ -104,6 +110,106 @@ def test_env_runner_samples_only_legal_actions_through_rllib():
     episodes = runner.sample(num_timesteps=1000, random_actions=False)
     assert sum(len(e) for e in episodes) >= 1000  # raw_env raises on any illegal action
     assert any(e.is_done for e in episodes)
+    runner.stop()
+
+
+def test_batched_env_plays_the_core_games_of_its_seeds():
+    """Every env of the batch is the core game of its seed: the same observations, masks and
+    shaped rewards (each seat's rewards sum to shaping x score change / 100 plus its final
+    reward), the mover's view of the ended game, then the next seed's game."""
+    from moonriver_env.backend import Encoder
+    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver_v0 import final_rewards
+
+    n, shaping = 3, 0.5
+    env = BatchedMoonRiverEnv(5, {"num_players": n, "reward": "rank", "shaping": shaping,
+                                  "seed": 7})
+    config, encoder, ids = GameConfig(num_players=n), Encoder(), env.agent_ids
+    obs, _ = env.reset(seed=11)
+    games = [CoreGame(config, env.episode_seed(i)) for i in range(env.num_envs)]
+    start = [[s.total for s in g.running_scores()] for g in games]
+    got = np.zeros((env.num_envs, n))  # rewards handed to each seat this game
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(700):
+        actions, movers = [], []
+        for i, game in enumerate(games):
+            (aid, o), = obs[i].items()
+            p = game.current_player
+            movers.append(p)
+            assert aid == ids[p]
+            np.testing.assert_array_equal(o["observation"], encoder.encode(game, p))
+            np.testing.assert_array_equal(o["action_mask"], game.legal_mask())
+            action = int(rng.choice(np.flatnonzero(game.legal_mask())))
+            game.apply(action)
+            actions.append({aid: action})
+        obs, rewards, term, trunc, _ = env.step(actions)
+        for i, game in enumerate(games):
+            for aid, r in rewards[i].items():
+                got[i, ids.index(aid)] += r
+            assert not trunc[i]["__all__"]
+            if not game.is_over:
+                assert not term[i]["__all__"] and list(obs[i]) == [ids[game.current_player]]
+                continue
+            ended += 1
+            assert term[i]["__all__"] and set(rewards[i]) == set(ids)
+            final = [s.total for s in game.scores()]
+            expected = [shaping * (final[q] - start[i][q]) / 100 + r
+                        for q, r in enumerate(final_rewards(game, "rank"))]
+            np.testing.assert_allclose(got[i], expected, atol=1e-9)
+            views = [obs[i][a]["observation"] for a in ids]
+            assert all(not o["action_mask"].any() for o in obs[i].values())
+            assert [q for q, v in enumerate(views) if v.any()] == [movers[i]]
+            np.testing.assert_array_equal(views[movers[i]], encoder.encode(game, movers[i]))
+            seed = env.episode_seed(i)
+            assert seed == games[i].seed + env.num_envs  # game g's next episode
+            games[i] = CoreGame(config, seed)
+            start[i] = [s.total for s in games[i].running_scores()]
+            got[i] = 0.0
+            obs[i] = env.take_reset(i)
+            assert env.take_reset(i) is None
+    assert ended >= 10
+
+
+def test_batched_env_seats_core_opponents_per_slot():
+    env = BatchedMoonRiverEnv(6, {"num_players": 4, "opponents": ["greedy", "random"],
+                                  "opponent_prob": 1.0, "seed": 1})
+    assert all(sorted(s).count("learner") == 1 for s in env.seats)  # one learner per slot
+    learner = [env.agent_ids[s.index("learner")] for s in env.seats]
+    obs, _ = env.reset(seed=0)
+    finished = 0
+    for _ in range(400):
+        assert [next(iter(o)) for o in obs] == learner
+        actions = [{a: int(np.flatnonzero(o[a]["action_mask"])[0])} for a, o in
+                   zip(learner, obs, strict=True)]
+        obs, rewards, term, _, _ = env.step(actions)
+        for i in range(env.num_envs):
+            if term[i]["__all__"]:
+                finished += 1
+                assert rewards[i][learner[i]] in (-1.0, 1.0)
+                obs[i] = env.take_reset(i)
+    assert finished >= 1
+    with pytest.raises(ValueError, match=r"'mcts:5'.*pettingzoo"):
+        BatchedMoonRiverEnv(2, {"num_players": 2, "opponents": ["mcts:5"]})
+
+
+def test_batched_env_runner_samples_whole_games():
+    """RLlib's sampling loop on the batched env: every game gets an action at every step
+    (the core raises on anything illegal), ended games come back as done episodes."""
+    cfg = rllib_train.RLlibTrainConfig(num_players=2, num_env_runners=0, net_arch=(32,),
+                                       num_envs_per_env_runner=4, eval_every=0)
+    runner = BatchedEnvRunner(config=rllib_train.build_config(cfg))
+    episodes = []
+    for _ in range(3):
+        episodes += runner.sample(num_timesteps=600, random_actions=False)
+    done = [e for e in episodes if e.is_done]
+    assert sum(e.env_steps() for e in episodes) >= 1800 and len(done) >= 4
+    for episode in done:
+        returns = episode.get_return(), {a: sum(sa.get_rewards()) for a, sa in
+                                         episode.agent_episodes.items()}
+        assert sorted(returns[1]) == ["player_0", "player_1"]
+        assert set(returns[1].values()) <= {-1.0, 1.0} and 1.0 in returns[1].values()
     runner.stop()
 
 
@@ -174,6 +280,8 @@ def test_bad_settings_are_one_line_errors(tmp_path):
     for flags, words in ((["--num-players", "5"], "num_players"),
                          (["--minibatch-size", "0"], "minibatch_size"),
                          (["--address", "nonsense"], "HOST:PORT"),
+                         (["--opponents", "mcts:5"], "env_backend 'pettingzoo'"),
+                         (["--env-backend", "gym"], "env_backend must be one of"),
                          (["--resume", str(tmp_path)], "no RLlib checkpoint")):
         proc = _run([*CLI, *flags, "--out", str(tmp_path / "run")], timeout=HANG_GUARD)
         assert proc.returncode == 2, flags
@@ -198,6 +306,7 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
     output = "".join(lines) + rest
     assert train.returncode == 0, output
     assert "new API stack" not in output and "RLModuleConfig" not in output  # RLlib's notices
+    assert "max_restarts" not in output  # Ray's note on restartable actors: none locally
     saved = sorted(os.listdir(run / "checkpoints"))
     assert len(saved) == 1 and int(saved[0].removeprefix("iter_")) >= 2, output
     rows = [json.loads(r) for r in (run / "metrics.jsonl").read_text().splitlines()]
@@ -207,8 +316,11 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
 
     resumed = _run([*CLI, *TINY, "--num-players", "2", "--iterations", "1",
                     "--num-env-runners", "0",  # sampling in the driver: no actor to start
+                    "--env-backend", "pettingzoo",  # the reference env resumes it too
+                    "--eval-every", "1", "--eval-games", "1",  # a second runner in-process
                     "--resume", str(run), "--out", str(run)], timeout=HANG_GUARD)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert resumed.stderr == ""  # a local run prints nothing on stderr
     last = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
     assert last["iteration"] == len(rows) + 1
     assert f"iter_{len(rows) + 1:06d}" in os.listdir(run / "checkpoints")
@@ -292,3 +404,15 @@ def test_quiet_rllib_logs_drops_only_rllibs_notices_about_its_defaults():
         finally:
             logger.removeHandler(handler)
     assert seen == ["something else went wrong"] * len(LOGGERS)
+
+    import warnings
+
+    import gymnasium
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        quiet_rllib_logs()  # after simplefilter: its filter comes first
+        for name in ("rllib-multi-agent-env-v0", "other-env-v0"):
+            for _ in range(2):
+                gymnasium.register(name, entry_point=lambda: None)
+    assert ["other-env-v0" in str(w.message) for w in caught] == [True]

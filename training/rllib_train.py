@@ -42,6 +42,8 @@ from moonriver_env.training.rllib_paths import CHECKPOINT_DIR, algorithm_checkpo
 
 MODULE_ID = "shared"
 PROG = "moonriver-train-rllib"
+ENV_BACKENDS = ("batched", "pettingzoo")  # training/rllib_env.py's two ways (imports Ray)
+BATCHED_OPPONENTS = ("random", "greedy")
 
 
 class UsageError(CLIError):
@@ -62,7 +64,8 @@ class RLlibTrainConfig:
     iterations: int = 100  # training iterations (0: no limit, needs max_minutes)
     max_minutes: float = 0.0  # stop after this wall-clock time (0: no limit)
     num_env_runners: int = 1  # sampling actors (0: sample in the driver)
-    num_envs_per_env_runner: int = 4  # envs stepped as one batch in each env runner
+    num_envs_per_env_runner: int = 64  # games stepped as one batch in each env runner
+    env_backend: str = "batched"  # "batched": the core's BatchedGames; "pettingzoo": reference
     num_cpus_per_env_runner: float = 1.0
     num_learners: int = 0  # learner actors (0: learn in the driver)
     num_gpus_per_learner: float = 0.0
@@ -132,6 +135,7 @@ class RLlibTrainConfig:
             (self.num_env_runners >= 0 and self.num_learners >= 0,
              "num_env_runners and num_learners must be >= 0"),
             (self.num_envs_per_env_runner >= 1, "num_envs_per_env_runner must be >= 1"),
+            (self.env_backend in ENV_BACKENDS, f"env_backend must be one of {ENV_BACKENDS}"),
             (self.train_batch_size >= 1 and 1 <= self.minibatch_size <= self.train_batch_size,
              "need 1 <= minibatch_size <= train_batch_size"),
             (self.num_epochs >= 1, "num_epochs must be >= 1"),
@@ -151,6 +155,12 @@ class RLlibTrainConfig:
                 make_agent(spec)
             except (ValueError, OSError) as exc:
                 raise UsageError(f"opponent {spec!r}: {exc}") from exc
+        if self.env_backend == "batched":
+            for spec in (*self.opponents, *(self.eval_opponents if self.eval_every else ())):
+                if spec not in BATCHED_OPPONENTS:
+                    raise UsageError(f"opponent {spec!r}: env_backend 'batched' plays only "
+                                     f"{' and '.join(BATCHED_OPPONENTS)} opponents (in the "
+                                     f"core); use env_backend 'pettingzoo' for any agent spec")
 
     def env_config(self) -> dict[str, Any]:
         """The env config every env runner builds its environments from."""
@@ -185,7 +195,7 @@ def shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
 
 def build_config(cfg: RLlibTrainConfig) -> Any:
     """The RLlib ``PPOConfig`` (new API stack) for a training config."""
-    from moonriver_env.training.rllib_env import ENV_NAME, register
+    from moonriver_env.training.rllib_env import ENV_NAME, BatchedEnvRunner, register
     from moonriver_env.training.rllib_module import MaskedPPOTorchRLModule
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
@@ -208,6 +218,9 @@ def build_config(cfg: RLlibTrainConfig) -> Any:
                      num_envs_per_env_runner=cfg.num_envs_per_env_runner,
                      num_cpus_per_env_runner=cfg.num_cpus_per_env_runner,
                      rollout_fragment_length="auto")
+        # A restartable actor makes Ray's C++ side print a note about its constructor
+        # arguments; an embedded run has no node to lose, so it needs no restarts.
+        .fault_tolerance(restart_failed_env_runners=bool(cfg.address))
         .learners(num_learners=cfg.num_learners, num_gpus_per_learner=cfg.num_gpus_per_learner)
         .training(lr=cfg.learning_rate, gamma=cfg.gamma, lambda_=cfg.gae_lambda,
                   entropy_coeff=cfg.entropy_coeff, clip_param=cfg.clip_param,
@@ -216,6 +229,8 @@ def build_config(cfg: RLlibTrainConfig) -> Any:
                   minibatch_size=cfg.minibatch_size, num_epochs=cfg.num_epochs)
         .debugging(seed=cfg.seed, log_level="ERROR")
     )
+    if cfg.env_backend == "batched":
+        config.env_runners(env_runner_cls=BatchedEnvRunner)
     if cfg.eval_every:
         eval_env = {**cfg.env_config(), "reward": "win", "shaping": 0.0,
                     "opponents": list(cfg.eval_opponents), "opponent_prob": 1.0,
@@ -223,7 +238,9 @@ def build_config(cfg: RLlibTrainConfig) -> Any:
         config.evaluation(evaluation_interval=cfg.eval_every,
                           evaluation_duration=cfg.eval_games,
                           evaluation_duration_unit="episodes", evaluation_num_env_runners=0,
-                          evaluation_config={"env_config": eval_env, "explore": False})
+                          evaluation_config={"env_config": eval_env, "explore": False,
+                                             "num_envs_per_env_runner": min(
+                                                 cfg.num_envs_per_env_runner, cfg.eval_games)})
     return config
 
 
