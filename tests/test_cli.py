@@ -20,7 +20,7 @@ from moonriver_env.training import evaluate, tournament, train_ppo
 from moonriver_env.training.cli_errors import describe
 from moonriver_env.training.evaluate import agent_label, print_table
 from moonriver_env.training.tournament import AgentSummary, TournamentResult
-from moonriver_env.training.train_ppo import TrainConfig, projected_timesteps
+from moonriver_env.training.train_ppo import TrainConfig
 
 from moonriver_env.engine import Game
 from tests.helpers import HANG_GUARD
@@ -371,6 +371,8 @@ def test_train_refuses_bad_flags_and_missing_files(capsys, tmp_path) -> None:
 
 
 def test_projected_timesteps_respect_the_time_limit() -> None:
+    from moonriver_env.training.sb3_callbacks import projected_timesteps
+
     assert projected_timesteps(1_000_000, 0, 0.0, 60.0) == 1_000_000
     assert projected_timesteps(1_000_000, 1000, 10.0, 0.0) == 1_000_000  # no limit
     assert projected_timesteps(1_000_000, 1000, 10.0, 60.0) == 6000  # 100/s for 60 s
@@ -400,7 +402,11 @@ def test_short_run_has_a_curve_and_a_bar_that_respects_max_minutes(tmp_path, cap
                                                                    monkeypatch) -> None:
     # Two clock readings per step (time limit, progress bar): 3 s at 10 ms a reading is
     # about 150 steps, whatever the machine's speed.
-    monkeypatch.setattr(train_ppo, "time", _TickingClock(0.01))
+    from moonriver_env.training import sb3_callbacks
+
+    clock = _TickingClock(0.01)  # one clock for the run's start and the callbacks
+    monkeypatch.setattr(train_ppo, "time", clock)
+    monkeypatch.setattr(sb3_callbacks, "time", clock)
     cfg = TrainConfig(num_players=2, timesteps=10**9, n_envs=1, n_steps=32, batch_size=32,
                       n_epochs=1, net_arch=(8,), eval_every=10**8, eval_games=1,
                       eval_opponents=("random",), checkpoint_every=10**8, max_minutes=0.05,

@@ -65,3 +65,20 @@ def test_tiny_training_with_self_play_cnn_and_resume(tmp_path) -> None:
     checkpoint = sorted((tmp_path / "checkpoints").iterdir())[-1]
     again = train(TrainConfig(**{**cfg.__dict__, "timesteps": 128}), resume=str(checkpoint))
     assert again.num_timesteps > model.num_timesteps - 1
+
+
+def test_the_sb3_callbacks_stand_alone() -> None:
+    """The recipe's callbacks are module-level classes a test can build on their own."""
+    import math
+
+    from moonriver_env.training.sb3_callbacks import Progress, SelfPlay, TimeLimit
+    from moonriver_env.training.train_ppo import TrainConfig
+
+    assert TimeLimit(deadline=0.0)._on_step() is False  # the deadline has passed
+    assert TimeLimit(deadline=math.inf)._on_step() is True
+    cfg = TrainConfig(snapshot_every=500)
+    selfplay = SelfPlay(cfg, vec_env=None)
+    assert (selfplay.next_check, selfplay.snapshots, selfplay._paths()) == (500, 0, [])
+    selfplay.num_timesteps = 499  # before the first check nothing is played or saved
+    assert selfplay._on_step() is True and selfplay.next_check == 500
+    assert Progress(max_minutes=2.0, started=0.0).max_minutes == 2.0
