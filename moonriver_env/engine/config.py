@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from moonriver_env.common.validate import config_from_dict  # re-exported: its old home
+from moonriver_env.common.validate import config_from_dict
 
 from .data import GameData, load_game_data, resolve_path
 from .scenarios import SCENARIOS

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from moonriver_env.common.errors import IllegalActionError  # re-exported: its old home
+from moonriver_env.common.errors import IllegalActionError
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 

@@ -131,19 +131,19 @@ def test_circles_shares_a_win_as_its_rules_say() -> None:
         assert game.scores() == [game.wealth(p) for p in range(4)]
 
 
-def test_circles_eval_observation_of_a_player_not_to_act_is_as_wide_as_circles_mask() -> None:
-    """circles_eval's lazy observation: a seat not to act sees Circles' all-zero mask (87 wide),
-    not Moon River's 2710."""
-    from moonriver_env.training import circles_eval
+def test_tournament_observation_of_a_player_not_to_act_is_as_wide_as_circles_mask() -> None:
+    """The tournament's lazy observation: a Circles seat not to act sees Circles' all-zero mask
+    (87 wide), not Moon River's 2710."""
+    from moonriver_env.training import tournament
 
     config = CirclesConfig(num_players=3)
     game = CirclesGame(config, seed=5)
     waiting = (game.current_player + 1) % 3
-    obs = circles_eval.LazyObservation(ObservationEncoder(config), game, waiting)
+    obs = tournament.LazyObservation(ObservationEncoder(config), game, waiting)
     assert game.num_actions == 87
     assert obs["action_mask"].shape == (87,) and not obs["action_mask"].any()
     assert not obs["action_mask"].flags.writeable
-    acting = circles_eval.LazyObservation(ObservationEncoder(config), game, game.current_player)
+    acting = tournament.LazyObservation(ObservationEncoder(config), game, game.current_player)
     assert np.array_equal(acting["action_mask"], game.legal_mask())
     assert acting["observation"].shape == (ObservationEncoder(config).size,)
 
@@ -182,23 +182,20 @@ def test_agent_protocol_is_typed_on_the_contract() -> None:
     assert typing.get_type_hints(CallableAgent.act)["game"] is TableGame
 
 
-def test_old_import_paths_name_the_moved_objects() -> None:
-    import moonriver_env.aec_common
+def test_one_error_class_for_every_game_and_no_re_export_shims() -> None:
+    """The public names stay where users find them (moonriver_env.engine, .circles); the
+    internal modules that only handed names on from their old homes are gone."""
+    import importlib.util
+
     import moonriver_env.circles
     import moonriver_env.engine
-    import moonriver_env.engine.config
-    import moonriver_env.engine.record
-    import moonriver_env.gym_common
     import moonriver_env.moonriver_v0
-    import moonriver_env.observation
-    from moonriver_env.common import aec, errors, gym, validate, view
+    from moonriver_env.common import errors
 
     assert (moonriver_env.engine.IllegalActionError is moonriver_env.circles.IllegalActionError
             is errors.IllegalActionError)
-    assert moonriver_env.engine.config.config_from_dict is validate.config_from_dict
-    assert moonriver_env.aec_common.TableAECEnv is aec.TableAECEnv
-    assert moonriver_env.gym_common.SeatGymEnv is gym.SeatGymEnv
-    assert moonriver_env.moonriver_v0.check_seed is validate.check_seed
-    assert moonriver_env.observation.LazyObservation is view.LazyObservation
+    for gone in ("moonriver_env.aec_common", "moonriver_env.gym_common",
+                 "moonriver_env.agents.circles_registry"):
+        assert importlib.util.find_spec(gone) is None, gone
     with pytest.raises(IllegalActionError, match=r"0\.\.2709"):
         moonriver_env.moonriver_v0.action_id(1.0)
