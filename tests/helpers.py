@@ -101,6 +101,34 @@ def cows_at(game: Game, player: int) -> dict[tuple[int, int], int]:
     return {divmod(c, COLS): int(cows[c]) for c in range(NUM_CELLS) if cows[c]}
 
 
+def random_aec_play(env, rng: np.random.Generator, max_steps: int = 10**6) -> list[int]:
+    """Random masked play of either game's AEC env through agent_iter; the actions taken."""
+    actions = []
+    for _ in env.agent_iter(max_steps):
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        action = int(legal[rng.integers(legal.size)])
+        actions.append(action)
+        env.step(action)
+    return actions
+
+
+def check_gym_env(env) -> None:
+    """Gymnasium's and SB3's env checkers on a single-agent env (either game)."""
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    check_env(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sb3_check_env(env)
+
+
 def random_playout(game: Game, rng: np.random.Generator) -> None:
     """Finish a game with uniformly random legal decisions."""
     while not game.is_over:

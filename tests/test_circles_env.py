@@ -8,13 +8,13 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, render_test, seed_test
 
 import moonriver_env  # noqa: F401  (registers CirclesFarWest-v0)
 from moonriver_env import circles_far_west_v0
 from moonriver_env.circles import CirclesGame, IllegalActionError, Space
 from moonriver_env.circles.gym_env import CirclesGymEnv
+from tests.helpers import check_gym_env, random_aec_play
 
 
 def play_to_end(env, rng: np.random.Generator) -> None:
@@ -22,21 +22,6 @@ def play_to_end(env, rng: np.random.Generator) -> None:
     while not env.terminations[env.agent_selection]:
         legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
         env.step(int(legal[rng.integers(legal.size)]))
-
-
-def play(env, rng: np.random.Generator) -> list[int]:
-    """Random masked play through agent_iter; returns the actions taken."""
-    actions = []
-    for _ in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        action = int(legal[rng.integers(legal.size)])
-        actions.append(action)
-        env.step(action)
-    return actions
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
@@ -140,7 +125,8 @@ def test_reset_seed_is_reproducible() -> None:
     a, b = circles_far_west_v0.raw_env(num_players=4), circles_far_west_v0.raw_env(num_players=4)
     a.reset(seed=42)
     b.reset(seed=42)
-    assert play(a, np.random.default_rng(0)) == play(b, np.random.default_rng(0))
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    assert random_aec_play(a, rng_a) == random_aec_play(b, rng_b)
     assert a.game_record() == b.game_record()
     CirclesGame.from_record(a.game_record())
 
@@ -155,7 +141,7 @@ def test_rgb_array_and_ansi_rendering(tmp_path) -> None:
     marble_blue = np.all(image == (30, 90, 200), axis=2).sum()
     assert marble_blue > 30  # the marble is drawn
     before = image.copy()
-    play(env, np.random.default_rng(2))
+    random_aec_play(env, np.random.default_rng(2))
     assert not np.array_equal(env.render(), before)
     Image.fromarray(image).save(tmp_path / "circles.png")
     text = circles_far_west_v0.raw_env(num_players=2, render_mode="ansi")
@@ -175,13 +161,8 @@ def test_bad_options_are_clear_errors() -> None:
 # ---------------------------------------------------------------- single-agent wrapper
 @pytest.mark.parametrize("num_players", [2, 5])
 def test_gymnasium_and_sb3_checkers(num_players: int) -> None:
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
     env = gymnasium.make("CirclesFarWest-v0", num_players=num_players, illegal="penalty")
-    check_env(env.unwrapped)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sb3_check_env(env.unwrapped)
+    check_gym_env(env.unwrapped)
 
 
 def test_wrapper_episode_reward_and_masks() -> None:

@@ -17,23 +17,9 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from moonriver_env import moonriver_v0
 from moonriver_env.engine import NUM_ACTIONS, IllegalActionError
+from tests.helpers import random_aec_play
 
 VARIANTS = [(n, mode) for n in (2, 3, 4) for mode in ("base", "legends")]
-
-
-def play(env, rng: np.random.Generator, max_steps: int = 10**6) -> list[int]:
-    """Random masked play through agent_iter; returns the actions taken."""
-    actions = []
-    for _ in env.agent_iter(max_steps):
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        legal = np.flatnonzero(obs["action_mask"])
-        action = int(legal[rng.integers(legal.size)])
-        actions.append(action)
-        env.step(action)
-    return actions
 
 
 @pytest.mark.parametrize(("num_players", "mode"), VARIANTS)
@@ -77,7 +63,7 @@ def test_mask_is_zero_for_agents_not_to_act_and_at_the_end() -> None:
             assert mask.any() == (agent == actor)
         legal = np.flatnonzero(env.observe(actor)["action_mask"])
         env.step(int(legal[rng.integers(legal.size)]))
-    play(env, rng)
+    random_aec_play(env, rng)
     assert not env.agents  # everyone stepped out after termination
 
 
@@ -86,7 +72,7 @@ def test_same_seed_replays_identically_and_different_seeds_differ() -> None:
     for seed in (5, 5, 6):
         env = moonriver_v0.env(num_players=4)
         env.reset(seed=seed)
-        play(env, np.random.default_rng(0))
+        random_aec_play(env, np.random.default_rng(0))
         records.append(env.unwrapped.game_record())
     assert records[0] == records[1]
     assert records[0]["events"] != records[2]["events"]
@@ -104,8 +90,8 @@ def test_copies_of_a_running_env_continue_identically(copier) -> None:
     twin = copier(env)
     np.testing.assert_array_equal(env.observe("player_1")["observation"],
                                   twin.observe("player_1")["observation"])
-    play(env, np.random.default_rng(9))
-    play(twin, np.random.default_rng(9))
+    random_aec_play(env, np.random.default_rng(9))
+    random_aec_play(twin, np.random.default_rng(9))
     assert env.game_record() == twin.game_record()
 
 
@@ -215,7 +201,7 @@ def test_rgb_and_ansi_rendering() -> None:
     for mode, n in (("rgb_array", 2), ("ansi", 4)):
         env = moonriver_v0.raw_env(num_players=n, render_mode=mode)
         env.reset(seed=3)
-        play(env, np.random.default_rng(0), max_steps=200)
+        random_aec_play(env, np.random.default_rng(0), max_steps=200)
         out = env.render()
         if mode == "rgb_array":
             assert out.dtype == np.uint8 and out.ndim == 3 and out.shape[2] == 3
@@ -227,7 +213,7 @@ def test_rgb_and_ansi_rendering() -> None:
 def test_record_and_replay_cli(tmp_path) -> None:
     env = moonriver_v0.env(num_players=2)
     env.reset(seed=1)
-    play(env, np.random.default_rng(1))
+    random_aec_play(env, np.random.default_rng(1))
     path = tmp_path / "game.json"
     env.unwrapped.save_record(str(path))
     assert json.loads(path.read_text())["over"] is True

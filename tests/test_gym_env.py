@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import warnings
-
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 from moonriver_env.agents import RandomAgent
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 from moonriver_env.engine import IllegalActionError
 from moonriver_env.gym_env import MoonRiverGymEnv
+from tests.helpers import check_gym_env
 
 
 def random_episode(env, rng) -> tuple[list[float], dict]:
@@ -29,14 +27,9 @@ def random_episode(env, rng) -> tuple[list[float], dict]:
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_gymnasium_and_sb3_checkers(num_players: int) -> None:
-    from stable_baselines3.common.env_checker import check_env as sb3_check_env
-
     # The checkers sample unmasked actions, so they run with the penalty policy.
     env = gymnasium.make("MoonRiver-v0", num_players=num_players, illegal="penalty")
-    check_env(env.unwrapped)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sb3_check_env(env.unwrapped)
+    check_gym_env(env.unwrapped)
 
 
 def test_final_reward_reaches_the_last_transition() -> None:
