@@ -106,11 +106,10 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""
-        game = self._step_game()
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        game = self._deciding_game(action)
+        if game is None:
             return
+        agent = self.agent_selection
         self._cumulative_rewards[agent] = 0.0
         # a value that is not an integer id raises IllegalActionError, state unchanged
         game.apply(action_id(action, self.num_actions))

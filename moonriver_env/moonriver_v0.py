@@ -186,11 +186,10 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
 
     def step(self, action: int | None) -> None:
         """Play the selected agent's action (None for an agent that is done)."""
-        game = self._step_game()
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        game = self._deciding_game(action)
+        if game is None:
             return
+        agent = self.agent_selection
         game.apply(action_id(action))  # raises IllegalActionError, state unchanged
         self._cumulative_rewards[agent] = 0.0
         if not self.shaping and not game.is_over:

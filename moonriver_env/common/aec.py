@@ -96,6 +96,16 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
             raise RuntimeError("the game is over and every agent has left; call reset()")
         return game
 
+    def _deciding_game(self, action: Any) -> GameT | None:
+        """The game the selected agent decides in; None when that agent is done (its step
+        with None was taken: PettingZoo's dead step)."""
+        game = self._step_game()
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return None
+        return game
+
     def _start_episode(self, game: GameT) -> None:
         """Install a new game: every agent live, rewards and infos cleared, its player to act."""
         self.game = game
