@@ -213,6 +213,33 @@ def test_batched_env_runner_samples_whole_games():
     runner.stop()
 
 
+def test_batched_env_runner_counts_steps_as_rllib_does():
+    """The runner sums its step counters over a sample() call; RLlib's own per-step logging
+    gives the same totals on the same (seeded) sampling."""
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from ray.rllib.utils import metrics as m
+
+    class PerStep(BatchedEnvRunner):
+        _sample = MultiAgentEnvRunner._sample
+        _increase_sampled_metrics = MultiAgentEnvRunner._increase_sampled_metrics
+
+    keys = (m.NUM_ENV_STEPS_SAMPLED, m.NUM_ENV_STEPS_SAMPLED_LIFETIME, m.NUM_EPISODES,
+            m.NUM_EPISODES_LIFETIME, m.NUM_AGENT_STEPS_SAMPLED,
+            m.NUM_AGENT_STEPS_SAMPLED_LIFETIME, m.NUM_MODULE_STEPS_SAMPLED,
+            m.NUM_MODULE_STEPS_SAMPLED_LIFETIME)
+    cfg = rllib_train.RLlibTrainConfig(num_players=2, num_env_runners=0, net_arch=(32,),
+                                       num_envs_per_env_runner=4, eval_every=0)
+    totals = []
+    for cls in (BatchedEnvRunner, PerStep):
+        runner = cls(config=rllib_train.build_config(cfg))
+        for _ in range(2):
+            runner.sample(num_timesteps=500, random_actions=False)
+        totals.append({k: runner.metrics.peek(k) for k in keys})
+        runner.stop()
+    assert totals[0][m.NUM_EPISODES_LIFETIME] >= 1
+    assert totals[0] == totals[1]
+
+
 def test_seated_opponents_hide_their_seats_and_play_them():
     env = make_rllib_env({"num_players": 4, "opponents": ["greedy", "random"],
                           "opponent_prob": 1.0, "seed": 3})
