@@ -6,7 +6,11 @@
     moonriver-train-rllib --resume runs/rllib_4p --iterations 400 --out runs/rllib_4p
 
 Every learning seat maps to one shared RLModule (self-play); with ``opponents`` some seats are
-played, inside the environment, by fixed agents (``greedy``, ``mcts:50``, ``policy:PATH`` ...).
+played, inside the environment, by fixed agents. Each env runner steps
+``num_envs_per_env_runner`` games: with ``env_backend="batched"`` (default) as one batch in the
+compiled core, whose built-in ``random`` and ``greedy`` seats are the opponents; with
+``"pettingzoo"`` as PettingZoo envs, where any agent spec (``mcts:50``, ``policy:PATH`` ...)
+can sit (training/rllib_env.py, docs/rllib.md).
 Settings come from the defaults of ``RLlibTrainConfig``, then a TOML or JSON file
 (``--config``), then flags. With no ``--address`` a local Ray instance starts in this process.
 The run directory gets ``config.json``, ``checkpoints/iter_NNNNNN/`` (RLlib algorithm
