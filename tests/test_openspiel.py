@@ -13,8 +13,9 @@ try:
     import pyspiel
 
     import moonriver_env.openspiel as mos
+    from moonriver_env.agents import openspiel_bots as bots
 except ImportError:  # the openspiel extra is not installed: only the engine tests run
-    pyspiel = mos = None
+    pyspiel = mos = bots = None
 
 needs_openspiel = pytest.mark.skipif(pyspiel is None, reason="needs the openspiel extra")
 
@@ -295,7 +296,7 @@ def test_illegal_moves_raise_the_engine_error_and_change_nothing() -> None:
 def test_agent_bot_plays_the_pretrained_agent() -> None:
     game = _load("players=4")
     state = _at_decision(_random_state(game, seed=6, decisions=10))
-    bot = mos.AgentBot("pretrained")
+    bot = bots.AgentBot("pretrained")
     bot.restart_at(state)
     assert bot.step(state) in state.legal_actions()
     with pytest.raises(ValueError, match="past its setup"):
@@ -305,7 +306,7 @@ def test_agent_bot_plays_the_pretrained_agent() -> None:
 @needs_openspiel
 def test_openspiel_mcts_plays_our_mcts() -> None:
     """A tiny match: OpenSpiel's MCTSBot (2 simulations) against mcts:2, one game per seat."""
-    result = mos.play_match(2, games=2, players=2, seed=0)
+    result = bots.play_match(2, games=2, players=2, seed=0)
     assert (result.agent, result.mcts, result.games) == ("mcts:2", "openspiel-mcts:2", 2)
     assert result.mcts_seats == [0, 1]
     assert result.mcts_share + result.agent_share == pytest.approx(1.0)
@@ -319,13 +320,13 @@ def test_openspiel_mcts_plays_our_mcts() -> None:
 
 @needs_openspiel
 def test_match_is_reproducible_and_checks_its_budget() -> None:
-    first = mos.play_match(2, agent="random", games=1, players=3, seed=4)
-    assert mos.play_match(2, agent="random", games=1, players=3, seed=4).returns == first.returns
+    first = bots.play_match(2, agent="random", games=1, players=3, seed=4)
+    assert bots.play_match(2, agent="random", games=1, players=3, seed=4).returns == first.returns
     assert first.mcts_share + 2 * first.agent_share == pytest.approx(1.0)
     with pytest.raises(ValueError, match="simulations must be an integer >= 2"):
-        mos.play_match(1, games=1)
+        bots.play_match(1, games=1)
     with pytest.raises(ValueError, match="games must be an integer >= 1"):
-        mos.play_match(1, games=0)
+        bots.play_match(1, games=0)
 
 
 @needs_openspiel
@@ -338,5 +339,5 @@ def test_random_sim_test_many(params: str) -> None:
 @needs_openspiel
 @pytest.mark.slow
 def test_openspiel_mcts_against_our_mcts_sweep() -> None:
-    result = mos.play_match(10, games=10, players=2, seed=1)
+    result = bots.play_match(10, games=10, players=2, seed=1)
     assert result.games == 10 and len(result.returns) == 10

@@ -13,7 +13,6 @@ plus deposit); "margin" is the lead over the best opponent.
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing
 import os
 from collections.abc import Callable
@@ -23,9 +22,9 @@ from typing import Any
 from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.backend import DEFAULT_BACKEND, check_backend
+from moonriver_env.common.stats import wilson_interval
 from moonriver_env.common.view import LazyObservation
 
-Z95 = 1.959964
 GAMES = ("moonriver", "circles")
 
 
@@ -58,17 +57,6 @@ class TournamentResult:
         """JSON-serialisable form."""
         return {"config": self.config, "agents": [asdict(a) for a in self.agents],
                 "games": self.games}
-
-
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion (95% by default)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def lineup_for(game_index: int, num_agents: int, players: int) -> list[int]:
