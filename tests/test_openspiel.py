@@ -11,9 +11,9 @@ from moonriver_env.engine import Game, GameConfig
 
 try:
     import pyspiel
+    from moonriver_env.agents import openspiel_bots as bots
 
     import moonriver_env.openspiel as mos
-    from moonriver_env.agents import openspiel_bots as bots
 except ImportError:  # the openspiel extra is not installed: only the engine tests run
     pyspiel = mos = bots = None
 
