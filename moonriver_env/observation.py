@@ -68,7 +68,7 @@ _SPECS: tuple[ViewSpec, ...] = (
      "active then pending column, by position: relative player whose ranchero stands there"),
     ("reserve_size", (MAX_PLAYERS,), "reserve capacity of each player's board / 4"),
     ("boards", (MAX_PLAYERS, MAX_BOARDS), "board one-hot, by its place in the boards file "
-     "(default file: camp, mary, wesley, calamity, big_jo)"),
+     "(default file: camp, mary, wesley, calamity, big_jo; a board after the fifth: zeros)"),
     ("saloon", (SALOON_SLOTS, len(SPECIALISTS)),
      "specialist face of the partner in each slot: "
      + ", ".join(k.name.lower() for k in SPECIALISTS)),
@@ -105,14 +105,10 @@ _G = {name: i for i, name in enumerate(_GAME)}  # places in the "game" view
 
 
 def board_ids(data: GameData, names: Sequence[str]) -> list[int]:
-    """Each named board's place in its boards file: its index in the board one-hot. A file
-    with more boards than the one-hot has places is refused (ValueError)."""
+    """Each named board's place in the board one-hot: its place in its boards file, or -1
+    (no place: an all-zero one-hot) for a board after the file's fifth."""
     order = list(data.boards)
-    if len(order) > MAX_BOARDS:
-        raise ValueError(f"the observation's board one-hot has {MAX_BOARDS} places (the "
-                         f"boards of the boards file, in its order); this boards file lists "
-                         f"{len(order)}: {order}")
-    return [order.index(name) for name in names]
+    return [i if i < MAX_BOARDS else -1 for i in map(order.index, names)]
 BASE_CACHE_SIZE = 256  # game-long base vectors (per setup and viewer), board cell tables
 PART_CACHE_SIZE = 4096  # seat and partner parts of observations (under 1 kB each)
 
@@ -192,7 +188,8 @@ class ObservationEncoder:
             for i in range(n):
                 p = (viewer + i) % n
                 base[o["reserve_size"] + i] = game.ranches[p].capacity / 4.0
-                base[o["boards"] + MAX_BOARDS * i + ids[p]] = 1.0
+                if ids[p] >= 0:  # a board after the file's fifth has no place
+                    base[o["boards"] + MAX_BOARDS * i + ids[p]] = 1.0
             g0 = o["game"]
             base[g0 + _G[f"players_{n}"]] = 1.0
             base[g0 + _G[f"scenario_{game.scenario}" if game.scenario else "base"]] = 1.0

@@ -6,7 +6,6 @@ import ast
 import pathlib
 
 import numpy as np
-import pytest
 
 from moonriver_env.actions import actions_markdown
 from moonriver_env.backend import Encoder, make_game
@@ -127,9 +126,16 @@ def test_a_custom_board_is_encoded_by_its_place_in_the_boards_file(tmp_path) -> 
         assert onehot[1].tolist() == [0, 1, 0, 0, 0], backend
 
 
-def test_a_boards_file_too_long_for_the_one_hot_is_refused(tmp_path) -> None:
-    config = GameConfig(num_players=2, mode="legends", scenario=1, boards=("mary", "wesley"),
+def test_a_board_after_the_files_fifth_has_no_place_in_the_one_hot(tmp_path) -> None:
+    """The one-hot has 5 places: a sixth board of a custom file shows as zeros, on both
+    backends alike (never as another board)."""
+    from moonriver_env.observation import VIEWS
+
+    config = GameConfig(num_players=2, mode="legends", scenario=1, boards=("extra_0", "mary"),
                         boards_file=_boards_file(tmp_path, {}, extra=1))
-    game = make_game(config, 3, "python")
-    with pytest.raises(ValueError, match="board one-hot has 5 places"):
-        ObservationEncoder().encode(game, 0)
+    view = VIEWS["boards"]
+    for backend in ("python", "core"):
+        obs = Encoder().encode(make_game(config, 3, backend), 0)
+        onehot = obs[view.start:view.stop].reshape(view.shape)
+        assert onehot[0].tolist() == [0, 0, 0, 0, 0], backend
+        assert onehot[1].tolist() == [0, 1, 0, 0, 0], backend

@@ -71,7 +71,7 @@ void observe(const Game& game, int viewer, float* out) {
     for (int s = 0; s < r.hand_size && s < HAND_SLOTS; ++s)
       plot_features(t, r.hand[s], out + O_RESERVES + (i * HAND_SLOTS + s) * NUM_PLOT_FEATURES);
     out[O_RESERVE_SIZE + i] = static_cast<float>(r.capacity / 4.0);
-    out[O_BOARDS + 5 * i + f.board_ids[p]] = 1.0f;
+    if (f.board_ids[p] >= 0) out[O_BOARDS + 5 * i + f.board_ids[p]] = 1.0f;  // -1: no place
     out[O_SCORES + i] = static_cast<float>(game.running_score(p).total() / SCORE_SCALE);
   }
   const bool columns[2] = {f.has_active, f.has_pending};
