@@ -41,16 +41,15 @@ import numpy as np
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
 from moonriver_env.moonriver_v0 import (
     OBS_HIGH,
     action_id,
     check_number,
     check_options,
-    check_seed,
     final_rewards,
 )
-from moonriver_env.observation import SCORE_SCALE, LazyObservation
+from moonriver_env.observation import SCORE_SCALE
 
 
 class _FunctionOpponent:
@@ -96,74 +95,23 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
         self.seat = 0
         self._episode_over = False
 
-    # ------------------------------------------------------------------ API
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start a game; the learner's seat and the game seed come from the env's generator."""
-        super().reset(seed=check_seed(seed))
-        self.game = make_game(self.config, int(self.np_random.integers(2**63 - 1)), self.backend)
-        self._seat_learner()
-        self._running = self._running_total()
-        reward = self._play_opponents()
-        if self.game.is_over:  # cannot happen with real rules; kept for custom data files
-            raise RuntimeError("the game ended before the learner's first decision")
-        self._pending_reward = reward
-        self._episode_over = False
-        return self._observe(), self._info()
-
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Play the learner's action, then the opponents' until the learner's next turn."""
-        game = self._live_game()
-        try:
-            game.apply(action_id(action))
-        except IllegalActionError:
-            if self.illegal == "raise":
-                raise
-            self._episode_over = True
-            reward, self._pending_reward = self._pending_reward, 0.0
-            info = self._info()
-            info["illegal_action"] = True
-            return self._observe(), reward + self.illegal_penalty, True, False, info
-        reward, self._pending_reward = self._pending_reward, 0.0
-        reward += self._shaped()
-        reward += self._play_opponents()
-        if game.is_over:
-            self._episode_over = True
-            reward += final_rewards(game, self.reward_mode)[self.seat]
-        return self._observe(), float(reward), game.is_over, False, self._info()
-
-    def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner: read-only; once the episode is over a fresh
-        all-zeros array that nothing can make writable."""
-        game = self._require_game()
-        if self._episode_over or game.current_player != self.seat:
-            return np.frombuffer(bytes(NUM_ACTIONS), dtype=np.int8)
-        return game.legal_mask()
-
-    def notify_opponents(self, method: str, *args: Any) -> None:
-        """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,
-        through ``VecEnv.env_method("notify_opponents", "add_snapshot", path)``)."""
-        for opponent in self.opponents:
-            hook = getattr(opponent, method, None)
-            if callable(hook):
-                hook(*args)
-
-    # -------------------------------------------------------------- helpers
+    # --------------------------------------------------- what Moon River gives
     def _table_image(self, game: Game) -> np.ndarray:
         from moonriver_env.render import table_image
 
         return table_image(game)
 
-    def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self._require_game(), self.seat)  # fresh array
+    def _new_game(self, seed: int) -> Game:
+        return make_game(self.config, seed, self.backend)
 
-    def _info(self) -> dict[str, Any]:
-        game = self._require_game()
-        info: dict[str, Any] = {"action_mask": self.action_masks().copy(), "seat": self.seat}
-        if game.is_over:
-            info["scores"] = [s.to_dict() for s in game.scores()]
-            info["winners"] = game.winners()
-        return info
+    def _final_reward(self, game: Game) -> float:
+        return final_rewards(game, self.reward_mode)[self.seat]
+
+    def _end_info(self, game: Game) -> dict[str, Any]:
+        return {"scores": [s.to_dict() for s in game.scores()], "winners": game.winners()}
+
+    def _start_shaping(self) -> None:
+        self._running = self._running_total()
 
     def _running_total(self) -> int:
         return self._require_game().running_scores()[self.seat].total if self.shaping else 0
@@ -174,15 +122,3 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
         now = self._running_total()
         delta, self._running = now - self._running, now
         return self.shaping * delta / SCORE_SCALE
-
-    def _play_opponents(self) -> float:
-        """Step opponents until the learner decides or the game ends; return shaped reward."""
-        game = self._require_game()
-        n = self.config.num_players
-        reward = 0.0
-        while not game.is_over and game.current_player != self.seat:
-            p = game.current_player
-            opponent = self.opponents[(p - self.seat - 1) % n]
-            game.apply(opponent.act(game, LazyObservation(self.encoder, game, p)))
-            reward += self._shaped()
-        return reward

@@ -1,7 +1,9 @@
-"""What the games' single-agent Gymnasium views share: opponents, the learner's seat, render.
+"""What the games' single-agent Gymnasium views share: opponents, the learner's seat, reset,
+step, masks and render.
 
-`gym_env.MoonRiverGymEnv` and `circles.gym_env.CirclesGymEnv` derive from `SeatGymEnv`; each
-keeps its own reset, step, rewards and observations.
+`gym_env.MoonRiverGymEnv` and `circles.gym_env.CirclesGymEnv` derive from `SeatGymEnv` and give
+only what differs: how a game is made, its final reward and end-of-game info, and optional
+reward shaping.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from typing import Any, Generic, TypeVar
 
 import gymnasium
 import numpy as np
+
+from .errors import IllegalActionError
+from .validate import action_id, check_seed
+from .view import LazyObservation
 
 ILLEGAL_POLICIES = ("raise", "penalty")
 GameT = TypeVar("GameT")
@@ -116,3 +122,96 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
         if self.render_mode == "ansi":
             return game.table_text()
         return None
+
+    # ------------------------------------------------------------- the episode
+    def _new_game(self, seed: int) -> GameT:
+        """A new game of the env's config from ``seed`` (each game makes its own)."""
+        raise NotImplementedError
+
+    def _final_reward(self, game: GameT) -> float:
+        """The learner's reward at the end of ``game``."""
+        raise NotImplementedError
+
+    def _end_info(self, game: GameT) -> dict[str, Any]:
+        """What ``info`` adds once ``game`` is over (scores, winners)."""
+        raise NotImplementedError
+
+    def _shaped(self) -> float:
+        """Shaped reward since the last call (0 unless the game offers shaping)."""
+        return 0.0
+
+    def _start_shaping(self) -> None:
+        """Note where shaping starts in a new game (nothing unless the game offers shaping)."""
+
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a game; the learner's seat and the game seed come from the env's generator."""
+        super().reset(seed=check_seed(seed))
+        self.game = self._new_game(int(self.np_random.integers(2**63 - 1)))
+        self._seat_learner()
+        self._start_shaping()
+        reward = self._play_opponents()
+        if self.game.is_over:  # cannot happen with real rules; kept for custom rules and data
+            raise RuntimeError("the game ended before the learner's first decision")
+        self._pending_reward = reward
+        self._episode_over = False
+        return self._observe(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponents' until the learner's next turn."""
+        game = self._live_game()
+        try:
+            game.apply(action_id(action, int(self.action_space.n)))
+        except IllegalActionError:
+            if self.illegal == "raise":
+                raise
+            self._episode_over = True
+            reward, self._pending_reward = self._pending_reward, 0.0
+            info = self._info()
+            info["illegal_action"] = True
+            return self._observe(), reward + self.illegal_penalty, True, False, info
+        reward, self._pending_reward = self._pending_reward, 0.0
+        reward += self._shaped()
+        reward += self._play_opponents()
+        if game.is_over:
+            self._episode_over = True
+            reward += self._final_reward(game)
+        return self._observe(), float(reward), game.is_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Legal-action mask of the learner: read-only; once the episode is over (or before the
+        learner's turn) a fresh all-zeros array that nothing can make writable."""
+        game = self._require_game()
+        if self._episode_over or game.current_player != self.seat:
+            return np.frombuffer(bytes(int(self.action_space.n)), dtype=np.int8)
+        return game.legal_mask()
+
+    def notify_opponents(self, method: str, *args: Any) -> None:
+        """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,
+        through ``VecEnv.env_method("notify_opponents", "add_snapshot", path)``)."""
+        for opponent in self.opponents:
+            hook = getattr(opponent, method, None)
+            if callable(hook):
+                hook(*args)
+
+    def _observe(self) -> np.ndarray:
+        return self.encoder.encode(self._require_game(), self.seat)  # a fresh array
+
+    def _info(self) -> dict[str, Any]:
+        game = self._require_game()
+        info: dict[str, Any] = {"action_mask": self.action_masks().copy(), "seat": self.seat}
+        if game.is_over:
+            info.update(self._end_info(game))
+        return info
+
+    def _play_opponents(self) -> float:
+        """Step opponents until the learner decides or the game ends; the shaped reward."""
+        game = self._require_game()
+        n = self.config.num_players
+        reward = 0.0
+        while not game.is_over and game.current_player != self.seat:
+            p = game.current_player
+            opponent = self.opponents[(p - self.seat - 1) % n]
+            game.apply(opponent.act(game, LazyObservation(self.encoder, game, p)))
+            reward += self._shaped()
+        return reward
