@@ -237,13 +237,14 @@ def test_shares_are_contiguous_and_cover_every_game() -> None:
     assert [len(r) for r in shares(32, 3)] == [11, 11, 10]
 
 
-def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order() -> None:
+@pytest.mark.parametrize("backend", ["core", "python"])
+def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order(backend) -> None:
     net, snapshot = _tiny_net(0), _tiny_net(1)
     seeds = [11, 12, 13, 14, 15]
     roles = [["learner", "greedy"], ["greedy", "learner"], ["learner", "snapshot0"],
              ["snapshot0", "learner"], ["learner", "learner"]]
     nets = {"learner": net, "snapshot0": snapshot}
-    with PlayPool(2, 2, "base") as pool:
+    with PlayPool(2, 2, "base", backend) as pool:
         first = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
         again = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
     _same(first, again)
@@ -251,16 +252,21 @@ def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order() -> None:
     assert set(first.keys) == set(first.returns)
     assert {roles[i][s] for i, s in first.keys} == {"learner"}
     assert {i for i, _ in first.keys} == set(range(5))  # both shares' games, offset
-    # The merge is share 0 then share 1 (games 3 and 4), each played as rollout.play plays it
-    # with the sampling seed the pool drew for it (here on the Python engine: the pool's
-    # games, of the default backend, give the same batch).
+    # The merge is share 0 then share 1 (games 3 and 4), each played as one process plays a
+    # batch (the core: rollout.play_batched; the engine: rollout.play) with the sampling seed
+    # the pool drew for it.
     sample = [int(x) for x in np.random.default_rng(5).integers(2**63, size=2)]
     parts = []
     for share, sample_seed in zip(shares(5, 2), sample, strict=True):
-        games = [Game(GameConfig(num_players=2), seed=seeds[i]) for i in share]
-        part = rollout.play(games, [roles[i] for i in share], nets,
-                            np.random.default_rng(sample_seed), ObservationEncoder(),
-                            margin_coef=0.5)
+        share_rng = np.random.default_rng(sample_seed)
+        if backend == "core":
+            part, _ = rollout.play_batched([seeds[i] for i in share],
+                                           [roles[i] for i in share], nets, share_rng,
+                                           GameConfig(num_players=2), margin_coef=0.5)
+        else:
+            games = [Game(GameConfig(num_players=2), seed=seeds[i]) for i in share]
+            part = rollout.play(games, [roles[i] for i in share], nets, share_rng,
+                                ObservationEncoder(), margin_coef=0.5)
         part.keys = [(i + share.start, seat) for i, seat in part.keys]
         part.returns = {(i + share.start, seat): r for (i, seat), r in part.returns.items()}
         parts.append(part)
@@ -485,7 +491,7 @@ def _wait_until(check, what: str, limit: float = 600.0) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_path) -> None:
     out = tmp_path / "run"
-    argv = _flags(out, workers=2, ppo_iterations=20)  # the batched core: one process
+    argv = _flags(out, workers=2, ppo_iterations=20)
     proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast_ppo", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -495,6 +501,7 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
         _wait_until(lambda: proc.poll() is not None or (
             log.exists() and len(log.read_text().splitlines()) >= 3), "three iterations")
         assert proc.poll() is None, proc.communicate()
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
         os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the workers get it too
         _, err = proc.communicate(timeout=600)
     finally:
@@ -506,6 +513,9 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     assert err.startswith("moonriver-train-fast: interrupted; saved at iteration ")
     assert err.strip().endswith(f"continue with: python -m moonriver_env.training.fast_ppo "
                                 f"--resume {out}")
+    assert children  # the play worker (and multiprocessing's helpers) ...
+    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children),
+                "the worker processes to end")  # ... end with the run
     saved = load_resume(str(out))["iteration"]
     assert 3 <= saved < 22
     assert main(["--resume", str(out), "--quiet"]) == 0
@@ -515,10 +525,9 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_path) -> None:
-    out = tmp_path / "run"  # the python backend's play processes
+    out = tmp_path / "run"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonriver_env.training.fast_ppo",
-         *_flags(out, workers=2, backend="python")],
+        [sys.executable, "-m", "moonriver_env.training.fast_ppo", *_flags(out, workers=2)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     try:
@@ -535,9 +544,6 @@ def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_
     assert proc.returncode in INTERRUPTED and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
     assert load_resume(str(out))["iteration"] <= 5
-    workers = children.read_text().split() if children.exists() else []
-    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in workers),
-                "the worker processes to end")
 
 
 def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:

@@ -4,14 +4,15 @@
     moonriver-train-fast --resume runs/fast_4p      # continue a stopped run
 
 (``python -m moonriver_env.training.fast_ppo`` is the same command.) The built-in defaults
-are the shipped recipe, ``training/configs/fast_4p_base.toml``. On the compiled core
-(``backend = "core"``, the default) every batch of games is played in one process, in one
-``moonriver_env.vector.BatchedGames`` (``rollout.play_batched``): Greedy seats and Greedy's
-prior are computed in the core on ``workers`` threads, the networks' forward passes score
-the legal actions only. With ``backend = "python"`` (the reference engine) the games are
-per-game ``Game`` objects split over ``workers`` processes (``parallel_play``), as
-``rollout.play`` plays them. The updates run in the main process with ``update_threads``
-torch threads (by default ``workers``).
+are the shipped recipe, ``training/configs/fast_4p_base.toml``. Torch threads 1 per process;
+the games of every batch are split over ``workers`` processes (see ``parallel_play``) and the
+updates run in the main one with ``update_threads`` torch threads (by default one per play
+process, as those are idle then). On the compiled core (``backend = "core"``, the default)
+each process plays its share in one ``moonriver_env.vector.BatchedGames``
+(``rollout.play_batched``): Greedy seats and Greedy's prior are computed in the core, in
+batch, and the networks score only the legal actions. With ``backend = "python"`` (the
+reference engine) each share is a list of per-game ``Game`` objects played by
+``rollout.play``, Greedy in Python.
 
 1. Imitation, until ``bc_minutes`` have passed or ``bc_iterations`` iterations are done
    (whichever comes first; 0 is no limit, both 0 skip the phase): batches of ``bc_games``
@@ -137,7 +138,7 @@ class FastConfig:
     init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
     torch_threads: int = 1
     update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
-    workers: int = 2  # core: threads of the batched games; python: play processes
+    workers: int = 2  # processes that play the games (1: all in the main process)
     backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
 
     @classmethod
@@ -247,11 +248,9 @@ SETTINGS: dict[str, str] = {
     "use_prior": "network: the logits add a learned multiple of Greedy's one-ply values",
     "prior_init": "network: starting weight of that prior (logits per point)",
     "init": "start from these weights (a .pt of save_net) instead of fresh ones (empty: fresh)",
-    "torch_threads": "torch threads of the play (forward passes)",
-    "update_threads": "torch threads of the updates (0: as many as workers)",
-    "workers": "core backend: threads that play the batched games' Greedy seats and prior; "
-               "python backend: processes that play each batch's games (1: all in the main "
-               "process)",
+    "torch_threads": "torch threads of each play process",
+    "update_threads": "torch threads of the updates (0: one per play process)",
+    "workers": "processes that play each batch's games (1: all in the main process)",
     "backend": "implementation that plays the games: core (compiled: the games of a batch "
                "played together in the core) or python (the reference engine, one Game object "
                "per game, Greedy in Python); the two draw Greedy's ties from different "
@@ -525,7 +524,7 @@ class Runner:
         self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
         self.write_resume()
         self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode, cfg.backend)
-                     if cfg.workers > 1 and cfg.backend == "python" else None)
+                     if cfg.workers > 1 else None)
 
     def _restore(self, state: dict[str, Any]) -> RanchNet:
         """Take over a saved run's state; drop what its directory got after that state."""
@@ -655,14 +654,14 @@ class Runner:
 
     def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
               record: str | None = LEARNER, label_greedy: bool = False) -> Batch:
-        """Play ``len(roles)`` fresh games (seeds from the run's generator): batched in the
-        core, or (python backend) in the pool's processes when there is one."""
+        """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
+        processes when there is one; batched in the core on the core backend."""
         cfg = self.cfg
-        if cfg.backend == "core":
+        if self.pool is None and cfg.backend == "core":
             batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
                                     GameConfig(num_players=cfg.num_players, mode=cfg.mode),
-                                    threads=cfg.workers, record=record,
-                                    label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+                                    record=record, label_greedy=label_greedy,
+                                    margin_coef=cfg.margin_coef)
             return batch
         if self.pool is None:
             games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng,

@@ -4,10 +4,12 @@ A ``PlayPool`` of ``workers`` processes keeps ``workers - 1`` persistent child p
 (started once, "spawn" context, torch threads 1). ``PlayPool.play`` divides a list of games
 (their seeds and seat roles) into ``workers`` contiguous shares, sends each child its share,
 the networks' weights (a frozen network only when it changed) and a sampling seed, plays
-share 0 itself with ``rollout.play`` meanwhile, and merges the recorded decisions in share
-order with game indices offset, so that each ``(game, seat)`` key stays unique. The sampling
-seeds come from the caller's generator, so a run is deterministic for a given seed and
-number of workers. ``close`` (or leaving the ``with`` block) stops the children.
+share 0 itself meanwhile, and merges the recorded decisions in share order with game indices
+offset, so that each ``(game, seat)`` key stays unique. Each share is played as one process
+plays a batch: on the compiled core (``backend="core"``) in one ``BatchedGames`` with
+``rollout.play_batched``, on the reference engine with ``rollout.play``. The sampling seeds
+come from the caller's generator, so a run is deterministic for a given seed and number of
+workers. ``close`` (or leaving the ``with`` block) stops the children.
 
 The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
 reaches only the main process (no tracebacks from the workers), which stops them with
@@ -29,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.training.policy_net import NetConfig, RanchNet
-from moonriver_env.training.rollout import LEARNER, Batch, play
+from moonriver_env.training.rollout import LEARNER, Batch, play, play_batched
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.engine import GameConfig
@@ -80,27 +82,53 @@ def shares(count: int, workers: int) -> list[range]:
     return out
 
 
+def _stacked(rows: Any) -> np.ndarray | None:
+    if isinstance(rows, np.ndarray):
+        return rows if len(rows) else None
+    if not rows:
+        return None
+    return np.stack(rows) if isinstance(rows[0], np.ndarray) else np.asarray(rows)
+
+
 def pack(batch: Batch) -> dict[str, Any]:
-    """A Batch as a few stacked arrays (cheap to pickle)."""
+    """A Batch as a few stacked arrays (cheap to pickle); Greedy's prior rows, zero outside
+    the legal actions, travel as their values at the legal actions only."""
     out: dict[str, Any] = {"keys": batch.keys, "returns": batch.returns}
     for name in _LIST_FIELDS:
-        rows = getattr(batch, name)
-        out[name] = np.stack(rows) if rows and isinstance(rows[0], np.ndarray) else (
-            np.asarray(rows) if rows else None)
+        out[name] = _stacked(getattr(batch, name))
+    if out["priors"] is not None:
+        out["priors"] = out["priors"][out["masks"].astype(bool)]
     return out
 
 
 def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
-    """One Batch of packed shares in order, game indices shifted by each share's offset."""
+    """One Batch of packed shares in order (fields as stacked arrays), game indices shifted
+    by each share's offset."""
     batch = Batch()
+    for part in parts:
+        if part["priors"] is not None:  # back to full rows
+            legal = part["masks"].astype(bool)
+            rows = np.zeros(legal.shape, np.float32)
+            rows[legal] = part["priors"]
+            part["priors"] = rows
+    for name in _LIST_FIELDS:
+        arrays = [part[name] for part in parts if part[name] is not None]
+        if arrays:
+            setattr(batch, name, np.concatenate(arrays))
     for part, offset in zip(parts, offsets, strict=True):
-        for name in _LIST_FIELDS:
-            rows = part[name]
-            if rows is not None:
-                getattr(batch, name).extend(rows.tolist() if rows.ndim == 1 else list(rows))
         batch.keys.extend((i + offset, seat) for i, seat in part["keys"])
         batch.returns.update({(i + offset, seat): r for (i, seat), r in part["returns"].items()})
     return batch
+
+
+def play_share(seeds: list[int], roles: list[list[str]], nets: dict[str, torch.nn.Module],
+               rng: np.random.Generator, config: GameConfig, backend: str,
+               encoder: Encoder, **kwargs: Any) -> Batch:
+    """One process's share of a batch: ``play_batched`` on the core, else ``play``."""
+    if backend == "core":
+        return play_batched(seeds, roles, nets, rng, config, **kwargs)[0]
+    games = [make_game(config, s, backend=backend) for s in seeds]
+    return play(games, roles, nets, rng, encoder, **kwargs)
 
 
 def _weights(net: torch.nn.Module) -> tuple[NetConfig, dict[str, np.ndarray]]:
@@ -131,10 +159,11 @@ def _serve(conn: Connection) -> None:
                 net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
                 nets[name] = net.eval()
             config = GameConfig(num_players=job["num_players"], mode=job["mode"])
-            games = [make_game(config, s, backend=job["backend"]) for s in job["seeds"]]
-            batch = play(games, job["roles"], nets, np.random.default_rng(job["sample_seed"]),
-                         encoder, record=job["record"], label_greedy=job["label_greedy"],
-                         margin_coef=job["margin_coef"])
+            batch = play_share(job["seeds"], job["roles"], nets,
+                               np.random.default_rng(job["sample_seed"]), config,
+                               job["backend"], encoder, record=job["record"],
+                               label_greedy=job["label_greedy"],
+                               margin_coef=job["margin_coef"])
             conn.send(("ok", pack(batch), time.process_time() - cpu))
         except Exception:
             conn.send(("error", traceback.format_exc(), 0.0))
@@ -200,10 +229,10 @@ class PlayPool:
                        "margin_coef": margin_coef, "num_players": self.config.num_players,
                        "mode": self.config.mode, "backend": self.backend})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
-        games = [make_game(self.config, seeds[i], backend=self.backend) for i in ranges[0]]
-        mine = play(games, [roles[i] for i in ranges[0]], nets,
-                    np.random.default_rng(sample_seeds[0]), self.encoder, record=record,
-                    label_greedy=label_greedy, margin_coef=margin_coef)
+        mine = play_share([seeds[i] for i in ranges[0]], [roles[i] for i in ranges[0]], nets,
+                          np.random.default_rng(sample_seeds[0]), self.config, self.backend,
+                          self.encoder, record=record, label_greedy=label_greedy,
+                          margin_coef=margin_coef)
         parts = [pack(mine)]
         for conn, proc in zip(self._conns, self._procs, strict=True):
             status, payload, cpu = self._receive(conn, proc)

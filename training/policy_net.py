@@ -27,6 +27,7 @@ from moonriver_env.agents.pretrained import (
     action_index,
 )
 from torch import nn
+from torch.nn import functional as F
 
 from moonriver_env.observation import OBSERVATION_SIZE, VIEWS
 
@@ -88,7 +89,7 @@ class RanchNet(nn.Module):
                 raise ValueError("this network adds the greedy prior: pass prior=")
             logits = logits + self.prior_weight * prior
         logits = logits.masked_fill(~mask, MASKED)
-        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+        return torch.log_softmax(logits, dim=1), _linear(self.value_head, state).squeeze(1)
 
     def legal_forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor,
                       prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -104,25 +105,35 @@ class RanchNet(nn.Module):
                 raise ValueError("this network adds the greedy prior: pass prior=")
             logits = logits + self.prior_weight * prior
         logits = logits.masked_fill(~valid, MASKED)
-        return torch.log_softmax(logits, dim=1), self.value_head(state).squeeze(1)
+        return torch.log_softmax(logits, dim=1), _linear(self.value_head, state).squeeze(1)
 
     def _scores(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every action's score in network order (dense, viewer cells, thief) and the state."""
+        # The layers' functions on their parameters (not the modules' calls): the play runs
+        # this on a few rows per decision wave, where per-call overhead is most of the cost.
         b, cells = obs.shape[0], self.rows * self.cols
         mine = obs[:, :self.ranch_size].reshape(b, self.planes, self.rows, self.cols)
-        viewer = self.viewer_cells(self.viewer_conv(mine).reshape(b, -1, cells).transpose(1, 2))
+        conv = F.conv2d(mine, self.viewer_conv.weight, self.viewer_conv.bias, padding=1)
+        viewer = _linear(self.viewer_cells[1], conv.reshape(b, -1, cells).transpose(1, 2).relu())
+        viewer = viewer.relu()  # (b, cells, c)
         theirs = obs[:, self.ranch_size:self.ranch_stop].reshape(b, OPPONENTS, self.planes,
                                                                   cells)
-        others = self.opponent_cells(theirs.transpose(2, 3))  # (b, opponents, cells, o)
+        others = _linear(self.opponent_cells[0], theirs.transpose(2, 3)).relu()
         pooled = torch.cat([viewer.mean(dim=1), viewer.amax(dim=1),
                             others.mean(dim=2).reshape(b, -1),
                             others.amax(dim=2).reshape(b, -1)], dim=1)
-        state = self.trunk(torch.cat([self.rest(obs[:, self.ranch_stop:]), pooled], dim=1))
-        viewer = torch.relu(viewer + self.viewer_film(state).unsqueeze(1))
-        others = torch.relu(others + self.thief_film(state)[:, None, None, :])
-        scores = torch.cat([self.dense_head(state), self.viewer_head(viewer).reshape(b, -1),
-                            self.thief_head(others).reshape(b, -1)], dim=1)
+        rest = _linear(self.rest[0], obs[:, self.ranch_stop:]).relu()
+        state = _linear(self.trunk[0], torch.cat([rest, pooled], dim=1)).relu()
+        viewer = (viewer + _linear(self.viewer_film, state).unsqueeze(1)).relu()
+        others = (others + _linear(self.thief_film, state)[:, None, None, :]).relu()
+        scores = torch.cat([_linear(self.dense_head, state),
+                            _linear(self.viewer_head, viewer).reshape(b, -1),
+                            _linear(self.thief_head, others).reshape(b, -1)], dim=1)
         return scores, state
+
+
+def _linear(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    return F.linear(x, layer.weight, layer.bias)
 
 
 def legal_lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

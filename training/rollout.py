@@ -166,7 +166,7 @@ def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal
                   valid: np.ndarray, prior: np.ndarray | None,
                   prior_legal: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows."""
-    with torch.no_grad():
+    with torch.inference_mode():
         if hasattr(net, "legal_forward"):
             logp, value = net.legal_forward(
                 torch.from_numpy(obs), torch.from_numpy(legal), torch.from_numpy(valid),
