@@ -10,10 +10,10 @@ the CPU its play workers spent playing; the fairer figure on a shared machine). 
 recipe's ``workers`` setting (processes that play the games) is reported with the figures.
 ``--set KEY=VALUE`` (any FastConfig setting, TOML value syntax) measures a variant, e.g.
 ``--set use_prior=false --set p_greedy=0 --set p_self=1`` for the network alone in pure
-self-play, ``--set workers=1`` for all the play in one process. ``--sb3-seconds N`` also times the
-previous recipe (SB3 MaskablePPO, training/configs/ppo_4p_base.toml) for N seconds in the same
-run, for comparison. The last line is one JSON object; ``learner_steps_per_s`` is the PPO
-phase's wall-clock rate.
+self-play, ``--set workers=1`` for all the play in one process, ``--set backend=python`` for
+the per-game play on the reference engine. ``--sb3-seconds N`` also times the SB3 MaskablePPO
+recipe (training/configs/ppo_4p_base.toml) for N seconds in the same run, for comparison. The
+last line is one JSON object; ``learner_steps_per_s`` is the PPO phase's wall-clock rate.
 """
 
 from __future__ import annotations
