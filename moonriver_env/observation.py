@@ -95,13 +95,13 @@ _PENDING_ROW = _CH["pending"] * NUM_CELLS
     "turn_order", "game"))
 _NONE = tuple([-1] * k for k in range(MAX_PLAYERS * HAND_SLOTS + 1))  # empty plot rows
 # Positions of the numbers written at the end of encode: pile, context, game[:4], scores.
+_G = {name: i for i, name in enumerate(_GAME)}  # places in the "game" view
 _NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
                      *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
-                     *range(_O_GAME, _O_GAME + 4),
+                     *range(_O_GAME, _O_GAME + _G["players_2"]),  # the numbers before the one-hots
                      *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
-_G = {name: i for i, name in enumerate(_GAME)}  # places in the "game" view
 
 
 def board_ids(data: GameData, names: Sequence[str]) -> list[int]:

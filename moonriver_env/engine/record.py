@@ -12,6 +12,7 @@ from moonriver_env.common.records import rebuild, record_seed
 from .actions import ActionCodec
 from .components import Face, PartnerKind, Terrain
 from .config import GameConfig
+from .grid import COLS
 
 if TYPE_CHECKING:
     from .game import Game
@@ -27,7 +28,7 @@ def _cell_state(game: Game, ranch, cell: int) -> dict[str, Any]:
     kind = game.data.kinds[kind_id]
     plot = int(ranch.plot[cell])
     out: dict[str, Any] = {
-        "row": cell // 5, "col": cell % 5,
+        "row": cell // COLS, "col": cell % COLS,
         "plot": plot if plot >= 0 else None,
         "bonus_tile": "AB"[-2 - plot] if plot < -1 else None,
         "kind": kind.label, "terrain": Terrain(kind.terrain).name.lower(),
