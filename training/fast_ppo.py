@@ -270,15 +270,21 @@ def _array(rows: Any) -> np.ndarray:
     return rows if isinstance(rows, np.ndarray) else np.stack(rows)
 
 
-def _tensors(batch: Batch) -> tuple[torch.Tensor, np.ndarray, torch.Tensor, torch.Tensor,
+def _tensors(batch: Batch) -> tuple[np.ndarray, np.ndarray, torch.Tensor, torch.Tensor,
                                     torch.Tensor | None]:
-    """Observations, legal ids (array and tensor), their valid marks and the greedy prior at
-    those ids: the input of ``RanchNet.legal_forward``."""
+    """Observations (an array: ``_minibatch`` takes their rows), legal ids (array and
+    tensor), their valid marks and the greedy prior at those ids: the input of
+    ``RanchNet.legal_forward``."""
     legal, valid = legal_lists(_array(batch.masks))
     priors = (torch.from_numpy(np.take_along_axis(_array(batch.priors), legal, 1))
               if len(batch.priors) else None)
-    return (torch.from_numpy(_array(batch.obs)), legal, torch.from_numpy(legal),
-            torch.from_numpy(valid), priors)
+    return (_array(batch.obs), legal, torch.from_numpy(legal), torch.from_numpy(valid), priors)
+
+
+def _minibatch(obs: np.ndarray, idx: np.ndarray) -> torch.Tensor:
+    """The observations of a minibatch (numpy's row gather: a few times faster than torch's
+    indexing of a (n, 4934) tensor)."""
+    return torch.from_numpy(obs.take(idx, axis=0))
 
 
 def _rows(priors: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor | None:
@@ -295,7 +301,8 @@ def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epoc
     for _ in range(epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // minibatch)):
             t = torch.from_numpy(idx)
-            logp, value = net.legal_forward(obs[t], legal[t], valid[t], _rows(priors, t))
+            logp, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
+                                            _rows(priors, t))
             policy_loss = -torch.logsumexp(logp.masked_fill(~ties[t], -1e9), dim=1).mean()
             value_loss = (value - targets[t]).pow(2).mean()
             opt.zero_grad()
@@ -342,7 +349,8 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
     for _ in range(cfg.epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
             t = torch.from_numpy(idx)
-            logp_all, value = net.legal_forward(obs[t], legal[t], valid[t], _rows(priors, t))
+            logp_all, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
+                                                _rows(priors, t))
             logp = logp_all.gather(1, actions[t, None]).squeeze(1)
             a = adv[t]
             a = (a - a.mean()) / (a.std() + 1e-8)
