@@ -25,7 +25,7 @@ def named_opponents(opponents: Any, count: int, game: str) -> Any:
 
 def moonriver_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
     """``MoonRiverGymEnv(**kwargs)`` whose opponents may be agent names."""
-    from moonriver_env.gym_env import MoonRiverGymEnv
+    from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
 
     count = kwargs.get("num_players", 4) - 1 if isinstance(kwargs.get("num_players", 4), int) \
         else 0

@@ -12,7 +12,7 @@ from moonriver_env.agents.base import Agent
 from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.common.stats import wilson_interval
-from moonriver_env.observation import ObservationEncoder
+from moonriver_env.moonriver.observation import ObservationEncoder
 from moonriver_env.openspiel import GAME_NAME, WIN, engine_game
 
 

@@ -35,7 +35,7 @@ from moonriver_env.engine.actions import (
     Thief,
 )
 from moonriver_env.engine.grid import COLS, NUM_CELLS
-from moonriver_env.observation import VIEWS
+from moonriver_env.moonriver.observation import VIEWS
 
 DENSE_SCORES = 110  # select 4, pass 1, discard 10, recruit 20, desperado 75
 VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, drought 1, bonus 4

@@ -24,8 +24,8 @@ class RLlibAgent(SeededAgent):
 
     def __init__(self, path: str, deterministic: bool = True, module_id: str = "shared",
                  seed: int | None = None, name: str = "rllib") -> None:
-        from moonriver_env.training.rllib_logs import quiet_rllib_logs
-        from moonriver_env.training.rllib_paths import module_checkpoint
+        from moonriver_env.training.rllib.logs import quiet_rllib_logs
+        from moonriver_env.training.rllib.paths import module_checkpoint
 
         directory = module_checkpoint(path, module_id)  # a bad path fails before the imports
         import torch

@@ -24,7 +24,7 @@ from moonriver_env.agents.registry import make_agent
 from search_speed import positions
 
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, Encoder
-from moonriver_env.observation import LazyObservation
+from moonriver_env.moonriver.observation import LazyObservation
 
 
 def main(argv: list[str] | None = None) -> int:

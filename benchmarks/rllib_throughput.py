@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.training.rllib_train import RLlibTrainConfig, build_config, start_ray
+from moonriver_env.training.rllib.train import RLlibTrainConfig, build_config, start_ray
 
 
 def build(backend: str, runners: int, envs: int, args: argparse.Namespace) -> Any:

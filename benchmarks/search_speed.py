@@ -24,7 +24,7 @@ from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
 
 from moonriver_env.engine import Game, GameConfig
-from moonriver_env.observation import LazyObservation
+from moonriver_env.moonriver.observation import LazyObservation
 
 
 def positions(players: int, count: int, seed: int, mover: Agent | None = None,

@@ -27,7 +27,7 @@ import tomllib
 
 # The recipe's module sets OMP_WAIT_POLICY=PASSIVE before torch loads its OpenMP runtime
 # (which reads it once): import it before torch, so the benchmark measures what a run does.
-from moonriver_env.training.fast_ppo import FastConfig, Runner  # isort: skip
+from moonriver_env.training.fast.train import FastConfig, Runner  # isort: skip
 import torch  # isort: skip
 from machine import machine  # this script's directory is on sys.path  # isort: skip
 
@@ -51,7 +51,7 @@ def timed(run, seconds: float) -> tuple[int, float, float]:
 
 def sb3_rate(seconds: float, out: str) -> float:
     """Learner steps per second of the SB3 MaskablePPO recipe over ``seconds``."""
-    from moonriver_env.training.train_ppo import TrainConfig, train
+    from moonriver_env.training.sb3.train import TrainConfig, train
 
     cfg = TrainConfig.load(os.path.join(ROOT, "training", "configs", "ppo_4p_base.toml"),
                            {"out": out, "max_minutes": seconds / 60, "progress": False,

@@ -2,9 +2,9 @@
 
 ``moonriver_env.engine`` is the pure rules engine (Python + numpy). Importing this package
 also registers the single-agent Gymnasium environment ``MoonRiver-v0`` when gymnasium is
-installed; the PettingZoo environment is ``moonriver_env.moonriver_v0``. The second game,
+installed; the PettingZoo environment is ``moonriver_env.moonriver.aec_env``. The second game,
 Circles: Far West, has its engine in ``moonriver_env.circles``, its PettingZoo environment in
-``moonriver_env.circles_far_west_v0`` and registers ``CirclesFarWest-v0``.
+``moonriver_env.circles.aec_env`` and registers ``CirclesFarWest-v0``.
 """
 
 __version__ = "0.1.0"

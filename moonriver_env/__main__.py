@@ -6,9 +6,9 @@ import json
 import sys
 
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, game_class, make_game
+from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
 from moonriver_env.engine import ActionCodec
 from moonriver_env.engine.text import cell_key
-from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main
 
 
 def load_record(path: str) -> dict:
@@ -88,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         return replay(args.file, step=not args.no_step and sys.stdin.isatty(), delay=args.delay,
                       backend=args.backend)
     if args.command == "actions-doc":
-        from moonriver_env.actions import actions_markdown
+        from moonriver_env.moonriver.actions import actions_markdown
 
         sys.stdout.write(actions_markdown())
     else:
-        from moonriver_env.observation import ObservationEncoder
+        from moonriver_env.moonriver.observation import ObservationEncoder
 
         sys.stdout.write(ObservationEncoder().markdown())
     return 0

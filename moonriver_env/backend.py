@@ -2,7 +2,7 @@
 
 ``"core"`` is the compiled core (:mod:`moonriver_env.core`, C++17), ``"python"`` the readable
 reference engine (:mod:`moonriver_env.engine`). Both take the same configs and seeds and play
-the same games (tests/test_core_differential.py), so a consumer picks one by name only:
+the same games (tests/core/test_core_differential.py), so a consumer picks one by name only:
 ``make_game(config, seed, backend=...)`` for a game, :class:`Encoder` for observations of
 either kind of game. The default, :data:`DEFAULT_BACKEND`, is ``"core"`` unless the environment
 variable ``MOONRIVER_BACKEND`` names another implementation when this module is first imported.
@@ -17,7 +17,7 @@ import numpy as np
 
 from moonriver_env.engine import Game as PythonGame
 from moonriver_env.engine import GameConfig
-from moonriver_env.observation import ObservationEncoder
+from moonriver_env.moonriver.observation import ObservationEncoder
 
 BACKENDS = ("core", "python")
 BACKEND_ENV_VAR = "MOONRIVER_BACKEND"

@@ -12,7 +12,7 @@
 - Actions: 2710 distinct ids, the engine's enumeration (docs/actions.md); action strings are
   the engine's action texts.
 - Tensors: the observation and the information state are the engine's 4934-value
-  observation of the player (`moonriver_env.observation`), one named tensor per view.
+  observation of the player (`moonriver_env.moonriver.observation`), one named tensor per view.
 - Returns: the `win` reward of `moonriver_v0` at the end: +1 to each winner (a shared victory
   too), -1 to the others.
 
@@ -50,7 +50,7 @@ from moonriver_env.engine.actions import SALOON_SLOTS
 from moonriver_env.engine.config import MODES
 from moonriver_env.engine.game import COLUMN_SIZE
 from moonriver_env.engine.scenarios import SCENARIOS
-from moonriver_env.observation import OBSERVATION_SIZE, VIEWS, ObservationEncoder
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS, ObservationEncoder
 
 __all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "MoonRiverGame", "MoonRiverObserver", "MoonRiverState",
            "engine_game"]

@@ -50,7 +50,7 @@ from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.game import IllegalActionError
 from moonriver_env.engine.grid import COLS
-from moonriver_env.observation import OBSERVATION_SIZE, board_ids
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound

@@ -67,8 +67,9 @@ def documented_modules() -> list[tuple[str, str]]:
 
 def test_the_api_pages_cover_the_public_modules() -> None:
     modules = {m for _, m in documented_modules()}
-    assert {"moonriver_env.engine", "moonriver_env.moonriver_v0", "moonriver_env.gym_env",
-            "moonriver_env.agents", "moonriver_env.training.fast_ppo",
+    assert {"moonriver_env.engine", "moonriver_env.moonriver.aec_env",
+            "moonriver_env.moonriver.gym_env",
+            "moonriver_env.agents", "moonriver_env.training.fast.train",
             "moonriver_env.training.evaluate", "moonriver_env.openspiel"} <= modules
 
 

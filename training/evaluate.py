@@ -34,7 +34,6 @@ from dataclasses import asdict
 from typing import Any
 
 from moonriver_env.agents.registry import SPECS, make_agent
-from moonriver_env.training.cli_errors import ArgumentParser, add_debug_flag, cli_main, require
 from moonriver_env.training.tournament import (
     GAMES,
     TournamentResult,
@@ -44,6 +43,7 @@ from moonriver_env.training.tournament import (
 )
 
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
 
 
 def agent_label(name: str, width: int) -> str:

@@ -14,7 +14,8 @@ import glob
 import os
 
 import numpy as np
-from moonriver_env.training.cli_errors import (
+
+from moonriver_env.common.cli import (
     ArgumentParser,
     CLIError,
     add_debug_flag,

@@ -29,7 +29,7 @@ from moonriver_env.agents.pretrained import (
 from torch import nn
 from torch.nn import functional as F
 
-from moonriver_env.observation import OBSERVATION_SIZE, VIEWS
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
 
 __all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "legal_lists", "load_net",
            "save_net"]

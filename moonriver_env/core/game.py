@@ -26,7 +26,7 @@ from moonriver_env.engine.game import Context, IllegalActionError, Phase, setup_
 from moonriver_env.engine.game import Game as _EngineGame
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
-from moonriver_env.observation import OBSERVATION_SIZE, board_ids
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 
 try:
     from . import _core

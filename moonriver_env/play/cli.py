@@ -13,9 +13,9 @@ import webbrowser
 
 from moonriver_env.agents.registry import SPECS
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.common.cli import ArgumentParser
 from moonriver_env.engine.scenarios import SCENARIOS
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
-from moonriver_env.training.cli_errors import ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:

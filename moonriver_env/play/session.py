@@ -14,9 +14,9 @@ from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
 from moonriver_env.common.records import replay_decisions
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
+from moonriver_env.moonriver.render.style import status_text
+from moonriver_env.moonriver.render.svg import table_svg
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
-from moonriver_env.render.style import status_text
-from moonriver_env.render.svg import table_svg
 
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
@@ -247,7 +247,7 @@ class PlaySession:
                     raise PlayError(f"player {game.current_player} is human: waiting for a "
                                     "click", 409)
                 from moonriver_env.backend import Encoder
-                from moonriver_env.observation import LazyObservation
+                from moonriver_env.moonriver.observation import LazyObservation
 
                 if self._encoder is None:
                     self._encoder = Encoder()

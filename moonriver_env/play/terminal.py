@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from moonriver_env.engine import ActionCodec
 from moonriver_env.engine.text import cell_key
+from moonriver_env.moonriver.render.style import decision_text, player_label
 from moonriver_env.play.session import PlaySession
-from moonriver_env.render.style import decision_text, player_label
 
 
 class QuitGame(Exception):

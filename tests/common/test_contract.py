@@ -16,7 +16,7 @@ from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.common import IllegalActionError, TableGame
 from moonriver_env.engine import Game, GameConfig
-from moonriver_env.moonriver_v0 import final_rewards
+from moonriver_env.moonriver.aec_env import final_rewards
 
 try:
     from moonriver_env.core import Game as CoreGame
@@ -189,7 +189,7 @@ def test_one_error_class_for_every_game_and_no_re_export_shims() -> None:
 
     import moonriver_env.circles
     import moonriver_env.engine
-    import moonriver_env.moonriver_v0
+    import moonriver_env.moonriver.aec_env
     from moonriver_env.common import errors
 
     assert (moonriver_env.engine.IllegalActionError is moonriver_env.circles.IllegalActionError
@@ -198,4 +198,4 @@ def test_one_error_class_for_every_game_and_no_re_export_shims() -> None:
     for gone in ("aec_common.py", "gym_common.py", "../agents/circles_registry.py"):
         assert not (package / gone).exists(), gone
     with pytest.raises(IllegalActionError, match=r"0\.\.2709"):
-        moonriver_env.moonriver_v0.action_id(1.0)
+        moonriver_env.moonriver.aec_env.action_id(1.0)

@@ -1,0 +1,124 @@
+"""Single-agent Gymnasium view of Moon River: the learner plays one seat against opponents.
+
+    import gymnasium, moonriver_env
+    env = gymnasium.make("MoonRiver-v0", num_players=4, opponents=None, seat=None)
+
+- Observation: the learner's flat float32 observation (docs/observation.md); the legal-action
+  mask is ``env.action_masks()`` (read-only) and ``info["action_mask"]`` (a copy).
+  ``gymnasium.make`` returns the environment itself (it enforces reset-before-step on its
+  own, so no ``OrderEnforcing`` wrapper hides ``action_masks``); under other wrappers
+  (``max_episode_steps``, ``Monitor``) reach it with ``env.get_wrapper_attr("action_masks")()``,
+  which is what sb3-contrib's ``get_action_masks`` and ``VecEnv.env_method`` call.
+- Action: ``Discrete(2710)``, the ids of docs/actions.md: a Python or numpy integer (a 0-d
+  integer array too). A bool, float, str or other value is an illegal action, never coerced.
+- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
+  callable for every opponent, or a list with one per opponent in seat order after the
+  learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``, see
+  moonriver_env.agents.Agent); a callable is ``f(observation) -> id``. ``gymnasium.make``
+  also takes agent names (``"greedy"``, ``"mcts:200"``; a name gives each opponent its own
+  agent: ``moonriver_env.agents.gym_entry``); the class itself takes agents
+  (``moonriver_env.agents.make_agent(name)``): environments never import agents.
+  Opponents act inside ``step`` until it is the learner's turn again or the game ends.
+- Seat: ``None`` draws the learner's player id each episode; an int fixes it.
+- Reward: everything the learner earned since its previous action (final reward by
+  ``reward=`` as in moonriver_v0, plus optional ``shaping``), so the end-of-game reward lands
+  on its last transition even when opponents finish the game.
+- Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
+  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` (a finite
+  number) and ``info["illegal_action"] = True``.
+- After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``.
+- Backend: ``backend="core"`` (default, the compiled rules) or ``"python"`` (the reference
+  engine): the same games (``moonriver_env.backend``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.moonriver.aec_env import (
+    OBS_HIGH,
+    action_id,
+    check_number,
+    check_options,
+    final_rewards,
+)
+from moonriver_env.moonriver.observation import SCORE_SCALE
+
+
+class _FunctionOpponent:
+    def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
+        self.fn = fn
+
+    def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
+        return action_id(self.fn(observation))  # a bad value is refused, never coerced
+
+
+class MoonRiverGymEnv(SeatGymEnv[Game]):
+    """Moon River for one learner against fixed or self-play opponents."""
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    function_opponent = _FunctionOpponent
+
+    def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
+                 shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
+                 render_mode: str | None = None, num_players: int = 4, mode: str = "base",
+                 backend: str = DEFAULT_BACKEND, **config: Any) -> None:
+        try:  # a bad argument is raised from here, the caller's own call
+            self.config = GameConfig(num_players=num_players, mode=mode, **config)
+            self.backend = check_backend(backend)
+            check_options(reward, shaping, render_mode, self.metadata["render_modes"])
+            check_illegal(illegal)
+            check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
+            check_seat(seat, self.config.num_players)
+        except (ValueError, TypeError) as exc:
+            raise exc.with_traceback(None) from None
+        n = self.config.num_players
+        self.reward_mode = reward
+        self.shaping = float(shaping)
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
+        self.render_mode = render_mode
+        self.fixed_seat = seat
+        self.opponents = self._opponents(opponents, n - 1)
+        self.encoder = Encoder()
+        self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
+                                                      np.float32)
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self.game: Game | None = None
+        self.seat = 0
+        self._episode_over = False
+
+    # --------------------------------------------------- what Moon River gives
+    def _table_image(self, game: Game) -> np.ndarray:
+        from moonriver_env.moonriver.render import table_image
+
+        return table_image(game)
+
+    def _new_game(self, seed: int) -> Game:
+        return make_game(self.config, seed, self.backend)
+
+    def _final_reward(self, game: Game) -> float:
+        return final_rewards(game, self.reward_mode)[self.seat]
+
+    def _end_info(self, game: Game) -> dict[str, Any]:
+        return {"scores": [s.to_dict() for s in game.scores()], "winners": game.winners()}
+
+    def _start_shaping(self) -> None:
+        self._running = self._running_total()
+
+    def _running_total(self) -> int:
+        return self._require_game().running_scores()[self.seat].total if self.shaping else 0
+
+    def _shaped(self) -> float:
+        if not self.shaping:
+            return 0.0
+        now = self._running_total()
+        delta, self._running = now - self._running, now
+        return self.shaping * delta / SCORE_SCALE

@@ -1,0 +1,700 @@
+"""The fast recipe's pieces: RanchNet's action layout, its numpy twin, batched play, PPO maths."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from moonriver_env.agents.pretrained import NumpyRanchNet, action_index  # noqa: E402
+from moonriver_env.training.fast import rollout  # noqa: E402
+from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
+from moonriver_env.training.fast.train import (  # noqa: E402
+    LOCKED_ON_RESUME,
+    FastConfig,
+    Runner,
+    advantages,
+    build_parser,
+    imitation_step,
+    lineups,
+    load_resume,
+    main,
+    train,
+)
+from moonriver_env.training.policy_net import (  # noqa: E402
+    NetConfig,
+    RanchNet,
+    legal_lists,
+    load_net,
+)
+
+from moonriver_env.backend import Encoder  # noqa: E402
+from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
+from moonriver_env.engine.actions import ACTIONS, Build, Thief  # noqa: E402
+from moonriver_env.moonriver.observation import ObservationEncoder  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _positions(count: int, players: int = 4, seed: int = 0):
+    """Observations and masks of the players to act along a random game."""
+    enc, rng = ObservationEncoder(), np.random.default_rng(seed)
+    game = Game(GameConfig(num_players=players), seed=seed)
+    obs, masks = [], []
+    while len(obs) < count:
+        if game.is_over:
+            game = Game(GameConfig(num_players=players), seed=int(rng.integers(1000)))
+        obs.append(enc.encode(game, game.current_player))
+        masks.append(game.legal_mask().astype(bool))
+        legal = masks[-1].nonzero()[0]
+        game.apply(int(legal[rng.integers(legal.size)]))
+    return np.stack(obs), np.stack(masks)
+
+
+def test_action_index_is_a_permutation_with_spatial_builds() -> None:
+    index = action_index()
+    assert sorted(index.tolist()) == list(range(NUM_ACTIONS))
+    # Both orientations of one pair at one cell are neighbours in the viewer's cell block,
+    # and one pair's placements at two cells are 49 scores apart (cell-major layout).
+    build = [i for i, a in enumerate(ACTIONS) if isinstance(a, Build)]
+    a0, a1 = build[0], build[1]  # pair (0, 1) at (0, 0): horizontal, vertical
+    assert index[a1] - index[a0] == 1
+    assert index[build[2]] - index[a0] == 49  # the same pair one cell to the right
+    thief = [i for i, a in enumerate(ACTIONS) if isinstance(a, Thief)]
+    assert index[thief].tolist() == list(range(NUM_ACTIONS - 150, NUM_ACTIONS))
+
+
+def test_ranchnet_gives_zero_probability_to_illegal_actions() -> None:
+    torch.manual_seed(0)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16))
+    obs, masks = _positions(40)
+    logp, value = net(torch.from_numpy(obs), torch.from_numpy(masks))
+    probs = logp.detach().exp()
+    assert torch.allclose(probs.sum(dim=1), torch.ones(40), atol=1e-5)
+    assert float(probs[~torch.from_numpy(masks)].max()) == 0.0
+    assert value.shape == (40,)
+    entropy = -(probs * logp.detach()).sum(dim=1)
+    assert torch.isfinite(entropy).all()
+
+
+def test_numpy_forward_matches_torch() -> None:
+    torch.manual_seed(1)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16))
+    for p in net.parameters():  # non-trivial weights so that every layer matters
+        torch.nn.init.normal_(p, std=0.2)
+    twin = NumpyRanchNet({k: v.numpy() for k, v in net.state_dict().items()})
+    obs, masks = _positions(60, players=2, seed=3)
+    with torch.no_grad():
+        logp, value = net(torch.from_numpy(obs), torch.from_numpy(masks))
+    logits, value_np = twin.forward(obs, masks)
+    assert np.abs(value.numpy() - value_np).max() < 1e-4
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp_np = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    assert np.abs(np.where(masks, logp_np - logp.numpy(), 0.0)).max() < 1e-4
+    assert (logits.argmax(axis=1) == logp.numpy().argmax(axis=1)).all()
+
+
+def test_play_records_only_learner_seats_with_legal_actions() -> None:
+    rng = np.random.default_rng(0)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16)).eval()
+    games = rollout.new_games(3, 3, "base", rng)
+    roles = [["learner", "greedy", "greedy"], ["greedy", "learner", "learner"],
+             ["greedy", "greedy", "learner"]]
+    batch = rollout.play(games, roles, {"learner": net}, rng, Encoder(),
+                         margin_coef=0.5)
+    assert all(g.is_over for g in games)
+    assert {roles[i][s] for i, s in batch.keys} == {"learner"}
+    assert set(batch.returns) == {(0, 0), (1, 1), (1, 2), (2, 2)}
+    for mask, action in zip(batch.masks, batch.actions, strict=True):
+        assert mask[action]
+    for (i, seat), reward in batch.returns.items():
+        # +1 / -1 plus half the margin over the best other score (>= 0 for a winner, <= 0
+        # for a loser: a loser never outscores the winner)
+        assert reward >= 1.0 if seat in games[i].winners() else reward <= -1.0
+        assert reward == pytest.approx(rollout.seat_reward(games[i], seat, 0.5))
+
+
+def test_greedy_labels_are_tied_best_sets_containing_the_move() -> None:
+    rng = np.random.default_rng(2)
+    games = rollout.new_games(2, 2, "base", rng)
+    batch = rollout.play(games, [["greedy", "greedy"]] * 2, {}, rng, Encoder(),
+                         record=None, label_greedy=True)
+    assert len(batch) > 50
+    for mask, ties in zip(batch.masks, batch.actions, strict=True):
+        assert ties.any() and not (ties & ~mask.astype(bool)).any()
+
+
+def test_imitation_lowers_the_loss_on_a_batch() -> None:
+    torch.manual_seed(0)
+    rng = np.random.default_rng(4)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=32))
+    batch = rollout.play(rollout.new_games(2, 2, "base", rng), [["greedy", "greedy"]] * 2, {},
+                         rng, Encoder(), record=None, label_greedy=True)
+    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    first = imitation_step(net, opt, batch, 1, 4096, rng)
+    for _ in range(15):
+        last = imitation_step(net, opt, batch, 1, 4096, rng)
+    assert last["bc_loss"] < 0.7 * first["bc_loss"]
+    assert last["bc_top1_in_ties"] > first["bc_top1_in_ties"]
+
+
+def test_advantages_follow_gae_with_the_final_reward() -> None:
+    batch = rollout.Batch(values=[0.5, 0.2, 0.1], keys=[(0, 1), (0, 2), (0, 1)],
+                          returns={(0, 1): 1.0, (0, 2): -1.0})
+    adv, ret = advantages(batch, lam=0.5)
+    # seat 1: steps 0 and 2; last delta = 1 - 0.1 = 0.9; first = 0.1 - 0.5 + 0.5 * 0.9
+    assert adv[2] == pytest.approx(0.9)
+    assert adv[0] == pytest.approx(-0.4 + 0.45)
+    assert adv[1] == pytest.approx(-1.2)
+    assert ret == pytest.approx(adv + np.array([0.5, 0.2, 0.1]))
+
+
+def test_lineups_always_seat_the_learner() -> None:
+    cfg = FastConfig(games=200, p_greedy=0.5, p_self=0.2)
+    table = lineups(cfg, np.random.default_rng(0), snapshots=2)
+    assert all(r.count("learner") >= 1 for r in table)
+    roles = [r for t in table for r in t]
+    assert {"greedy", "snapshot0", "snapshot1"} <= set(roles)
+    assert set(roles) <= {"learner", "greedy", "snapshot0", "snapshot1"}
+    no_pool = lineups(cfg, np.random.default_rng(0), snapshots=0)
+    assert {r for t in no_pool for r in t} == {"learner", "greedy"}
+
+
+def test_config_rejects_unknown_and_bad_settings() -> None:
+    with pytest.raises(ValueError, match="unknown settings"):
+        FastConfig.load(None, {"learning_rat": 0.1})
+    with pytest.raises(ValueError, match="p_greedy"):
+        FastConfig.load(None, {"p_greedy": 0.9, "p_self": 0.3})
+    with pytest.raises(ValueError, match="set minutes or ppo_iterations"):
+        FastConfig.load(None, {"minutes": 0})
+    with pytest.raises(ValueError, match="bc_iterations must be >= 0"):
+        FastConfig.load(None, {"bc_iterations": -1})
+    with pytest.raises(ValueError, match="minutes must be a number, got '30'"):
+        FastConfig.load(None, {"minutes": "30"})
+    with pytest.raises(ValueError, match=r"games must be an integer, got 2\.5"):
+        FastConfig.load(None, {"games": 2.5})
+    with pytest.raises(ValueError, match="eval_every needs eval_games"):
+        FastConfig.load(None, {"eval_every": 5, "eval_games": 0})
+    assert FastConfig.load(None, {"minutes": 0, "ppo_iterations": 3}).minutes == 0.0
+
+
+def _tiny(out, **changes) -> FastConfig:
+    """A 2-player run of a few tiny iterations, capped by iteration counts only."""
+    settings = dict(num_players=2, out=str(out), minutes=0, bc_minutes=0, bc_iterations=2,
+                    ppo_iterations=3, bc_games=2, games=2, minibatch=64, channels=8,
+                    opponent_channels=4, hidden=16, eval_games=0, snapshot_every=2,
+                    checkpoint_minutes=100, workers=1)
+    settings.update(changes)
+    return FastConfig(**settings)
+
+
+def _log(run) -> list[dict]:
+    return [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+
+
+def test_a_tiny_run_writes_loadable_weights(tmp_path) -> None:
+    runner = Runner(_tiny(tmp_path))
+    runner.imitation(iterations=2)
+    runner.ppo(iterations=2)
+    runner.save(str(tmp_path / "final.pt"))
+    net, meta = load_net(str(tmp_path / "final.pt"))
+    assert meta["num_players"] == 2 and meta["samples"] == runner.steps > 0
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 2
+    assert isinstance(net, RanchNet)
+
+
+def _tiny_net(seed: int = 0) -> RanchNet:
+    torch.manual_seed(seed)
+    return RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16, use_prior=True)).eval()
+
+
+def _same(a: rollout.Batch, b: rollout.Batch) -> None:
+    assert a.keys == b.keys and a.returns == b.returns
+    assert np.array_equal(np.asarray(a.actions), np.asarray(b.actions))
+    assert list(a.logps) == pytest.approx(list(b.logps))
+    assert list(a.values) == pytest.approx(list(b.values))
+    for name in ("obs", "masks", "priors"):
+        rows_a, rows_b = getattr(a, name), getattr(b, name)
+        assert len(rows_a) == len(rows_b) and all(
+            np.array_equal(x, y) for x, y in zip(rows_a, rows_b, strict=True))
+
+
+def test_shares_are_contiguous_and_cover_every_game() -> None:
+    assert shares(7, 2) == [range(0, 4), range(4, 7)]
+    assert shares(1, 3) == [range(0, 1), range(1, 1), range(1, 1)]
+    assert [len(r) for r in shares(32, 3)] == [11, 11, 10]
+
+
+@pytest.mark.parametrize("backend", ["core", "python"])
+def test_pool_of_two_is_deterministic_and_merges_its_shares_in_order(backend) -> None:
+    net, snapshot = _tiny_net(0), _tiny_net(1)
+    seeds = [11, 12, 13, 14, 15]
+    roles = [["learner", "greedy"], ["greedy", "learner"], ["learner", "snapshot0"],
+             ["snapshot0", "learner"], ["learner", "learner"]]
+    nets = {"learner": net, "snapshot0": snapshot}
+    with PlayPool(2, 2, "base", backend) as pool:
+        first = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
+        again = pool.play(seeds, roles, nets, np.random.default_rng(5), margin_coef=0.5)
+    _same(first, again)
+    assert len(set(first.keys)) == len(first.returns)  # one return per (game, seat)
+    assert set(first.keys) == set(first.returns)
+    assert {roles[i][s] for i, s in first.keys} == {"learner"}
+    assert {i for i, _ in first.keys} == set(range(5))  # both shares' games, offset
+    # The merge is share 0 then share 1 (games 3 and 4), each played as one process plays a
+    # batch (the core: rollout.play_batched; the engine: rollout.play) with the sampling seed
+    # the pool drew for it.
+    sample = [int(x) for x in np.random.default_rng(5).integers(2**63, size=2)]
+    parts = []
+    for share, sample_seed in zip(shares(5, 2), sample, strict=True):
+        share_rng = np.random.default_rng(sample_seed)
+        if backend == "core":
+            part, _ = rollout.play_batched([seeds[i] for i in share],
+                                           [roles[i] for i in share], nets, share_rng,
+                                           GameConfig(num_players=2), margin_coef=0.5)
+        else:
+            games = [Game(GameConfig(num_players=2), seed=seeds[i]) for i in share]
+            part = rollout.play(games, [roles[i] for i in share], nets, share_rng,
+                                ObservationEncoder(), margin_coef=0.5)
+        part.keys = [(i + share.start, seat) for i, seat in part.keys]
+        part.returns = {(i + share.start, seat): r for (i, seat), r in part.returns.items()}
+        parts.append(part)
+    expected = rollout.Batch()
+    for part in parts:
+        for name in ("obs", "masks", "actions", "logps", "values", "priors", "keys"):
+            getattr(expected, name).extend(getattr(part, name))
+        expected.returns.update(part.returns)
+    _same(first, expected)
+    adv, ret = advantages(first, 0.95)
+    assert np.isfinite(adv).all() and len(ret) == len(first)
+
+
+def test_one_worker_plays_exactly_as_a_single_process(tmp_path) -> None:
+    cfg = FastConfig(num_players=2, out=str(tmp_path), seed=3, channels=8, opponent_channels=4,
+                     hidden=16, workers=1, backend="python")
+    runner = Runner(cfg)
+    assert runner.pool is None
+    roles = [["greedy", "greedy"]] * 2
+    batch = runner._play(roles, {}, record=None, label_greedy=True)
+    rng = np.random.default_rng(3)
+    direct = rollout.play(rollout.new_games(2, 2, "base", rng), roles, {}, rng,
+                          Encoder(), record=None, label_greedy=True,
+                          margin_coef=cfg.margin_coef)
+    assert batch.keys == direct.keys and batch.returns == direct.returns
+    assert all(np.array_equal(a, b) for a, b in zip(batch.actions, direct.actions, strict=True))
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2"])
+def test_bad_worker_counts_are_refused(bad, tmp_path) -> None:
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        FastConfig.load(None, {"workers": bad})
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        PlayPool(bad, 2, "base")
+    with pytest.raises(ValueError, match="update_threads must be an integer >= 0"):
+        FastConfig.load(None, {"update_threads": -1 if bad == 0 else bad})
+
+
+def test_a_tiny_two_worker_run_finishes_and_stops_its_workers(tmp_path) -> None:
+    net = train(_tiny(tmp_path, workers=2), quiet=True)
+    assert multiprocessing.active_children() == []
+    assert isinstance(net, RanchNet) and (tmp_path / "final.pt").exists()
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 3
+    assert [line["iteration"] for line in _log(tmp_path)] == [1, 2, 3, 4, 5]
+
+
+def test_a_failing_worker_share_raises_in_the_main_process() -> None:
+    roles = [["learner", "greedy"], ["learner", "snapshot7"]]  # share 1 names no network
+    with PlayPool(2, 2, "base") as pool, pytest.raises(RuntimeError, match="snapshot7"):
+        pool.play([1, 2], roles, {"learner": _tiny_net()}, np.random.default_rng(0))
+    assert multiprocessing.active_children() == []
+
+
+# ------------------------------------------------------------- defaults, flags, progress
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "training" / "configs" / "fast_4p_base.toml"
+
+
+def test_the_defaults_are_the_shipped_recipe() -> None:
+    shipped = tomllib.loads(SHIPPED.read_text())
+    # the file names every setting but the backend, left to $MOONRIVER_BACKEND (else core)
+    assert set(shipped) | {"backend"} == {f.name for f in fields(FastConfig)}
+    assert asdict(FastConfig.load(str(SHIPPED), {})) == asdict(FastConfig())
+    two = tomllib.loads((SHIPPED.parent / "fast_2p_base.toml").read_text())
+    assert set(two) == set(shipped)
+    assert FastConfig.load(str(SHIPPED.parent / "fast_2p_base.toml"), {}).num_players == 2
+
+
+def _default_in_help(text: str) -> str:
+    assert text.count("(default: ") == 1, text
+    return text.split("(default: ")[1].rsplit(")", 1)[0]
+
+
+def test_every_flag_names_its_default_and_it_is_the_setting_default() -> None:
+    actions = {a.dest: a for a in build_parser()._actions if a.dest != "help"}
+    assert {f.name for f in fields(FastConfig)} <= set(actions)
+    for action in actions.values():
+        assert action.help and "(default: " in action.help, action.dest
+    for f in fields(FastConfig):
+        text = _default_in_help(actions[f.name].help)
+        if isinstance(f.default, bool):
+            assert text == str(f.default).lower(), f.name
+        elif isinstance(f.default, str):
+            assert text == (f.default or '""'), f.name
+        else:
+            assert type(f.default)(text) == f.default, f.name
+    assert "default: none" in actions["resume"].help
+    assert "default: off" in actions["quiet"].help
+
+
+def test_the_console_script_is_declared() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["moonriver-train-fast"] == "moonriver_env.training.fast.train:main"
+
+
+def _flags(out, **changes) -> list[str]:
+    """Command-line flags of ``_tiny(out, **changes)``."""
+    argv = []
+    for name, value in asdict(_tiny(out, **changes)).items():
+        if isinstance(value, bool):
+            argv.append(("--" if value else "--no-") + name.replace("_", "-"))
+        else:
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    return argv
+
+
+def test_progress_shows_phase_minutes_rate_loss_entropy_and_evaluation(tmp_path, capsys) -> None:
+    assert main(_flags(tmp_path / "a", eval_games=2, eval_every=2, minutes=60)) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    # each phase's first and last iteration at least (at most one line per 10 s otherwise)
+    assert lines[0].startswith("[imitation ") and "it 1 (imitation 1/2)" in lines[0]
+    assert any("it 2 (imitation 2/2)" in line for line in lines)
+    assert any(line.startswith("[ppo ") and "(ppo 1/3)" in line for line in lines)
+    last = lines[-1]
+    assert last.startswith("[ppo ") and "/60 min]" in last and "(ppo 3/3)" in last
+    assert "steps/s" in last and "loss " in last and "entropy " in last
+    assert "eval vs greedy " in last and "(it 4)" in last  # PPO iteration 2 = run iteration 4
+    log = _log(tmp_path / "a")
+    assert f"steps {log[-1]['samples'] - log[1]['samples']:,} " in last  # PPO's own steps
+    assert main([*_flags(tmp_path / "b"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not [line for line in out.splitlines() if line.startswith("[")]
+    assert (tmp_path / "b" / "final.pt").exists()
+
+
+# ------------------------------------------------------------------------ stop and resume
+def _stop_after(count: int):
+    def hook(runner: Runner) -> None:
+        if runner.iteration == count:
+            raise KeyboardInterrupt
+
+    return hook
+
+
+def _without_timing(log: list[dict]) -> list[dict]:
+    return [{k: v for k, v in line.items() if k not in ("seconds", "learner_steps_per_s")}
+            for line in log]
+
+
+def test_a_run_saves_its_state_as_soon_as_it_starts(tmp_path) -> None:
+    with Runner(_tiny(tmp_path)):
+        state = load_resume(str(tmp_path))
+    assert state["iteration"] == 0 and state["phase"] == "imitation"
+
+
+@pytest.mark.parametrize("stop", [1, 4])  # during imitation; during PPO, after a snapshot
+def test_a_stopped_and_resumed_run_equals_an_uninterrupted_one(tmp_path, stop) -> None:
+    whole = train(_tiny(tmp_path / "whole"), quiet=True)
+    cfg = _tiny(tmp_path / "parts")
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(stop))
+    state = load_resume(str(tmp_path / "parts"))
+    assert state["iteration"] == stop
+    assert state["phase"] == ("imitation" if stop <= 2 else "ppo")
+    assert len(state["snapshots"]) == (1 if stop == 4 else 0)
+    resumed = train(cfg, state, quiet=True)
+    for name, tensor in whole.state_dict().items():
+        assert torch.equal(tensor, resumed.state_dict()[name]), name
+    assert _without_timing(_log(tmp_path / "parts")) == _without_timing(_log(tmp_path / "whole"))
+    assert len(_log(tmp_path / "parts")) == 5
+
+
+def test_resume_continues_the_generator_and_the_optimiser(tmp_path) -> None:
+    cfg = _tiny(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(3))
+    state = load_resume(str(tmp_path))
+    runner = Runner(cfg, state)
+    expected = np.random.default_rng(cfg.seed)
+    expected.bit_generator.state = json.loads(state["rng"])
+    assert runner.rng.random() == expected.random()
+    assert runner.opt_phase == "ppo" and runner.done == {"imitation": 2, "ppo": 1}
+    assert runner.opt.state_dict()["state"][0]["step"] == state["optimizer"]["state"][0]["step"]
+
+
+def test_resume_refuses_changed_network_settings_and_new_runs_refuse_a_used_dir(
+        tmp_path, capsys) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        train(_tiny(tmp_path), quiet=True, on_iteration=_stop_after(1))
+    assert "hidden" in LOCKED_ON_RESUME
+    assert main(["--resume", str(tmp_path), "--hidden", "32"]) == 2
+    assert "a resumed run keeps its hidden=16" in capsys.readouterr().err
+    assert main(_flags(tmp_path)) == 2
+    assert f"--resume {tmp_path}" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "cannot resume" in capsys.readouterr().err
+    # budgets may change: two more PPO iterations than the saved run's cap
+    assert main(["--resume", str(tmp_path), "--ppo-iterations", "5", "--quiet"]) == 0
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 5
+    assert main(["--resume", str(tmp_path)]) == 2
+    assert "has finished" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", ["core", "python"])  # batched threads; play processes
+def test_an_interrupt_stops_the_workers_and_the_run_resumes(tmp_path, backend) -> None:
+    cfg = _tiny(tmp_path / "parts", workers=2, backend=backend)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, quiet=True, on_iteration=_stop_after(3))
+    assert multiprocessing.active_children() == []
+    resumed = train(cfg, load_resume(str(tmp_path / "parts")), quiet=True)
+    assert multiprocessing.active_children() == []
+    assert [line["iteration"] for line in _log(tmp_path / "parts")] == [1, 2, 3, 4, 5]
+    # two play processes draw from the run's one generator too: the same as a whole run
+    whole = train(_tiny(tmp_path / "whole", workers=2, backend=backend), quiet=True)
+    for name, tensor in whole.state_dict().items():
+        assert torch.equal(tensor, resumed.state_dict()[name]), name
+
+
+# main returns 130, but CPython sometimes ends the process by SIGINT after that (seen when the
+# interrupt lands while a worker starts); a shell shows both as status 130.
+INTERRUPTED = (130, -signal.SIGINT)
+
+
+def _wait_until(check, what: str, limit: float = 600.0) -> None:
+    """Poll ``check`` (the limit only stops a broken run from hanging the tests)."""
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_path) -> None:
+    out = tmp_path / "run"
+    argv = _flags(out, workers=2, ppo_iterations=20)
+    proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast.train", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    log = out / "log.jsonl"
+    try:
+        # after the first PPO iteration: the workers have played and a snapshot exists
+        _wait_until(lambda: proc.poll() is not None or (
+            log.exists() and len(log.read_text().splitlines()) >= 3), "three iterations")
+        assert proc.poll() is None, proc.communicate()
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the workers get it too
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in INTERRUPTED, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()]  # one line
+    assert err.startswith("moonriver-train-fast: interrupted; saved at iteration ")
+    assert err.strip().endswith(f"continue with: python -m moonriver_env.training.fast.train "
+                                f"--resume {out}")
+    assert children  # the play worker (and multiprocessing's helpers) ...
+    _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") for pid in children),
+                "the worker processes to end")  # ... end with the run
+    saved = load_resume(str(out))["iteration"]
+    assert 3 <= saved < 22
+    assert main(["--resume", str(out), "--quiet"]) == 0
+    assert [line["iteration"] for line in _log(out)] == list(range(1, 23))
+    assert [line["phase"] for line in _log(out)] == ["imitation"] * 2 + ["ppo"] * 20
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moonriver_env.training.fast.train", *_flags(out, workers=2)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    try:
+        # a worker exists: it is most likely still importing torch (it would print a
+        # KeyboardInterrupt traceback if it did not start with SIGINT ignored)
+        _wait_until(lambda: proc.poll() is not None or (children.exists()
+                                                        and children.read_text().split()),
+                    "a play worker")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in INTERRUPTED and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and f"--resume {out}" in err
+    assert load_resume(str(out))["iteration"] <= 5
+
+
+def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:
+    """Spinning OpenMP waits halve the update's rate on a busy machine; an explicit choice wins."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import moonriver_env.training as t; assert 'torch' not in sys.modules; "
+            "import os, moonriver_env.training.fast.train; print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "PASSIVE"
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "OMP_WAIT_POLICY": "ACTIVE"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ACTIVE"
+
+
+def test_backend_setting_defaults_to_the_default_backend_and_is_checked(tmp_path) -> None:
+    from moonriver_env.backend import DEFAULT_BACKEND
+
+    assert FastConfig().backend == DEFAULT_BACKEND
+    assert FastConfig.load(None, {"backend": "python"}).backend == "python"
+    with pytest.raises(ValueError, match=r"backend must be one of \('core', 'python'\)"):
+        FastConfig.load(None, {"backend": "cpp"})
+
+
+def test_per_game_play_gives_the_same_batches_on_both_backends() -> None:
+    """``rollout.play`` (the python backend's path) plays the same games on either Game."""
+    batches = {}
+    for backend in ("core", "python"):
+        rng = np.random.default_rng(3)
+        games = rollout.new_games(2, 2, "base", rng, backend=backend)
+        batches[backend] = rollout.play(games, [["learner", "greedy"], ["greedy", "learner"]],
+                                        {"learner": _tiny_net()}, rng, Encoder(),
+                                        margin_coef=0.5)
+    _same(batches["core"], batches["python"])
+
+
+def test_legal_forward_is_forward_at_the_legal_actions() -> None:
+    torch.manual_seed(2)
+    net = RanchNet(NetConfig(channels=8, opponent_channels=4, hidden=16, use_prior=True))
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.2)
+    obs, masks = _positions(50, players=3, seed=5)
+    prior = np.random.default_rng(0).normal(size=masks.shape).astype(np.float32) * masks
+    legal, valid = legal_lists(masks)
+    assert (np.take_along_axis(masks, legal, 1)).all()
+    assert (valid.sum(axis=1) == masks.sum(axis=1)).all()
+    with torch.no_grad():
+        full, value = net(torch.from_numpy(obs), torch.from_numpy(masks),
+                          torch.from_numpy(prior))
+        part, value2 = net.legal_forward(torch.from_numpy(obs), torch.from_numpy(legal),
+                                         torch.from_numpy(valid),
+                                         torch.from_numpy(np.take_along_axis(prior, legal, 1)))
+    at_legal = np.take_along_axis(full.numpy(), legal, 1)
+    assert np.abs(np.where(valid, at_legal - part.numpy(), 0.0)).max() < 1e-5
+    assert np.exp(part.numpy()).sum(axis=1) == pytest.approx(np.ones(50), abs=1e-5)
+    assert torch.equal(value, value2)
+
+
+def _replayed(game, seed: int, config: GameConfig):
+    """The decisions of a finished core game replayed on a fresh core Game one by one:
+    (player, observation, mask, action, Greedy's prior) before each decision, and the game."""
+    from moonriver_env.agents.pretrained import greedy_prior
+
+    from moonriver_env.core import Game as CoreGame
+
+    replay, steps = CoreGame(config, seed), []
+    for event in game.history:
+        if event["type"] != "decision" or event.get("auto"):
+            continue
+        player = replay.current_player
+        assert event["player"] == player
+        steps.append((player, replay.observe(player), replay.legal_mask().astype(bool),
+                      event["action"], greedy_prior(replay)))
+        replay.apply(event["action"])
+    assert replay.is_over
+    return steps, replay
+
+
+def test_batched_play_agrees_with_its_games_replayed_one_by_one() -> None:
+    """Every recorded learner decision is the one a single Game replayed from the same seed
+    shows at that point (observation, mask, prior, action); the others' moves follow their
+    roles (Greedy's tied-best, the snapshot's legal picks) and the returns are the replayed
+    games' rewards."""
+    config = GameConfig(num_players=3)
+    seeds = [21, 22, 23, 24]
+    roles = [["learner", "greedy", "snapshot0"], ["greedy", "learner", "learner"],
+             ["snapshot0", "random", "learner"], ["learner", "greedy", "greedy"]]
+    nets = {"learner": _tiny_net(0), "snapshot0": _tiny_net(1)}
+    batch, games = rollout.play_batched(seeds, roles, nets, np.random.default_rng(8), config,
+                                        threads=2, margin_coef=0.5)
+    assert {roles[i][s] for i, s in batch.keys} == {"learner"}
+    assert set(batch.returns) == {(i, s) for i in range(4) for s in range(3)
+                                  if roles[i][s] == "learner"}
+    k = 0
+    for i, seed in enumerate(seeds):
+        steps, replay = _replayed(games[i], seed, config)
+        assert replay.winners() == games[i].winners()
+        for player, obs, mask, action, prior in steps:
+            if roles[i][player] == "greedy" and mask.sum() > 1:
+                assert prior[action] == prior[mask].max()  # one of Greedy's tied-best
+            if roles[i][player] != "learner":
+                continue
+            while batch.keys[k][0] != i:  # decisions of other games in between
+                k += 1
+            assert batch.keys[k] == (i, player)
+            np.testing.assert_array_equal(batch.obs[k], obs)
+            np.testing.assert_array_equal(batch.masks[k], mask)
+            np.testing.assert_array_equal(batch.priors[k], prior)
+            assert batch.actions[k] == action and mask[action]
+            k += 1
+        k = 0
+        for seat in range(3):
+            if roles[i][seat] == "learner":
+                assert batch.returns[(i, seat)] == pytest.approx(
+                    rollout.seat_reward(replay, seat, 0.5))
+    assert len(batch) == len(batch.logps) == len(batch.values) > 50
+    assert (np.asarray(batch.logps) <= 0).all()
+    # The same generator state gives the same play-out, whatever the thread count.
+    again, _ = rollout.play_batched(seeds, roles, nets, np.random.default_rng(8), config,
+                                    threads=1, margin_coef=0.5)
+    _same(batch, again)
+
+
+def test_batched_greedy_labels_are_the_replayed_games_tied_best_sets() -> None:
+    config = GameConfig(num_players=2)
+    seeds = [5, 6]
+    batch, games = rollout.play_batched(seeds, [["greedy", "greedy"]] * 2, {},
+                                        np.random.default_rng(1), config, record=None,
+                                        label_greedy=True)
+    assert len(batch) > 50 and batch.actions.shape == (len(batch), NUM_ACTIONS)
+    rows = {i: [k for k, key in enumerate(batch.keys) if key[0] == i] for i in range(2)}
+    for i, seed in enumerate(seeds):
+        steps, _ = _replayed(games[i], seed, config)
+        chosen = [s for s in steps if s[2].sum() > 1]  # forced decisions are not recorded
+        assert len(chosen) == len(rows[i])
+        for k, (player, obs, mask, action, prior) in zip(rows[i], chosen, strict=True):
+            best = mask & (prior == prior[mask].max())
+            assert batch.keys[k] == (i, player)
+            np.testing.assert_array_equal(batch.obs[k], obs)
+            np.testing.assert_array_equal(batch.actions[k], best)
+            assert best[action]  # the move played is one of the ties
+
+
+def test_a_tiny_run_is_a_function_of_its_seed(tmp_path) -> None:
+    nets = {}
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        nets[name] = train(_tiny(tmp_path / name, seed=seed, workers=2), quiet=True)
+    for key, tensor in nets["a"].state_dict().items():
+        assert torch.equal(tensor, nets["b"].state_dict()[key]), key
+    assert _without_timing(_log(tmp_path / "a")) == _without_timing(_log(tmp_path / "b"))
+    assert not torch.equal(nets["a"].trunk[0].weight, nets["c"].trunk[0].weight)

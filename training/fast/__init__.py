@@ -1,0 +1,1 @@
+"""The fast recipe: PPO on batched self-play in the compiled core (``moonriver-train-fast``)."""

@@ -1,0 +1,274 @@
+"""Batched play split over processes: one share of the games here, the others in workers.
+
+A ``PlayPool`` of ``workers`` processes keeps ``workers - 1`` persistent child processes
+(started once, "spawn" context, torch threads 1). ``PlayPool.play`` divides a list of games
+(their seeds and seat roles) into ``workers`` contiguous shares, sends each child its share,
+the networks' weights (a frozen network only when it changed) and a sampling seed, plays
+share 0 itself meanwhile, and merges the recorded decisions in share order with game indices
+offset, so that each ``(game, seat)`` key stays unique. Each share is played as one process
+plays a batch: on the compiled core (``backend="core"``) in one ``BatchedGames`` with
+``rollout.play_batched``, on the reference engine with ``rollout.play``. The sampling seeds
+come from the caller's generator, so a run is deterministic for a given seed and number of
+workers. ``close`` (or leaving the ``with`` block) stops the children.
+
+The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
+reaches only the main process (no tracebacks from the workers), which stops them with
+``close``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+import torch
+from moonriver_env.training.fast.rollout import LEARNER, Batch, play, play_batched
+from moonriver_env.training.policy_net import NetConfig, RanchNet
+
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.engine import GameConfig
+
+_LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
+_JOIN_SECONDS = 5.0
+
+
+def check_workers(workers: object) -> None:
+    """Refuse a ``workers`` setting that is not an integer >= 1."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
+                         f"got {workers!r}")
+
+
+@contextlib.contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C during the block takes effect at its end (a file being written stays whole).
+
+    SIGINT is blocked in this thread and, in the main thread, caught by a handler that only
+    notes it. A process started inside inherits the blocked signal; ``_serve`` ignores SIGINT
+    before it unblocks it, so a Ctrl-C during a worker's start-up never reaches the worker."""
+    caught: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    previous = (signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+                if main else None)
+    mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            if hasattr(signal, "pthread_sigmask") else None)
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        signal.raise_signal(signal.SIGINT)
+
+
+def shares(count: int, workers: int) -> list[range]:
+    """Contiguous game index ranges of ``workers`` near-equal shares (the first ones larger)."""
+    size, extra = divmod(count, workers)
+    out, start = [], 0
+    for w in range(workers):
+        stop = start + size + (w < extra)
+        out.append(range(start, stop))
+        start = stop
+    return out
+
+
+def _stacked(rows: Any) -> np.ndarray | None:
+    if isinstance(rows, np.ndarray):
+        return rows if len(rows) else None
+    if not rows:
+        return None
+    return np.stack(rows) if isinstance(rows[0], np.ndarray) else np.asarray(rows)
+
+
+def pack(batch: Batch) -> dict[str, Any]:
+    """A Batch as a few stacked arrays (cheap to pickle); Greedy's prior rows, zero outside
+    the legal actions, travel as their values at the legal actions only."""
+    out: dict[str, Any] = {"keys": batch.keys, "returns": batch.returns}
+    for name in _LIST_FIELDS:
+        out[name] = _stacked(getattr(batch, name))
+    if out["priors"] is not None:
+        out["priors"] = out["priors"][out["masks"].astype(bool)]
+    return out
+
+
+def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
+    """One Batch of packed shares in order (fields as stacked arrays), game indices shifted
+    by each share's offset."""
+    batch = Batch()
+    for part in parts:
+        if part["priors"] is not None:  # back to full rows
+            legal = part["masks"].astype(bool)
+            rows = np.zeros(legal.shape, np.float32)
+            rows[legal] = part["priors"]
+            part["priors"] = rows
+    for name in _LIST_FIELDS:
+        arrays = [part[name] for part in parts if part[name] is not None]
+        if arrays:
+            setattr(batch, name, np.concatenate(arrays))
+    for part, offset in zip(parts, offsets, strict=True):
+        batch.keys.extend((i + offset, seat) for i, seat in part["keys"])
+        batch.returns.update({(i + offset, seat): r for (i, seat), r in part["returns"].items()})
+    return batch
+
+
+def play_share(seeds: list[int], roles: list[list[str]], nets: dict[str, torch.nn.Module],
+               rng: np.random.Generator, config: GameConfig, backend: str,
+               encoder: Encoder, **kwargs: Any) -> Batch:
+    """One process's share of a batch: ``play_batched`` on the core, else ``play``."""
+    if backend == "core":
+        return play_batched(seeds, roles, nets, rng, config, **kwargs)[0]
+    games = [make_game(config, s, backend=backend) for s in seeds]
+    return play(games, roles, nets, rng, encoder, **kwargs)
+
+
+def _weights(net: torch.nn.Module) -> tuple[NetConfig, dict[str, np.ndarray]]:
+    return net.config, {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def _serve(conn: Connection) -> None:
+    """A worker's loop: play each received share and send back its packed Batch."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    if hasattr(signal, "pthread_sigmask"):  # blocked since the start (sigint_deferred)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    torch.set_num_threads(1)
+    encoder = Encoder()
+    nets: dict[str, RanchNet] = {}
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if job is None:
+            return
+        try:
+            cpu = time.process_time()
+            for name in job["drop"]:
+                nets.pop(name, None)
+            for name, (config, state) in job["weights"].items():
+                net = RanchNet(config)
+                net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+                nets[name] = net.eval()
+            config = GameConfig(num_players=job["num_players"], mode=job["mode"])
+            batch = play_share(job["seeds"], job["roles"], nets,
+                               np.random.default_rng(job["sample_seed"]), config,
+                               job["backend"], encoder, record=job["record"],
+                               label_greedy=job["label_greedy"],
+                               margin_coef=job["margin_coef"])
+            conn.send(("ok", pack(batch), time.process_time() - cpu))
+        except Exception:
+            conn.send(("error", traceback.format_exc(), 0.0))
+
+
+class PlayPool:
+    """``workers`` processes (this one included) that play shares of a list of games, games
+    of the ``backend`` implementation."""
+
+    def __init__(self, workers: int, num_players: int, mode: str,
+                 backend: str = DEFAULT_BACKEND) -> None:
+        check_workers(workers)
+        self.workers = workers
+        self.backend = check_backend(backend)
+        self.config = GameConfig(num_players=num_players, mode=mode)
+        self.encoder = Encoder()
+        self.worker_cpu_s = 0.0  # CPU seconds the children spent playing
+        self._sent: dict[str, torch.nn.Module] = {}  # frozen networks the children hold
+        self._conns: list[Connection] = []
+        self._procs: list[multiprocessing.process.BaseProcess] = []
+        ctx = multiprocessing.get_context("spawn")
+        if workers > 1 and hasattr(signal, "pthread_sigmask"):
+            # multiprocessing's resource tracker unblocks SIGINT when it starts (inside the
+            # first start()): start it before sigint_deferred
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+        try:
+            for w in range(1, workers):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_serve, args=(child,), daemon=True,
+                                   name=f"moonriver-play-{w}")
+                with sigint_deferred():
+                    proc.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(proc)
+        except BaseException:
+            self.close(force=True)
+            raise
+
+    def play(self, seeds: list[int], roles: list[list[str]],
+             nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
+             record: str | None = LEARNER, label_greedy: bool = False,
+             margin_coef: float = 0.0) -> Batch:
+        """Play the games of ``seeds`` (seat ``roles``) to their end across the pool; the
+        networks other than the learner must not change while the pool holds them."""
+        if len(seeds) != len(roles):
+            raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
+        if self._procs and not all(p.is_alive() for p in self._procs):
+            raise RuntimeError("a play worker process has died; close the pool")
+        ranges = shares(len(seeds), self.workers)
+        sample_seeds = [int(s) for s in rng.integers(2**63, size=self.workers)]
+        fresh = {name: net for name, net in nets.items()
+                 if name == LEARNER or self._sent.get(name) is not net}
+        weights = {name: _weights(net) for name, net in fresh.items()}
+        drop = [name for name in self._sent if name not in nets]
+        for conn, share, sample_seed in zip(self._conns, ranges[1:], sample_seeds[1:],
+                                            strict=True):
+            conn.send({"seeds": [seeds[i] for i in share], "roles": [roles[i] for i in share],
+                       "weights": weights, "drop": drop, "sample_seed": sample_seed,
+                       "record": record, "label_greedy": label_greedy,
+                       "margin_coef": margin_coef, "num_players": self.config.num_players,
+                       "mode": self.config.mode, "backend": self.backend})
+        self._sent = {name: net for name, net in nets.items() if name != LEARNER}
+        mine = play_share([seeds[i] for i in ranges[0]], [roles[i] for i in ranges[0]], nets,
+                          np.random.default_rng(sample_seeds[0]), self.config, self.backend,
+                          self.encoder, record=record, label_greedy=label_greedy,
+                          margin_coef=margin_coef)
+        parts = [pack(mine)]
+        for conn, proc in zip(self._conns, self._procs, strict=True):
+            status, payload, cpu = self._receive(conn, proc)
+            if status != "ok":
+                raise RuntimeError(f"play worker {proc.name} failed:\n{payload}")
+            parts.append(payload)
+            self.worker_cpu_s += cpu
+        return merge(parts, [r.start for r in ranges])
+
+    @staticmethod
+    def _receive(conn: Connection, proc: multiprocessing.process.BaseProcess) -> tuple:
+        while not conn.poll(1.0):
+            if not proc.is_alive():
+                raise RuntimeError(f"play worker {proc.name} exited with code {proc.exitcode}")
+        return conn.recv()
+
+    def close(self, force: bool = False) -> None:
+        """Stop the worker processes (``force``: terminate them without waiting for a share)."""
+        for conn, proc in zip(self._conns, self._procs, strict=True):
+            if not force and proc.is_alive():
+                with contextlib.suppress(OSError):
+                    conn.send(None)
+        for proc in self._procs:
+            proc.join(0.1 if force else _JOIN_SECONDS)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(_JOIN_SECONDS)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for conn in self._conns:
+            conn.close()
+        self._conns, self._procs, self._sent = [], [], {}
+
+    def __enter__(self) -> PlayPool:
+        return self
+
+    def __exit__(self, kind: object, error: object, tb: object) -> None:
+        self.close(force=kind is not None)

@@ -1,0 +1,900 @@
+"""The fast recipe: imitation of GreedyAgent, then PPO against Greedy, itself and snapshots.
+
+    moonriver-train-fast --config training/configs/fast_4p_base.toml --out runs/fast_4p
+    moonriver-train-fast --resume runs/fast_4p      # continue a stopped run
+
+(``python -m moonriver_env.training.fast.train`` is the same command.) The built-in defaults
+are the shipped recipe, ``training/configs/fast_4p_base.toml``. Torch threads 1 per process;
+the games of every batch are split over ``workers`` processes (see ``parallel_play``) and the
+updates run in the main one with ``update_threads`` torch threads (by default one per play
+process, as those are idle then). On the compiled core (``backend = "core"``, the default)
+each process plays its share in one ``moonriver_env.vector.BatchedGames``
+(``rollout.play_batched``): Greedy seats and Greedy's prior are computed in the core, in
+batch, and the networks score only the legal actions. With ``backend = "python"`` (the
+reference engine) each share is a list of per-game ``Game`` objects played by
+``rollout.play``, Greedy in Python.
+
+1. Imitation, until ``bc_minutes`` have passed or ``bc_iterations`` iterations are done
+   (whichever comes first; 0 is no limit, both 0 skip the phase): batches of ``bc_games``
+   games where GreedyAgent plays every seat; the network learns to put its probability on
+   Greedy's tied-best actions of every non-forced decision (cross-entropy on the tied set)
+   and its value learns each seat's final reward. Each batch is used for ``bc_epochs``
+   passes, then dropped.
+2. PPO, until ``minutes`` have passed in total or ``ppo_iterations`` iterations are done
+   (0 is no limit; one of them must be set): each iteration plays ``games`` whole games.
+   One seat of each game is the learner; each other seat is, independently, Greedy
+   (``p_greedy``), the learner again (``p_self``; its decisions are trained on too) or a frozen
+   snapshot of the learner (the rest; Greedy while there is none). A snapshot is taken every
+   ``snapshot_every`` iterations; the newest ``max_snapshots`` are kept. The reward is +1 for
+   a win (shared wins count), -1 otherwise, plus ``margin_coef`` x (own score - best other) /
+   100, all at the end of the game; advantages by GAE over each seat's decisions.
+3. An evaluation of ``eval_games`` games against Greedy (also every ``eval_every`` PPO
+   iterations when that is set).
+
+The run directory gets ``config.json``, ``log.jsonl`` (one line per iteration),
+``checkpoints/`` (weights every ``checkpoint_minutes``, for learning curves),
+``after_imitation.pt``, ``final.pt`` (weights for ``moonriver_env.agents.pretrained``) and
+``resume.pt``: the whole state of the run at the end of an iteration (weights, optimiser,
+snapshots, the generator, iteration counts, elapsed time and phase), written when the run
+starts, after its first iteration, at least every minute, at each phase's end and on Ctrl-C.
+Ctrl-C stops the run and its play workers and saves ``resume.pt``; ``--resume RUN_DIR``
+continues it exactly where it stopped (same weights, same generator draws).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import json
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from typing import Any, TextIO
+
+import numpy as np
+
+# Waiting OpenMP threads spin by default: on a busy 2-core machine the second update thread's
+# spinning halved the learner's rate (docs/training.md). Set before torch loads its OpenMP
+# runtime, which reads it once; the play workers inherit it. An explicit setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch
+from moonriver_env.training.fast.parallel_play import PlayPool, check_workers, sigint_deferred
+from moonriver_env.training.fast.rollout import (
+    GREEDY,
+    LEARNER,
+    Batch,
+    evaluate,
+    game_seeds,
+    new_games,
+    play,
+    play_batched,
+)
+from moonriver_env.training.policy_net import (
+    NetConfig,
+    RanchNet,
+    legal_lists,
+    load_net,
+    save_net,
+)
+
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
+from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
+from moonriver_env.engine import GameConfig
+
+PROG = "moonriver-train-fast"
+RESUME_FILE = "resume.pt"
+RESUME_SECONDS = 60.0  # resume.pt is at most this old (plus one iteration) after a hard kill
+PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds within a phase
+PHASES = ("imitation", "ppo", "evaluation", "done")
+# Settings that fix the network or the run's draws: a resumed run must keep them.
+LOCKED_ON_RESUME = ("num_players", "mode", "seed", "channels", "opponent_channels", "hidden",
+                    "use_prior", "prior_init", "init")
+
+
+@dataclass
+class FastConfig:
+    """Every setting of a fast-recipe run (the defaults are training/configs/fast_4p_base.toml)."""
+
+    num_players: int = 4
+    mode: str = "base"
+    seed: int = 0
+    out: str = "runs/fast_4p_base"
+    minutes: float = 30.0  # total wall-clock budget, imitation included (0: none)
+    bc_minutes: float = 5.0  # imitation's wall-clock limit (0: none)
+    bc_iterations: int = 0  # imitation's iteration limit (0: none; both 0: no imitation)
+    bc_games: int = 16
+    bc_epochs: int = 2
+    bc_lr: float = 1e-3
+    ppo_iterations: int = 0  # PPO's iteration limit (0: none, ``minutes`` ends it)
+    games: int = 32  # games per PPO iteration
+    learning_rate: float = 1e-3
+    epochs: int = 2
+    minibatch: int = 1024
+    clip: float = 0.2
+    ent_coef: float = 0.003
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    gae_lambda: float = 0.95
+    margin_coef: float = 0.5
+    p_greedy: float = 0.5
+    p_self: float = 0.3
+    snapshot_every: int = 10
+    max_snapshots: int = 5
+    checkpoint_minutes: float = 2.5
+    eval_games: int = 200  # evaluation against Greedy at the end (0: none)
+    eval_every: int = 0  # PPO iterations between evaluations during training (0: none)
+    channels: int = 32
+    opponent_channels: int = 16
+    hidden: int = 128
+    use_prior: bool = True  # logits add a learned multiple of Greedy's one-ply values
+    prior_init: float = 3.0
+    init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
+    torch_threads: int = 1
+    update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
+    workers: int = 2  # processes that play the games (1: all in the main process)
+    backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
+
+    @classmethod
+    def load(cls, path: str | None, overrides: dict[str, Any],
+             base: dict[str, Any] | None = None) -> FastConfig:
+        """``base`` (else the defaults), then a TOML file, then explicit overrides; unknown
+        keys and values of the wrong type are errors."""
+        values: dict[str, Any] = dict(base or {})
+        if path:
+            import tomllib
+
+            try:
+                with open(path, "rb") as fh:
+                    values.update(tomllib.load(fh))
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"cannot read config {path!r}: {exc}") from exc
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        known = {f.name: str(f.type) for f in fields(cls)}
+        unknown = set(values) - set(known)
+        if unknown:
+            raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {sorted(known)}")
+        for name, value in values.items():
+            if name not in ("workers", "update_threads"):  # validate() words their errors
+                values[name] = _typed(name, known[name], value)
+        cfg = cls(**values)
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        """Refuse settings that cannot run; the message says what is allowed."""
+        GameConfig(num_players=self.num_players, mode=self.mode)  # its own clear errors
+        check_backend(self.backend)
+        check_workers(self.workers)
+        if isinstance(self.update_threads, bool) or not isinstance(self.update_threads, int) \
+                or self.update_threads < 0:
+            raise ValueError(f"update_threads must be an integer >= 0 (0: one per play "
+                             f"process), got {self.update_threads!r}")
+        if not 0 <= self.p_greedy + self.p_self <= 1 or min(self.p_greedy, self.p_self) < 0:
+            raise ValueError("p_greedy and p_self must be >= 0 with p_greedy + p_self <= 1")
+        for name in ("minutes", "bc_minutes", "bc_iterations", "ppo_iterations", "eval_games",
+                     "eval_every", "checkpoint_minutes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0: none), got {getattr(self, name)}")
+        if not self.minutes and not self.ppo_iterations:
+            raise ValueError("set minutes or ppo_iterations (both 0 would never stop)")
+        if self.eval_every and not self.eval_games:
+            raise ValueError("eval_every needs eval_games >= 1")
+        for name in ("bc_games", "bc_epochs", "games", "epochs", "minibatch", "snapshot_every",
+                     "max_snapshots", "channels", "opponent_channels", "hidden",
+                     "torch_threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+
+def _typed(name: str, kind: str, value: Any) -> Any:
+    """A setting's value checked against its declared type (ints pass as floats)."""
+    ok = {"int": isinstance(value, int) and not isinstance(value, bool),
+          "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+          "bool": isinstance(value, bool), "str": isinstance(value, str)}[kind]
+    if not ok:
+        word = {"int": "an integer", "float": "a number", "bool": "true or false",
+                "str": "a string"}[kind]
+        raise ValueError(f"{name} must be {word}, got {value!r}")
+    return float(value) if kind == "float" else value
+
+
+SETTINGS: dict[str, str] = {
+    "num_players": "players per game: 2, 3 or 4",
+    "mode": "rules: base or legends",
+    "seed": "seed of the run's generator (game seeds, seat roles, sampling, minibatches) and "
+            "of the initial weights",
+    "out": "run directory (a new run refuses one that already holds a run)",
+    "minutes": "wall-clock budget of the whole run, imitation included (0: no time limit, "
+               "ppo_iterations ends the run)",
+    "bc_minutes": "imitation ends after this many minutes of the run (0: no time limit; with "
+                  "bc_iterations also 0, no imitation)",
+    "bc_iterations": "imitation ends after this many iterations (0: no iteration limit)",
+    "bc_games": "imitation: all-Greedy games per iteration",
+    "bc_epochs": "imitation: passes over each iteration's decisions",
+    "bc_lr": "imitation: Adam learning rate",
+    "ppo_iterations": "PPO ends after this many iterations (0: no iteration limit, minutes "
+                      "ends it)",
+    "games": "PPO: games per iteration",
+    "learning_rate": "PPO: Adam learning rate",
+    "epochs": "PPO: passes over each iteration's decisions",
+    "minibatch": "decisions per minibatch (both phases)",
+    "clip": "PPO: clip range of the probability ratio",
+    "ent_coef": "PPO: entropy bonus coefficient",
+    "vf_coef": "PPO: value loss coefficient",
+    "max_grad_norm": "PPO: gradient norm clip",
+    "gae_lambda": "GAE lambda (gamma is 1)",
+    "margin_coef": "reward: weight of (own score - best other) / 100 added to +1 win / -1 loss",
+    "p_greedy": "PPO: chance that a seat other than the learner's is Greedy",
+    "p_self": "PPO: chance that a seat other than the learner's is the learner again "
+              "(p_greedy + p_self <= 1; the rest are snapshots)",
+    "snapshot_every": "iterations (both phases counted) between frozen snapshots of the learner",
+    "max_snapshots": "snapshots kept (the newest)",
+    "checkpoint_minutes": "minutes between the weights saved in checkpoints/ for learning "
+                          "curves (0: every iteration)",
+    "eval_games": "games of the evaluation against Greedy at the end, and of each one during "
+                  "training (0: none)",
+    "eval_every": "PPO iterations between evaluations against Greedy during training; their "
+                  "time counts in minutes (0: only the one at the end)",
+    "channels": "network: viewer cell features",
+    "opponent_channels": "network: opponents' cell features",
+    "hidden": "network: trunk units",
+    "use_prior": "network: the logits add a learned multiple of Greedy's one-ply values",
+    "prior_init": "network: starting weight of that prior (logits per point)",
+    "init": "start from these weights (a .pt of save_net) instead of fresh ones (empty: fresh)",
+    "torch_threads": "torch threads of each play process",
+    "update_threads": "torch threads of the updates (0: one per play process)",
+    "workers": "processes that play each batch's games (1: all in the main process)",
+    "backend": "implementation that plays the games: core (compiled: the games of a batch "
+               "played together in the core) or python (the reference engine, one Game object "
+               "per game, Greedy in Python); the two draw Greedy's ties from different "
+               "generators, so their runs differ (default from $MOONRIVER_BACKEND when set)",
+}
+
+
+def _shown(value: Any) -> str:
+    """A default as the help text shows it (TOML spelling)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return '""' if value == "" else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _array(rows: Any) -> np.ndarray:
+    """A batch field as one array (the batched play stores arrays, ``play`` lists of rows)."""
+    return rows if isinstance(rows, np.ndarray) else np.stack(rows)
+
+
+def _tensors(batch: Batch) -> tuple[np.ndarray, np.ndarray, torch.Tensor, torch.Tensor,
+                                    torch.Tensor | None]:
+    """Observations (an array: ``_minibatch`` takes their rows), legal ids (array and
+    tensor), their valid marks and the greedy prior at those ids: the input of
+    ``RanchNet.legal_forward``."""
+    legal, valid = legal_lists(_array(batch.masks))
+    priors = (torch.from_numpy(np.take_along_axis(_array(batch.priors), legal, 1))
+              if len(batch.priors) else None)
+    return (_array(batch.obs), legal, torch.from_numpy(legal), torch.from_numpy(valid), priors)
+
+
+def _minibatch(obs: np.ndarray, idx: np.ndarray) -> torch.Tensor:
+    """The observations of a minibatch (numpy's row gather: a few times faster than torch's
+    indexing of a (n, 4934) tensor)."""
+    return torch.from_numpy(obs.take(idx, axis=0))
+
+
+def _rows(priors: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor | None:
+    return None if priors is None else priors[t]
+
+
+def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epochs: int,
+                   minibatch: int, rng: np.random.Generator) -> dict[str, float]:
+    """Cross-entropy on Greedy's tied-best set and value regression on the final reward."""
+    obs, legal_np, legal, valid, priors = _tensors(batch)
+    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), legal_np, 1)) & valid
+    targets = torch.tensor([batch.returns[k] for k in batch.keys], dtype=torch.float32)
+    n, stats = len(batch), {}
+    for _ in range(epochs):
+        for idx in np.array_split(rng.permutation(n), max(1, n // minibatch)):
+            t = torch.from_numpy(idx)
+            logp, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
+                                            _rows(priors, t))
+            policy_loss = -torch.logsumexp(logp.masked_fill(~ties[t], -1e9), dim=1).mean()
+            value_loss = (value - targets[t]).pow(2).mean()
+            opt.zero_grad()
+            (policy_loss + 0.5 * value_loss).backward()
+            opt.step()
+            top = logp.argmax(dim=1)
+            with torch.no_grad():
+                entropy = -torch.where(valid[t], logp.exp() * logp, 0.0).sum(dim=1).mean()
+            stats = {"bc_loss": policy_loss.item(), "bc_value_loss": value_loss.item(),
+                     "bc_entropy": entropy.item(),
+                     "bc_top1_in_ties": ties[t].gather(1, top[:, None]).float().mean().item()}
+    return stats
+
+
+def advantages(batch: Batch, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE (gamma 1) over each seat's decisions in order; the reward comes at its last one."""
+    values = np.asarray(batch.values, dtype=np.float32)
+    adv = np.zeros_like(values)
+    trajectories: dict[tuple[int, int], list[int]] = {}
+    for k, key in enumerate(batch.keys):
+        trajectories.setdefault(key, []).append(k)
+    for key, steps in trajectories.items():
+        next_value, running = 0.0, 0.0
+        reward = batch.returns[key]
+        for j, k in enumerate(reversed(steps)):
+            delta = (reward if j == 0 else 0.0) + next_value - values[k]
+            running = delta + lam * running
+            adv[k] = running
+            next_value = values[k]
+    return adv, adv + values
+
+
+def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
+             rng: np.random.Generator) -> dict[str, float]:
+    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
+    legal actions, ``RanchNet.legal_forward``)."""
+    obs, legal_np, legal, valid, priors = _tensors(batch)
+    taken = np.asarray(batch.actions, dtype=np.int64)
+    actions = torch.from_numpy(((legal_np == taken[:, None]) & valid.numpy()).argmax(axis=1))
+    old_logp = torch.tensor(np.asarray(batch.logps), dtype=torch.float32)
+    adv_np, ret_np = advantages(batch, cfg.gae_lambda)
+    adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
+    n, stats = len(batch), {}
+    for _ in range(cfg.epochs):
+        for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
+            t = torch.from_numpy(idx)
+            logp_all, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
+                                                _rows(priors, t))
+            logp = logp_all.gather(1, actions[t, None]).squeeze(1)
+            a = adv[t]
+            a = (a - a.mean()) / (a.std() + 1e-8)
+            ratio = torch.exp(logp - old_logp[t])
+            policy_loss = -torch.min(ratio * a,
+                                     ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a).mean()
+            value_loss = (value - returns[t]).pow(2).mean()
+            entropy = -torch.where(valid[t], logp_all.exp() * logp_all, 0.0).sum(dim=1).mean()
+            loss = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * entropy
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+            stats = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
+                     "entropy": entropy.item(),
+                     "clip_frac": ((ratio - 1).abs() > cfg.clip).float().mean().item(),
+                     "approx_kl": (old_logp[t] - logp).mean().item()}
+    return stats
+
+
+def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int) -> list[list[str]]:
+    """Seat roles of one iteration's games (see the module docstring)."""
+    out = []
+    for _ in range(cfg.games):
+        me = int(rng.integers(cfg.num_players))
+        roles = []
+        for seat in range(cfg.num_players):
+            u = rng.random()
+            if seat == me or cfg.p_greedy <= u < cfg.p_greedy + cfg.p_self:
+                roles.append(LEARNER)
+            elif u < cfg.p_greedy or not snapshots:
+                roles.append(GREEDY)
+            else:
+                roles.append(f"snapshot{int(rng.integers(snapshots))}")
+        out.append(roles)
+    return out
+
+
+class Progress:
+    """Progress lines: phase, elapsed / total minutes, iterations, rate, latest loss, entropy
+    and evaluation; one per iteration but at most one per ``every`` seconds, plus each
+    phase's first and last iteration."""
+
+    def __init__(self, cfg: FastConfig, every: float = PROGRESS_SECONDS,
+                 stream: TextIO | None = None) -> None:
+        self.cfg, self.every, self.stream = cfg, every, stream
+        self.shown_at = -math.inf
+        self.phase = ""
+        self.pending: str | None = None  # the newest line not printed yet
+        self.since = (time.perf_counter(), 0)  # (wall clock, samples) of the last line
+
+    def start(self, runner: Runner) -> None:
+        """Rates count from here (the run's steps so far, its play workers started)."""
+        self.since = (time.perf_counter(), runner.steps)
+
+    def iteration(self, runner: Runner, stats: dict[str, float]) -> None:
+        """Note one finished iteration; print it if due."""
+        self.pending = self.line(runner, stats)
+        now = time.perf_counter()
+        if runner.phase != self.phase or now - self.shown_at >= self.every:
+            self.flush(runner)
+
+    def flush(self, runner: Runner) -> None:
+        """Print the newest line if it was not printed (a phase's last iteration)."""
+        if self.pending is not None:
+            print(self.pending, file=self.stream or sys.stdout, flush=True)
+            self.pending = None
+            self.phase = runner.phase
+            self.shown_at = time.perf_counter()
+            self.since = (self.shown_at, runner.steps)
+
+    def line(self, runner: Runner, stats: dict[str, float]) -> str:
+        """One progress line for the state of ``runner`` after an iteration."""
+        cfg = self.cfg
+        minutes = runner.elapsed() / 60
+        total = f"/{cfg.minutes:g}" if cfg.minutes else ""
+        cap = {"imitation": cfg.bc_iterations, "ppo": cfg.ppo_iterations}.get(runner.phase, 0)
+        done = runner.done.get(runner.phase, 0)
+        wall, samples = self.since
+        rate = (runner.steps - samples) / max(time.perf_counter() - wall, 1e-9)
+        parts = [f"[{runner.phase} {minutes:.1f}{total} min]",
+                 f"it {runner.iteration} ({runner.phase} {done}{f'/{cap}' if cap else ''})"]
+        steps = runner.phase_steps.get(runner.phase, 0)
+        if runner.phase == "imitation":
+            parts += [f"samples {steps:,}", f"{rate:,.0f} samples/s",
+                      f"loss {stats['bc_loss']:.4f}", f"entropy {stats['bc_entropy']:.3f}",
+                      f"in ties {stats['bc_top1_in_ties']:.3f}"]
+        else:
+            parts += [f"steps {steps:,}", f"{rate:,.0f} steps/s",
+                      f"loss {stats['policy_loss']:.4f}", f"value {stats['value_loss']:.4f}",
+                      f"entropy {stats['entropy']:.3f}", f"return {stats['mean_return']:+.3f}"]
+        if runner.last_eval is not None:
+            parts.append(f"eval vs greedy {runner.last_eval['eval_vs_greedy']:.3f} "
+                         f"(it {runner.last_eval['iteration']})")
+        return "  ".join(parts)
+
+
+def _atomic_save(blob: dict[str, Any], path: str) -> None:
+    """``torch.save`` to a temporary file renamed over ``path``: complete or absent."""
+    partial = path + ".partial"
+    with sigint_deferred():
+        torch.save(blob, partial)
+        os.replace(partial, path)
+
+
+def _resume_path(run: str) -> str:
+    """The resume state of a run directory (or the given file itself)."""
+    return run if os.path.isfile(run) else os.path.join(run, RESUME_FILE)
+
+
+def _check_fresh(out: str) -> None:
+    """Refuse to start a new run in a directory that holds one."""
+    held = [name for name in ("log.jsonl", RESUME_FILE) if os.path.exists(os.path.join(out, name))]
+    if held:
+        raise ValueError(f"{out} already holds a run ({', '.join(held)}); continue it with "
+                         f"--resume {out}, or give another --out")
+
+
+def load_resume(run: str) -> dict[str, Any]:
+    """The resume state saved in a run directory; a clear error when there is none."""
+    path = _resume_path(run)
+    if not os.path.isfile(path):
+        what = "no such directory" if not os.path.isdir(run) else f"it holds no {RESUME_FILE}"
+        raise CLIError(f"cannot resume {run!r}: {what} (give the run directory of a fast-recipe "
+                       f"run, which saves {RESUME_FILE} as soon as it starts)")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise CLIError(f"cannot resume from {path!r}: not a readable resume state ({exc})") \
+            from exc
+    if not isinstance(state, dict) or state.get("format") != "moonriver-fast-resume/1":
+        raise CLIError(f"cannot resume from {path!r}: not a fast-recipe resume state")
+    return state
+
+
+class Runner:
+    """One training run: network, optimiser, generator, snapshots, logs, play workers
+    (stopped by ``close`` or at the end of a ``with`` block). ``state`` (from
+    ``load_resume``) continues a saved run; ``on_iteration(runner)`` is called after each
+    iteration, once its state is complete."""
+
+    def __init__(self, cfg: FastConfig, state: dict[str, Any] | None = None, *,
+                 progress: Progress | None = None,
+                 on_iteration: Callable[[Runner], None] | None = None) -> None:
+        check_workers(cfg.workers)
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.cfg, self.progress, self.on_iteration = cfg, progress, on_iteration
+        self.rng = np.random.default_rng(cfg.seed)
+        self.encoder = Encoder()
+        self.snapshots: list[RanchNet] = []
+        self.steps = 0
+        self.iteration = 0
+        self.done = {"imitation": 0, "ppo": 0}  # iterations of each phase
+        self.phase_steps = {"imitation": 0, "ppo": 0}  # recorded decisions of each phase
+        self.phase = PHASES[0]
+        self.last_eval: dict[str, Any] | None = None
+        self.opt: torch.optim.Optimizer | None = None
+        self.opt_phase = ""
+        self.offset = 0.0  # seconds of earlier sessions of this run
+        self.next_checkpoint = cfg.checkpoint_minutes * 60
+        self.log_path = os.path.join(cfg.out, "log.jsonl")
+        self.resume_file = os.path.join(cfg.out, RESUME_FILE)
+        if state is None:
+            _check_fresh(cfg.out)
+            if cfg.init:
+                self.net, _ = load_net(cfg.init)
+                self.net.train()
+            else:
+                self.net = RanchNet(NetConfig(cfg.channels, cfg.opponent_channels, cfg.hidden,
+                                              cfg.use_prior, cfg.prior_init))
+        else:
+            self.net = self._restore(state)
+        os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
+        with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
+            json.dump(asdict(cfg), fh, indent=1)
+        self.start = time.perf_counter()
+        self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written
+        self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
+        self.write_resume()
+        self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode, cfg.backend)
+                     if cfg.workers > 1 else None)
+
+    def _restore(self, state: dict[str, Any]) -> RanchNet:
+        """Take over a saved run's state; drop what its directory got after that state."""
+        net = RanchNet(NetConfig(**state["net_config"]))
+        net.load_state_dict(state["net"])
+        net.train()
+        for weights in state["snapshots"]:
+            frozen = RanchNet(net.config)
+            frozen.load_state_dict(weights)
+            self.snapshots.append(frozen.eval())
+        self.rng.bit_generator.state = json.loads(state["rng"])
+        torch.set_rng_state(state["torch_rng"])
+        self.steps, self.iteration = state["steps"], state["iteration"]
+        self.done = dict(state["done"])
+        self.phase_steps = dict(state["phase_steps"])
+        self.phase = state["phase"]
+        self.last_eval = state["last_eval"]
+        self.offset = state["seconds"]
+        self.next_checkpoint = state["next_checkpoint"]
+        if state["optimizer"] is not None:
+            self.opt = self._optimizer(net, state["optimizer_phase"])
+            self.opt.load_state_dict(state["optimizer"])
+            for group in self.opt.param_groups:  # a resumed run may change the rate
+                group["lr"] = self._lr(state["optimizer_phase"])
+            self.opt_phase = state["optimizer_phase"]
+        if os.path.exists(self.log_path):  # iterations logged after the saved state go
+            with open(self.log_path, encoding="utf-8") as fh:
+                lines = [line for line in fh
+                         if line.strip() and json.loads(line)["iteration"] <= self.iteration]
+            with open(self.log_path, "w", encoding="utf-8") as fh:
+                fh.writelines(lines)
+        folder = os.path.join(self.cfg.out, "checkpoints")
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            match = re.fullmatch(r"net_(\d+)s\.pt", name)
+            if match and int(match[1]) > int(self.offset):
+                os.remove(os.path.join(folder, name))
+        return net
+
+    def _lr(self, phase: str) -> float:
+        return self.cfg.bc_lr if phase == "imitation" else self.cfg.learning_rate
+
+    def _optimizer(self, net: RanchNet, phase: str) -> torch.optim.Optimizer:
+        return torch.optim.Adam(net.parameters(), lr=self._lr(phase))
+
+    def _phase_optimizer(self, phase: str) -> torch.optim.Optimizer:
+        """The optimiser of ``phase`` (a fresh Adam when the phase changes)."""
+        if self.opt is None or self.opt_phase != phase:
+            self.opt, self.opt_phase = self._optimizer(self.net, phase), phase
+        return self.opt
+
+    def state(self) -> dict[str, Any]:
+        """Everything a resumed run needs, copied (later updates do not change it)."""
+        return {
+            "format": "moonriver-fast-resume/1", "config": asdict(self.cfg),
+            "phase": self.phase, "done": dict(self.done), "iteration": self.iteration,
+            "phase_steps": dict(self.phase_steps),
+            "steps": self.steps, "seconds": self.elapsed(),
+            "next_checkpoint": self.next_checkpoint, "last_eval": copy.deepcopy(self.last_eval),
+            "net_config": asdict(self.net.config),
+            "net": {k: v.detach().clone() for k, v in self.net.state_dict().items()},
+            "optimizer": None if self.opt is None else copy.deepcopy(self.opt.state_dict()),
+            "optimizer_phase": self.opt_phase,
+            # frozen networks never change: their tensors need no copy
+            "snapshots": [s.state_dict() for s in self.snapshots],
+            "rng": json.dumps(self.rng.bit_generator.state),
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def write_resume(self) -> str:
+        """Write the newest complete state to ``resume.pt``."""
+        _atomic_save(self.boundary, self.resume_file)
+        self.saved_at = self.boundary["seconds"]
+        return self.resume_file
+
+    def close(self, force: bool = False) -> None:
+        """Stop the play workers (idempotent; ``force``: without waiting for a share)."""
+        if getattr(self, "pool", None) is not None:
+            self.pool.close(force=force)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: object, error: object, tb: object) -> None:
+        self.close(force=kind is not None)
+
+    def elapsed(self) -> float:
+        """Seconds this run has been going (earlier sessions of a resumed run included)."""
+        return self.offset + time.perf_counter() - self.start
+
+    def _finish(self, phase: str, samples: int, stats: dict[str, float]) -> None:
+        """Count, log and checkpoint one iteration; take its state."""
+        self.steps += samples
+        self.phase_steps[phase] += samples
+        self.iteration += 1
+        self.done[phase] += 1
+        line = {"phase": phase, "iteration": self.iteration, "seconds": round(self.elapsed(), 1),
+                "samples": self.steps, **{k: round(v, 4) for k, v in stats.items()}}
+        with open(self.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+        if self.elapsed() >= self.next_checkpoint:
+            self.save(os.path.join(self.cfg.out, "checkpoints",
+                                   f"net_{int(self.elapsed()):05d}s.pt"))
+            self.next_checkpoint += self.cfg.checkpoint_minutes * 60
+            if self.next_checkpoint <= self.elapsed():  # a long iteration: no catching up
+                self.next_checkpoint = self.elapsed() + self.cfg.checkpoint_minutes * 60
+        self.boundary = self.state()
+        if self.elapsed() - self.saved_at >= RESUME_SECONDS or self.iteration == 1:
+            self.write_resume()
+        if self.progress is not None:
+            self.progress.iteration(self, stats)
+        if self.on_iteration is not None:
+            self.on_iteration(self)
+
+    def _set_phase(self, phase: str) -> None:
+        """Move to the next phase; its start is saved."""
+        if self.progress is not None:
+            self.progress.flush(self)
+        self.phase = phase
+        self.boundary = self.state()
+        self.write_resume()
+
+    def save(self, path: str) -> None:
+        """Weights plus the variant and the run's settings."""
+        save_net(self.net, path, {"num_players": self.cfg.num_players, "mode": self.cfg.mode,
+                                  "seconds": round(self.elapsed(), 1), "samples": self.steps,
+                                  "config": asdict(self.cfg)})
+
+    def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
+              record: str | None = LEARNER, label_greedy: bool = False) -> Batch:
+        """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
+        processes when there is one; batched in the core on the core backend."""
+        cfg = self.cfg
+        if self.pool is None and cfg.backend == "core":
+            batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
+                                    GameConfig(num_players=cfg.num_players, mode=cfg.mode),
+                                    record=record, label_greedy=label_greedy,
+                                    margin_coef=cfg.margin_coef)
+            return batch
+        if self.pool is None:
+            games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng,
+                              backend=cfg.backend)
+            return play(games, roles, nets, self.rng, self.encoder, record=record,
+                        label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+        return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
+                              record=record, label_greedy=label_greedy,
+                              margin_coef=cfg.margin_coef)
+
+    @contextmanager
+    def _update_threads(self) -> Iterator[None]:
+        """Torch threads for an update: the play workers are idle meanwhile."""
+        threads = self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers)
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    def _until(self, phase: str, seconds: float, iterations: int | None) -> Iterator[None]:
+        """Yield once per iteration to run: ``seconds`` more or ``iterations`` more."""
+        end = self.elapsed() + seconds
+        stop = math.inf if iterations is None else self.done[phase] + iterations
+        while self.done[phase] < stop and self.elapsed() < end:
+            yield
+
+    def imitation(self, seconds: float = math.inf, iterations: int | None = None) -> None:
+        """Phase 1: imitate GreedyAgent for ``seconds`` more or ``iterations`` more."""
+        cfg = self.cfg
+        opt = self._phase_optimizer("imitation")
+        for _ in self._until("imitation", seconds, iterations):
+            roles = [[GREEDY] * cfg.num_players for _ in range(cfg.bc_games)]
+            batch = self._play(roles, {}, record=None, label_greedy=True)
+            with self._update_threads():
+                stats = imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
+                                       self.rng)
+            self._finish("imitation", len(batch), stats)
+
+    def ppo(self, seconds: float = math.inf, iterations: int | None = None) -> None:
+        """Phase 2: PPO against Greedy, itself and snapshots for ``seconds`` more or
+        ``iterations`` more."""
+        cfg = self.cfg
+        opt = self._phase_optimizer("ppo")
+        for _ in self._until("ppo", seconds, iterations):
+            t0 = time.perf_counter()
+            roles = lineups(cfg, self.rng, len(self.snapshots))
+            nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
+            nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
+            self.net.eval()
+            batch = self._play(roles, nets)
+            self.net.train()
+            with self._update_threads():
+                stats = ppo_step(self.net, opt, batch, cfg, self.rng)
+            stats["learner_steps_per_s"] = len(batch) / (time.perf_counter() - t0)
+            stats["mean_return"] = float(np.mean(list(batch.returns.values())))
+            self._snapshot_if_due()
+            if cfg.eval_every and (self.done["ppo"] + 1) % cfg.eval_every == 0:
+                stats["eval_vs_greedy"] = self.evaluate(self.iteration + 1)
+            self._finish("ppo", len(batch), stats)
+
+    def _snapshot_if_due(self) -> None:
+        """Freeze a copy of the learner when the PPO iteration ending now makes the run's
+        iteration count (imitation included) a multiple of ``snapshot_every``."""
+        if (self.iteration + 1) % self.cfg.snapshot_every == 0:
+            frozen = RanchNet(self.net.config)
+            frozen.load_state_dict(self.net.state_dict())
+            frozen.eval()
+            self.snapshots = [*self.snapshots, frozen][-self.cfg.max_snapshots:]
+
+    def evaluate(self, iteration: int) -> float:
+        """Win share against Greedy over ``eval_games`` fixed games (seeds from 1e9)."""
+        self.net.eval()
+        rate = evaluate(self.net, self.cfg.num_players, self.cfg.mode, self.cfg.eval_games,
+                        backend=self.cfg.backend)
+        self.net.train()
+        self.last_eval = {"eval_vs_greedy": rate, "games": self.cfg.eval_games,
+                          "iteration": iteration}
+        return rate
+
+    def limits(self, phase: str) -> tuple[float, int | None]:
+        """Seconds and iterations left to ``phase`` under the run's settings (None: no
+        iteration limit)."""
+        cfg = self.cfg
+        total = cfg.minutes * 60 if cfg.minutes else math.inf
+        if phase == "imitation":
+            if not cfg.bc_minutes and not cfg.bc_iterations:
+                return 0.0, 0
+            end = min(total, cfg.bc_minutes * 60 if cfg.bc_minutes else math.inf)
+            cap = cfg.bc_iterations
+        else:
+            end, cap = total, cfg.ppo_iterations
+        return end - self.elapsed(), (cap - self.done[phase] if cap else None)
+
+    def run(self) -> None:
+        """The recipe from the current phase to its end (see the module docstring)."""
+        cfg = self.cfg
+        if self.progress is not None:
+            self.progress.start(self)
+        if self.phase == "imitation":
+            self.imitation(*self.limits("imitation"))
+            self.save(os.path.join(cfg.out, "after_imitation.pt"))
+            self._set_phase("ppo")
+        if self.phase == "ppo":
+            self.ppo(*self.limits("ppo"))
+            self.save(os.path.join(cfg.out, "final.pt"))
+            self._set_phase("evaluation")
+        if self.phase == "evaluation":
+            if cfg.eval_games:
+                self.evaluate(self.iteration)
+                print(json.dumps({"eval_vs_greedy": self.last_eval["eval_vs_greedy"],
+                                  "games": cfg.eval_games}), flush=True)
+            self._set_phase("done")
+
+
+def train(cfg: FastConfig, state: dict[str, Any] | None = None, *, quiet: bool = False,
+          on_iteration: Callable[[Runner], None] | None = None) -> RanchNet:
+    """Run the whole recipe (or the rest of a saved run); writes ``final.pt`` and returns the
+    network. On KeyboardInterrupt the workers stop, ``resume.pt`` gets the state at the end of
+    the last finished iteration, and the interrupt goes on to the caller."""
+    progress = None if quiet else Progress(cfg)
+    with Runner(cfg, state, progress=progress, on_iteration=on_iteration) as runner:
+        try:
+            runner.run()
+        except KeyboardInterrupt:
+            runner.write_resume()  # then leaving the block stops the workers
+            raise
+    return runner.net
+
+
+def _command() -> str:
+    """How this program was started, for the line that says how to continue."""
+    if os.path.basename(sys.argv[0]) == PROG:
+        return PROG
+    return "python -m moonriver_env.training.fast.train"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI: one flag per FastConfig setting, plus --config, --resume, --quiet, --debug."""
+    parser = ArgumentParser(
+        prog=PROG, description=__doc__.splitlines()[0],
+        epilog="Progress: one line per iteration (at most one per "
+               f"{PROGRESS_SECONDS:g} s within a phase). Ctrl-C stops the run and saves it; "
+               f"{PROG} --resume RUN_DIR continues it. Run directory: config.json, log.jsonl, "
+               "checkpoints/, after_imitation.pt, final.pt, resume.pt.")
+    parser.add_argument("--config", metavar="FILE",
+                        help="TOML file of settings; flags override it (default: none, the "
+                             "built-in defaults, which are training/configs/fast_4p_base.toml)")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="continue the run saved in RUN_DIR (its resume.pt): settings, "
+                             "weights, optimiser, snapshots, generator, elapsed time and phase; "
+                             "--config and flags may change budgets and rates, not "
+                             f"{', '.join(LOCKED_ON_RESUME)} (default: none, a new run)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print no progress lines (default: off: one line per iteration, "
+                             f"at most one per {PROGRESS_SECONDS:g} s within a phase)")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an error, show the full traceback instead of one line "
+                             "(default: off)")
+    for f in fields(FastConfig):
+        flag = "--" + f.name.replace("_", "-")
+        help_text = f"{SETTINGS[f.name]} (default: {_shown(f.default)})".replace("%", "%%")
+        if str(f.type) == "bool":
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=None, help=help_text)
+            continue
+        kind = {"int": int, "float": float}.get(str(f.type), str)
+        metavar = {"int": "N", "float": "X"}.get(str(f.type), {"out": "DIR", "init": "FILE"}
+                                                  .get(f.name, f.name.upper()))
+        parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text,
+                            metavar=metavar)
+    return parser
+
+
+def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
+                   overrides: dict[str, Any]) -> FastConfig:
+    """A saved run's settings, its directory as ``out``, then the file and flags; settings
+    that fix the network or the draws must not change."""
+    base = {**state["config"], "out": os.path.dirname(_resume_path(run)) or "."}
+    cfg = FastConfig.load(config_path, overrides, base=base)
+    changed = [name for name in LOCKED_ON_RESUME if getattr(cfg, name) != state["config"][name]]
+    if changed:
+        saved = ", ".join(f"{name}={state['config'][name]!r}" for name in changed)
+        raise CLIError(f"a resumed run keeps its {saved}; only budgets, rates and the like "
+                       f"may change")
+    if state["phase"] == "done":
+        raise CLIError(f"the run in {run!r} has finished; its weights are "
+                       f"{os.path.join(cfg.out, 'final.pt')}")
+    return cfg
+
+
+@cli_main(PROG)
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point (``moonriver-train-fast``)."""
+    args = vars(build_parser().parse_args(argv))
+    config_path, run, quiet = args.pop("config"), args.pop("resume"), args.pop("quiet")
+    args.pop("debug")
+    state = load_resume(run) if run else None
+    if state is None:
+        cfg = FastConfig.load(config_path, args)
+        _check_fresh(cfg.out)
+    else:
+        cfg = _resumed_config(state, run, config_path, args)
+        print(f"resuming {run} at iteration {state['iteration']} ({state['phase']}, "
+              f"{state['seconds'] / 60:.1f} min)", flush=True)
+    print("training with", json.dumps(asdict(cfg)), flush=True)
+    try:
+        train(cfg, state, quiet=quiet)
+    except KeyboardInterrupt:
+        if not os.path.isfile(os.path.join(cfg.out, RESUME_FILE)):
+            print(f"{PROG}: interrupted before the run started; nothing was saved",
+                  file=sys.stderr)
+            return 130
+        saved = None
+        with contextlib.suppress(Exception):
+            saved = load_resume(cfg.out)
+        where = (f" at iteration {saved['iteration']} ({saved['phase']}, "
+                 f"{saved['seconds'] / 60:.1f} min)" if saved else "")
+        print(f"{PROG}: interrupted; saved{where}; continue with: {_command()} --resume "
+              f"{cfg.out}", file=sys.stderr)
+        return 130
+    print("saved", os.path.join(cfg.out, "final.pt"), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Training with Ray RLlib (``moonriver-train-rllib``)."""

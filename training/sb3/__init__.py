@@ -1,0 +1,1 @@
+"""Training with Stable-Baselines3's MaskablePPO (``moonriver-train``)."""

@@ -1,0 +1,89 @@
+"""Self-play opponents: a pool of frozen learner snapshots mixed with baseline agents.
+
+Schedule (documented in the README): every opponent seat draws its player at the start of
+each episode. With probability ``baseline_prob`` it is a baseline agent (uniform over the
+baselines); otherwise a frozen snapshot of the learner: the newest with probability 1/2,
+else one of the older ones uniformly. While the pool holds no snapshot, every seat plays a
+baseline. The trainer adds a snapshot whenever the learner's win rate against the current
+opponent mix reaches a threshold (see training/sb3/train.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from moonriver_env.agents.registry import make_agent
+
+from moonriver_env.engine import Game
+
+_MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every seat of a process
+
+
+def _load(path: str) -> Any:
+    if path not in _MODELS:
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        torch.set_num_threads(1)
+        _MODELS[path] = MaskablePPO.load(path, device="cpu")
+    return _MODELS[path]
+
+
+class OpponentPool:
+    """Baselines plus snapshot paths; shared by the seats of one environment."""
+
+    def __init__(self, baselines: list[str], baseline_prob: float = 0.5,
+                 snapshots: list[str] | None = None) -> None:
+        if not baselines:
+            raise ValueError("OpponentPool needs at least one baseline agent spec")
+        if not 0.0 <= baseline_prob <= 1.0:
+            raise ValueError(f"baseline_prob must be in [0, 1], got {baseline_prob}")
+        self.baselines = [make_agent(spec) for spec in baselines]
+        self.baseline_prob = baseline_prob
+        self.snapshots: list[str] = list(snapshots or [])
+
+    def add_snapshot(self, path: str) -> None:
+        """Add a frozen learner policy (a saved MaskablePPO .zip); adding twice is a no-op."""
+        if path not in self.snapshots:
+            self.snapshots.append(path)
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, Any]:
+        """One opponent for an episode: ('baseline', agent) or ('snapshot', model)."""
+        if not self.snapshots or rng.random() < self.baseline_prob:
+            return "baseline", self.baselines[int(rng.integers(len(self.baselines)))]
+        if len(self.snapshots) == 1 or rng.random() < 0.5:
+            return "snapshot", _load(self.snapshots[-1])
+        return "snapshot", _load(self.snapshots[int(rng.integers(len(self.snapshots) - 1))])
+
+
+class PoolOpponent:
+    """One opponent seat: draws from the pool at every episode start (Agent protocol)."""
+
+    name = "pool"
+
+    def __init__(self, pool: OpponentPool) -> None:
+        self.pool = pool
+        self.rng = np.random.default_rng()
+        self.kind, self.player = "baseline", pool.baselines[0]
+
+    def reset(self, seed: int | None = None) -> None:
+        """Draw this episode's opponent."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self.kind, self.player = self.pool.draw(self.rng)
+        if self.kind == "baseline":
+            self.player.reset(int(self.rng.integers(2**31)))
+
+    def add_snapshot(self, path: str) -> None:
+        """Forward a new snapshot to the shared pool."""
+        self.pool.add_snapshot(path)
+
+    def act(self, game: Game, observation: Any) -> int:
+        """The drawn opponent's action."""
+        if self.kind == "baseline":
+            return self.player.act(game, observation)
+        mask = np.asarray(observation["action_mask"], dtype=bool)
+        action, _ = self.player.predict(observation["observation"], action_masks=mask,
+                                        deterministic=False)
+        return int(action)
