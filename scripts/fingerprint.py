@@ -7,7 +7,7 @@ observation, mask, reward, termination and the final game record. Run it before 
 change that must not change behaviour and compare the printed JSON line (``--check FILE``
 compares with a saved one and exits 1 on any difference).
 
-    python scripts/fingerprint.py --games 200 > /tmp/fingerprint.json
+    python scripts/fingerprint.py --games 200 --check scripts/fingerprint_200.json
 """
 
 from __future__ import annotations
