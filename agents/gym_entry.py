@@ -23,27 +23,24 @@ def named_opponents(opponents: Any, count: int, game: str) -> Any:
     return opponents
 
 
+def _resolved(opponents: Any, kwargs: dict[str, Any], game: str) -> Any:
+    players = kwargs.get("num_players", 4)
+    count = players - 1 if isinstance(players, int) else 0  # a bad count: the env says why
+    try:
+        return named_opponents(opponents, count, game)
+    except (ValueError, TypeError) as exc:  # a bad name: raised from the caller's call
+        raise exc.with_traceback(None) from None
+
+
 def moonriver_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
     """``MoonRiverGymEnv(**kwargs)`` whose opponents may be agent names."""
     from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
 
-    count = kwargs.get("num_players", 4) - 1 if isinstance(kwargs.get("num_players", 4), int) \
-        else 0
-    try:
-        opponents = named_opponents(opponents, count, "moonriver")
-    except (ValueError, TypeError) as exc:  # a bad name: raised from the caller's call
-        raise exc.with_traceback(None) from None
-    return MoonRiverGymEnv(opponents=opponents, **kwargs)
+    return MoonRiverGymEnv(opponents=_resolved(opponents, kwargs, "moonriver"), **kwargs)
 
 
 def circles_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
     """``CirclesGymEnv(**kwargs)`` whose opponents may be agent names (random, heuristic)."""
     from moonriver_env.circles.gym_env import CirclesGymEnv
 
-    count = kwargs.get("num_players", 4) - 1 if isinstance(kwargs.get("num_players", 4), int) \
-        else 0
-    try:
-        opponents = named_opponents(opponents, count, "circles")
-    except (ValueError, TypeError) as exc:
-        raise exc.with_traceback(None) from None
-    return CirclesGymEnv(opponents=opponents, **kwargs)
+    return CirclesGymEnv(opponents=_resolved(opponents, kwargs, "circles"), **kwargs)
