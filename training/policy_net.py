@@ -24,6 +24,7 @@ from moonriver_env.agents.pretrained import (
     MASKED,
     OPPONENTS,
     VIEWER_CHANNELS,
+    NumpyRanchNet,
     action_index,
 )
 from torch import nn
@@ -72,6 +73,16 @@ class RanchNet(nn.Module):
         if self.config.use_prior:
             self.prior_weight = nn.Parameter(torch.tensor(float(self.config.prior_init)))
         self.register_buffer("index", torch.from_numpy(action_index()), persistent=False)
+
+    def numpy_twin(self) -> NumpyRanchNet:
+        """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights, kept
+        until they change (any in-place change to a parameter bumps its version)."""
+        key = tuple(p._version for p in self.parameters())
+        cached = self.__dict__.get("_twin")
+        if cached is None or cached[0] != key:
+            arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
+            cached = self.__dict__["_twin"] = (key, NumpyRanchNet(arrays))
+        return cached[1]
 
     @property
     def uses_prior(self) -> bool:

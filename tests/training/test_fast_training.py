@@ -31,6 +31,7 @@ from moonriver_env.training.fast.train import (  # noqa: E402
     lineups,
     load_resume,
     main,
+    ppo_step,
     train,
 )
 from moonriver_env.training.policy_net import (  # noqa: E402
@@ -698,3 +699,69 @@ def test_a_tiny_run_is_a_function_of_its_seed(tmp_path) -> None:
         assert torch.equal(tensor, nets["b"].state_dict()[key]), key
     assert _without_timing(_log(tmp_path / "a")) == _without_timing(_log(tmp_path / "b"))
     assert not torch.equal(nets["a"].trunk[0].weight, nets["c"].trunk[0].weight)
+
+
+def test_a_split_update_gives_the_one_process_update() -> None:
+    """Workers computing their rows' part of each minibatch's gradient: the same weights and
+    statistics as the update of the whole batch in one process (up to float rounding)."""
+    cfg = FastConfig(num_players=2, channels=8, opponent_channels=4, hidden=16, minibatch=24,
+                     use_prior=True)
+    net = RanchNet(NetConfig(8, 4, 16, True, 3.0))
+    seeds = [21, 22, 23, 24, 25]
+    roles = [["learner", "greedy"], ["greedy", "learner"], ["learner", "learner"],
+             ["learner", "greedy"], ["greedy", "learner"]]
+    results = []
+    with PlayPool(2, 2, "base") as pool:
+        for keep in (True, False):
+            batch = pool.play(seeds, roles, {"learner": net}, np.random.default_rng(7),
+                              margin_coef=0.5, keep=keep)
+            if keep:  # the worker's rows stayed with it
+                assert 0 < batch.local == len(batch.obs) < len(batch)
+            else:
+                assert batch.local is None and len(batch.obs) == len(batch)
+            copy = RanchNet(net.config)
+            copy.load_state_dict(net.state_dict())
+            opt = torch.optim.Adam(copy.parameters(), lr=1e-3)
+            stats = ppo_step(copy, opt, batch, cfg, np.random.default_rng(1),
+                             pool if keep else None)
+            results.append((copy, stats))
+    (split, split_stats), (whole, whole_stats) = results
+
+    def flat(model):
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+    moved = (flat(whole) - flat(net)).abs().mean().item()
+    assert moved > 1e-3  # the update moved the weights (lr 1e-3, a few Adam steps)
+    # Adam divides by each gradient's running size, so rounding shows most on the weights
+    # whose gradients are near zero: the largest difference is still a small part of one step
+    # (the update without the worker's part differs by about 3e-3 on average)
+    diff = (flat(split) - flat(whole)).abs()
+    assert diff.max().item() < 2e-4 and diff.mean().item() < 1e-7
+    assert split_stats.keys() == whole_stats.keys()
+    for key, value in whole_stats.items():
+        assert split_stats[key] == pytest.approx(value, rel=1e-3, abs=1e-6), key
+
+
+def test_numpy_twin_scores_like_torch_and_follows_weight_changes() -> None:
+    """Small waves of networks whose decisions are not recorded go through the numpy twin:
+    the same log-probabilities and values as torch's, and a new twin after the weights move."""
+    net = RanchNet(NetConfig(8, 4, 16, True, 3.0)).eval()
+    obs, masks = _positions(6, seed=4)
+    legal, valid = legal_lists(masks)
+    prior = np.random.default_rng(0).random(masks.shape).astype(np.float32) * masks
+    prior_legal = np.take_along_axis(prior, legal, 1)
+
+    def scores(twin_rows):
+        return rollout._legal_scores(net, obs, masks, legal, valid, prior, prior_legal, twin_rows)
+
+    twin_before = net.numpy_twin()
+    assert net.numpy_twin() is twin_before  # kept while the weights stay
+    for _ in range(2):
+        (torch_logp, torch_value), (np_logp, np_value) = scores(0), scores(len(obs))
+        np.testing.assert_allclose(np.where(valid, np_logp, 0), np.where(valid, torch_logp, 0),
+                                   atol=1e-4)
+        np.testing.assert_allclose(np_value, torch_value, atol=1e-5)
+        with torch.no_grad():  # an optimiser step changes the weights in place
+            for p in net.parameters():
+                p.add_(0.05)
+    assert net.numpy_twin() is not twin_before

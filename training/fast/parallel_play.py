@@ -30,6 +30,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from moonriver_env.training.fast.ppo_loss import (
+    LossWeights,
+    Shard,
+    flat_grads,
+    set_params,
+)
 from moonriver_env.training.fast.rollout import LEARNER, Batch, play, play_batched
 from moonriver_env.training.policy_net import NetConfig, RanchNet
 
@@ -37,6 +43,7 @@ from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_
 from moonriver_env.engine import GameConfig
 
 _LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
+_HELD_FIELDS = ("obs", "masks", "priors")  # what a split update leaves where it was played
 _JOIN_SECONDS = 5.0
 
 
@@ -90,15 +97,22 @@ def _stacked(rows: Any) -> np.ndarray | None:
     return np.stack(rows) if isinstance(rows[0], np.ndarray) else np.asarray(rows)
 
 
-def pack(batch: Batch) -> dict[str, Any]:
+def pack(batch: Batch, rows: bool = True) -> dict[str, Any]:
     """A Batch as a few stacked arrays (cheap to pickle); Greedy's prior rows, zero outside
-    the legal actions, travel as their values at the legal actions only."""
+    the legal actions, travel as their values at the legal actions only. ``rows=False``
+    leaves out the observations, masks and priors (``held_rows`` keeps them where they are)."""
     out: dict[str, Any] = {"keys": batch.keys, "returns": batch.returns}
     for name in _LIST_FIELDS:
-        out[name] = _stacked(getattr(batch, name))
+        out[name] = None if not rows and name in _HELD_FIELDS else _stacked(getattr(batch, name))
     if out["priors"] is not None:
         out["priors"] = out["priors"][out["masks"].astype(bool)]
     return out
+
+
+def held_rows(batch: Batch) -> dict[str, Any]:
+    """A share's observations, masks and priors as stacked arrays (None where it has none):
+    what stays in the process that played it, for a split update."""
+    return {name: _stacked(getattr(batch, name)) for name in _HELD_FIELDS}
 
 
 def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
@@ -143,6 +157,9 @@ def _serve(conn: Connection) -> None:
     torch.set_num_threads(1)
     encoder = Encoder()
     nets: dict[str, RanchNet] = {}
+    held: dict[str, Any] = {}  # the last kept share's rows
+    shard: Shard | None = None
+    learner: RanchNet | None = None  # the learner's copy for split updates
     while True:
         try:
             job = conn.recv()
@@ -152,19 +169,36 @@ def _serve(conn: Connection) -> None:
             return
         try:
             cpu = time.process_time()
+            if job.get("kind") == "shard":
+                shard = Shard(held["obs"], held["masks"], held["priors"], **job["rows"])
+                learner = RanchNet(job["net_config"])
+                conn.send(("ok", len(shard), time.process_time() - cpu))
+                continue
+            if job.get("kind") == "grads":
+                set_params(learner, job["params"])
+                learner.zero_grad(set_to_none=True)
+                loss, sums = shard.loss(learner, job["idx"], job["norm"], job["size"],
+                                        job["weights"])
+                if loss is not None:
+                    loss.backward()
+                conn.send(("ok", (flat_grads(learner), sums), time.process_time() - cpu))
+                continue
             for name in job["drop"]:
                 nets.pop(name, None)
             for name, (config, state) in job["weights"].items():
-                net = RanchNet(config)
+                net = nets.get(name)
+                if net is None or net.config != config:  # else reused: building one costs more
+                    net = nets[name] = RanchNet(config).eval()
                 net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
-                nets[name] = net.eval()
             config = GameConfig(num_players=job["num_players"], mode=job["mode"])
             batch = play_share(job["seeds"], job["roles"], nets,
                                np.random.default_rng(job["sample_seed"]), config,
                                job["backend"], encoder, record=job["record"],
                                label_greedy=job["label_greedy"],
                                margin_coef=job["margin_coef"])
-            conn.send(("ok", pack(batch), time.process_time() - cpu))
+            if job["keep"]:
+                held, shard = held_rows(batch), None
+            conn.send(("ok", pack(batch, rows=not job["keep"]), time.process_time() - cpu))
         except Exception:
             conn.send(("error", traceback.format_exc(), 0.0))
 
@@ -182,6 +216,7 @@ class PlayPool:
         self.encoder = Encoder()
         self.worker_cpu_s = 0.0  # CPU seconds the children spent playing
         self._sent: dict[str, torch.nn.Module] = {}  # frozen networks the children hold
+        self._rows: list[int] = []  # rows of each share of the last batch
         self._conns: list[Connection] = []
         self._procs: list[multiprocessing.process.BaseProcess] = []
         ctx = multiprocessing.get_context("spawn")
@@ -208,9 +243,11 @@ class PlayPool:
     def play(self, seeds: list[int], roles: list[list[str]],
              nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
              record: str | None = LEARNER, label_greedy: bool = False,
-             margin_coef: float = 0.0) -> Batch:
+             margin_coef: float = 0.0, keep: bool = False) -> Batch:
         """Play the games of ``seeds`` (seat ``roles``) to their end across the pool; the
-        networks other than the learner must not change while the pool holds them."""
+        networks other than the learner must not change while the pool holds them. With
+        ``keep`` each worker keeps its rows' observations, masks and priors for a split update
+        (``begin_update``); the batch holds this process's share of them (``Batch.local``)."""
         if len(seeds) != len(roles):
             raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
         if self._procs and not all(p.is_alive() for p in self._procs):
@@ -227,20 +264,59 @@ class PlayPool:
                        "weights": weights, "drop": drop, "sample_seed": sample_seed,
                        "record": record, "label_greedy": label_greedy,
                        "margin_coef": margin_coef, "num_players": self.config.num_players,
-                       "mode": self.config.mode, "backend": self.backend})
+                       "mode": self.config.mode, "backend": self.backend, "keep": keep})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
         mine = play_share([seeds[i] for i in ranges[0]], [roles[i] for i in ranges[0]], nets,
                           np.random.default_rng(sample_seeds[0]), self.config, self.backend,
                           self.encoder, record=record, label_greedy=label_greedy,
                           margin_coef=margin_coef)
-        parts = [pack(mine)]
+        parts = [pack(mine, rows=not keep), *self._collect()]
+        batch = merge(parts, [r.start for r in ranges])
+        self._rows = [len(part["keys"]) for part in parts]  # rows of each share, in order
+        if keep:  # this share's rows as they are (no copy)
+            for name, rows in held_rows(mine).items():
+                setattr(batch, name, [] if rows is None else rows)
+            batch.local = self._rows[0]
+        return batch
+
+    def begin_update(self, net: RanchNet, taken: np.ndarray, old_logp: np.ndarray,
+                     adv: np.ndarray, returns: np.ndarray) -> None:
+        """Ready a split update of the last batch played with ``keep``: each worker gets its
+        rows' actions, old log-probabilities, advantages and returns (whole-batch arrays)."""
+        for conn, (lo, hi) in zip(self._conns, self._spans()[1:], strict=True):
+            conn.send({"kind": "shard", "net_config": net.config,
+                       "rows": {"taken": taken[lo:hi], "old_logp": old_logp[lo:hi],
+                                "adv": adv[lo:hi], "returns": returns[lo:hi]}})
+        self._collect()
+
+    def request_grads(self, idx: np.ndarray, params: np.ndarray, norm: tuple[float, float],
+                      weights: LossWeights) -> None:
+        """Ask each worker for its part of the gradient of the minibatch ``idx`` (rows of the
+        whole batch) at ``params`` (``ppo_loss.flat_params``); ``receive_grads`` collects it."""
+        for conn, (lo, hi) in zip(self._conns, self._spans()[1:], strict=True):
+            mine = idx[(idx >= lo) & (idx < hi)] - lo
+            conn.send({"kind": "grads", "idx": mine, "params": params, "norm": norm,
+                       "size": int(idx.size), "weights": weights})
+
+    def receive_grads(self) -> list[tuple[np.ndarray, dict[str, float]]]:
+        """Each worker's gradient part (``ppo_loss.flat_grads``) and statistics' sums."""
+        return self._collect()
+
+    def _collect(self) -> list[Any]:
+        """Each worker's answer to the job just sent to it (its CPU time counted)."""
+        out = []
         for conn, proc in zip(self._conns, self._procs, strict=True):
             status, payload, cpu = self._receive(conn, proc)
             if status != "ok":
                 raise RuntimeError(f"play worker {proc.name} failed:\n{payload}")
-            parts.append(payload)
+            out.append(payload)
             self.worker_cpu_s += cpu
-        return merge(parts, [r.start for r in ranges])
+        return out
+
+    def _spans(self) -> list[tuple[int, int]]:
+        """Each share's rows in the merged batch, as (start, stop)."""
+        stops = np.cumsum(self._rows).tolist()
+        return [(stop - rows, stop) for rows, stop in zip(self._rows, stops, strict=True)]
 
     @staticmethod
     def _receive(conn: Connection, proc: multiprocessing.process.BaseProcess) -> tuple:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from moonriver_env.agents.greedy import GreedyAgent
-from moonriver_env.agents.pretrained import SHAPE_WEIGHT, greedy_prior
+from moonriver_env.agents.pretrained import MASKED, SHAPE_WEIGHT, greedy_prior
 from moonriver_env.training.policy_net import legal_lists
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, make_game
@@ -39,7 +39,10 @@ from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE, O
 GREEDY = "greedy"
 LEARNER = "learner"
 RANDOM = "random"  # a uniform random seat (played in the core by ``play_batched``)
-TRAINING_SEEDS = 10**9  # training games draw seeds below this; evaluate with seeds above it
+TRAINING_SEEDS = 10**9
+# A network whose decisions are not recorded (a snapshot, an evaluation opponent) plays waves
+# of up to this many rows with its numpy twin.
+TWIN_ROWS = 4  # training games draw seeds below this; evaluate with seeds above it
 
 
 @dataclass
@@ -54,9 +57,12 @@ class Batch:
     priors: list = field(default_factory=list)  # greedy_prior rows (networks that use them)
     keys: list = field(default_factory=list)  # (game, seat) of each decision
     returns: dict = field(default_factory=dict)  # (game, seat) -> final reward
+    # how many leading rows have their obs, masks and priors here (None: all; the others stay
+    # in the play processes that recorded them, for a split update)
+    local: int | None = None
 
     def __len__(self) -> int:
-        return len(self.obs)
+        return len(self.keys)
 
 
 def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -164,8 +170,17 @@ def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Mod
 
 def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray,
                   valid: np.ndarray, prior: np.ndarray | None,
-                  prior_legal: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows."""
+                  prior_legal: np.ndarray | None,
+                  twin_rows: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows; up to
+    ``twin_rows`` rows go through its numpy twin (``RanchNet.numpy_twin``: on a row or two a
+    forward costs half of torch's, whose per-call overhead dominates there)."""
+    if len(obs) <= twin_rows and hasattr(net, "numpy_twin"):
+        logits, value = net.numpy_twin().forward(obs, mask, prior)
+        scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
+        top = scores.max(axis=1, keepdims=True)
+        logp = scores - (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))
+        return np.where(valid, logp, MASKED).astype(np.float32), value
     with torch.inference_mode():
         if hasattr(net, "legal_forward"):
             logp, value = net.legal_forward(
@@ -272,7 +287,8 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
             uses = getattr(net, "uses_prior", False)
             logp, value = _legal_scores(net, obs[rows], mask[rows], legal[rows], valid[rows],
                                         prior[rows] if uses else None,
-                                        prior_legal[rows] if uses else None)
+                                        prior_legal[rows] if uses else None,
+                                        0 if name == record else TWIN_ROWS)
             pos = (np.argmax(np.where(valid[rows], logp, -np.inf), axis=1) if name in argmax
                    else _draw(logp, valid[rows], rng))
             actions[active[rows]] = legal[rows, pos]

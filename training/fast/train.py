@@ -66,6 +66,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 from moonriver_env.training.fast.parallel_play import PlayPool, check_workers, sigint_deferred
+from moonriver_env.training.fast.ppo_loss import (
+    LossWeights,
+    Shard,
+    add_grads,
+    flat_params,
+    minibatch_norm,
+)
 from moonriver_env.training.fast.rollout import (
     GREEDY,
     LEARNER,
@@ -86,7 +93,8 @@ from moonriver_env.training.policy_net import (
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
-from moonriver_env.engine import GameConfig
+from moonriver_env.engine import NUM_ACTIONS, GameConfig
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 
 PROG = "moonriver-train-fast"
 RESUME_FILE = "resume.pt"
@@ -137,8 +145,10 @@ class FastConfig:
     prior_init: float = 3.0
     init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
     torch_threads: int = 1
-    update_threads: int = 0  # torch threads of the updates (0: max(torch_threads, workers))
+    update_threads: int = 0  # torch threads of the updates in the main process
+    # (0: max(torch_threads, workers); a split PPO update runs on torch_threads)
     workers: int = 2  # processes that play the games (1: all in the main process)
+    split_updates: bool = True  # PPO updates: each play process computes its rows' gradient
     backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
 
     @classmethod
@@ -249,8 +259,11 @@ SETTINGS: dict[str, str] = {
     "prior_init": "network: starting weight of that prior (logits per point)",
     "init": "start from these weights (a .pt of save_net) instead of fresh ones (empty: fresh)",
     "torch_threads": "torch threads of each play process",
-    "update_threads": "torch threads of the updates (0: one per play process)",
+    "update_threads": "torch threads of the updates run in the main process alone "
+                      "(0: one per play process)",
     "workers": "processes that play each batch's games (1: all in the main process)",
+    "split_updates": "split each PPO update over the play processes, each computing its "
+                     "own decisions' part of the gradient",
     "backend": "implementation that plays the games: core (compiled: the games of a batch "
                "played together in the core) or python (the reference engine, one Game object "
                "per game, Greedy in Python); the two draw Greedy's ties from different "
@@ -336,38 +349,40 @@ def advantages(batch: Batch, lam: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
-             rng: np.random.Generator) -> dict[str, float]:
+             rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
     """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
-    legal actions, ``RanchNet.legal_forward``)."""
-    obs, legal_np, legal, valid, priors = _tensors(batch)
-    taken = np.asarray(batch.actions, dtype=np.int64)
-    actions = torch.from_numpy(((legal_np == taken[:, None]) & valid.numpy()).argmax(axis=1))
-    old_logp = torch.tensor(np.asarray(batch.logps), dtype=torch.float32)
+    legal actions, ``RanchNet.legal_forward``). With ``pool`` and a batch it played with
+    ``keep``, each worker computes its rows' part of every minibatch's gradient meanwhile."""
     adv_np, ret_np = advantages(batch, cfg.gae_lambda)
-    adv, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
+    taken = np.asarray(batch.actions, dtype=np.int64)
+    old_logp = np.asarray(batch.logps, dtype=np.float32)
+    split = pool is not None and batch.local is not None
+    local = batch.local if split else len(batch)
+    shard = Shard(_array(batch.obs) if local else np.zeros((0, OBSERVATION_SIZE), np.float32),
+                  _array(batch.masks) if local else np.zeros((0, NUM_ACTIONS), np.bool_),
+                  _array(batch.priors) if len(batch.priors) else None, taken[:local],
+                  old_logp[:local], adv_np[:local], ret_np[:local])
+    if split:
+        pool.begin_update(net, taken, old_logp, adv_np, ret_np)
+    weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
+    adv = torch.from_numpy(adv_np)
     n, stats = len(batch), {}
     for _ in range(cfg.epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
-            t = torch.from_numpy(idx)
-            logp_all, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
-                                                _rows(priors, t))
-            logp = logp_all.gather(1, actions[t, None]).squeeze(1)
-            a = adv[t]
-            a = (a - a.mean()) / (a.std() + 1e-8)
-            ratio = torch.exp(logp - old_logp[t])
-            policy_loss = -torch.min(ratio * a,
-                                     ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a).mean()
-            value_loss = (value - returns[t]).pow(2).mean()
-            entropy = -torch.where(valid[t], logp_all.exp() * logp_all, 0.0).sum(dim=1).mean()
-            loss = policy_loss + cfg.vf_coef * value_loss - cfg.ent_coef * entropy
+            norm = minibatch_norm(adv[torch.from_numpy(idx)])
+            if split:
+                pool.request_grads(idx, flat_params(net), norm, weights)
             opt.zero_grad()
-            loss.backward()
+            loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
+            if loss is not None:
+                loss.backward()
+            if split:
+                for grads, theirs in pool.receive_grads():
+                    add_grads(net, grads)
+                    sums = {k: v + theirs[k] for k, v in sums.items()}
             torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
             opt.step()
-            stats = {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
-                     "entropy": entropy.item(),
-                     "clip_frac": ((ratio - 1).abs() > cfg.clip).float().mean().item(),
-                     "approx_kl": (old_logp[t] - logp).mean().item()}
+            stats = {k: v / idx.size for k, v in sums.items()}
     return stats
 
 
@@ -661,9 +676,11 @@ class Runner:
                                   "config": asdict(self.cfg)})
 
     def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
-              record: str | None = LEARNER, label_greedy: bool = False) -> Batch:
+              record: str | None = LEARNER, label_greedy: bool = False,
+              keep: bool = False) -> Batch:
         """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
-        processes when there is one; batched in the core on the core backend."""
+        processes when there is one (``keep``: they keep their rows for a split update);
+        batched in the core on the core backend."""
         cfg = self.cfg
         if self.pool is None and cfg.backend == "core":
             batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
@@ -678,12 +695,14 @@ class Runner:
                         label_greedy=label_greedy, margin_coef=cfg.margin_coef)
         return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
                               record=record, label_greedy=label_greedy,
-                              margin_coef=cfg.margin_coef)
+                              margin_coef=cfg.margin_coef, keep=keep)
 
     @contextmanager
-    def _update_threads(self) -> Iterator[None]:
-        """Torch threads for an update: the play workers are idle meanwhile."""
-        threads = self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers)
+    def _update_threads(self, split: bool = False) -> Iterator[None]:
+        """Torch threads for an update: the play workers are idle meanwhile, unless they
+        take part in it (``split``)."""
+        threads = (self.cfg.torch_threads if split else
+                   self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers))
         before = torch.get_num_threads()
         torch.set_num_threads(threads)
         try:
@@ -720,11 +739,13 @@ class Runner:
             roles = lineups(cfg, self.rng, len(self.snapshots))
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
+            split = self.pool is not None and cfg.split_updates
             self.net.eval()
-            batch = self._play(roles, nets)
+            batch = self._play(roles, nets, keep=split)
             self.net.train()
-            with self._update_threads():
-                stats = ppo_step(self.net, opt, batch, cfg, self.rng)
+            with self._update_threads(split):
+                stats = ppo_step(self.net, opt, batch, cfg, self.rng,
+                                 self.pool if split else None)
             stats["learner_steps_per_s"] = len(batch) / (time.perf_counter() - t0)
             stats["mean_return"] = float(np.mean(list(batch.returns.values())))
             self._snapshot_if_due()
