@@ -58,7 +58,7 @@ void ranch_planes(const Tables& t, const Ranch& r, float* planes) {
 
 }  // namespace
 
-void observe(const Game& game, int viewer, float* out) {
+void observe(const Game& game, int viewer, float* out, const int* totals) {
   std::memset(out, 0, sizeof(float) * OBSERVATION_SIZE);
   const Fixed& f = game.state();
   const Tables& t = game.tables();
@@ -72,7 +72,8 @@ void observe(const Game& game, int viewer, float* out) {
       plot_features(t, r.hand[s], out + O_RESERVES + (i * HAND_SLOTS + s) * NUM_PLOT_FEATURES);
     out[O_RESERVE_SIZE + i] = static_cast<float>(r.capacity / 4.0);
     if (f.board_ids[p] >= 0) out[O_BOARDS + 5 * i + f.board_ids[p]] = 1.0f;  // -1: no place
-    out[O_SCORES + i] = static_cast<float>(game.running_score(p).total() / SCORE_SCALE);
+    const int total = totals ? totals[p] : game.running_score(p).total();
+    out[O_SCORES + i] = static_cast<float>(total / SCORE_SCALE);
   }
   const bool columns[2] = {f.has_active, f.has_pending};
   const std::array<std::int16_t, COLUMN_SIZE>* plots[2] = {&f.active, &f.pending};

@@ -41,6 +41,7 @@ constexpr int OBSERVATION_SIZE = O_GAME + NUM_GAME;
 static_assert(OBSERVATION_SIZE == 4934, "the observation has 4934 values");
 
 // Write ``viewer``'s observation into ``out`` (OBSERVATION_SIZE floats; zero-filled first).
-void observe(const Game& game, int viewer, float* out);
+// ``totals``: the players' running score totals when the caller keeps them (null: scored here).
+void observe(const Game& game, int viewer, float* out, const int* totals = nullptr);
 
 }  // namespace moonriver

@@ -34,6 +34,7 @@ void Ranch::hand_erase(int slot) {
 void Ranch::place(int cell, int plot_id, int kind_id, int t, int nugget, int beaver,
                   int corn_symbols) {
   const Grid& g = grid();
+  ++changes;
   kind[cell] = static_cast<std::int16_t>(kind_id);
   plot[cell] = static_cast<std::int16_t>(plot_id);
   terrain[cell] = static_cast<std::int8_t>(t);
@@ -72,6 +73,7 @@ void Ranch::place(int cell, int plot_id, int kind_id, int t, int nugget, int bea
 }
 
 void Ranch::add_cows(int cell, int count) {
+  ++changes;
   cows[cell] = static_cast<std::int16_t>(cows[cell] + count);
   if (cows[cell] > 0)
     cow_cells |= Cells{1} << cell;
@@ -80,12 +82,14 @@ void Ranch::add_cows(int cell, int count) {
 }
 
 void Ranch::set_partner(int cell, int token, int face_id) {
+  ++changes;
   partner[cell] = static_cast<std::int16_t>(token);
   face[cell] = static_cast<std::int16_t>(face_id);
   partner_cells |= Cells{1} << cell;
 }
 
 int Ranch::cap_cows() {
+  ++changes;
   int excess = 0;
   for (int c = 0; c < NUM_CELLS; ++c) {
     if (cows[c] > 1) {

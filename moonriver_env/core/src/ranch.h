@@ -40,6 +40,9 @@ struct Ranch {
   std::array<std::int16_t, MAX_HAND> hand{};  // reserve plots, then any plot in hand
   int hand_size = 0;
   bool bonus_taken = false;
+  // Bumped by every change that scoring reads (plots, cows, partners): a ranch whose count
+  // did not change since it was scored keeps its score.
+  std::uint32_t changes = 0;
 
   Ranch() = default;
   Ranch(int rows, int capacity, Cells bridges);

@@ -44,6 +44,7 @@ VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
   games_.resize(num_games);
   next_.resize(num_games);
   builtin_.assign(num_games, 0);
+  totals_.assign(num_games, Totals{});
   rngs_.reserve(num_games);
   driver_rngs_.reserve(num_games);
   for (int g = 0; g < num_games; ++g) {
@@ -58,7 +59,10 @@ void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
             seats_.begin() + static_cast<std::ptrdiff_t>(g) * num_players_);
 }
 
-void VectorGames::set_current(int g, Game game) { games_[g] = std::move(game); }
+void VectorGames::set_current(int g, Game game) {
+  games_[g] = std::move(game);
+  totals_[g].known = false;
+}
 void VectorGames::set_next(int g, Game game) { next_[g] = std::move(game); }
 
 std::int64_t VectorGames::builtin_decisions() const {
@@ -146,7 +150,21 @@ void VectorGames::final_rewards(const Game& game, float* out) const {
   }
 }
 
-void VectorGames::write(int g, const VectorOutputs& out) const {
+const int* VectorGames::running_totals(int g) {
+  const Game& game = *games_[g];
+  Totals& t = totals_[g];
+  for (int p = 0; p < num_players_; ++p) {
+    const std::uint32_t changes = game.state().ranches[p].changes;
+    if (!t.known || t.changes[p] != changes) {
+      t.total[p] = game.running_score(p).total();
+      t.changes[p] = changes;
+    }
+  }
+  t.known = true;
+  return t.total.data();
+}
+
+void VectorGames::write(int g, const VectorOutputs& out) {
   const Game& game = *games_[g];
   const int player = game.current_player();
   out.player[g] = player;
@@ -154,7 +172,8 @@ void VectorGames::write(int g, const VectorOutputs& out) const {
     std::fill_n(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS, NUM_ACTIONS, 0);
     return;
   }
-  observe(game, player, out.obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
+  observe(game, player, out.obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE,
+          running_totals(g));
   game.legal_mask(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS);
 }
 
@@ -189,6 +208,7 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
       if (next_[g]) {
         games_[g] = std::move(next_[g]);
         next_[g].reset();
+        totals_[g].known = false;
         run_builtin(g);
       }
     }

@@ -9,6 +9,7 @@
 // is split over threads.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -102,7 +103,8 @@ class VectorGames {
 
  private:
   void run_builtin(int g);
-  void write(int g, const VectorOutputs& out) const;
+  void write(int g, const VectorOutputs& out);
+  const int* running_totals(int g);
   void final_rewards(const Game& game, float* out) const;
   void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
   void start_range(const VectorOutputs& out, int lo, int hi);
@@ -116,6 +118,14 @@ class VectorGames {
   std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
   std::unique_ptr<WorkerPool> pool_;
+  // Each game's players' running score totals and the ranch change counts they were scored at
+  // (reset when a game takes the slot).
+  struct Totals {
+    std::array<std::uint32_t, MAX_PLAYERS> changes;
+    std::array<int, MAX_PLAYERS> total;
+    bool known = false;
+  };
+  std::vector<Totals> totals_;
 };
 
 }  // namespace moonriver
