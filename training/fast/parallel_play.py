@@ -11,6 +11,12 @@ plays a batch: on the compiled core (``backend="core"``) in one ``BatchedGames``
 come from the caller's generator, so a run is deterministic for a given seed and number of
 workers. ``close`` (or leaving the ``with`` block) stops the children.
 
+For a split PPO update (``play(..., keep=True)``) each child keeps its share's observations,
+masks and priors and sends only the small per-decision numbers; ``begin_update`` then hands
+each child its rows' advantages and returns, and for every minibatch ``request_grads`` /
+``receive_grads`` collect each child's part of the gradient (``ppo_loss.Shard``) at the
+weights the main process sends with the request.
+
 The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
 reaches only the main process (no tracebacks from the workers), which stops them with
 ``close``.

@@ -5,9 +5,12 @@
 
 (``python -m moonriver_env.training.fast.train`` is the same command.) The built-in defaults
 are the shipped recipe, ``training/configs/fast_4p_base.toml``. Torch threads 1 per process;
-the games of every batch are split over ``workers`` processes (see ``parallel_play``) and the
-updates run in the main one with ``update_threads`` torch threads (by default one per play
-process, as those are idle then). On the compiled core (``backend = "core"``, the default)
+the games of every batch are split over ``workers`` processes (see ``parallel_play``). With
+``split_updates`` (the default) each PPO update is split over them too: every process keeps
+the decisions it recorded and computes their part of each minibatch's gradient
+(``ppo_loss``); the imitation updates, and PPO without ``split_updates``, run in the main
+process with ``update_threads`` torch threads (by default one per play process, as those are
+idle then). On the compiled core (``backend = "core"``, the default)
 each process plays its share in one ``moonriver_env.vector.BatchedGames``
 (``rollout.play_batched``): Greedy seats and Greedy's prior are computed in the core, in
 batch, and the networks score only the legal actions. With ``backend = "python"`` (the
