@@ -32,8 +32,8 @@ from torch.nn import functional as F
 
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
 
-__all__ = ["MASKED", "NetConfig", "RanchNet", "action_index", "legal_lists", "load_net",
-           "save_net"]
+__all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "legal_lists",
+           "load_net", "save_net"]
 
 
 @dataclass(frozen=True)
@@ -73,16 +73,16 @@ class RanchNet(nn.Module):
         if self.config.use_prior:
             self.prior_weight = nn.Parameter(torch.tensor(float(self.config.prior_init)))
         self.register_buffer("index", torch.from_numpy(action_index()), persistent=False)
+        self._twin: tuple[tuple[int, ...], NumpyRanchNet] | None = None  # see numpy_twin
 
     def numpy_twin(self) -> NumpyRanchNet:
         """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights, kept
         until they change (any in-place change to a parameter bumps its version)."""
         key = tuple(p._version for p in self.parameters())
-        cached = self.__dict__.get("_twin")
-        if cached is None or cached[0] != key:
+        if self._twin is None or self._twin[0] != key:
             arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
-            cached = self.__dict__["_twin"] = (key, NumpyRanchNet(arrays))
-        return cached[1]
+            self._twin = (key, NumpyRanchNet(arrays))
+        return self._twin[1]
 
     @property
     def uses_prior(self) -> bool:
@@ -166,6 +166,29 @@ def legal_lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     legal[rows, np.arange(ids.size) - np.repeat(starts, counts)] = ids
     valid = np.arange(width)[None, :] < counts[:, None]
     return legal, valid
+
+
+class LegalRows:
+    """Recorded decisions ready for ``RanchNet.legal_forward``: observations, each row's legal
+    ids (``legal_np``, ``legal``) and their marks, and the greedy prior at those ids."""
+
+    def __init__(self, obs: np.ndarray, masks: np.ndarray, priors: np.ndarray | None) -> None:
+        self.obs = obs
+        self.legal_np, valid = legal_lists(masks)
+        self.legal, self.valid = torch.from_numpy(self.legal_np), torch.from_numpy(valid)
+        self.priors = (None if priors is None or not len(priors)
+                       else torch.from_numpy(np.take_along_axis(priors, self.legal_np, 1)))
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+    def forward(self, net: RanchNet, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """``net.legal_forward`` of the rows ``idx``."""
+        t = torch.from_numpy(idx)
+        # numpy's row gather: a few times faster than torch's indexing of (n, 4934) rows
+        obs = torch.from_numpy(self.obs.take(idx, axis=0))
+        return net.legal_forward(obs, self.legal[t], self.valid[t],
+                                 None if self.priors is None else self.priors[t])
 
 
 def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from moonriver_env.training.policy_net import RanchNet, legal_lists
+from moonriver_env.training.policy_net import LegalRows, RanchNet
 
 STATS = ("policy_loss", "value_loss", "entropy", "clip_frac", "approx_kl")
 
@@ -33,25 +33,18 @@ def minibatch_norm(adv: torch.Tensor) -> tuple[float, float]:
     return float(adv.mean()), float(adv.std())
 
 
-class Shard:
+class Shard(LegalRows):
     """Rows of an iteration's decisions held by one process, ready for the loss."""
 
     def __init__(self, obs: np.ndarray, masks: np.ndarray, priors: np.ndarray | None,
                  taken: np.ndarray, old_logp: np.ndarray, adv: np.ndarray,
                  returns: np.ndarray) -> None:
-        legal, valid = legal_lists(masks) if len(masks) else (np.zeros((0, 1), np.int64),
-                                                              np.zeros((0, 1), bool))
-        self.obs = obs
-        self.legal, self.valid = torch.from_numpy(legal), torch.from_numpy(valid)
-        self.priors = (None if priors is None or not len(priors)
-                       else torch.from_numpy(np.take_along_axis(priors, legal, 1)))
-        self.actions = torch.from_numpy(((legal == taken[:, None]) & valid).argmax(axis=1))
+        super().__init__(obs, masks, priors)
+        self.actions = torch.from_numpy(((self.legal_np == taken[:, None])
+                                         & self.valid.numpy()).argmax(axis=1))
         self.old_logp = torch.from_numpy(np.asarray(old_logp, np.float32))
         self.adv = torch.from_numpy(np.asarray(adv, np.float32))
         self.returns = torch.from_numpy(np.asarray(returns, np.float32))
-
-    def __len__(self) -> int:
-        return len(self.obs)
 
     def loss(self, net: RanchNet, idx: np.ndarray, norm: tuple[float, float], size: int,
              weights: LossWeights) -> tuple[torch.Tensor | None, dict[str, float]]:
@@ -60,10 +53,7 @@ class Shard:
         if idx.size == 0:
             return None, dict.fromkeys(STATS, 0.0)
         t = torch.from_numpy(idx)
-        # numpy's row gather: a few times faster than torch's indexing of (n, 4934) rows
-        obs = torch.from_numpy(self.obs.take(idx, axis=0))
-        logp_all, value = net.legal_forward(obs, self.legal[t], self.valid[t],
-                                            None if self.priors is None else self.priors[t])
+        logp_all, value = self.forward(net, idx)
         logp = logp_all.gather(1, self.actions[t, None]).squeeze(1)
         a = (self.adv[t] - norm[0]) / (norm[1] + 1e-8)
         ratio = torch.exp(logp - self.old_logp[t])

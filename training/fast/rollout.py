@@ -39,10 +39,10 @@ from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE, O
 GREEDY = "greedy"
 LEARNER = "learner"
 RANDOM = "random"  # a uniform random seat (played in the core by ``play_batched``)
-TRAINING_SEEDS = 10**9
+TRAINING_SEEDS = 10**9  # training games draw seeds below this; evaluate with seeds above it
 # A network whose decisions are not recorded (a snapshot, an evaluation opponent) plays waves
 # of up to this many rows with its numpy twin.
-TWIN_ROWS = 4  # training games draw seeds below this; evaluate with seeds above it
+TWIN_ROWS = 4
 
 
 @dataclass

@@ -87,17 +87,16 @@ from moonriver_env.training.fast.rollout import (
     play_batched,
 )
 from moonriver_env.training.policy_net import (
+    LegalRows,
     NetConfig,
     RanchNet,
-    legal_lists,
     load_net,
     save_net,
 )
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+from moonriver_env.engine import GameConfig
 
 PROG = "moonriver-train-fast"
 RESUME_FILE = "resume.pt"
@@ -286,39 +285,19 @@ def _array(rows: Any) -> np.ndarray:
     return rows if isinstance(rows, np.ndarray) else np.stack(rows)
 
 
-def _tensors(batch: Batch) -> tuple[np.ndarray, np.ndarray, torch.Tensor, torch.Tensor,
-                                    torch.Tensor | None]:
-    """Observations (an array: ``_minibatch`` takes their rows), legal ids (array and
-    tensor), their valid marks and the greedy prior at those ids: the input of
-    ``RanchNet.legal_forward``."""
-    legal, valid = legal_lists(_array(batch.masks))
-    priors = (torch.from_numpy(np.take_along_axis(_array(batch.priors), legal, 1))
-              if len(batch.priors) else None)
-    return (_array(batch.obs), legal, torch.from_numpy(legal), torch.from_numpy(valid), priors)
-
-
-def _minibatch(obs: np.ndarray, idx: np.ndarray) -> torch.Tensor:
-    """The observations of a minibatch (numpy's row gather: a few times faster than torch's
-    indexing of a (n, 4934) tensor)."""
-    return torch.from_numpy(obs.take(idx, axis=0))
-
-
-def _rows(priors: torch.Tensor | None, t: torch.Tensor) -> torch.Tensor | None:
-    return None if priors is None else priors[t]
-
-
 def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epochs: int,
                    minibatch: int, rng: np.random.Generator) -> dict[str, float]:
     """Cross-entropy on Greedy's tied-best set and value regression on the final reward."""
-    obs, legal_np, legal, valid, priors = _tensors(batch)
-    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), legal_np, 1)) & valid
+    rows = LegalRows(_array(batch.obs), _array(batch.masks),
+                     _array(batch.priors) if len(batch.priors) else None)
+    valid = rows.valid
+    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), rows.legal_np, 1)) & valid
     targets = torch.tensor([batch.returns[k] for k in batch.keys], dtype=torch.float32)
     n, stats = len(batch), {}
     for _ in range(epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // minibatch)):
             t = torch.from_numpy(idx)
-            logp, value = net.legal_forward(_minibatch(obs, idx), legal[t], valid[t],
-                                            _rows(priors, t))
+            logp, value = rows.forward(net, idx)
             policy_loss = -torch.logsumexp(logp.masked_fill(~ties[t], -1e9), dim=1).mean()
             value_loss = (value - targets[t]).pow(2).mean()
             opt.zero_grad()
@@ -361,8 +340,7 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
     old_logp = np.asarray(batch.logps, dtype=np.float32)
     split = pool is not None and batch.local is not None
     local = batch.local if split else len(batch)
-    shard = Shard(_array(batch.obs) if local else np.zeros((0, OBSERVATION_SIZE), np.float32),
-                  _array(batch.masks) if local else np.zeros((0, NUM_ACTIONS), np.bool_),
+    shard = Shard(_array(batch.obs), _array(batch.masks),
                   _array(batch.priors) if len(batch.priors) else None, taken[:local],
                   old_logp[:local], adv_np[:local], ret_np[:local])
     if split:
