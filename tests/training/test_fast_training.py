@@ -321,6 +321,14 @@ def test_a_failing_worker_share_raises_in_the_main_process() -> None:
     assert multiprocessing.active_children() == []
 
 
+def test_a_split_update_with_a_worker_that_played_no_game(tmp_path) -> None:
+    """One game per iteration and two play processes: the worker's share is empty, and the
+    split update still runs (its part of every minibatch is empty)."""
+    net = train(_tiny(tmp_path, workers=2, games=1, bc_games=1), quiet=True)
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+    assert multiprocessing.active_children() == []
+
+
 # ------------------------------------------------------------- defaults, flags, progress
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "training" / "configs" / "fast_4p_base.toml"

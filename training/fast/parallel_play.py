@@ -46,7 +46,8 @@ from moonriver_env.training.fast.rollout import LEARNER, Batch, play, play_batch
 from moonriver_env.training.policy_net import NetConfig, RanchNet
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
-from moonriver_env.engine import GameConfig
+from moonriver_env.engine import NUM_ACTIONS, GameConfig
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 
 _LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
 _HELD_FIELDS = ("obs", "masks", "priors")  # what a split update leaves where it was played
@@ -116,9 +117,12 @@ def pack(batch: Batch, rows: bool = True) -> dict[str, Any]:
 
 
 def held_rows(batch: Batch) -> dict[str, Any]:
-    """A share's observations, masks and priors as stacked arrays (None where it has none):
-    what stays in the process that played it, for a split update."""
-    return {name: _stacked(getattr(batch, name)) for name in _HELD_FIELDS}
+    """A share's observations and masks as stacked arrays (no rows: empty ones) and its
+    priors (None without): what stays in the process that played it, for a split update."""
+    obs, masks = _stacked(batch.obs), _stacked(batch.masks)
+    return {"obs": np.zeros((0, OBSERVATION_SIZE), np.float32) if obs is None else obs,
+            "masks": np.zeros((0, NUM_ACTIONS), np.bool_) if masks is None else masks,
+            "priors": _stacked(batch.priors)}
 
 
 def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
