@@ -30,6 +30,11 @@ out once its draws are chosen (``Game.set_next_draws`` makes the engine draw the
 they are being chosen the table still shows the state before that decision. The engine's
 bonus tiles involve no draw (the player picks the tile, RULES.md) and so no chance node.
 
+**Records.** The engine game's record (``engine_game(state).to_record()``) says
+``"chosen_draws": true``: its draws are the chance outcomes, found in its chance events, not
+the seed's, and ``Game.from_record`` replays them from there, so a finished game's record
+replays byte for byte (docs/game-record.md, "Chosen draws").
+
 **Search.** With its draws explicit the game has no hidden information, so OpenSpiel's
 ``MCTSBot`` (and any perfect-information algorithm with chance) plays it directly;
 ``moonriver_env.agents.openspiel_bots.play_match`` runs it against this package's agents

@@ -120,6 +120,7 @@ class Game:
         self.data = self.config.data
         self._n = self.config.num_players
         draws = _setup_draws(self.config, self.data, self.seed, first_draws)
+        self.chosen_draws = bool(first_draws)  # as the engine's: the record replays its draws
         self.scenario: int | None = draws["scenario"]
         self.board_names: tuple[str, ...] = draws["boards"]
         self.setup_order: list[int] = draws["setup_order"]
@@ -374,6 +375,7 @@ class Game:
         _engine_set_next_draws(hidden, source, items)
         self._core.set_hidden(hidden.box, hidden.pile)
         self._snap = None
+        self.chosen_draws = True
 
     def random_rollout(self, depth: int, seed: int) -> int:
         """Play up to ``depth`` uniform random legal decisions in place, inside the core (its
@@ -397,7 +399,7 @@ class Game:
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "seed": self.seed, "scenario": self.scenario,
                 "board_names": self.board_names, "setup_order": self.setup_order,
-                "state": self._core.serialize()}
+                "chosen_draws": self.chosen_draws, "state": self._core.serialize()}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.config = state["config"]
@@ -405,6 +407,7 @@ class Game:
         self.scenario = state["scenario"]
         self.board_names = state["board_names"]
         self.setup_order = state["setup_order"]
+        self.chosen_draws = state.get("chosen_draws", False)
         self.data = self.config.data
         self._n = self.config.num_players
         self._core = _core.Game.deserialize(_tables(self.data), state["state"])

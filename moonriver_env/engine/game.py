@@ -153,6 +153,7 @@ class Game(RecordedGame):
         self._kind_symbols = _kind_symbols(self.data)
         self._token_kind = _token_kinds(self.data)
         self._history: list[dict[str, Any]] = []
+        self.chosen_draws = False  # set_next_draws was used: the record replays its draws
         self._setup(first_draws)
 
     # ------------------------------------------------------------------ setup
@@ -831,8 +832,10 @@ class Game(RecordedGame):
         its order: "box" holds plot ids, "pile" partner token ids.
 
         For explicit chance (``moonriver_env.openspiel`` picks each draw): the generator is not
-        used and no event is added, so the seed no longer rebuilds such a game; ``Game(config,
-        seed, first_draws={"pile": [...], "box": [...]})`` picks the setup's saloon and column.
+        used and no event is added, so the seed alone no longer rebuilds such a game: the game
+        is marked ``chosen_draws`` and its record replays the draws of its chance events
+        (docs/game-record.md); ``Game(config, seed, first_draws={"pile": [...], "box": [...]})``
+        picks the setup's saloon and column.
         """
         stack = {"box": self.box, "pile": self.pile}.get(source)
         if stack is None:
@@ -847,6 +850,7 @@ class Game(RecordedGame):
         for item in reversed(wanted):  # draws pop from the end
             stack.remove(item)
             stack.append(int(item))
+        self.chosen_draws = True
 
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""

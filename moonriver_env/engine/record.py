@@ -76,7 +76,7 @@ def to_record(game: Game, include_seed: bool = False) -> dict[str, Any]:
             event["text"] = ActionCodec.to_text(event["action"])
     over = game.is_over
     scores = game.scores() if over else game.running_scores()
-    return {
+    record = {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,
         "config": game.config.to_dict(), "seed": record_seed(game, include_seed),
         "scenario": game.scenario, "boards": list(game.board_names),
@@ -84,6 +84,45 @@ def to_record(game: Game, include_seed: bool = False) -> dict[str, Any]:
         "scores": [s.to_dict() for s in scores],
         "winners": game.winners() if over else None,
     }
+    if game.chosen_draws:  # explicit chance: the replay takes its draws from the events
+        record["chosen_draws"] = True
+    return record
+
+
+def _drawn_ids(event: dict[str, Any]) -> tuple[str, Any] | None:
+    """The source ("box" or "pile") and the ids a chance event drew, None if it drew none."""
+    if event.get("event") == "column":
+        return "box", event.get("plots")
+    if event.get("event") == "saloon":
+        filled = event.get("filled")
+        if not isinstance(filled, list) or not all(isinstance(f, list) and len(f) == 2
+                                                   for f in filled):
+            return "pile", None
+        return "pile", [token for _, token in filled]
+    return None
+
+
+def chosen_draws(record: dict[str, Any]) -> dict[str, list[int]] | None:
+    """The draws of a ``chosen_draws`` record, in draw order, from its chance events (plot ids
+    of the columns, partner tokens of the saloon refills); None for a seeded record."""
+    flag = record.get("chosen_draws")
+    if flag is None:
+        return None
+    if flag is not True:
+        raise ValueError(f"record field 'chosen_draws' is true when present, got {flag!r:.40}")
+    events = record.get("events")
+    draws: dict[str, list[int]] = {"box": [], "pile": []}
+    for i, event in enumerate(events if isinstance(events, list) else []):
+        drawn = _drawn_ids(event) if isinstance(event, dict) and \
+            event.get("type") == "chance" else None
+        if drawn is None:
+            continue
+        source, ids = drawn
+        if not isinstance(ids, list) or not all(type(x) is int for x in ids):
+            raise ValueError(f"record event {i}: a {event['event']} event of a chosen_draws "
+                             f"record must list integer ids, got {event!r:.80}")
+        draws[source] += ids
+    return draws
 
 
 def _version_1_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,7 +148,9 @@ def from_record(record: dict[str, Any], verify: bool = True,
                 game_class: type | None = None) -> Game:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
-    Any malformed or tampered record raises ValueError saying what is wrong; so does a record
+    A ``chosen_draws`` record (explicit chance, ``moonriver_env.openspiel``) replays the draws
+    of its chance events instead of the seed's (the seed still seats the players). Any
+    malformed or tampered record raises ValueError saying what is wrong; so does a record
     without a seed (one written while the game was running, see :func:`record_seed`).
     ``game_class`` replays it on another implementation (the compiled core's ``Game``).
     """
@@ -122,7 +163,9 @@ def from_record(record: dict[str, Any], verify: bool = True,
             again.update(version=1, events=_version_1_order(again["events"]))
         return again
 
+    draws = chosen_draws(record) if isinstance(record, dict) else None
     return rebuild(record, game="Moon River", fmt=RECORD_FORMAT, versions=READABLE_VERSIONS,
                    required=_REQUIRED,
-                   build=lambda config, seed: game_class(GameConfig.from_dict(config), seed=seed),
+                   build=lambda config, seed: game_class(GameConfig.from_dict(config), seed=seed,
+                                                         first_draws=draws),
                    kinds=("decision", "chance"), rewrite=rewrite, verify=verify)

@@ -341,3 +341,59 @@ def test_random_sim_test_many(params: str) -> None:
 def test_openspiel_mcts_against_our_mcts_sweep() -> None:
     result = bots.play_match(10, games=10, players=2, seed=1)
     assert result.games == 10 and len(result.returns) == 10
+
+
+# ------------------------------------------------------------ records of chosen draws
+
+
+@needs_openspiel
+@pytest.mark.parametrize(("params", "seed"), [("players=2", 3), ("players=3", 4),
+                                              ("players=4,mode=legends", 5)])
+def test_a_finished_game_record_replays(params: str, seed: int) -> None:
+    state = _random_state(_load(params), seed=seed)
+    record = mos.engine_game(state).to_record()
+    assert record["over"] and record["seed"] is not None and record["chosen_draws"] is True
+    again = Game.from_record(record)  # verifies events, final state and scores
+    assert again.to_record() == record
+    from moonriver_env.core import Game as CoreGame
+    assert CoreGame.from_record(record).to_record() == record
+
+
+@needs_openspiel
+def test_a_running_game_record_with_its_seed_replays() -> None:
+    state = _random_state(_load("players=3"), seed=6, decisions=60)
+    game = mos.engine_game(state)
+    assert not game.is_over and game.to_record()["seed"] is None
+    record = game.to_record(include_seed=True)
+    assert Game.from_record(record).to_record(include_seed=True) == record
+    assert pickle.loads(pickle.dumps(game)).to_record(include_seed=True) == record
+
+
+def test_seeded_records_carry_no_chosen_draws() -> None:
+    assert "chosen_draws" not in Game(GameConfig(), seed=1).to_record()
+    from moonriver_env.core import Game as CoreGame
+    assert "chosen_draws" not in CoreGame(GameConfig(), seed=1).to_record()
+
+
+def _chosen_record() -> dict:
+    game = Game(GameConfig(num_players=2), seed=5, first_draws={"box": [1, 2, 3, 4]})
+    _finish_round(game, np.random.default_rng(1))
+    return game.to_record(include_seed=True)
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    (lambda r: r.update(chosen_draws=1), "'chosen_draws' is true when present"),
+    (lambda r: r.update(chosen_draws=False), "'chosen_draws' is true when present"),
+    (lambda r: next(e for e in r["events"] if e.get("event") == "column")
+     .update(plots=[1, 2, 3, "4"]), "event 2: a column event .* must list integer ids"),
+    (lambda r: next(e for e in r["events"] if e.get("event") == "saloon")
+     .update(filled=[[0, 1.5]]), "a saloon event .* must list integer ids"),
+    (lambda r: next(e for e in r["events"] if e.get("event") == "column")
+     .update(plots=[1, 2, 3, 5]), "does not replay"),
+])
+def test_a_chosen_draws_record_refuses_bad_draws(edit, words: str) -> None:
+    record = _chosen_record()
+    assert Game.from_record(record).to_record(include_seed=True) == record
+    edit(record)
+    with pytest.raises(ValueError, match=words):
+        Game.from_record(record)
