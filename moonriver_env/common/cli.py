@@ -18,6 +18,8 @@ import typing
 import zipfile
 from collections.abc import Callable
 
+from .errors import PicklableError
+
 USAGE_STATUS = 2  # argparse's status for a bad command line
 INTERNAL_STATUS = 1
 
@@ -34,7 +36,7 @@ class CLIError(Exception):
     """A user error whose message is shown as is (one line, exit status 2)."""
 
 
-class MissingExtraError(CLIError):
+class MissingExtraError(PicklableError, CLIError):
     """An optional dependency is not installed; the message names the extra to install."""
 
     def __init__(self, module: str, extra: str, what: str = "this command") -> None:

@@ -1,11 +1,53 @@
-"""The error every game's engine raises for an action that is not legal now."""
+"""The error every game's engine raises for an action that is not legal now, and what lets the
+package's errors cross a process boundary.
+
+An exception crosses a process boundary (Gymnasium's ``AsyncVectorEnv``, SB3's
+``SubprocVecEnv``, Ray, TorchRL's ``GymEnv(..., num_envs=N)``) pickled: Python's default
+``BaseException.__reduce__`` rebuilds it by calling the class with ``self.args`` (the message
+only), which fails for a class whose ``__init__`` takes other arguments. ``PicklableError``
+rebuilds it without calling ``__init__``: the same type, message and attributes; and since
+Gymnasium's ``AsyncVectorEnv`` re-raises a worker's error as ``type(exc)(exc)``, that call
+returns a copy of ``exc``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class IllegalActionError(ValueError):
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...],
+             state: dict[str, Any]) -> BaseException:
+    """An exception of ``cls`` with these ``args`` and attributes, without calling __init__."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+class _CopyOnCall(type):
+    """``cls(exc)`` of an ``exc`` already of ``cls`` returns a copy of it without calling
+    ``__init__``: Gymnasium's ``AsyncVectorEnv`` re-raises a worker's error as
+    ``type(exc)(exc)``, which would otherwise fail on a custom ``__init__``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        """A copy for ``cls(exc)``; otherwise the usual construction."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], cls):
+            return _rebuild(cls, args[0].args, dict(args[0].__dict__))  # type: ignore[arg-type]
+        return super().__call__(*args, **kwargs)
+
+
+class PicklableError(metaclass=_CopyOnCall):
+    """Mixin (before the exception base) for errors whose ``__init__`` takes other arguments
+    than the message: pickling keeps the type, the message (``args``) and the attributes, and
+    ``type(exc)(exc)`` is a copy of ``exc``."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuild from type, args and attributes; ``__init__`` is not called again."""
+        args = self.args  # type: ignore[attr-defined]  # the exception base's
+        return (_rebuild, (type(self), args, dict(self.__dict__)))
+
+
+class IllegalActionError(PicklableError, ValueError):
     """An action that is not legal now; names the action, the reason and the legal actions."""
 
     def __init__(self, action: Any, reason: str, legal: list[str] | None = None) -> None:

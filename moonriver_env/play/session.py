@@ -6,12 +6,15 @@ import json
 import logging
 import secrets
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
+from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
 from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
 from moonriver_env.moonriver.render.style import status_text
@@ -21,10 +24,12 @@ from moonriver_env.play.clicks import action_paths, button_labels, move_keys, mo
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
 MAX_SEED = 2**63 - 1
+_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample")  # SPEC:PATH
+_WEIGHTS_SPECS = ("pretrained", "pretrained+puct")  # a part may be PATH.npz
 _log = logging.getLogger(__name__)
 
 
-class PlayError(ValueError):
+class PlayError(PicklableError, ValueError):
     """A request the game cannot take; ``status`` is the HTTP status to answer with."""
 
     def __init__(self, message: str, status: int = 400) -> None:
@@ -51,8 +56,48 @@ class GameOptions:
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for the page's new-game form)."""
         return {"players": self.players, "mode": self.mode, "scenario": self.scenario,
-                "humans": list(self.humans), "opponents": list(self.opponents),
+                "humans": list(self.humans),
+                "opponents": [shown_spec(spec) for spec in self.opponents],
                 "seed": self.seed}
+
+
+def _spec_paths(spec: str) -> list[str]:
+    """The file paths an agent spec names (none for specs without files)."""
+    kind, _, arg = spec.partition(":")
+    if kind in _FILE_SPECS and arg:
+        return [arg]
+    if kind in _WEIGHTS_SPECS:
+        return [part for part in arg.split(":")
+                if "/" in part or "\\" in part or part.endswith(".npz")]
+    return []
+
+
+def hide_paths(text: str, specs: Iterable[str]) -> str:
+    """``text`` with the file paths that ``specs`` name replaced by the files' names."""
+    for spec in specs:
+        for path in _spec_paths(spec):
+            text = text.replace(path, PurePath(path).name or path)
+    return text
+
+
+def shown_spec(spec: str) -> str:
+    """An agent spec as pages and requests see it: its file paths cut to the files' names
+    (``pretrained:/home/me/w.npz`` is ``pretrained:w.npz``)."""
+    return hide_paths(spec, (spec,))
+
+
+def trusted_specs(specs: Iterable[str]) -> dict[str, str]:
+    """The command line's agent specs by the name pages and requests know them by
+    (:func:`shown_spec`); two specs shown alike are a ValueError."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        shown = shown_spec(spec)
+        if out.get(shown, spec) != spec:
+            raise ValueError(f"--opponents {shown_spec(out[shown])!r} is given twice with "
+                             "files of the same name in different folders; pages show only "
+                             "file names, so give the files different names")
+        out[shown] = spec
+    return out
 
 
 def options_from_json(body: Any, defaults: GameOptions,
@@ -61,7 +106,8 @@ def options_from_json(body: Any, defaults: GameOptions,
     """Validated options from a request body; anything wrong is a PlayError naming it.
 
     A request names agents only by specs without file paths and with bounded budgets
-    (see ``request_spec_problem``), or by the specs of ``defaults`` (the command line's).
+    (see ``request_spec_problem``), or by the specs of ``defaults`` (the command line's) as
+    pages show them (:func:`shown_spec`: file names, never paths).
     """
     if not isinstance(body, dict):
         raise PlayError("the body must be a JSON object with players, mode, scenario, humans, "
@@ -80,8 +126,9 @@ def options_from_json(body: Any, defaults: GameOptions,
             or not all(isinstance(o, str) for o in opponents)):
         raise PlayError(f"'opponents' must be a list of 1 to 4 agent specs (strings), got "
                         f"{_short(opponents)}")
+    trusted = trusted_specs(defaults.opponents)
     for spec in opponents:
-        if spec in defaults.opponents:  # given on the command line: any spec, any budget
+        if spec in trusted:  # given on the command line: any spec, any budget
             continue
         problem = request_spec_problem(spec, max_seconds, max_simulations)
         if problem:
@@ -96,7 +143,8 @@ def options_from_json(body: Any, defaults: GameOptions,
         if out[key] is not None and type(out[key]) is not int:
             raise PlayError(f"{key} must be a whole number, got {_short(out[key])}")
     return GameOptions(out["players"], out["mode"], out["scenario"], tuple(humans),
-                       tuple(opponents), seed, defaults.backend)
+                       tuple(trusted.get(spec, spec) for spec in opponents), seed,
+                       defaults.backend)
 
 
 def _short(value: Any) -> str:
@@ -130,7 +178,7 @@ def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
         try:
             seats[p] = make_agent(specs[k], seed=seed + 1 + p)
         except (ValueError, OSError) as exc:
-            raise PlayError(str(exc)) from None
+            raise PlayError(hide_paths(str(exc), specs)) from None
     return seats
 
 
@@ -164,7 +212,7 @@ class PlaySession:
         for p, agent in enumerate(self.seats):
             if agent is not None:
                 agent.reset(seed + 1 + p)
-        self.names = ["you" if a is None else a.name for a in self.seats]
+        self.names = ["you" if a is None else shown_spec(a.name) for a in self.seats]
         self._lock = threading.Lock()  # guards the game and the fields below, held briefly
         self._agent_turn = threading.Lock()  # held by the one advance whose agent thinks
         self.decision = 0
@@ -258,17 +306,18 @@ class PlaySession:
                                                              view.current_player)))
             except Exception as exc:  # a command-line agent unfit for this game, say
                 _log.exception("agent %s failed to choose a move", agent.name)
-                raise PlayError(f"agent {agent.name} failed to choose a move "
-                                f"({type(exc).__name__}: {str(exc)[:200]}); the game is "
-                                "unchanged", 500) from None
+                shown = hide_paths(str(exc), (agent.name,))[:200]
+                raise PlayError(f"agent {shown_spec(agent.name)} failed to choose a move "
+                                f"({type(exc).__name__}: {shown}); the game is unchanged",
+                                500) from None
             with self._lock:
                 if self.decision != at:  # only a test replacing the game gets here
                     raise PlayError("the game changed while the agent was thinking", 409)
                 try:
                     self._apply(action)
                 except IllegalActionError as exc:
-                    raise PlayError(f"agent {agent.name} chose an illegal action: {exc}",
-                                    500) from None
+                    raise PlayError(f"agent {shown_spec(agent.name)} chose an illegal "
+                                    f"action: {exc}", 500) from None
         finally:
             self._agent_turn.release()
 
