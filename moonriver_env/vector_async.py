@@ -1,0 +1,210 @@
+"""Asynchronous stepping of batched games in the EnvPool manner: ``send(actions, env_id)`` and
+``recv()``.
+
+``AsyncBatchedGames(num_games, batch_size)`` splits ``num_games`` games into parts of
+``batch_size`` games, each a :class:`~moonriver_env.vector.BatchedGames` of its own. ``send``
+hands a part's actions to a worker thread, which steps it in the core (the GIL released), and
+returns at once; ``recv`` waits for a part that has finished and returns its results as a
+:class:`~moonriver_env.vector_multiagent.BatchState` whose ``env_id`` names the part's games.
+Meanwhile Python works on another part, e.g. a policy's forward pass::
+
+    pool = AsyncBatchedGames(512, batch_size=256, config=GameConfig(num_players=4))
+    pool.async_reset(seed=0)
+    for _ in range(steps):
+        state = pool.recv()                        # batch_size games, ready now
+        actions = policy(state.observation, state.legal_action_mask)
+        pool.send(actions, state.env_id)           # steps while the next recv's part is used
+
+As in EnvPool, ``recv`` returns whichever sent part finished first (the earliest sent when
+several have); ``send`` takes the ids that ``recv`` returned (one or more whole parts, in any
+order; actions[i] is for game env_id[i]). ``step(actions, env_id)`` is ``send`` then ``recv``;
+with ``batch_size == num_games`` (the default) it is synchronous stepping of all games.
+
+**Seeds.** ``async_reset(seed)`` / ``reset(seed)`` start game g from ``seed + g`` and its k-th
+episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games)`` reset with
+the same seed, whatever the parts or the order of ``recv``. Built-in seats (``seats=``) draw
+from their part's streams (part p's seed is ``seed + p * batch_size``), so their draws depend
+on ``batch_size`` but never on timing, workers or the order of ``recv``.
+
+**Errors.** An illegal action raises ``BatchIllegalActionError`` from the ``recv`` that would
+have returned its part (``game_index`` is the game's env id); no game of that part changed and
+the part may be sent again. Bad ids (out of range, repeated, part of a part, a part still
+stepping) are refused by ``send`` with a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from moonriver_env.core import Game as CoreGame
+from moonriver_env.engine import actions as A
+from moonriver_env.engine.config import GameConfig
+from moonriver_env.vector import NUM_ACTIONS, BatchedGames, BatchIllegalActionError, _check_int
+from moonriver_env.vector_multiagent import BatchState, batch_state
+
+
+class _Part(BatchedGames):
+    """Games ``offset .. offset + n - 1`` of a pool of ``total``: reset with seed
+    ``pool seed + offset``, game g's k-th episode is the pool's game offset + g's."""
+
+    def __init__(self, offset: int, total: int, num_games: int, *args: Any) -> None:
+        super().__init__(num_games, *args)
+        self.offset = offset
+        self.total = total
+        self.env_id = np.arange(offset, offset + num_games, dtype=np.int64)
+
+    def episode_seed(self, g: int, k: int | None = None) -> int:
+        """The seed of game g's k-th episode: the pool's seed + offset + g + total * k."""
+        if self.seed is None:
+            raise RuntimeError("call reset(seed) first")
+        k = int(self.episodes[g]) if k is None else k
+        return self.seed + g + self.total * k
+
+    def _raise_illegal(self, g: int, aid: int) -> None:
+        try:
+            super()._raise_illegal(g, aid)
+        except BatchIllegalActionError as err:  # name the game by its id in the pool
+            action = A.ACTIONS[aid].text() if 0 <= aid < NUM_ACTIONS else aid
+            raise BatchIllegalActionError(self.offset + g, action, err.reason,
+                                          err.legal) from None
+
+
+class AsyncBatchedGames:
+    """``num_games`` games in parts of ``batch_size``, stepped by worker threads while Python
+    works on other parts (EnvPool's ``send``/``recv``); see the module docstring."""
+
+    def __init__(self, num_games: int, batch_size: int | None = None,
+                 config: GameConfig | None = None, seats: Sequence[str] | None = None,
+                 reward: str = "win", threads: int = 1, workers: int | None = None,
+                 copy: bool = True) -> None:
+        self.num_games = _check_int("num_games", num_games, 1)
+        size = self.num_games if batch_size is None else batch_size
+        self.batch_size = _check_int("batch_size", size, 1, self.num_games)
+        if self.num_games % self.batch_size:
+            raise ValueError(f"batch_size must divide num_games ({self.num_games}) into equal "
+                             f"parts, got {self.batch_size}")
+        parts = self.num_games // self.batch_size
+        self.workers = _check_int("workers", parts if workers is None else workers, 1)
+        self.copy = copy
+        self.parts = [_Part(p * self.batch_size, self.num_games, self.batch_size, config, seats,
+                            reward, threads) for p in range(parts)]
+        self.config = self.parts[0].config
+        self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="moonriver-step")
+        self._in_flight: dict[int, Future] = {}  # part -> its step or reset, in send order
+        self._started = False
+
+    # ------------------------------------------------------------------ reset
+    def async_reset(self, seed: int = 0) -> None:
+        """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns the
+        parts as they are ready."""
+        seed = _check_int("seed", seed, 0)
+        self._check_idle("reset")
+        for part in self.parts:
+            self._in_flight[part.offset // self.batch_size] = self._executor.submit(
+                part.reset, seed + part.offset)
+        self._started = True
+
+    def reset(self, seed: int = 0) -> BatchState:
+        """Start every game and wait: the state of all ``num_games`` games, by env id."""
+        self.async_reset(seed)
+        states = [self.recv() for _ in self.parts]
+        states.sort(key=lambda s: int(s.env_id[0]))
+        return BatchState(*(np.concatenate([getattr(s, f) for s in states])
+                            for f in BatchState.__dataclass_fields__))
+
+    def _check_idle(self, what: str) -> None:
+        if self._in_flight:
+            raise RuntimeError(f"{len(self._in_flight)} part(s) still stepping: recv() them "
+                               f"before {what}")
+
+    # ------------------------------------------------------------- send/recv
+    def send(self, actions: npt.ArrayLike, env_id: npt.ArrayLike) -> None:
+        """Step the games ``env_id`` (whole parts, as ``recv`` returned them) with ``actions``
+        (actions[i] for game env_id[i]) on the workers; returns at once."""
+        if not self._started:
+            raise RuntimeError("call async_reset(seed) or reset(seed) before send()")
+        ids = np.asarray(env_id)
+        acts = np.asarray(actions)
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or ids.size == 0:
+            raise ValueError(f"env_id must be a non-empty 1-d array of integer game ids, got "
+                             f"{ids.dtype} array of shape {ids.shape}")
+        if acts.shape != ids.shape or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be {ids.size} integer action ids (one per env_id), "
+                             f"got {acts.dtype} array of shape {acts.shape}")
+        for p, order in self._parts_of(ids).items():
+            part = self.parts[p]
+            local = np.empty(self.batch_size, np.int64)
+            local[ids[order] - part.offset] = acts[order]
+            self._in_flight[p] = self._executor.submit(part.step, local)
+
+    def _parts_of(self, ids: np.ndarray) -> dict[int, np.ndarray]:
+        """Each part named by ``ids`` -> the positions of its games in ``ids``, checked."""
+        if ids.min() < 0 or ids.max() >= self.num_games:
+            raise ValueError(f"env_id must hold game ids in 0..{self.num_games - 1}, got "
+                             f"{int(ids.min() if ids.min() < 0 else ids.max())}")
+        if np.unique(ids).size != ids.size:
+            raise ValueError("env_id must not repeat a game")
+        which = ids // self.batch_size
+        out: dict[int, np.ndarray] = {}
+        for p in np.unique(which).tolist():
+            order = np.flatnonzero(which == p)
+            if order.size != self.batch_size:
+                raise ValueError(f"env_id must name whole parts of {self.batch_size} games (as "
+                                 f"recv returned them); games {p * self.batch_size}.."
+                                 f"{(p + 1) * self.batch_size - 1} are named {order.size} "
+                                 f"times")
+            if p in self._in_flight:
+                raise ValueError(f"games {p * self.batch_size}..{(p + 1) * self.batch_size - 1} "
+                                 f"are still stepping: recv() them before sending again")
+            out[p] = order
+        return out
+
+    def recv(self) -> BatchState:
+        """Wait for a sent part to finish and return its games' state (the earliest sent of
+        those finished); an error raised while stepping it is raised here."""
+        if not self._in_flight:
+            raise RuntimeError("nothing to recv: send() actions (or async_reset) first")
+        done, _ = wait(self._in_flight.values(), return_when=FIRST_COMPLETED)
+        p = next(q for q, fut in self._in_flight.items() if fut in done)
+        self._in_flight.pop(p).result()  # the part's own error, if it raised
+        part = self.parts[p]
+        return batch_state(part, part.env_id.copy(), self.copy)
+
+    def step(self, actions: npt.ArrayLike, env_id: npt.ArrayLike | None = None) -> BatchState:
+        """``send(actions, env_id)`` then ``recv()`` (every game when ``env_id`` is None)."""
+        self.send(actions, np.arange(self.num_games) if env_id is None else env_id)
+        return self.recv()
+
+    # ----------------------------------------------------------------- views
+    def _part(self, env_id: int) -> tuple[_Part, int]:
+        g = _check_int("env_id", env_id, 0, self.num_games - 1)
+        p = g // self.batch_size
+        if p in self._in_flight:
+            raise RuntimeError(f"game {g} is stepping: recv() its part first")
+        return self.parts[p], g - self.parts[p].offset
+
+    def game(self, env_id: int) -> CoreGame:
+        """A copy of game ``env_id``'s current state as a core Game (its part not stepping)."""
+        part, g = self._part(env_id)
+        return part.game(g)
+
+    def episode_seed(self, env_id: int, k: int | None = None) -> int:
+        """The core seed of game ``env_id``'s k-th episode (its current one when k is None)."""
+        part, g = self._part(env_id)
+        return part.episode_seed(g, k)
+
+    def close(self) -> None:
+        """Wait for the parts still stepping and stop the worker threads."""
+        self._executor.shutdown(wait=True)
+        self._in_flight.clear()
+
+    def __enter__(self) -> AsyncBatchedGames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
