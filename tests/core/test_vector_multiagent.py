@@ -125,3 +125,21 @@ def test_bad_input_is_refused():
     bad = np.flatnonzero(~state.legal_action_mask[0])[0]
     with pytest.raises(ValueError, match="in game 0 of the batch"):
         games.step(np.array([bad, np.flatnonzero(state.legal_action_mask[1])[0]]))
+
+
+def test_rllibs_batched_env_is_built_on_the_interface():
+    """RLlib's batched env steps one MultiAgentGames (per-game seats for fixed opponents):
+    slot g plays the core games base + g + N * k, the seats of its slot."""
+    pytest.importorskip("ray.rllib")
+    from moonriver_env.training.rllib.env import BatchedMoonRiverEnv
+
+    env = BatchedMoonRiverEnv(5, {"num_players": 3, "opponents": ["greedy", "random"],
+                                  "opponent_prob": 0.7, "seed": 2})
+    assert isinstance(env.games, MultiAgentGames) and len(set(env.seats)) > 1
+    env.reset(seed=4)
+    seeds = [env.episode_seed(i) for i in range(5)]
+    assert seeds == list(range(seeds[0], seeds[0] + 5))
+    for i in range(5):
+        assert env.games.game(i).seed == seeds[i]
+        learners = [p for p, kind in enumerate(env.seats[i]) if kind == "learner"]
+        assert env.games.state().current_player[i] in learners

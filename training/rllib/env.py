@@ -3,10 +3,11 @@
 Two ways to give RLlib's ``MultiAgentEnvRunner`` its games (``RLlibTrainConfig.env_backend``):
 
 - ``"batched"`` (default): :class:`BatchedMoonRiverEnv`, a ``VectorMultiAgentEnv`` over
-  :class:`moonriver_env.vector.BatchedGames`: the runner's ``num_envs_per_env_runner`` games
-  are stepped by one call into the core. Fixed opponents are the core's built-in ``random``
-  and ``greedy`` seats, played inside the core. :class:`BatchedEnvRunner` is the env runner
-  that drives it (the core replaces an ended game in the same step, see the class).
+  :class:`moonriver_env.vector_multiagent.MultiAgentGames` (the project's multi-agent batched
+  interface): the runner's ``num_envs_per_env_runner`` games are stepped by one call into the
+  core. Fixed opponents are the core's built-in ``random`` and ``greedy`` seats, played inside
+  the core. :class:`BatchedEnvRunner` is the env runner that drives it (the core replaces an
+  ended game in the same step, see the class).
 - ``"pettingzoo"`` (the reference path): the PettingZoo env through RLlib's
   ``PettingZooEnv``, one game per env, any ``Agent`` spec as an opponent (``mcts:50``,
   ``policy:PATH`` ...), played by :class:`SeatedOpponents` since such agents read the engine
@@ -189,29 +190,30 @@ class _SeatSpaces(MultiAgentEnv):
 class BatchedMoonRiverEnv(VectorMultiAgentEnv):
     """``num_envs`` games of Moon River in the compiled core, as RLlib's vector multi-agent env.
 
-    Each env is one game slot of a :class:`~moonriver_env.vector.BatchedGames` (one per seat
-    pattern when fixed opponents are drawn). Per env, ``step`` takes ``{agent_id: action}`` for
-    the one agent to act and returns what ``PettingZooEnv`` over ``moonriver_v0.env`` returns:
-    the next agent to act with its observation dict and its reward accumulated since it last
-    acted (``shaping`` included, read from the observation's running scores); when the game
-    ends, every seat's final reward with ``terminateds[agent]`` and ``"__all__"`` True.
-    Differences: the final observation of every seat but the one that made the last move is
-    all zeros (only the mover's view of the ended game exists in the batch; no value is
-    bootstrapped from a terminal state), infos are empty, and ``opponents`` seats are fixed
-    per slot when the env is built (drawn as :func:`draw_seats` says), not redrawn per game.
+    Each env is one game of a :class:`~moonriver_env.vector_multiagent.MultiAgentGames` (with
+    its per-game seats when fixed opponents are drawn). Per env, ``step`` takes
+    ``{agent_id: action}`` for the one agent to act and returns what ``PettingZooEnv`` over
+    ``moonriver_v0.env`` returns: the next agent to act with its observation dict and its
+    reward accumulated since it last acted (``shaping`` included, read from the observation's
+    running scores); when the game ends, every seat's final reward with ``terminateds[agent]``
+    and ``"__all__"`` True. Differences: the final observation of every seat but the one that
+    made the last move is all zeros (only the mover's view of the ended game exists in the
+    batch; no value is bootstrapped from a terminal state), infos are empty, and ``opponents``
+    seats are fixed per slot when the env is built (drawn as :func:`draw_seats` says), not
+    redrawn per game.
 
     The core replaces an ended game in the same step; RLlib's runner asks for that game's
     first observation one step later. ``take_reset`` hands it over (see
     :class:`BatchedEnvRunner`), so every step has an action for every game.
 
-    Seeds: ``reset(seed)`` derives one base seed per seat pattern from ``seed``, the env
-    config's ``seed`` and the worker index; game slot g of a pattern then plays the core games
-    ``base + g + n * k`` (k = 0, 1, ...; ``episode_seed`` says which one is running).
+    Seeds: ``reset(seed)`` derives one base seed from ``seed``, the env config's ``seed`` and
+    the worker index; game slot g then plays the core games ``base + g + num_envs * k``
+    (k = 0, 1, ...; ``episode_seed`` says which one is running).
     """
 
     def __init__(self, num_envs: int, env_config: Mapping[str, Any]) -> None:
         from moonriver_env.engine import GameConfig
-        from moonriver_env.vector import BatchedGames
+        from moonriver_env.vector_multiagent import MultiAgentGames
 
         super().__init__()
         check_batched(env_config)
@@ -238,12 +240,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         rng = np.random.default_rng([self.config_seed, self.worker_index, 1])
         seats = draw_seats(self.num_envs, n, list(env_config.get("opponents", ())),
                            float(env_config.get("opponent_prob", 0.5)), rng)
-        patterns = sorted(set(seats))
-        self.groups = [(np.array([i for i, s in enumerate(seats) if s == pattern]),
-                        BatchedGames(seats.count(pattern), self.config, pattern,
-                                     self.reward_mode))
-                       for pattern in patterns]
+        # the batch's own arrays (copy=False): only what RLlib keeps is copied, per step
+        self.games = MultiAgentGames(self.num_envs, self.config, self.reward_mode, copy=False)
         self.seats = seats
+        self._per_game_seats = None if all(k == "learner" for s in seats for k in s) else seats
         self._zero_obs = np.zeros(obs_space["observation"].shape, np.float32)
         self._zero_mask = np.zeros(obs_space["action_mask"].shape, np.int8)
         for a in (self._zero_obs, self._zero_mask):
@@ -255,16 +255,6 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         self._resets = 0
 
     # ------------------------------------------------------------------ helpers
-    def _gather(self, name: str) -> np.ndarray:
-        """One array of the batches (player, obs, mask, rewards, done, final_obs), by slot."""
-        if len(self.groups) == 1:
-            return getattr(self.groups[0][1], name).copy()
-        first = getattr(self.groups[0][1], name)
-        out = np.empty((self.num_envs, *first.shape[1:]), first.dtype)
-        for slots, games in self.groups:
-            out[slots] = getattr(games, name)
-        return out
-
     def _abs_scores(self, obs: np.ndarray, viewer: np.ndarray) -> np.ndarray:
         """Every player's running score, by player id, from observations seen by ``viewer``."""
         from moonriver_env.moonriver.observation import SCORE_SCALE, VIEWS
@@ -284,11 +274,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         key = [self.config_seed, self.worker_index,
                (2**32 + self._resets) if seed is None else int(seed)]
         self._resets += 1
-        for j, (_, games) in enumerate(self.groups):
-            base = int(np.random.SeedSequence([*key, j]).generate_state(1, np.uint64)[0])
-            games.reset(base >> 3)  # room for + g + n * k below 2**63
-        player = self._gather("player").astype(np.int64)
-        obs, mask = self._gather("obs"), self._gather("mask")
+        base = int(np.random.SeedSequence(key).generate_state(1, np.uint64)[0])
+        state = self.games.reset(base >> 3, seats=self._per_game_seats)  # + g + n * k < 2**63
+        player = state.current_player.astype(np.int64)
+        obs, mask = state.observation.copy(), state.legal_action_mask.view(np.int8).copy()
         self._acc[:] = 0.0
         if self.shaping:
             self._scores = self._abs_scores(obs, player)
@@ -311,15 +300,14 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
                                  f"{sorted(action)} (an ended game's next one must be taken "
                                  f"with take_reset, as BatchedEnvRunner does)")
             acts[i] = action[ids[p]]
-        for slots, games in self.groups:
-            games.step(acts if len(self.groups) == 1 else acts[slots])
+        state = self.games.step(acts)
         mover = self._to_act
-        player = self._gather("player").astype(np.int64)
-        obs, mask = self._gather("obs"), self._gather("mask")
-        done = self._gather("done")
-        step_rewards = self._gather("rewards").astype(np.float64)
+        player = state.current_player.astype(np.int64)
+        obs, mask = state.observation.copy(), state.legal_action_mask.view(np.int8).copy()
+        done = state.terminated.copy()
+        step_rewards = state.rewards.astype(np.float64)
         ended = np.flatnonzero(done)
-        final_obs = self._gather("final_obs") if ended.size else None
+        final_obs = state.final_observation.copy() if ended.size else None
         if self.shaping:
             now = self._abs_scores(obs, player)
             if ended.size:
@@ -362,11 +350,9 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
 
     def episode_seed(self, env_index: int) -> int:
         """The core seed of the game env ``env_index`` is playing (``core.Game(config, s)``)."""
-        for slots, games in self.groups:
-            hit = np.flatnonzero(slots == env_index)
-            if hit.size:
-                return games.episode_seed(int(hit[0]))
-        raise ValueError(f"env_index must be in 0..{self.num_envs - 1}, got {env_index}")
+        if not 0 <= env_index < self.num_envs:
+            raise ValueError(f"env_index must be in 0..{self.num_envs - 1}, got {env_index}")
+        return self.games.episode_seed(env_index)
 
 
 class BatchedEnvRunner(MultiAgentEnvRunner):
