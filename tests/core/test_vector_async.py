@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import pickle
 import subprocess
 import sys
 
@@ -156,6 +157,8 @@ def test_an_illegal_action_is_raised_by_recv_and_changes_no_game():
         err = errors[0]
         assert err.game_index == 3 and "in game 3 of the batch" in str(err)
         assert err.reason and err.legal
+        again = pickle.loads(pickle.dumps(err))  # it crosses process boundaries as it is
+        assert type(again) is BatchIllegalActionError and str(again) == str(err)
         assert pool.game(3).to_record() == Game(config, 6).to_record()  # unchanged
         after = pool.step(np.array([legal[2], legal[3]]), np.array([2, 3]))  # may resend
         assert after.env_id.tolist() == [2, 3]
