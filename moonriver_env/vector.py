@@ -230,7 +230,10 @@ class BatchedGames:
         given; no listed game may be over."""
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
-        rows = np.ascontiguousarray(games, dtype=np.int64).reshape(-1)
+        ids = np.asarray(games)
+        if ids.size and ids.dtype.kind not in "iu":  # a float or bool array is no index list
+            raise ValueError(f"games must be integer game indices, got dtype {ids.dtype}")
+        rows = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
         if out is None:
             out = np.empty((rows.size, NUM_ACTIONS), np.float32)
         if out.dtype != np.float32 or out.ndim != 2 or not out.flags.c_contiguous:

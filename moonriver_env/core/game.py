@@ -411,6 +411,9 @@ class Game:
         self.data = self.config.data
         self._n = self.config.num_players
         self._core = _core.Game.deserialize(_tables(self.data), state["state"])
+        if self._core.num_players != self._n:
+            raise ValueError(f"moonriver core: state refused: it holds {self._core.num_players} "
+                             f"players, its config {self._n}")
         self._fresh()
 
     # ---------------------------------------------------------------- views

@@ -8,7 +8,9 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstddef>
 #include <cstring>
+#include <string>
 
 #include "game.h"
 #include "observation.h"
@@ -29,6 +31,26 @@ std::shared_ptr<const Tables> tables_of(Array1<std::int64_t> kinds_flat, int num
                                         Array1<std::int64_t> specialist) {
   return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
                      plot_kind.shape(0), specialist.data(), specialist.shape(0));
+}
+
+// The number of ``ids``, each of which must be an action id legal now (int64 in: no id is
+// narrowed to another before the check).
+int checked_legal(const Game& g, Array1<std::int64_t> ids, const char* who) {
+  const std::size_t m = ids.shape(0);
+  if (m > NUM_ACTIONS) throw nb::value_error((std::string(who) + ": at most 2710 ids").c_str());
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::int64_t id = ids.data()[i];
+    if (id < 0 || id >= NUM_ACTIONS || !g.is_legal(static_cast<int>(id)))
+      throw nb::value_error(
+          (std::string(who) + ": every id must be legal now (got " + std::to_string(id) + ")")
+              .c_str());
+  }
+  return static_cast<int>(m);
+}
+
+// A count of games or decisions: >= 0.
+void check_count(long long count, const char* name) {
+  if (count < 0) throw nb::value_error((std::string(name) + " must be >= 0").c_str());
 }
 
 nb::tuple score_tuple(const Score& s) {
@@ -113,6 +135,41 @@ nb::dict snapshot(const Game& g) {
   return d;
 }
 
+nb::dict state_layout() {
+  nb::dict d;
+  const std::size_t at = Game::STATE_FIXED_AT;
+  d["fixed"] = at;
+  d["fixed_size"] = sizeof(Fixed);
+  d["n"] = at + offsetof(Fixed, n);
+  d["rows"] = at + offsetof(Fixed, rows);
+  d["scenario"] = at + offsetof(Fixed, scenario);
+  d["auto_forced"] = at + offsetof(Fixed, auto_forced);
+  d["ranches"] = at + offsetof(Fixed, ranches);
+  d["supply"] = at + offsetof(Fixed, supply);
+  d["saloon"] = at + offsetof(Fixed, saloon);
+  d["active"] = at + offsetof(Fixed, active);
+  d["active_owner"] = at + offsetof(Fixed, active_owner);
+  d["order"] = at + offsetof(Fixed, order);
+  d["order_len"] = at + offsetof(Fixed, order_len);
+  d["turn_index"] = at + offsetof(Fixed, turn_index);
+  d["skulls_len"] = at + offsetof(Fixed, skulls_len);
+  d["effect_cell"] = at + offsetof(Fixed, effect_cell);
+  d["choices"] = at + offsetof(Fixed, choices);
+  d["choices_len"] = at + offsetof(Fixed, choices_len);
+  d["player"] = at + offsetof(Fixed, player);
+  d["phase"] = at + offsetof(Fixed, phase);
+  d["ranch_size"] = sizeof(Ranch);
+  d["ranch.capacity"] = offsetof(Ranch, capacity);
+  d["ranch.kind"] = offsetof(Ranch, kind);
+  d["ranch.cows"] = offsetof(Ranch, cows);
+  d["ranch.plot"] = offsetof(Ranch, plot);
+  d["ranch.label"] = offsetof(Ranch, label);
+  d["ranch.hand"] = offsetof(Ranch, hand);
+  d["ranch.hand_size"] = offsetof(Ranch, hand_size);
+  d["ranch.bonus_taken"] = offsetof(Ranch, bonus_taken);
+  return d;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -120,6 +177,11 @@ NB_MODULE(_core, m) {
   m.attr("NUM_ACTIONS") = NUM_ACTIONS;
   m.attr("OBSERVATION_SIZE") = OBSERVATION_SIZE;
   m.attr("PASS_ID") = PASS_ID;
+
+  m.attr("STATE_FORMAT") = Game::STATE_FORMAT;
+  m.def("state_layout", &state_layout,
+        "Byte offsets in a serialized state (tests that craft states): 'fixed' (where the fixed "
+        "part starts), its fields by name, 'ranch_size' and 'ranch.<field>' within a ranch.");
 
   nb::class_<Tables>(m, "Tables", "The data tables of one set of data files.")
       .def_prop_ro("num_plots", &Tables::num_plots)
@@ -152,6 +214,7 @@ NB_MODULE(_core, m) {
           nb::arg("setup_order"), nb::arg("board_ids"))
       .def(
           "copy", [](const Game& g) { return Game(g); }, "An independent copy.")
+      .def_prop_ro("num_players", &Game::num_players)
       .def_prop_ro("phase", &Game::phase)
       .def_prop_ro("current_player", &Game::current_player)
       .def_prop_ro("player", [](const Game& g) { return g.state().player; })
@@ -242,8 +305,7 @@ NB_MODULE(_core, m) {
           [](Game& g, std::vector<int> box, std::vector<int> pile) {
             if (box.size() != g.box().size() || pile.size() != g.pile().size())
               throw nb::value_error("set_hidden keeps the box and pile sizes");
-            g.set_hidden(std::vector<std::int16_t>(box.begin(), box.end()),
-                         std::vector<std::int16_t>(pile.begin(), pile.end()));
+            g.set_hidden(box, pile);
           },
           nb::arg("box"), nb::arg("pile"))
       .def("serialize",
@@ -260,6 +322,7 @@ NB_MODULE(_core, m) {
       .def(
           "random_playouts",
           [](const Game& g, int count, std::uint64_t seed) {
+            check_count(count, "count");
             std::vector<double> totals;
             {
               nb::gil_scoped_release release;
@@ -273,6 +336,7 @@ NB_MODULE(_core, m) {
       .def(
           "random_rollout",
           [](Game& g, int depth, std::uint64_t seed) {
+            check_count(depth, "depth");
             SplitMix64 rng(seed);
             nb::gil_scoped_release release;
             return random_rollout(g, depth, rng);
@@ -282,10 +346,7 @@ NB_MODULE(_core, m) {
       .def(
           "one_ply_margins",
           [](const Game& g, int player, Array1<std::int64_t> ids) {
-            const int m = static_cast<int>(ids.shape(0));
-            for (int i = 0; i < m; ++i)
-              if (!g.is_legal(static_cast<int>(ids.data()[i])))
-                throw nb::value_error("one_ply_margins: every id must be legal now");
+            const int m = checked_legal(g, ids, "one_ply_margins");
             if (player < 0 || player >= g.num_players())
               throw nb::value_error("one_ply_margins: player out of range");
             auto* data = new std::int64_t[m > 0 ? m : 1];
@@ -313,6 +374,7 @@ NB_MODULE(_core, m) {
       .def(
           "determinized_clones",
           [](const Game& g, int count, std::uint64_t seed) {
+            check_count(count, "count");
             std::int64_t checksum = 0;
             {
               nb::gil_scoped_release release;
@@ -344,11 +406,8 @@ NB_MODULE(_core, m) {
       .def(
           "greedy_values",
           [](const Game& g, Array1<std::int64_t> ids) {
-            const int m = static_cast<int>(ids.shape(0));
             if (g.is_over()) throw nb::value_error("greedy_values: the game is over");
-            for (int i = 0; i < m; ++i)
-              if (!g.is_legal(static_cast<int>(ids.data()[i])))
-                throw nb::value_error("greedy_values: every id must be legal now");
+            const int m = checked_legal(g, ids, "greedy_values");
             auto* value = new double[m > 0 ? m : 1];
             auto* shape = new std::int64_t[m > 0 ? m : 1];
             const std::int64_t* in = ids.data();
@@ -374,6 +433,7 @@ NB_MODULE(_core, m) {
             params.rollout_depth = rollout_depth;
             params.exploration = exploration;
             params.value_scale = value_scale;
+            check_params(params);
             MctsResult r;
             {
               nb::gil_scoped_release release;
@@ -387,6 +447,7 @@ NB_MODULE(_core, m) {
       .def(
           "random_play_counts",
           [](const Game& g, int count, std::uint64_t seed) {
+            check_count(count, "count");
             std::pair<std::int64_t, std::int64_t> r;
             {
               nb::gil_scoped_release release;

@@ -3,17 +3,43 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "playout.h"
 
 namespace moonriver {
 
+namespace {
+// The setup's values against the tables (ids in range) before anything reads them.
+void check_setup(const Setup& s, const Tables& t) {
+  const int n = s.num_players;
+  auto fail = [](const char* what) {
+    throw std::invalid_argument(std::string("moonriver core: inconsistent setup: ") + what);
+  };
+  if (n < 2 || n > MAX_PLAYERS) fail("num_players must be 2..4");
+  if (static_cast<int>(s.capacity.size()) != n || static_cast<int>(s.bridges.size()) != n ||
+      static_cast<int>(s.board_ids.size()) != n)
+    fail("capacity, bridges and board_ids need one entry per player");
+  if (s.setup_order.empty() || s.setup_order.size() > 4) fail("setup_order needs 1..4 players");
+  if (s.scenario < 0 || s.scenario > 4) fail("scenario must be 0 (base) or 1..4");
+  const Cells usable = usable_cells(n == 2 ? MAX_ROWS : 5);
+  for (int p = 0; p < n; ++p) {
+    if (s.capacity[p] < 1 || s.capacity[p] > HAND_SLOTS - 1) fail("capacity must be 1..4");
+    if (s.bridges[p] & ~usable) fail("bridges must be usable cells of the ranch");
+    if (s.board_ids[p] < -1 || s.board_ids[p] > 4) fail("board_ids must be -1..4");
+  }
+  for (int p : s.setup_order)
+    if (p < 0 || p >= n) fail("setup_order holds players 0..num_players-1");
+  for (int id : s.box)
+    if (id < 0 || id >= t.num_plots()) fail("box holds plot ids of the tables");
+  for (int id : s.pile)
+    if (id < 0 || id >= t.num_partners()) fail("pile holds partner tokens of the tables");
+}
+}  // namespace
+
 Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::move(tables)) {
   const int n = s.num_players;
-  if (n < 2 || n > MAX_PLAYERS || static_cast<int>(s.capacity.size()) != n ||
-      static_cast<int>(s.bridges.size()) != n || static_cast<int>(s.board_ids.size()) != n ||
-      s.setup_order.empty() || s.setup_order.size() > 4)
-    throw std::invalid_argument("moonriver core: inconsistent setup");
+  check_setup(s, *tables_);
   f_.n = n;
   f_.rows = n == 2 ? 10 : 5;
   f_.scenario = s.scenario;
@@ -44,9 +70,15 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   settle();
 }
 
-void Game::set_hidden(std::vector<std::int16_t> box, std::vector<std::int16_t> pile) {
-  box_ = std::move(box);
-  pile_ = std::move(pile);
+void Game::set_hidden(const std::vector<int>& box, const std::vector<int>& pile) {
+  for (int id : box)
+    if (id < 0 || id >= tables_->num_plots())
+      throw std::invalid_argument("set_hidden: the box holds plot ids of the tables");
+  for (int id : pile)
+    if (id < 0 || id >= tables_->num_partners())
+      throw std::invalid_argument("set_hidden: the pile holds partner tokens of the tables");
+  box_.assign(box.begin(), box.end());
+  pile_.assign(pile.begin(), pile.end());
 }
 
 // ------------------------------------------------------------------ legality
@@ -275,10 +307,8 @@ void Game::dispatch(int aid) {
     me.add_cows(cell + DIR_ROW[d] * COLS + DIR_COL[d], 1);
     f_.cowboy_moves_left -= 1;
     f_.choices_len = 0;
-    if (f_.cowboy_moves_left) cowboy_moves();
-    if (f_.choices_len) {
-      choose(PASS_ID);
-    } else {
+    if (f_.cowboy_moves_left) effect_choices();
+    if (!f_.choices_len) {
       f_.effect_cell = -1;
       f_.cowboy_moves_left = 0;
       resolve();
@@ -359,8 +389,7 @@ void Game::to_expansion() {
     if (f_.forced && f_.builds_done == 0) {
       if (!can) {
         enter(DISCARD);
-        for (int i = 0; i < NUM_UNORDERED; ++i)
-          if (PAIRS.unordered[i].second < r.hand_size) choose(DISCARD0 + i);
+        discard_choices();
       }
       return;
     }
@@ -405,10 +434,10 @@ void Game::put(Ranch& r, int cell, int plot, int kind, int circle_index) {
 void Game::resolve() {
   Ranch& r = f_.ranches[f_.player];
   while (f_.skulls_len) {
-    const Cells herd = r.territory(f_.skulls[0]) & r.cow_cells;
+    const Cells herd = skull_herd();
     if (herd) {
       enter(DROUGHT);
-      for (Cells h = herd; h; h &= h - 1) choose(DROUGHT0 + __builtin_ctzll(h));
+      drought_choices(herd);
       return;
     }
     for (int i = 1; i < f_.skulls_len; ++i) f_.skulls[i - 1] = f_.skulls[i];
@@ -419,12 +448,7 @@ void Game::resolve() {
     for (int s = 0; s < SALOON_SLOTS; ++s) any |= f_.saloon[s] >= 0;
     if (any) {
       enter(RECRUIT);
-      for (int s = 0; s < SALOON_SLOTS; ++s) {
-        if (f_.saloon[s] < 0) continue;
-        for (int face = 0; face < 2; ++face)
-          for (int c = 0; c < MAX_CIRCLES; ++c)
-            if (f_.circles[c] >= 0) choose(RECRUIT0 + (s * 2 + face) * 2 + c);
-      }
+      recruit_choices();
       return;
     }
     f_.circles = {-1, -1};
@@ -459,16 +483,8 @@ void Game::recruit(int slot, int face, int circle) {
     const int phase = kind == COWBOY ? COWBOY_PHASE : kind == DESPERADO ? DESPERADO_PHASE : THIEF;
     const int saved_phase = f_.phase;
     enter(phase);
-    if (kind == COWBOY)
-      cowboy_moves();
-    else if (kind == DESPERADO)
-      desperado_swaps();
-    else
-      thefts();
-    if (f_.choices_len) {  // every immediate effect may be declined
-      choose(PASS_ID);
-      return;
-    }
+    effect_choices();
+    if (f_.choices_len) return;
     f_.phase = saved_phase;
   }
   f_.effect_cell = -1;
@@ -548,6 +564,71 @@ void Game::finish_game() {
 
 // ------------------------------------------------------------------ options
 
+void Game::list_choices() {
+  f_.choices_len = 0;
+  switch (f_.phase) {
+    case SETUP:
+      column_choices(f_.active, f_.active_owner);
+      break;
+    case SELECT:
+      column_choices(f_.pending, f_.pending_owner);
+      break;
+    case DISCARD:
+      discard_choices();
+      break;
+    case DROUGHT:
+      drought_choices(skull_herd());
+      break;
+    case RECRUIT:
+      recruit_choices();
+      break;
+    case COWBOY_PHASE:
+    case DESPERADO_PHASE:
+    case THIEF:
+      effect_choices();
+      break;
+    case BONUS:
+      bonus_placements();
+      break;
+    default:
+      break;
+  }
+}
+
+Cells Game::skull_herd() const {
+  const Ranch& r = f_.ranches[f_.player];
+  return r.territory(f_.skulls[0]) & r.cow_cells;
+}
+
+void Game::discard_choices() {
+  for (int i = 0; i < NUM_UNORDERED; ++i)
+    if (PAIRS.unordered[i].second < f_.ranches[f_.player].hand_size) choose(DISCARD0 + i);
+}
+
+void Game::drought_choices(Cells herd) {
+  for (Cells h = herd; h; h &= h - 1) choose(DROUGHT0 + __builtin_ctzll(h));
+}
+
+void Game::recruit_choices() {
+  for (int s = 0; s < SALOON_SLOTS; ++s) {
+    if (f_.saloon[s] < 0) continue;
+    for (int face = 0; face < 2; ++face)
+      for (int c = 0; c < MAX_CIRCLES; ++c)
+        if (f_.circles[c] >= 0) choose(RECRUIT0 + (s * 2 + face) * 2 + c);
+  }
+}
+
+// The options of a partner's immediate effect, and Pass (every one may be declined).
+void Game::effect_choices() {
+  if (f_.phase == COWBOY_PHASE)
+    cowboy_moves();
+  else if (f_.phase == DESPERADO_PHASE)
+    desperado_swaps();
+  else
+    thefts();
+  if (f_.choices_len) choose(PASS_ID);
+}
+
 void Game::cowboy_moves() {
   const Ranch& r = f_.ranches[f_.player];
   for (Cells bits = r.cow_cells; bits; bits &= bits - 1) {
@@ -609,65 +690,6 @@ std::vector<int> Game::winners() const {
   for (int p = 0; p < f_.n; ++p)
     if (key(p) == best) out.push_back(p);
   return out;
-}
-
-// ------------------------------------------------------------------ byte state
-
-namespace {
-constexpr std::uint32_t MAGIC = 0x4d524331;  // "MRC1"
-
-template <typename T>
-void put_vec(std::string& s, const std::vector<T>& v) {
-  const std::uint32_t n = static_cast<std::uint32_t>(v.size());
-  s.append(reinterpret_cast<const char*>(&n), sizeof n);
-  s.append(reinterpret_cast<const char*>(v.data()), n * sizeof(T));
-}
-
-template <typename T>
-void get_vec(const std::string& s, std::size_t& at, std::vector<T>& v) {
-  std::uint32_t n;
-  if (at + sizeof n > s.size()) throw std::invalid_argument("moonriver core: truncated state");
-  std::memcpy(&n, s.data() + at, sizeof n);
-  at += sizeof n;
-  if (at + std::size_t{n} * sizeof(T) > s.size())
-    throw std::invalid_argument("moonriver core: truncated state");
-  v.resize(n);
-  std::memcpy(v.data(), s.data() + at, n * sizeof(T));
-  at += n * sizeof(T);
-}
-}  // namespace
-
-std::string Game::serialize() const {
-  static_assert(std::is_trivially_copyable<Fixed>::value, "Fixed is copied as bytes");
-  std::string s;
-  const std::uint32_t head[2] = {MAGIC, static_cast<std::uint32_t>(sizeof(Fixed))};
-  s.append(reinterpret_cast<const char*>(head), sizeof head);
-  s.append(reinterpret_cast<const char*>(&f_), sizeof f_);
-  put_vec(s, box_);
-  put_vec(s, pile_);
-  put_vec(s, removed_);
-  put_vec(s, discarded_);
-  put_vec(s, history_);
-  return s;
-}
-
-Game Game::deserialize(std::shared_ptr<const Tables> tables, const std::string& s) {
-  std::uint32_t head[2];
-  if (s.size() < sizeof head + sizeof(Fixed))
-    throw std::invalid_argument("moonriver core: truncated state");
-  std::memcpy(head, s.data(), sizeof head);
-  if (head[0] != MAGIC || head[1] != sizeof(Fixed))
-    throw std::invalid_argument("moonriver core: state from another build of the core");
-  Game g;
-  g.tables_ = std::move(tables);
-  std::memcpy(&g.f_, s.data() + sizeof head, sizeof(Fixed));
-  std::size_t at = sizeof head + sizeof(Fixed);
-  get_vec(s, at, g.box_);
-  get_vec(s, at, g.pile_);
-  get_vec(s, at, g.removed_);
-  get_vec(s, at, g.discarded_);
-  get_vec(s, at, g.history_);
-  return g;
 }
 
 }  // namespace moonriver

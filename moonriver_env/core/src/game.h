@@ -102,7 +102,8 @@ class Game {
   const std::vector<std::int16_t>& removed() const { return removed_; }
   const std::vector<std::int16_t>& discarded() const { return discarded_; }
   const std::vector<std::int32_t>& history() const { return history_; }
-  void set_hidden(std::vector<std::int16_t> box, std::vector<std::int16_t> pile);
+  // The box and pile's new orders (ids checked against the tables: std::invalid_argument).
+  void set_hidden(const std::vector<int>& box, const std::vector<int>& pile);
   // The box and pile in place, for a caller's in-place reshuffle (determinize).
   std::vector<std::int16_t>& box_in_place() { return box_; }
   std::vector<std::int16_t>& pile_in_place() { return pile_; }
@@ -131,12 +132,18 @@ class Game {
   Score final_score(int player) const { return f_.final_scores[player]; }
   std::vector<int> winners() const;
 
-  // Byte state (pickling): the fixed part and the vectors.
+  // Byte state (pickling, state.cc): a header with the format version and a 64-bit FNV-1a
+  // checksum, then the fixed part and the vectors. deserialize refuses (std::invalid_argument,
+  // naming the field) damaged bytes and any field out of range for the tables and variant.
   std::string serialize() const;
   static Game deserialize(std::shared_ptr<const Tables> tables, const std::string& bytes);
+  static constexpr std::uint32_t STATE_FORMAT = 2;
+  static constexpr std::size_t STATE_FIXED_AT = 20;  // where Fixed starts in the bytes
 
  private:
   Game() = default;
+  void check_state() const;  // state.cc: every field against the tables and the variant
+  void check_choices() const;
   void build_rows(std::array<Placements, NUM_PAIRS>& rows, int& count) const;
   bool can_build() const;
   void play(int aid, bool automatic);
@@ -149,6 +156,12 @@ class Game {
   void refill_saloon();
   void column_choices(const std::array<std::int16_t, COLUMN_SIZE>& column,
                       const std::array<std::int8_t, COLUMN_SIZE>& owner);
+  void list_choices();  // the legal ids of the (non-build) phase, from the state alone
+  Cells skull_herd() const;
+  void discard_choices();
+  void drought_choices(Cells herd);
+  void recruit_choices();
+  void effect_choices();
   void do_setup(int pos);
   void start_round();
   void start_turn();

@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace moonriver {
@@ -163,6 +165,17 @@ struct Node {
 };
 
 }  // namespace
+
+void check_params(const MctsParams& p) {
+  auto fail = [](const char* what) { throw std::invalid_argument(std::string("mcts: ") + what); };
+  if (p.simulations < 1) fail("simulations must be >= 1");
+  if (!std::isfinite(p.seconds) || p.seconds < 0) fail("seconds must be finite and >= 0");
+  if (p.rollout_depth < 0) fail("rollout_depth must be >= 0");
+  if (!std::isfinite(p.exploration) || p.exploration < 0)
+    fail("exploration must be finite and >= 0");
+  if (!std::isfinite(p.value_scale) || p.value_scale <= 0)
+    fail("value_scale must be finite and > 0");
+}
 
 MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uint64_t seed) {
   SplitMix64 rng(seed);

@@ -35,6 +35,10 @@ struct MctsParams {
   double value_scale = 20.0;
 };
 
+// Refuse (std::invalid_argument) parameters no search can use: simulations >= 1, seconds
+// finite >= 0, rollout_depth >= 0, exploration finite >= 0, value_scale finite > 0.
+void check_params(const MctsParams& params);
+
 struct MctsResult {
   std::vector<std::int64_t> actions;  // the root's children, ascending
   std::vector<std::int64_t> visits;

@@ -38,6 +38,10 @@ VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats,
                          std::uint64_t agent_seed)
     : num_players_(num_players), reward_mode_(reward_mode) {
   if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
+  if (num_players < 2 || num_players > MAX_PLAYERS)
+    throw std::invalid_argument("num_players must be 2..4");
+  if (reward_mode < REWARD_WIN || reward_mode > REWARD_MARGIN)
+    throw std::invalid_argument("reward_mode must be 0..3 (win, rank, score, margin)");
   check_seats(seats, num_players);
   seats_.reserve(static_cast<std::size_t>(num_games) * num_players);
   for (int g = 0; g < num_games; ++g) seats_.insert(seats_.end(), seats.begin(), seats.end());

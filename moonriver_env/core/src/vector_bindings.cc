@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,6 +129,7 @@ NB_MODULE(_vector, m) {
           "greedy_prior",
           [](Batch& b, In1<std::int64_t> games, double shape_weight, Out2<float> out, int threads) {
             const std::size_t k = games.shape(0);
+            if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
             if (out.shape(0) < k || out.shape(1) != NUM_ACTIONS)
               throw nb::value_error("out: one row of 2710 float32 per listed game");
             const std::int64_t* rows = games.data();

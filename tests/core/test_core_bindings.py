@@ -1,0 +1,132 @@
+"""Every binding of the core checks its ids and floats (issue 29, point 3): no id narrowed to
+another (int64 in, range-checked), no NaN, infinity or out-of-range search parameter, no float
+array where ids are expected, no setup or table id out of range."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from moonriver_env import core
+from moonriver_env.core import game as core_game
+from moonriver_env.engine import GameConfig
+from moonriver_env.vector import BatchedGames
+
+_core = core_game._core
+
+
+@pytest.fixture
+def game() -> core.Game:
+    g = core.Game(GameConfig(), seed=4)
+    for _ in range(12):
+        g.apply(int(g.legal_action_ids()[0]))
+    return g
+
+
+@pytest.mark.parametrize("method", ["greedy_values", "one_ply_margins"])
+@pytest.mark.parametrize("shift", [2**32, -(2**32), 2**63 - 2710])
+def test_ids_are_not_narrowed(game: core.Game, method: str, shift: int) -> None:
+    """A legal id plus or minus 2**32 (the same int32) is refused, not valued as that id."""
+    legal = int(game.legal_action_ids()[0])
+    getattr(game, method)(np.array([legal]))  # the id itself is fine
+    with pytest.raises(ValueError, match=rf"every id must be legal now \(got {legal + shift}\)"):
+        getattr(game, method)(np.array([legal + shift], np.int64))
+
+
+@pytest.mark.parametrize("method", ["greedy_values", "one_ply_margins"])
+def test_out_of_range_and_illegal_ids_are_refused(game: core.Game, method: str) -> None:
+    for bad in (-1, 2710, 10**12):
+        with pytest.raises(ValueError, match="every id must be legal now"):
+            getattr(game, method)(np.array([bad], np.int64))
+
+
+@pytest.mark.parametrize("params", [
+    {"exploration": math.nan}, {"exploration": math.inf}, {"exploration": -1.0},
+    {"value_scale": math.nan}, {"value_scale": 0.0}, {"value_scale": -20.0},
+    {"value_scale": math.inf}])
+def test_search_parameters_are_refused(game: core.Game, params: dict) -> None:
+    """NaN, infinity and out-of-range exploration or value scale: refused before searching."""
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=f"{name} must be finite"):
+        game.mcts_search(simulations=4, seed=1, **params)
+
+
+def test_raw_search_parameters_are_refused(game: core.Game) -> None:
+    """The extension itself refuses what the wrapper lets through (seconds, counts)."""
+    raw = game._core
+    good = {"simulations": 4, "seconds": 0.0, "rollout_depth": 5, "exploration": 1.0,
+            "value_scale": 20.0, "seed": 1}
+    raw.mcts_search(**good)
+    for name, value, message in (("simulations", 0, "simulations must be >= 1"),
+                                 ("seconds", math.nan, "seconds must be finite"),
+                                 ("seconds", math.inf, "seconds must be finite"),
+                                 ("seconds", -1.0, "seconds must be finite"),
+                                 ("rollout_depth", -1, "rollout_depth must be >= 0")):
+        with pytest.raises(ValueError, match=message):
+            raw.mcts_search(**{**good, name: value})
+    for call in (lambda: raw.random_playouts(-1, 1), lambda: raw.random_rollout(-1, 1),
+                 lambda: raw.determinized_clones(-1, 1), lambda: raw.random_play_counts(-1, 1)):
+        with pytest.raises(ValueError, match="must be >= 0"):
+            call()
+
+
+@pytest.mark.parametrize("games", [[0.5], np.array([0.0]), np.array([True]), [1.0, 0.0]])
+def test_greedy_prior_refuses_float_and_bool_indices(games: object) -> None:
+    """A float array is no list of game indices (it used to read game 0)."""
+    batch = BatchedGames(2, GameConfig(num_players=2))
+    batch.reset(3)
+    batch.greedy_prior([0, 1])
+    with pytest.raises(ValueError, match="games must be integer game indices"):
+        batch.greedy_prior(games)
+    with pytest.raises(ValueError, match="shape_weight must be finite"):
+        batch.greedy_prior([0], shape_weight=math.nan)
+
+
+def test_hidden_orders_take_only_the_tables_ids(game: core.Game) -> None:
+    box, pile = game._core.hidden()
+    for bad_box, bad_pile, what in (([*box[:-1], 10000], pile, "box"),
+                                    ([*box[:-1], -1], pile, "box"),
+                                    (box, [*pile[:-1], 999], "pile")):
+        with pytest.raises(ValueError, match=f"set_hidden: the {what} holds"):
+            game._core.set_hidden(bad_box, bad_pile)
+    assert game._core.hidden() == (box, pile)
+
+
+def _setup(**change: object) -> dict:
+    base = {"num_players": 2, "scenario": 0, "auto_forced": False, "capacity": [3, 3],
+            "bridges": [0, 0], "box": list(range(40)), "pile": list(range(10)),
+            "setup_order": [0, 1, 1, 0], "board_ids": [0, 1]}
+    return {**base, **change}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"box": [*range(39), 5000]}, "box holds plot ids"),
+    ({"pile": [*range(9), -3]}, "pile holds partner tokens"),
+    ({"capacity": [3, 9]}, "capacity must be 1..4"),
+    ({"bridges": [1 << 2, 0]}, "bridges must be usable cells"),
+    ({"board_ids": [0, 7]}, "board_ids must be -1..4"),
+    ({"setup_order": [0, 2, 1, 0]}, "setup_order holds players"),
+    ({"scenario": 7}, "scenario must be"),
+    ({"num_players": 5}, "num_players must be 2..4"),
+])
+def test_setups_with_ids_out_of_range_are_refused(change: dict, message: str) -> None:
+    tables = core_game._tables(GameConfig().data)
+    _core.Game(tables, **_setup())
+    with pytest.raises(ValueError, match=message):
+        _core.Game(tables, **_setup(**change))
+
+
+def test_tables_with_ids_out_of_range_are_refused() -> None:
+    kinds = np.zeros((8, 8), np.int64)
+    ok = (kinds.ravel(), 4, np.zeros(3, np.int64), np.ones(2, np.int64))
+    _core.make_tables(*ok)
+    bad_terrain = kinds.copy()
+    bad_terrain[0, 0] = 6
+    for args, message in (((kinds.ravel(), 5, *ok[2:]), "4 bonus-tile faces"),
+                          ((bad_terrain.ravel(), *ok[1:]), "terrain 0..5"),
+                          ((*ok[:2], np.array([4], np.int64), ok[3]), "each a box kind"),
+                          ((*ok[:3], np.array([0], np.int64)), "specialist kind 1..5")):
+        with pytest.raises(ValueError, match=message):
+            _core.make_tables(*args)

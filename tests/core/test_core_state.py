@@ -1,0 +1,186 @@
+"""The core's byte state (pickles of core games): a checksum refuses damaged bytes, and every
+field is checked against the tables and the variant, so crafted bytes with a valid checksum are
+refused too, naming the field (issue 29, point 2)."""
+
+from __future__ import annotations
+
+import pickle
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from moonriver_env import core
+from moonriver_env.core import game as core_game
+from moonriver_env.engine import GameConfig, Phase
+
+from .state_fuzz import REFUSED, fnv1a, mid_game, resealed, variants
+from .test_core_differential import POLICIES, _custom_data
+from .test_core_differential import variants as all_variants
+
+ROOT = Path(__file__).resolve().parents[2]
+_core = core_game._core
+LAYOUT = _core.state_layout()
+
+
+def test_every_state_of_every_variant_reads_back(tmp_path: Path) -> None:
+    """Bytes written at every decision of games of every variant (custom data included) read
+    back to the same bytes: the checks refuse no state the rules reach."""
+    states = 0
+    for k, config in enumerate(all_variants(_custom_data(tmp_path))):
+        policy = list(POLICIES.values())[k % len(POLICIES)]
+        game, rng = core.Game(config, k), np.random.default_rng(k)
+        while True:
+            state = game._core.serialize()
+            thawed = pickle.loads(pickle.dumps(game))
+            assert thawed._core.serialize() == state
+            states += 1
+            if game.is_over:
+                break
+            game.apply(policy(game.legal_action_ids(), rng))
+    assert states > 3000
+
+
+def test_checksum_is_the_documented_fnv1a() -> None:
+    """Header: magic, format 2, then the FNV-1a 64 of everything after the 16-byte header."""
+    state = mid_game(GameConfig(), 3)._core.serialize()
+    magic, version, checksum = struct.unpack_from("<IIQ", state)
+    assert (magic, version) == (0x4D524331, _core.STATE_FORMAT) == (0x4D524331, 2)
+    assert checksum == fnv1a(state[16:])
+    assert resealed(state) == state
+
+
+def test_every_damaged_byte_is_refused_in_a_subprocess() -> None:
+    """Every byte flipped and 2,000 random 8-byte patches per state, in mid-game states of
+    2-4 players, base and Legends scenarios 1-4: a ValueError each time (in a child process:
+    a crash fails the test)."""
+    run = subprocess.run([sys.executable, "-m", "tests.core.state_fuzz", "2000"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    refused = int(run.stdout.split()[1])
+    assert refused > 15 * 5000  # 15 states of several thousand bytes each, and the patches
+
+
+def test_a_damaged_pickle_raises_value_error() -> None:
+    """The public door: pickle.loads of a core game with one changed byte."""
+    game = mid_game(GameConfig(num_players=3), 5)
+    state = game._core.serialize()
+    data = pickle.dumps(game)
+    at = data.index(state) + LAYOUT["phase"]
+    with pytest.raises(ValueError, match="checksum"):
+        pickle.loads(data[:at] + bytes([data[at] ^ 1]) + data[at + 1:])
+
+
+def _put(state: bytes, at: int, fmt: str, value: int, *more: tuple[int, str, int]) -> bytes:
+    """``state`` with ``value`` packed at ``at`` (and any more such writes), resealed."""
+    out = bytearray(state)
+    for where, form, v in ((at, fmt, value), *more):
+        struct.pack_into(form, out, where, v)
+    return resealed(out)
+
+
+def _supply(state: bytes) -> int:
+    return struct.unpack_from("<i", state, LAYOUT["supply"])[0]
+
+
+def _off_turn(game: core.Game) -> core.Game:
+    """The game moved on to its next decision outside a Build phase (choices stored)."""
+    while game.phase == Phase.BUILD:
+        game.apply(int(game.legal_action_ids()[-1]))
+    return game
+
+
+def _ranch(field: str, p: int = 0) -> int:
+    return LAYOUT["ranches"] + p * LAYOUT["ranch_size"] + LAYOUT[f"ranch.{field}"]
+
+
+def _box_at(state: bytes) -> int:
+    return LAYOUT["fixed"] + LAYOUT["fixed_size"]
+
+
+Craft = Callable[[bytes, core.Game], bytes]
+CRAFTED: dict[str, tuple[Craft, str]] = {
+    "player count": (lambda s, g: _put(s, LAYOUT["n"], "<i", 7), "field n "),
+    "rows": (lambda s, g: _put(s, LAYOUT["rows"], "<i", 10), "field rows "),
+    "scenario": (lambda s, g: _put(s, LAYOUT["scenario"], "<i", 9), "field scenario "),
+    "phase": (lambda s, g: _put(s, LAYOUT["phase"], "<i", 99), "field phase "),
+    "player": (lambda s, g: _put(s, LAYOUT["player"], "<i", -1), "field player "),
+    "bool byte": (lambda s, g: _put(s, LAYOUT["auto_forced"], "<B", 2), "field auto_forced "),
+    "choices length": (lambda s, g: _put(s, LAYOUT["choices_len"], "<i", 300),
+                       "field choices_len "),
+    "choice id": (lambda s, g: _put(s, LAYOUT["choices"], "<h", 2710), "field choices[0] "),
+    "choices not the phase's": (lambda s, g: _put(s, LAYOUT["choices"], "<h", 1000),
+                                "field choices "),
+    "hand size": (lambda s, g: _put(s, _ranch("hand_size"), "<i", 9),
+                  "field ranches[0].hand_size "),
+    "hand plot": (lambda s, g: _put(s, _ranch("hand"), "<h", 32000,
+                                    (_ranch("hand_size"), "<i", 1)),
+                  "field ranches[0].hand[0] "),
+    "capacity": (lambda s, g: _put(s, _ranch("capacity", 1), "<i", 0),
+                 "field ranches[1].capacity "),
+    "plot id": (lambda s, g: _put(s, _ranch("plot") + 2 * 7, "<h", 30000),
+                "field ranches[0].plot[7] "),
+    "cows on an empty cell": (lambda s, g: _put(s, _ranch("cows", 1) + 2 * 49, "<h", 1),
+                              "field ranches[1].cows[49] "),
+    "territory label": (lambda s, g: _put(s, _ranch("label") + 49, "<b", 3),
+                        "field ranches[0].label "),
+    "cow supply": (lambda s, g: _put(s, LAYOUT["supply"], "<i", _supply(s) - 1),
+                   "field supply "),
+    "saloon token": (lambda s, g: _put(s, LAYOUT["saloon"], "<h", 500), "field saloon[0] "),
+    "column owner": (lambda s, g: _put(s, LAYOUT["active_owner"], "<b", 6),
+                     "field active_owner[0] "),
+    "turn order": (lambda s, g: _put(s, LAYOUT["order"] + 1, "<b", 9), "field order[1] "),
+    "skulls": (lambda s, g: _put(s, LAYOUT["skulls_len"], "<i", 4), "field skulls_len "),
+    "box length": (lambda s, g: _put(s, _box_at(s), "<I", 2**31), "field box "),
+    "box plot": (lambda s, g: _put(s, _box_at(s) + 4, "<h", -5), "field box[0] "),
+    "trailing bytes": (lambda s, g: resealed(s + b"\0"), "trailing bytes"),
+    "another build": (lambda s, g: _put(s, LAYOUT["fixed"] - 4, "<I", 12), "sizeof(Fixed)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CRAFTED))
+def test_crafted_bytes_with_a_valid_checksum_are_refused_by_field(name: str) -> None:
+    """A field out of range for the tables or the variant, under a recomputed checksum."""
+    game = _off_turn(mid_game(GameConfig(num_players=3), 11, share=0.3))
+    craft, field = CRAFTED[name]
+    bad = craft(game._core.serialize(), game)
+    with pytest.raises(ValueError, match=REFUSED) as info:
+        _core.Game.deserialize(core_game._tables(game.data), bad)
+    assert field in str(info.value)
+
+
+def test_old_format_is_refused_with_a_clear_message() -> None:
+    """A state of format 1 (magic, sizeof(Fixed), no checksum) names the format and what to
+    do instead."""
+    state = mid_game(GameConfig(), 2)._core.serialize()
+    old = struct.pack("<II", 0x4D524331, LAYOUT["fixed_size"]) + state[LAYOUT["fixed"]:]
+    with pytest.raises(ValueError, match=r"older core \(format 1.*format 2"):
+        _core.Game.deserialize(core_game._tables(core.Game().data), old)
+    with pytest.raises(ValueError, match="newer core"):
+        _core.Game.deserialize(core_game._tables(core.Game().data),
+                               _put(state, 4, "<I", 3)[:8] + state[8:])
+
+
+def test_a_state_of_other_tables_is_refused() -> None:
+    """Ids of one data set read against smaller tables: refused, not read out of bounds."""
+    game = mid_game(GameConfig(), 4)
+    data = game.data
+    kinds = np.zeros((data.num_box_kinds + 4, 8), np.int64)
+    small = _core.make_tables(kinds.ravel(), data.num_box_kinds, np.zeros(3, np.int64),
+                              np.ones(2, np.int64))
+    with pytest.raises(ValueError, match=REFUSED):
+        _core.Game.deserialize(small, game._core.serialize())
+
+
+def test_a_pickle_keeps_its_configs_player_count() -> None:
+    """A pickled game whose state's player count differs from its config's is refused."""
+    two, four = core.Game(GameConfig(num_players=2), 1), core.Game(GameConfig(), 1)
+    state = two.__getstate__()
+    state["state"] = four._core.serialize()
+    with pytest.raises(ValueError, match="holds 4 players, its config 2"):
+        core.Game.__new__(core.Game).__setstate__(state)
+    assert len(variants()) == 15  # the fuzz's variants: 2-4 players, base and scenarios 1-4
