@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession, ReplaySession
 
@@ -15,9 +15,9 @@ __all__ = ["GameOptions", "PlayError", "PlaySession", "ReplaySession", "create_a
 
 def create_app(defaults: GameOptions | None = None,
                allowed_hosts: list[str] | None = None,
-               data_files: Iterable[str] = ()) -> Starlette:
+               data_files: Iterable[str] = (), **options: Any) -> Starlette:
     """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn); see
-    :func:`moonriver_env.play.server.create_app`."""
+    :func:`moonriver_env.play.server.create_app` for ``options`` (budgets, agent threads)."""
     from moonriver_env.play.server import create_app as _create
 
-    return _create(defaults, allowed_hosts, data_files)
+    return _create(defaults, allowed_hosts, data_files, **options)

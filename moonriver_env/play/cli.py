@@ -15,6 +15,17 @@ from moonriver_env.agents.registry import SPECS
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.common.cli import ArgumentParser
 from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.play.connections import (
+    BODY_TIMEOUT,
+    HEADER_TIMEOUT,
+    KEEP_ALIVE,
+    MAX_CONNECTIONS,
+    ServerLimits,
+    default_max_connections,
+    limits_problem,
+    raise_descriptor_limit,
+)
+from moonriver_env.play.fair import AGENT_THREADS, agent_threads_problem
 from moonriver_env.play.session import GameOptions, PlayError, PlaySession
 
 
@@ -53,6 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="implementation that plays the games and replays: core (compiled, "
                         "fast) or python (the reference engine); both play the same games "
                         "(default: %(default)s, or $MOONRIVER_BACKEND)")
+    p.add_argument("--max-connections", type=int, default=None, metavar="N",
+                   help="connections open at once; one more closes the longest waiting "
+                        "unfinished request (default: half the limit on open files, ulimit -n, "
+                        f"raised to the hard limit at start; at most {MAX_CONNECTIONS})")
+    p.add_argument("--header-timeout", type=float, default=HEADER_TIMEOUT, metavar="SECONDS",
+                   help="a request head must arrive within this time of connecting (or of "
+                        "the previous response) (default: %(default)g)")
+    p.add_argument("--body-timeout", type=float, default=BODY_TIMEOUT, metavar="SECONDS",
+                   help="a request body must arrive, and a response be taken, within this "
+                        "time (default: %(default)g)")
+    p.add_argument("--keep-alive", type=float, default=KEEP_ALIVE, metavar="SECONDS",
+                   help="an idle connection is closed after this time (default: %(default)g)")
+    p.add_argument("--agent-threads", type=int, default=AGENT_THREADS, metavar="N",
+                   help="agents thinking at once, over all games (default: %(default)s)")
+    p.add_argument("--agent-threads-per-client", type=int, default=None, metavar="N",
+                   help="agents thinking at once for one client address; the threads go to "
+                        "waiting clients in turn (default: half of --agent-threads)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -99,6 +127,23 @@ def allowed_hosts(host: str, extra: list[str]) -> list[str]:
     return sorted(n for n in names if n and n not in ("0.0.0.0", "::"))
 
 
+def server_limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerLimits:
+    """The server's bounds from the options (the descriptor limit raised first); a wrong
+    option is a one-line error."""
+    descriptors = raise_descriptor_limit()
+    if args.max_connections is None:
+        args.max_connections = default_max_connections(descriptors)
+    if args.agent_threads_per_client is None:
+        args.agent_threads_per_client = max(1, args.agent_threads // 2)
+    problem = (limits_problem(args.max_connections, args.header_timeout, args.body_timeout,
+                              args.keep_alive, descriptors)
+               or agent_threads_problem(args.agent_threads, args.agent_threads_per_client))
+    if problem:
+        parser.error(problem)
+    return ServerLimits(args.max_connections, args.header_timeout, args.body_timeout,
+                        args.keep_alive, descriptors)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point."""
     parser = build_parser()
@@ -110,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.data_file:
         if not os.path.isfile(path):
             parser.error(f"--data-file {path}: no such file")
+    limits = None if args.terminal else server_limits(parser, args)
     options = GameOptions(args.players, args.mode, args.scenario, tuple(args.human),
                           tuple(args.opponents), args.seed, args.backend)
     try:
@@ -125,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvicorn
 
+        from moonriver_env.play.connections import uvicorn_config
         from moonriver_env.play.server import create_app, host_name
     except ImportError as exc:
         parser.error(f"the web page needs the play extra (pip install 'moonriver-env[play]'): "
@@ -139,15 +186,19 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"cannot listen on {args.host}:{args.port} ({problem}); choose another "
                          "--port (0: any free port) or --host")
     hosts = allowed_hosts(args.host, args.allow_host)
-    app = create_app(options, hosts, args.data_file)
+    try:
+        app = create_app(options, hosts, args.data_file, agent_threads=args.agent_threads,
+                         agent_threads_per_client=args.agent_threads_per_client)
+    except ValueError as exc:  # two --opponents files shown alike
+        parser.error(str(exc))
     app.state.store.add(first)
     if not is_loopback(args.host):
         print(f"warning: --host {args.host} listens beyond this machine: whoever reaches it can "
               "start games and play them with the agents given here (requests cannot name "
               f"files); requests naming other hosts than {', '.join(hosts)} are refused "
               "(add names with --allow-host)", file=sys.stderr, flush=True)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
-    server = uvicorn.Server(config)
+    assert limits is not None
+    server = uvicorn.Server(uvicorn_config(app, args.host, args.port, limits))
 
     def announce() -> None:
         while not server.started:

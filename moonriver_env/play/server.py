@@ -26,14 +26,12 @@ inline script, framing by other sites and content sniffing (:data:`SECURITY_HEAD
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import ipaddress
 import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -43,7 +41,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import (
     FileResponse,
     HTMLResponse,
@@ -57,6 +55,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from moonriver_env.agents.registry import REQUEST_SPECS
 from moonriver_env.engine.data import resolve_path
+from moonriver_env.play.fair import AGENT_THREADS, FairAgentPool, client_key
 from moonriver_env.play.session import (
     MAX_REQUEST_SECONDS,
     MAX_REQUEST_SIMULATIONS,
@@ -66,6 +65,8 @@ from moonriver_env.play.session import (
     ReplaySession,
     check_decision_number,
     options_from_json,
+    shown_spec,
+    trusted_specs,
 )
 
 STATIC = Path(__file__).parent / "static"
@@ -76,7 +77,6 @@ MAX_RECORD_BODY = 4 * 1024 * 1024  # a game record to replay
 MAX_DEPTH = 32  # nesting of a request's JSON (a game record nests 6 deep)
 MAX_GAMES = 64  # the least recently used game is dropped beyond this
 MAX_REPLAYS = 64  # likewise for replays, counted apart from games
-AGENT_THREADS = 8  # agents thinking at once (apart from the threads that answer requests)
 _REMEMBERED = 4096  # dropped ids and written records kept in mind
 
 
@@ -149,10 +149,14 @@ async def _json_body(request: Request, limit: int) -> Any:
         if int(declared) > limit:
             raise PlayError(f"request body of {declared} bytes is over the limit of {limit}", 413)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise PlayError(f"request body is over the limit of {limit} bytes", 413)
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise PlayError(f"request body is over the limit of {limit} bytes", 413)
+    except ClientDisconnect:  # closed by the client, or by the body timeout
+        raise PlayError("the connection closed before the request body was complete",
+                        400) from None
     if not body:
         raise PlayError("the request body is empty; send a JSON object")
     return await run_in_threadpool(parse_json, bytes(body))
@@ -307,22 +311,28 @@ def create_app(defaults: GameOptions | None = None,
                allowed_hosts: list[str] | None = None,
                data_files: Iterable[str] = (),
                max_seconds: float = MAX_REQUEST_SECONDS,
-               max_simulations: int = MAX_REQUEST_SIMULATIONS) -> Starlette:
+               max_simulations: int = MAX_REQUEST_SIMULATIONS,
+               agent_threads: int = AGENT_THREADS,
+               agent_threads_per_client: int | None = None) -> Starlette:
     """The ASGI app; ``defaults`` fill in what a new-game request leaves out.
 
     ``defaults.opponents`` are the trusted agent specs (the command line's): a request may
-    name them, or specs without file paths whose budget is within ``max_seconds`` seconds or
-    ``max_simulations`` simulations a decision. A posted record may name only ``data_files``
-    (absolute paths) as its data. ``allowed_hosts`` (for example ``["127.0.0.1",
-    "localhost"]``) refuses requests naming any other Host, which guards a server against
-    DNS rebinding; None checks no Host (for tests and embedding).
+    name them (as shown: file names, not paths; two shown alike are a ValueError), or specs
+    without file paths whose budget is within ``max_seconds`` seconds or ``max_simulations``
+    simulations a decision. Agents think on ``agent_threads`` threads, at most
+    ``agent_threads_per_client`` (default: half) for one client (:class:`FairAgentPool`).
+    A posted record may name only ``data_files`` (absolute paths) as its data.
+    ``allowed_hosts`` (for example ``["127.0.0.1", "localhost"]``) refuses requests naming
+    any other Host, which guards a server against DNS rebinding; None checks no Host (for
+    tests and embedding).
     """
     defaults = defaults or GameOptions()
+    trusted_specs(defaults.opponents)  # two files of one name: refused before serving
     store = _Store()
     package_data = [resolve_path(None, name) for name in
                     ("plots.csv", "boards.json", "partners.csv", "bonus_tiles.csv")]
     allowed_data = frozenset(str(Path(f).resolve()) for f in [*package_data, *data_files])
-    agents = ThreadPoolExecutor(AGENT_THREADS, thread_name_prefix="moonriver-agent")
+    agents = FairAgentPool(agent_threads, agent_threads_per_client)
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
@@ -335,7 +345,7 @@ def create_app(defaults: GameOptions | None = None,
         return HTMLResponse(rules_html(text))
 
     async def get_defaults(request: Request) -> Response:
-        specs = list(dict.fromkeys([*REQUEST_SPECS, *defaults.opponents]))
+        specs = list(dict.fromkeys([*REQUEST_SPECS, *map(shown_spec, defaults.opponents)]))
         return JSONResponse({**defaults.to_dict(), "agent_specs": specs,
                              "max_seconds": max_seconds, "max_simulations": max_simulations})
 
@@ -373,8 +383,10 @@ def create_app(defaults: GameOptions | None = None,
     async def game_advance(request: Request) -> Response:
         session = store.get(request.path_params["id"], PlaySession)
         decision = decision_of(await _json_body(request, MAX_BODY), ("decision",))
-        # Agents think on their own threads: the request threads stay free for readers.
-        await asyncio.get_running_loop().run_in_executor(agents, session.advance, decision)
+        # Agents think on their own threads, shared fairly among clients: the request
+        # threads stay free for readers, and one client cannot hold every agent thread.
+        client = client_key(request.client.host if request.client else None)
+        await agents.run(client, session.id, session.advance, decision)
         return JSONResponse(await run_in_threadpool(session.state))
 
     async def game_record(request: Request) -> Response:

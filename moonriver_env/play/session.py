@@ -178,7 +178,8 @@ def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
         try:
             seats[p] = make_agent(specs[k], seed=seed + 1 + p)
         except (ValueError, OSError) as exc:
-            raise PlayError(hide_paths(str(exc), specs)) from None
+            text, shown = hide_paths(str(exc), specs), shown_spec(specs[k])
+            raise PlayError(text if shown in text else f"agent {shown}: {text}") from None
     return seats
 
 

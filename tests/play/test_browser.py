@@ -300,13 +300,14 @@ def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> No
     shutil.copy(Path(__file__).resolve().parents[2] / "agents" / "weights" / "2p-base.npz",
                 weights)
     spec = f"pretrained:{weights}"
+    shown = f"pretrained:{HTML}.npz"  # pages show the file's name, never its path
     app = create_app(GameOptions(players=2, humans=(), opponents=(spec,)))
     with serving(app) as url:
         made = page.request.post(f"{url}/api/games", data={"humans": [], "seed": 4})
         page.goto(f"{url}/game/{made.json()['id']}?speed=0")
         page.wait_for_selector("#end:not([hidden])")
         _not_run(page)
-        assert f"P0 ({spec})" in page.locator("#end").text_content()
+        assert f"P0 ({shown})" in page.locator("#end").text_content()
         assert HTML in page.locator("#winners").text_content()
         assert HTML in page.locator("#last").text_content()
         # its record, replayed: the names come back, still as text
@@ -314,13 +315,13 @@ def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> No
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))
         page.goto(f"{url}/")
-        assert spec in page.locator("#specs").text_content()
+        assert shown in page.locator("#specs").text_content()
         page.set_input_files("#record-file", str(path))
         page.wait_for_url("**/replay/**")
         page.wait_for_function("document.body.dataset.step === '0'")
         page.click("#last-step")
         page.wait_for_selector("#end:not([hidden])")
-        assert f"P1 ({spec})" in page.locator("#end").text_content()
+        assert f"P1 ({shown})" in page.locator("#end").text_content()
         _not_run(page)
         # a new-game request and a record carrying HTML: the errors are text
         page.goto(f"{url}/")

@@ -81,13 +81,17 @@ def test_a_request_cannot_name_agent_files(client, tmp_path, kind) -> None:
     assert not [p for p in opened if p.startswith(str(tmp_path))], opened
 
 
-def test_agent_files_given_on_the_command_line_may_be_chosen(tmp_path) -> None:
+def test_agent_files_given_on_the_command_line_may_be_chosen_by_file_name(tmp_path) -> None:
+    """The page shows a command-line spec with its file's name only, and a request chooses
+    it by that name; the path itself, arriving over the network, is refused."""
     spec = _attacker_files(tmp_path)["pretrained"]
     client = TestClient(create_app(GameOptions(opponents=(spec,))))
     assert client.post("/api/games", json={}).status_code == 201
-    assert client.post("/api/games", json={"opponents": [spec]}).status_code == 201
+    assert client.post("/api/games", json={"opponents": ["pretrained:w.npz"]}).status_code == 201
     specs = client.get("/api/defaults").json()["agent_specs"]
-    assert spec in specs and "random" in specs and not any("PATH" in s for s in specs)
+    assert "pretrained:w.npz" in specs and "random" in specs and not any("PATH" in s for s in specs)
+    r = client.post("/api/games", json={"opponents": [spec]})
+    assert r.status_code == 400 and "can be given only on the command line" in r.json()["error"]
 
 
 @pytest.mark.parametrize("spec, allowed", [

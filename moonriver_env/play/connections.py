@@ -1,0 +1,241 @@
+"""Bounds on the play server's connections, which uvicorn leaves open.
+
+uvicorn times out only idle keep-alive connections: one that sends half a request head, or
+a body that never ends, or that never reads its response, holds its descriptor for good, and
+``limit_concurrency`` answers 503 only once a whole head has arrived. :func:`guarded_protocol`
+wraps uvicorn's HTTP protocol so that every connection is in one of four phases:
+
+- ``head``: waiting for a request head (a new connection, or one between requests): closed
+  with 408 when the head is not complete within the header timeout;
+- ``body``: the head arrived, the body has not: closed when not complete within the body
+  timeout;
+- ``sending``: the response is being written: closed when the client has not taken it within
+  the body timeout;
+- ``busy``: the whole request arrived and the app works on it (an agent thinks): no timeout.
+
+At most ``max_connections`` are open. A connection over the cap closes the one that has
+waited longest in another phase than ``busy`` (the connections an attacker controls), or, when
+all are busy, is answered 503 and closed at once. Either way its descriptor is held only for
+an instant, so the server keeps answering while connections are held and recovers by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+HEADER_TIMEOUT = 10.0  # seconds for a request head (from connect or the previous response)
+BODY_TIMEOUT = 30.0  # seconds for a request body, and for a response to be taken
+KEEP_ALIVE = 5.0  # seconds an idle keep-alive connection stays open (uvicorn's)
+GRACEFUL_SHUTDOWN = 5  # seconds Ctrl+C waits for requests under way
+MAX_CONNECTIONS = 4096  # the default cap never exceeds this, whatever the descriptor limit
+_NO_LIMIT = 2**20  # taken as the limit where the system reports none
+_PHASE_TIMEOUTS = {"head": "header_timeout", "body": "body_timeout", "sending": "body_timeout"}
+
+
+def raise_descriptor_limit() -> int:
+    """Raise the soft limit on open descriptors (RLIMIT_NOFILE) to the hard one where the
+    system allows it; the soft limit in force afterwards."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to raise
+        return 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):  # macOS refuses more than OPEN_MAX: keep the soft one
+            pass
+    return _NO_LIMIT if soft == resource.RLIM_INFINITY else soft
+
+
+def default_max_connections(descriptors: int) -> int:
+    """The default connection cap: half the descriptor limit, at most MAX_CONNECTIONS."""
+    return max(1, min(MAX_CONNECTIONS, descriptors // 2))
+
+
+def most_connections(descriptors: int) -> int:
+    """The largest cap allowed: three quarters of the descriptor limit (the rest serve the
+    listening socket, connections being accepted, files and the interpreter)."""
+    return max(1, descriptors * 3 // 4)
+
+
+def listen_backlog(descriptors: int) -> int:
+    """The listen backlog, which is also how many connections asyncio accepts at a time
+    before the cap can close any: a sixteenth of the descriptor limit, 8 to 2048."""
+    return max(8, min(2048, descriptors // 16))
+
+
+def limits_problem(max_connections: int, header_timeout: float, body_timeout: float,
+                   keep_alive: float, descriptors: int) -> str | None:
+    """What is wrong with these bounds (as command-line options), or None."""
+    for name, value in (("--header-timeout", header_timeout),
+                        ("--body-timeout", body_timeout), ("--keep-alive", keep_alive)):
+        if not (math.isfinite(value) and value > 0):
+            return f"{name} must be a number of seconds over 0, got {value:g}"
+    most = most_connections(descriptors)
+    if not 1 <= max_connections <= most:
+        return (f"--max-connections must be from 1 to {most} (three quarters of the limit of "
+                f"{descriptors} open descriptors, ulimit -n), got {max_connections}")
+    return None
+
+
+def _response(status: str, text: str) -> bytes:
+    body = text.encode()
+    return (f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+
+
+class ConnectionGuard:
+    """The open connections of one server, their phases, the cap and the timeouts."""
+
+    def __init__(self, max_connections: int, header_timeout: float = HEADER_TIMEOUT,
+                 body_timeout: float = BODY_TIMEOUT) -> None:
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.open: set[Any] = set()
+        self.waiting: OrderedDict[Any, None] = OrderedDict()  # not busy, longest waiting first
+        self.counts = {"refused": 0, "evicted": 0, "timed out": 0}
+        self._sweep: asyncio.TimerHandle | None = None
+
+    def timeout(self, phase: str) -> float | None:
+        """Seconds a connection may stay in ``phase`` (None: no limit)."""
+        name = _PHASE_TIMEOUTS.get(phase)
+        return None if name is None else getattr(self, name)
+
+    def admit(self, conn: Any) -> bool:
+        """Take a new connection, closing the longest waiting one when at the cap; False
+        when the cap is reached and every open connection is busy."""
+        if len(self.open) >= self.max_connections:
+            if not self.waiting:
+                self.counts["refused"] += 1
+                return False
+            oldest = next(iter(self.waiting))
+            self.counts["evicted"] += 1
+            oldest.guard_close("503 Service Unavailable",
+                               "the server is at its connection limit; try again")
+        self.open.add(conn)
+        if self._sweep is None:
+            self._schedule(conn.loop)
+        return True
+
+    def forget(self, conn: Any) -> None:
+        """A connection closed (or is closing)."""
+        self.open.discard(conn)
+        self.waiting.pop(conn, None)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        period = min(1.0, max(0.05, min(self.header_timeout, self.body_timeout) / 4))
+        self._sweep = loop.call_later(period, self._run_sweep, loop)
+
+    def _run_sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Close the connections past their phase's deadline; runs while any is open."""
+        now = loop.time()
+        for conn in list(self.open):
+            phase, since = conn.guard_phase()
+            limit = self.timeout(phase)
+            if limit is not None and now - since > limit:
+                self.counts["timed out"] += 1
+                what = "request head" if phase == "head" else "request"
+                conn.guard_close("408 Request Timeout",
+                                 f"the {what} did not arrive within {limit:g} seconds")
+        self._sweep = None
+        if self.open:
+            self._schedule(loop)
+
+
+def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> type:
+    """A subclass of uvicorn's HTTP protocol class ``base`` (H11Protocol or
+    HttpToolsProtocol) whose connections ``guard`` bounds."""
+
+    class Guarded(base):  # type: ignore[valid-type, misc]
+        """uvicorn's protocol with phases, deadlines and the connection cap."""
+
+        _phase: tuple[str, int] = ("", 0)
+        _since = 0.0
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            if not guard.admit(self):
+                self._send_and_abort("503 Service Unavailable",
+                                     "the server is at its connection limit; try again")
+                return
+            self.guard_phase()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            guard.forget(self)
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self.guard_phase()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.guard_phase()
+
+        def guard_phase(self) -> tuple[str, float]:
+            """The connection's phase now and since when (the loop's clock)."""
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:
+                phase = "head"
+            elif cycle.more_body:
+                phase = "body"
+            else:
+                phase = "sending" if cycle.response_started else "busy"
+            if (phase, id(cycle)) != self._phase:
+                self._phase, self._since = (phase, id(cycle)), self.loop.time()
+                guard.waiting.pop(self, None)
+                if phase != "busy" and self in guard.open:
+                    guard.waiting[self] = None
+            return phase, self._since
+
+        def guard_close(self, status: str, text: str) -> None:
+            """Close the connection now; say why when no response is under way."""
+            guard.forget(self)
+            if self._phase[0] == "head":
+                self._send_and_abort(status, text)
+            else:
+                self.transport.abort()
+
+        def _send_and_abort(self, status: str, text: str) -> None:
+            # abort, not close: close would wait for a client that does not read.
+            if not self.transport.is_closing() and not self.transport.get_write_buffer_size():
+                self.transport.write(_response(status, text))
+            self.transport.abort()
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
+    return Guarded
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """The bounds of one server (command-line options): connection cap, timeouts, and the
+    descriptor limit they were chosen for."""
+
+    max_connections: int
+    header_timeout: float = HEADER_TIMEOUT
+    body_timeout: float = BODY_TIMEOUT
+    keep_alive: float = KEEP_ALIVE
+    descriptors: int = 1024
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits) -> Any:
+    """A uvicorn.Config serving ``app`` with connections bounded by ``limits``; its protocol
+    class's ``guard`` is the :class:`ConnectionGuard`."""
+    import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    guard = ConnectionGuard(limits.max_connections, limits.header_timeout, limits.body_timeout)
+    protocol = guarded_protocol(AutoHTTPProtocol, guard)
+    protocol.guard = guard
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", http=protocol,
+                          ws="none", timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]
+                          backlog=listen_backlog(limits.descriptors),
+                          timeout_graceful_shutdown=GRACEFUL_SHUTDOWN)

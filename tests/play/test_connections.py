@@ -1,0 +1,183 @@
+"""The play server bounds its connections: held half-sent requests neither wedge it nor
+outlive the header and body timeouts, and the cap stays below the descriptor limit.
+
+The servers run in subprocesses started the way a user starts them (``moonriver-play``),
+on 127.0.0.1 only, with the descriptor limit lowered as on a desktop."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from moonriver_env.play.cli import main
+from moonriver_env.play.connections import (
+    default_max_connections,
+    listen_backlog,
+    most_connections,
+    raise_descriptor_limit,
+)
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptor limits")
+resource = pytest.importorskip("resource")
+pytest.importorskip("uvicorn")
+
+DESCRIPTORS = 256  # the server's `ulimit -n`, soft and hard
+HALF_HEAD = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # and never the blank line
+
+
+def _limit_descriptors() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
+
+
+@pytest.fixture()
+def server(request) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A moonriver-play server under ``ulimit -n 256`` with the test's extra options; its
+    base URL."""
+    extra = getattr(request, "param", [])
+    proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.play.cli", "--no-browser",
+                             "--port", "0", "--opponents", "random", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_limit_descriptors)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("Moon River: http://127.0.0.1:"), (line, proc.stderr.read())
+        yield line.split()[2].split("/game/")[0], proc
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def _get(url: str, timeout: float) -> int:
+    with urllib.request.urlopen(f"{url}/api/defaults", timeout=timeout) as response:
+        return response.status
+
+
+def _answers(url: str, timeout: float) -> bool:
+    try:
+        return _get(url, timeout) == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _hold(port: int, count: int, first: bytes) -> list[socket.socket]:
+    """``count`` connections that each send ``first`` and nothing more."""
+    held = []
+    for _ in range(count):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conn.sendall(first)
+        held.append(conn)
+    return held
+
+
+def _read_until_closed(conn: socket.socket, timeout: float) -> bytes:
+    """What the server sends until it closes the connection (TimeoutError if it does not
+    within ``timeout`` seconds)."""
+    conn.settimeout(timeout)
+    data = b""
+    try:
+        while chunk := conn.recv(4096):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return data
+
+
+def test_the_default_cap_and_backlog_follow_the_descriptor_limit() -> None:
+    assert default_max_connections(256) == 128 and default_max_connections(10**6) == 4096
+    assert most_connections(256) == 192 and default_max_connections(1) == 1
+    assert listen_backlog(256) == 16 and listen_backlog(10**6) == 2048
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert raise_descriptor_limit() >= soft
+
+
+def test_the_soft_descriptor_limit_is_raised_to_the_hard_one() -> None:
+    run = subprocess.run([sys.executable, "-c", "from moonriver_env.play.connections import "
+                          "raise_descriptor_limit as r; import resource; "
+                          "print(r(), *resource.getrlimit(resource.RLIMIT_NOFILE))"],
+                         capture_output=True, text=True, timeout=60,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                               (256, 512)))
+    assert run.stdout.split() == ["512", "512", "512"], run.stderr
+
+
+def test_held_half_sent_requests_do_not_wedge_the_server(server) -> None:
+    """Twice the cap of connections that send half a request head: a normal GET answers
+    while they are held and right after they close (the old server, with no cap, ran out
+    of descriptors and answered nothing)."""
+    url, proc = server
+    port = int(url.rsplit(":", 1)[1])
+    cap = default_max_connections(DESCRIPTORS)
+    held = _hold(port, 2 * cap, HALF_HEAD)
+    try:
+        assert _get(url, timeout=10) == 200  # during the attack
+        assert _get(url, timeout=10) == 200
+    finally:
+        for conn in held:
+            conn.close()
+    start = time.monotonic()
+    answered = False
+    for _ in range(20):  # bounded: at most 20 tries of up to 1 s each
+        if _answers(url, timeout=1):
+            answered = True
+            break
+        time.sleep(0.25)
+    assert answered and time.monotonic() - start < 10, "the server did not recover"
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("server", [["--header-timeout", "1", "--body-timeout", "1"]],
+                         indirect=True)
+def test_unfinished_requests_are_closed_after_the_timeouts(server) -> None:
+    """A half-sent head, a connection that sends nothing and a body that stops half way are
+    closed by the server (the old server kept each one open for good)."""
+    url, proc = server
+    port = int(url.rsplit(":", 1)[1])
+    half_body = (b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: "
+                 b"application/json\r\ncontent-length: 100\r\n\r\n{\"players\":")
+    head, silent, body = (_hold(port, 1, first)[0] for first in (HALF_HEAD, b"", half_body))
+    try:
+        start = time.monotonic()
+        assert _read_until_closed(head, 30).startswith(b"HTTP/1.1 408 Request Timeout")
+        assert _read_until_closed(silent, 30).startswith(b"HTTP/1.1 408 Request Timeout")
+        assert not _read_until_closed(body, 30).startswith(b"HTTP/1.1 2")
+        assert time.monotonic() - start < 25  # 1 s timeouts; the bound is generous
+    finally:
+        for conn in (head, silent, body):
+            conn.close()
+    assert _get(url, timeout=10) == 200 and proc.poll() is None
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--header-timeout", "0"], "--header-timeout must be a number of seconds over 0"),
+    (["--body-timeout", "nan"], "--body-timeout must be a number of seconds over 0"),
+    (["--keep-alive", "-1"], "--keep-alive must be a number of seconds over 0"),
+    (["--max-connections", "0"], "--max-connections must be from 1 to"),
+    (["--max-connections", str(10**9)], "three quarters of the limit"),
+    (["--agent-threads", "0"], "--agent-threads must be from 1 to 256"),
+    (["--agent-threads", "4", "--agent-threads-per-client", "5"],
+     "--agent-threads-per-client must be from 1 to --agent-threads (4)"),
+])
+def test_bad_server_bounds_exit_2_with_one_line(argv, words, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--no-browser", "--port", "0", *argv])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_the_bounds_and_their_defaults_are_in_the_help(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for words in ("--max-connections", "half the limit on open files", "--header-timeout",
+                  "(default: 10)", "--body-timeout", "(default: 30)", "--keep-alive",
+                  "(default: 5)", "--agent-threads-per-client", "half of --agent-threads"):
+        assert words in out, words
