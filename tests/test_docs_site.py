@@ -70,7 +70,28 @@ def test_the_api_pages_cover_the_public_modules() -> None:
     assert {"moonriver_env.engine", "moonriver_env.moonriver.aec_env",
             "moonriver_env.moonriver.gym_env",
             "moonriver_env.agents", "moonriver_env.training.fast.train",
-            "moonriver_env.training.evaluate", "moonriver_env.openspiel"} <= modules
+            "moonriver_env.training.evaluate", "moonriver_env.openspiel",
+            "moonriver_env.vector", "moonriver_env.backend", "moonriver_env.core"} <= modules
+
+
+def test_every_api_page_is_in_the_nav() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for page in sorted(API.glob("*.md")):
+        assert f"api/{page.name}" in nav, f"docs/api/{page.name} is not in the mkdocs.yml nav"
+
+
+EXAMPLES = sorted(page for page in API.glob("*.md") if "```python" in page.read_text())
+
+
+def test_the_batched_backend_and_core_pages_have_examples() -> None:
+    assert {"vector.md", "backend.md", "core.md"} <= {page.name for page in EXAMPLES}
+
+
+@pytest.mark.parametrize("page", EXAMPLES, ids=[page.stem for page in EXAMPLES])
+def test_the_api_pages_examples_run(page: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/api/{page.name} example {i + 1}", "exec"), {})
 
 
 @pytest.mark.parametrize(("page", "module"), documented_modules(),
@@ -88,6 +109,10 @@ def test_home_page_and_notebooks(site: Path) -> None:
     text = re.sub(r"<[^>]+>", "", home)  # code is highlighted token by token
     assert 'src="render.png"' in home
     assert "pip install" in text and "moonriver_v0.env(num_players=4)" in text
+    assert "pure-Python rules engine" not in text  # the rules run in the compiled core
+    assert "compiled C++17 core" in text and "reference engine" in text
+    for page in ("vector", "api/vector", "api/backend", "api/core"):
+        assert f'href="{page}/"' in home, f"the home page does not link {page}"
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         page = site / "notebooks" / notebook.stem / "index.html"
         assert page.is_file(), f"notebook {notebook.name} is not rendered"
@@ -100,6 +125,9 @@ def test_home_page_and_notebooks(site: Path) -> None:
 # Text each notebook prints when it runs (with the budgets of its first cell).
 PRINTED = {"01_quickstart": "decisions; final scores:", "02_train_maskable_ppo": "trained",
            "04_rules_explorer": "boards", "06_openspiel": "python_moonriver("}
+# The title each result plot prints at the budgets of its notebook's first cell.
+SMOKE = {"02_train_maskable_ppo": "smoke-test budget: 4 games per point, not a result",
+         "03_benchmark_policies": "smoke-test budget: 6 games, not a result"}
 IMAGE = re.compile(r'<img [^>]*src="data:image/png;base64,')
 
 
@@ -120,6 +148,8 @@ def test_notebook_pages_show_outputs_of_a_build_time_run(site: Path) -> None:
         assert areas, f"{notebook.name} renders without outputs"
         if notebook.stem in PRINTED:
             assert PRINTED[notebook.stem] in text, f"{notebook.name} lacks its printed output"
+        if notebook.stem in SMOKE:
+            assert SMOKE[notebook.stem] in text, f"{notebook.name}: its plot reads as a result"
     for stem in ("01_quickstart", "04_rules_explorer"):  # they draw the table
         assert _outputs(site / "notebooks" / stem / "index.html")[2] >= 1, f"{stem}: no image"
 
