@@ -46,3 +46,22 @@ def test_notebook_cells_get_a_hang_guard_not_a_budget() -> None:
     pytest_ini = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]
     found = re.search(r"--nbmake-timeout=(\d+)", pytest_ini["ini_options"]["addopts"])
     assert found and int(found.group(1)) >= HANG_GUARD
+
+
+# Notebooks that plot results (win rates); at the suite's budgets these are smoke tests.
+RESULT_PLOTS = {"02_train_maskable_ppo": "EVAL_GAMES", "03_benchmark_policies": "GAMES"}
+
+
+@pytest.mark.parametrize("stem", sorted(RESULT_PLOTS))
+def test_result_plots_at_small_budgets_say_so_and_show_intervals(stem: str) -> None:
+    cells = json.loads((NOTEBOOKS[0].parent / f"{stem}.ipynb").read_text())["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    budget: dict = {}
+    exec(code[0], budget)  # the parameters cell: the budgets nbmake and the docs build run
+    assert budget[RESULT_PLOTS[stem]] < budget["RESULT_GAMES"]  # so the plot is a smoke test
+    plotting = next(c for c in code if "savefig" in c or "subplots" in c)
+    assert f"if {RESULT_PLOTS[stem]} < RESULT_GAMES:" in plotting
+    assert "smoke-test budget: {" + RESULT_PLOTS[stem] + "}" in plotting
+    assert "not a result" in plotting and "print(title)" in plotting
+    assert "wilson_interval" in plotting or "win_ci_low" in plotting  # 95% Wilson intervals
+    assert "sorted(" not in plotting  # no ranking drawn from a smoke test
