@@ -20,8 +20,11 @@ Refused requests get a 4xx status and ``{"error": message}``; the game is left u
 POSTs must be JSON from this page's own origin. A request names agents only by specs without
 file paths and with bounded budgets, or by the specs given on the command line; a posted record
 may use only the package's data files (or those given on the command line). GETs of a game
-answer at once while its agent thinks (``thinking`` is then true). Every response forbids
-inline script, framing by other sites and content sniffing (:data:`SECURITY_HEADERS`).
+answer at once while its agent thinks (``thinking`` is then true); agents think on threads
+shared fairly among clients (:mod:`moonriver_env.play.fair`), and ``moonriver-play`` bounds
+connections and their timeouts (:mod:`moonriver_env.play.connections`). Agent specs that
+name files are shown by the files' names only. Every response forbids inline script, framing
+by other sites and content sniffing (:data:`SECURITY_HEADERS`).
 """
 
 from __future__ import annotations
