@@ -6,6 +6,7 @@ on 127.0.0.1 only, with the descriptor limit lowered as on a desktop."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 
 from moonriver_env.play.cli import main
 from moonriver_env.play.connections import (
+    ConnectionGuard,
     default_max_connections,
     listen_backlog,
     most_connections,
@@ -181,3 +183,41 @@ def test_the_bounds_and_their_defaults_are_in_the_help(capsys) -> None:
                   "(default: 10)", "--body-timeout", "(default: 30)", "--keep-alive",
                   "(default: 5)", "--agent-threads-per-client", "half of --agent-threads"):
         assert words in out, words
+
+
+class _Conn:
+    """A stand-in connection: the guard's view of one (phase and closing)."""
+
+    def __init__(self, guard: ConnectionGuard, loop: asyncio.AbstractEventLoop) -> None:
+        self.guard, self.loop, self.closed = guard, loop, ""
+
+    def wait(self) -> None:
+        """Wait for a request head, like a new connection."""
+        self.guard.waiting[self] = None
+
+    def guard_phase(self) -> tuple[str, float]:
+        return ("head" if self in self.guard.waiting else "busy"), self.loop.time()
+
+    def guard_close(self, status: str, text: str) -> None:
+        self.closed = status
+        self.guard.forget(self)
+
+
+def test_over_the_cap_the_longest_waiting_goes_and_busy_ones_stay() -> None:
+    async def scenario() -> None:
+        guard = ConnectionGuard(max_connections=3)
+        loop = asyncio.get_running_loop()
+        conns = [_Conn(guard, loop) for _ in range(6)]
+        for conn in conns[:3]:
+            assert guard.admit(conn)
+        conns[1].wait()
+        conns[2].wait()
+        assert guard.admit(conns[3]) and conns[1].closed.startswith("503")
+        conns[3].wait()
+        assert guard.admit(conns[4]) and conns[2].closed.startswith("503")
+        assert guard.admit(conns[5]) and conns[3].closed.startswith("503")
+        assert not guard.admit(_Conn(guard, loop))  # all three open ones are busy
+        assert guard.open == {conns[0], conns[4], conns[5]} and not conns[0].closed
+        assert guard.counts == {"refused": 1, "evicted": 3, "timed out": 0}
+
+    asyncio.run(scenario())
