@@ -1,6 +1,9 @@
 """Export a trained RanchNet (.pt of ``save_net``) as the numpy .npz that PretrainedAgent loads.
 
     python -m moonriver_env.training.export_weights runs/fast_4p/final.pt agents/weights/4p-base.npz
+
+The .npz is written atomically (``training/atomic.py``): complete or not at all. A
+destination without the ``.npz`` suffix gets it, as ``numpy.savez`` does.
 """
 
 from __future__ import annotations
@@ -9,7 +12,13 @@ import argparse
 import json
 
 import numpy as np
+from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import load_net
+
+
+def npz_path(dst: str) -> str:
+    """The file ``export`` writes for ``dst`` (``.npz`` added when missing)."""
+    return dst if dst.endswith(".npz") else dst + ".npz"
 
 
 def export(src: str, dst: str, note: str = "") -> dict:
@@ -19,7 +28,8 @@ def export(src: str, dst: str, note: str = "") -> dict:
         "net": dict(net.config.__dict__), "source": note or src,
         "recipe": meta.get("config", {})}
     arrays = {k: v.detach().numpy().astype(np.float32) for k, v in net.state_dict().items()}
-    np.savez_compressed(dst, __meta__=np.array(json.dumps(meta)), **arrays)
+    atomic_save(npz_path(dst), lambda fh: np.savez_compressed(
+        fh, __meta__=np.array(json.dumps(meta)), **arrays))
     return meta
 
 

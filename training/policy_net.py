@@ -27,6 +27,7 @@ from moonriver_env.agents.pretrained import (
     NumpyRanchNet,
     action_index,
 )
+from moonriver_env.training.atomic import atomic_save
 from torch import nn
 from torch.nn import functional as F
 
@@ -192,9 +193,11 @@ class LegalRows:
 
 
 def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:
-    """Weights, sizes and free-form metadata (variant, training recipe) in one .pt file."""
-    torch.save({"config": asdict(net.config), "state_dict": net.state_dict(),
-                "meta": dict(meta or {})}, path)
+    """Weights, sizes and free-form metadata (variant, training recipe) in one .pt file,
+    written atomically (complete or not at all, ``training/atomic.py``)."""
+    blob = {"config": asdict(net.config), "state_dict": net.state_dict(),
+            "meta": dict(meta or {})}
+    atomic_save(path, lambda fh: torch.save(blob, fh))
 
 
 def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:

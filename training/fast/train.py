@@ -35,13 +35,18 @@ reference engine) each share is a list of per-game ``Game`` objects played by
    iterations when that is set).
 
 The run directory gets ``config.json``, ``log.jsonl`` (one line per iteration),
-``checkpoints/`` (weights every ``checkpoint_minutes``, for learning curves),
-``after_imitation.pt``, ``final.pt`` (weights for ``moonriver_env.agents.pretrained``) and
+``checkpoints/net_itNNNNNN.pt`` (weights every ``checkpoint_minutes``, for learning curves,
+named by iteration), ``after_imitation.pt``, ``final.pt`` (the network), ``agent.npz`` (the
+same as ``moonriver_env.agents.pretrained`` loads it, written when PPO ends) and
 ``resume.pt``: the whole state of the run at the end of an iteration (weights, optimiser,
 snapshots, the generator, iteration counts, elapsed time and phase), written when the run
-starts, after its first iteration, at least every minute, at each phase's end and on Ctrl-C.
-Ctrl-C stops the run and its play workers and saves ``resume.pt``; ``--resume RUN_DIR``
-continues it exactly where it stopped (same weights, same generator draws).
+starts, after its first iteration, at least every minute, at each phase's end and on Ctrl-C;
+the state it replaces is kept as ``resume.prev.pt``. Every file is written atomically
+(``training/atomic.py``). Ctrl-C stops the run and its play workers and saves ``resume.pt``;
+``--resume RUN_DIR`` continues it exactly where it stopped (same weights, same generator
+draws), from ``resume.prev.pt`` with one line when ``resume.pt`` cannot be read. The run
+opens with a short summary (``summary``) and ends with the ``moonriver-eval`` command that
+measures its agent (``eval_command``).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -68,6 +74,8 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
+from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
+from moonriver_env.training.export_weights import export
 from moonriver_env.training.fast.parallel_play import PlayPool, check_workers, sigint_deferred
 from moonriver_env.training.fast.ppo_loss import (
     LossWeights,
@@ -79,6 +87,7 @@ from moonriver_env.training.fast.ppo_loss import (
 from moonriver_env.training.fast.rollout import (
     GREEDY,
     LEARNER,
+    TRAINING_SEEDS,
     Batch,
     evaluate,
     game_seeds,
@@ -99,7 +108,10 @@ from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
 from moonriver_env.engine import GameConfig
 
 PROG = "moonriver-train-fast"
+CONFIG_FILE = "config.json"  # every setting of the run
 RESUME_FILE = "resume.pt"
+RESUME_PREVIOUS = "resume.prev.pt"  # the state before resume.pt, should that be unreadable
+AGENT_FILE = "agent.npz"  # the trained agent, as PretrainedAgent loads it (export_weights)
 RESUME_SECONDS = 60.0  # resume.pt is at most this old (plus one iteration) after a hard kill
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds within a phase
 PHASES = ("imitation", "ppo", "evaluation", "done")
@@ -444,12 +456,13 @@ class Progress:
         return "  ".join(parts)
 
 
-def _atomic_save(blob: dict[str, Any], path: str) -> None:
-    """``torch.save`` to a temporary file renamed over ``path``: complete or absent."""
-    partial = path + ".partial"
+def _atomic_save(blob: dict[str, Any], path: str, previous: str = "") -> None:
+    """``torch.save`` to ``path`` atomically (complete or absent, a Ctrl-C waits for it);
+    ``previous``: the file now at ``path`` is kept there first."""
     with sigint_deferred():
-        torch.save(blob, partial)
-        os.replace(partial, path)
+        if previous and os.path.isfile(path):
+            keep_copy(path, previous)
+        atomic_save(path, lambda fh: torch.save(blob, fh))
 
 
 def _resume_path(run: str) -> str:
@@ -465,21 +478,54 @@ def _check_fresh(out: str) -> None:
                          f"--resume {out}, or give another --out")
 
 
-def load_resume(run: str) -> dict[str, Any]:
-    """The resume state saved in a run directory; a clear error when there is none."""
-    path = _resume_path(run)
-    if not os.path.isfile(path):
-        what = "no such directory" if not os.path.isdir(run) else f"it holds no {RESUME_FILE}"
-        raise CLIError(f"cannot resume {run!r}: {what} (give the run directory of a fast-recipe "
-                       f"run, which saves {RESUME_FILE} as soon as it starts)")
+def _resume_candidates(run: str) -> list[str]:
+    """The files a resume may read, newest first: a run's resume.pt and the state before it
+    (resume.prev.pt), or the one file given."""
+    if os.path.isfile(run) and os.path.basename(run) != RESUME_FILE:
+        return [run]
+    folder = os.path.dirname(run) if os.path.isfile(run) else run
+    return [os.path.join(folder, RESUME_FILE), os.path.join(folder, RESUME_PREVIOUS)]
+
+
+def _read_resume(path: str) -> dict[str, Any]:
+    """One saved resume state; CLIError (one line) when it cannot be read."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
-        raise CLIError(f"cannot resume from {path!r}: not a readable resume state ({exc})") \
-            from exc
+        raise CLIError(f"cannot resume from {path!r}: not a readable resume state "
+                       f"({first_line(exc)})") from exc
     if not isinstance(state, dict) or state.get("format") != "moonriver-fast-resume/1":
         raise CLIError(f"cannot resume from {path!r}: not a fast-recipe resume state")
     return state
+
+
+def _warn(line: str) -> None:
+    print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+
+
+def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, Any]:
+    """The resume state saved in a run directory: ``resume.pt``, or the state before it
+    (``resume.prev.pt``) when that cannot be read, ``report`` getting one line that names the
+    skipped file; a clear error when there is none."""
+    candidates = _resume_candidates(run)
+    if not any(os.path.isfile(p) for p in candidates):
+        what = "no such directory" if not os.path.exists(run) else f"it holds no {RESUME_FILE}"
+        raise CLIError(f"cannot resume {run!r}: {what} (give the run directory of a fast-recipe "
+                       f"run, which saves {RESUME_FILE} as soon as it starts)")
+    skipped: list[tuple[str, CLIError]] = []
+    for path in candidates:
+        try:
+            if not os.path.isfile(path):
+                raise CLIError(f"cannot resume from {path!r}: no such file")
+            state = _read_resume(path)
+        except CLIError as exc:
+            skipped.append((path, exc))
+            continue
+        for bad, exc in skipped:
+            reason = str(exc).removeprefix(f"cannot resume from {bad!r}: ")
+            report(f"skipped {bad}: {reason}; resuming from the state before it, {path}")
+        return state
+    raise skipped[0][1]
 
 
 class Runner:
@@ -521,8 +567,7 @@ class Runner:
         else:
             self.net = self._restore(state)
         os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
-        with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
-            json.dump(asdict(cfg), fh, indent=1)
+        atomic_text(os.path.join(cfg.out, CONFIG_FILE), json.dumps(asdict(cfg), indent=1))
         self.start = time.perf_counter()
         self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written
         self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
@@ -562,8 +607,10 @@ class Runner:
                 fh.writelines(lines)
         folder = os.path.join(self.cfg.out, "checkpoints")
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
-            match = re.fullmatch(r"net_(\d+)s\.pt", name)
-            if match and int(match[1]) > int(self.offset):
+            newer = re.fullmatch(r"net_it(\d+)\.pt", name)  # named by iteration
+            older = re.fullmatch(r"net_(\d+)s\.pt", name)  # by whole seconds (before)
+            if (newer and int(newer[1]) > self.iteration) or (
+                    older and int(older[1]) > int(self.offset)):
                 os.remove(os.path.join(folder, name))
         return net
 
@@ -598,8 +645,10 @@ class Runner:
         }
 
     def write_resume(self) -> str:
-        """Write the newest complete state to ``resume.pt``."""
-        _atomic_save(self.boundary, self.resume_file)
+        """Write the newest complete state to ``resume.pt`` (the one it held goes to
+        ``resume.prev.pt``)."""
+        _atomic_save(self.boundary, self.resume_file,
+                     os.path.join(self.cfg.out, RESUME_PREVIOUS))
         self.saved_at = self.boundary["seconds"]
         return self.resume_file
 
@@ -630,7 +679,7 @@ class Runner:
             fh.write(json.dumps(line) + "\n")
         if self.elapsed() >= self.next_checkpoint:
             self.save(os.path.join(self.cfg.out, "checkpoints",
-                                   f"net_{int(self.elapsed()):05d}s.pt"))
+                                   f"net_it{self.iteration:06d}.pt"))
             self.next_checkpoint += self.cfg.checkpoint_minutes * 60
             if self.next_checkpoint <= self.elapsed():  # a long iteration: no catching up
                 self.next_checkpoint = self.elapsed() + self.cfg.checkpoint_minutes * 60
@@ -779,12 +828,13 @@ class Runner:
         if self.phase == "ppo":
             self.ppo(*self.limits("ppo"))
             self.save(os.path.join(cfg.out, "final.pt"))
+            export(os.path.join(cfg.out, "final.pt"), os.path.join(cfg.out, AGENT_FILE))
             self._set_phase("evaluation")
         if self.phase == "evaluation":
             if cfg.eval_games:
                 self.evaluate(self.iteration)
-                print(json.dumps({"eval_vs_greedy": self.last_eval["eval_vs_greedy"],
-                                  "games": cfg.eval_games}), flush=True)
+                print(f"evaluation: win share {self.last_eval['eval_vs_greedy']:.3f} over "
+                      f"{cfg.eval_games} games against Greedy (shared wins split)", flush=True)
             self._set_phase("done")
 
 
@@ -817,7 +867,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Progress: one line per iteration (at most one per "
                f"{PROGRESS_SECONDS:g} s within a phase). Ctrl-C stops the run and saves it; "
                f"{PROG} --resume RUN_DIR continues it. Run directory: config.json, log.jsonl, "
-               "checkpoints/, after_imitation.pt, final.pt, resume.pt.")
+               "checkpoints/, after_imitation.pt, final.pt, agent.npz, resume.pt, "
+               "resume.prev.pt.")
     parser.add_argument("--config", metavar="FILE",
                         help="TOML file of settings; flags override it (default: none, the "
                              "built-in defaults, which are training/configs/fast_4p_base.toml)")
@@ -847,6 +898,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _budget(cfg: FastConfig) -> str:
+    """The run's budget in words: total, imitation's limit, evaluation."""
+    total = " or ".join(part for part in (
+        f"{cfg.minutes:g} min" if cfg.minutes else "",
+        f"{cfg.ppo_iterations} PPO iterations" if cfg.ppo_iterations else "") if part)
+    limits = " or ".join(part for part in (
+        f"{cfg.bc_minutes:g} min" if cfg.bc_minutes else "",
+        f"{cfg.bc_iterations} iterations" if cfg.bc_iterations else "") if part)
+    imitation = f"imitation up to {limits}, then PPO" if limits else "no imitation, PPO only"
+    evaluation = (f"evaluation {cfg.eval_games} games vs Greedy" if cfg.eval_games
+                  else "no evaluation")
+    return f"{total} in all; {imitation}; {evaluation}"
+
+
+def summary(cfg: FastConfig) -> str:
+    """The few lines a run opens with: variant, budget, device, network, output."""
+    processes = (f"{cfg.workers} play processes" if cfg.workers > 1
+                 else "1 play process") + f" x {cfg.torch_threads} torch thread"
+    split = ", split PPO updates" if cfg.split_updates and cfg.workers > 1 else ""
+    prior = "on" if cfg.use_prior else "off"
+    start = f", from {cfg.init}" if cfg.init else ""
+    return "\n".join([
+        f"{PROG}: {cfg.num_players}-player {cfg.mode} game, seed {cfg.seed}",
+        f"  budget:   {_budget(cfg)}",
+        f"  device:   CPU, {processes}{'s' if cfg.torch_threads > 1 else ''}, {cfg.backend} "
+        f"backend{split}",
+        f"  settings: {cfg.games} games/iteration, lr {cfg.learning_rate:g}, net "
+        f"{cfg.channels}/{cfg.opponent_channels} channels x {cfg.hidden} hidden, Greedy prior "
+        f"{prior}{start}",
+        f"  output:   {cfg.out} (every setting: {os.path.join(cfg.out, CONFIG_FILE)})"])
+
+
+def eval_command(cfg: FastConfig) -> str:
+    """The moonriver-eval command that measures a run's agent against Greedy."""
+    agent = os.path.join(cfg.out, AGENT_FILE)
+    mode = f" --mode {cfg.mode}" if cfg.mode != "base" else ""
+    return (f"moonriver-eval --agents {shlex.quote('pretrained:' + agent)}"
+            f"{' greedy' * (cfg.num_players - 1)} "
+            f"--players {cfg.num_players}{mode} --games 1000 --seed {TRAINING_SEEDS} "
+            f"--workers 2")
+
+
 def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
                    overrides: dict[str, Any]) -> FastConfig:
     """A saved run's settings, its directory as ``out``, then the file and flags; settings
@@ -859,8 +952,9 @@ def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
         raise CLIError(f"a resumed run keeps its {saved}; only budgets, rates and the like "
                        f"may change")
     if state["phase"] == "done":
-        raise CLIError(f"the run in {run!r} has finished; its weights are "
-                       f"{os.path.join(cfg.out, 'final.pt')}")
+        raise CLIError(f"the run in {run!r} has finished; its agent is "
+                       f"{os.path.join(cfg.out, AGENT_FILE)} (network: "
+                       f"{os.path.join(cfg.out, 'final.pt')})")
     return cfg
 
 
@@ -878,7 +972,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = _resumed_config(state, run, config_path, args)
         print(f"resuming {run} at iteration {state['iteration']} ({state['phase']}, "
               f"{state['seconds'] / 60:.1f} min)", flush=True)
-    print("training with", json.dumps(asdict(cfg)), flush=True)
+    print(summary(cfg), flush=True)
     try:
         train(cfg, state, quiet=quiet)
     except KeyboardInterrupt:
@@ -888,13 +982,15 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         saved = None
         with contextlib.suppress(Exception):
-            saved = load_resume(cfg.out)
+            saved = load_resume(cfg.out, report=lambda line: None)
         where = (f" at iteration {saved['iteration']} ({saved['phase']}, "
                  f"{saved['seconds'] / 60:.1f} min)" if saved else "")
         print(f"{PROG}: interrupted; saved{where}; continue with: {_command()} --resume "
               f"{cfg.out}", file=sys.stderr)
         return 130
-    print("saved", os.path.join(cfg.out, "final.pt"), flush=True)
+    print(f"saved the network {os.path.join(cfg.out, 'final.pt')} and the agent "
+          f"{os.path.join(cfg.out, AGENT_FILE)}", flush=True)
+    print(f"measure it: {eval_command(cfg)}", flush=True)
     return 0
 
 

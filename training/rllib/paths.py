@@ -1,27 +1,104 @@
 """Where RLlib checkpoints of a run live: a run directory, an algorithm checkpoint, a module.
 
-Imports neither Ray nor torch, so a bad path is reported before anything heavy starts.
+Imports neither Ray nor torch, so a bad path is reported before anything heavy starts. Every
+checkpoint ``moonriver-train-rllib`` saves holds a manifest (``moonriver_manifest.json``: each
+file's size and SHA-256); a checkpoint whose files do not match it is damaged, and a run
+directory's newest undamaged checkpoint is taken, with one line for each newer one skipped.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
+from collections.abc import Callable
 
 CHECKPOINT_DIR = "checkpoints"
 MODULE_PATH = ("learner_group", "learner", "rl_module")
 MODULE_FILE = "class_and_ctor_args.pkl"
+MANIFEST = "moonriver_manifest.json"
 
 
-def algorithm_checkpoint(path: str) -> str:
-    """The algorithm checkpoint at ``path``, or the newest one of a run directory."""
+def _digest(path: str) -> str:
+    """SHA-256 of a file, in hex."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _files(folder: str) -> dict[str, str]:
+    """Every file under ``folder`` (the manifest aside) by its path relative to it."""
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            full = os.path.join(root, name)
+            relative = os.path.relpath(full, folder).replace(os.sep, "/")
+            if relative != MANIFEST:
+                found[relative] = full
+    return found
+
+
+def write_manifest(folder: str) -> None:
+    """Record the size and SHA-256 of every file of a checkpoint folder in its manifest."""
+    files = {rel: {"size": os.path.getsize(full), "sha256": _digest(full)}
+             for rel, full in sorted(_files(folder).items())}
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as fh:
+        json.dump({"format": "moonriver-rllib-checkpoint/1", "files": files}, fh, indent=1)
+
+
+def checkpoint_problem(folder: str) -> str | None:
+    """Why an algorithm checkpoint folder is damaged (a short reason), or None: every file of
+    its manifest must be there with its size and SHA-256 (a checkpoint without a manifest,
+    saved before manifests, only needs ``rllib_checkpoint.json``)."""
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as fh:
+            files = json.load(fh)["files"]
+    except FileNotFoundError:
+        has_meta = os.path.isfile(os.path.join(folder, "rllib_checkpoint.json"))
+        return None if has_meta else "no rllib_checkpoint.json in it"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"its {MANIFEST} cannot be read ({type(exc).__name__})"
+    for rel, want in files.items():
+        full = os.path.join(folder, *rel.split("/"))
+        if not os.path.isfile(full):
+            return f"{rel} is missing"
+        if os.path.getsize(full) != want["size"]:
+            return f"{rel} has {os.path.getsize(full)} bytes, not {want['size']}"
+        if _digest(full) != want["sha256"]:
+            return f"{rel} does not match its checksum"
+    return None
+
+
+def _warn(line: str) -> None:
+    print(f"moonriver: warning: {line}", file=sys.stderr, flush=True)
+
+
+def algorithm_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:
+    """The algorithm checkpoint at ``path``, or the newest undamaged one of a run directory
+    (each newer damaged one is skipped with one line to ``report``)."""
     path = os.path.abspath(path)
     if os.path.isdir(os.path.join(path, MODULE_PATH[0])):
+        problem = checkpoint_problem(path)
+        if problem:
+            raise ValueError(f"the RLlib checkpoint {path!r} is damaged: {problem} (give its "
+                             f"run directory to take the newest undamaged checkpoint)")
         return path
     root = os.path.join(path, CHECKPOINT_DIR)
     if os.path.isdir(root):
         done = sorted(d for d in os.listdir(root) if d.startswith("iter_") and "." not in d)
+        skipped: list[tuple[str, str]] = []  # (checkpoint, problem)
+        for name in reversed(done):
+            found = os.path.join(root, name)
+            problem = checkpoint_problem(found)
+            if problem is None:
+                for damaged, why in skipped:
+                    report(f"skipped the damaged RLlib checkpoint {damaged}: {why}; using "
+                           f"{found}")
+                return found
+            skipped.append((found, problem))
         if done:
-            return os.path.join(root, done[-1])
+            raise ValueError(f"no undamaged RLlib checkpoint at {path!r} ({len(done)} "
+                             f"damaged; the newest, {skipped[0][0]}: {skipped[0][1]})")
     raise FileNotFoundError(f"no RLlib checkpoint at {path!r} (expected a run directory with "
                             f"{CHECKPOINT_DIR}/iter_*, or a checkpoint directory holding "
                             f"{MODULE_PATH[0]}/)")

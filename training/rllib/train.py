@@ -16,7 +16,10 @@ Settings come from the defaults of ``RLlibTrainConfig``, then a TOML or JSON fil
 The run directory gets ``config.json``, ``checkpoints/iter_NNNNNN/`` (RLlib algorithm
 checkpoints; the newest few are kept), ``metrics.jsonl`` (one line per iteration) and
 TensorBoard logs (``tb/``). Ctrl-C finishes the current iteration and saves a checkpoint (a
-second Ctrl-C stops at once; the last saved checkpoint stays usable).
+second Ctrl-C stops at once; the last saved checkpoint stays usable). A checkpoint is written
+into a temporary folder, synced to the disk and renamed, with a manifest of its files' sizes
+and checksums; ``--resume RUN_DIR`` takes the newest checkpoint that matches its manifest and
+names each newer one it skips (training/rllib/paths.py).
 """
 
 from __future__ import annotations
@@ -34,8 +37,13 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from moonriver_env.training.atomic import atomic_folder, atomic_text
 from moonriver_env.training.rllib.logs import quiet_rllib_logs
-from moonriver_env.training.rllib.paths import CHECKPOINT_DIR, algorithm_checkpoint
+from moonriver_env.training.rllib.paths import (
+    CHECKPOINT_DIR,
+    algorithm_checkpoint,
+    write_manifest,
+)
 
 from moonriver_env.common.cli import (
     ArgumentParser,
@@ -373,14 +381,14 @@ class StopFlag:
 
 
 def save_checkpoint(algo: Any, cfg: RLlibTrainConfig) -> str:
-    """Save the algorithm under ``checkpoints/iter_NNNNNN`` and keep only the newest few."""
+    """Save the algorithm under ``checkpoints/iter_NNNNNN`` atomically (a temporary folder
+    with a manifest, synced, then renamed) and keep only the newest few."""
     root = os.path.join(cfg.out, CHECKPOINT_DIR)
+    os.makedirs(root, exist_ok=True)
     path = os.path.abspath(os.path.join(root, f"iter_{algo.iteration:06d}"))
-    partial = path + ".partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    algo.save_to_path(partial)
-    shutil.rmtree(path, ignore_errors=True)
-    os.replace(partial, path)  # a checkpoint directory is complete or absent
+    with atomic_folder(path) as partial:
+        algo.save_to_path(partial)
+        write_manifest(partial)
     done = sorted(d for d in os.listdir(root) if d.startswith("iter_") and "." not in d)
     for old in done[:-cfg.keep_checkpoints]:
         shutil.rmtree(os.path.join(root, old), ignore_errors=True)
@@ -401,8 +409,7 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
     start_ray(cfg)
     try:
         os.makedirs(cfg.out, exist_ok=True)
-        with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
-            json.dump(asdict(cfg), fh, indent=1)
+        atomic_text(os.path.join(cfg.out, "config.json"), json.dumps(asdict(cfg), indent=1))
         algo = build_config(cfg).build_algo()
         if restore:
             algo.restore_from_path(restore)
@@ -440,12 +447,16 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
         ray.shutdown()
 
 
+def _warn(line: str) -> None:
+    print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: one flag per config field, plus --config, --resume and --debug."""
     parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--config", help="TOML or JSON file of RLlibTrainConfig settings")
     parser.add_argument("--resume", help="checkpoint directory (or run directory: its newest "
-                                         "checkpoint) to continue from")
+                                         "undamaged checkpoint) to continue from")
     add_debug_flag(parser)
     for f in fields(RLlibTrainConfig):
         flag = "--" + f.name.replace("_", "-")
@@ -471,8 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     config_path, resume = args.pop("config"), args.pop("resume")
     args.pop("debug")
     cfg = RLlibTrainConfig.load(config_path, args)
-    if resume:
-        algorithm_checkpoint(resume)  # a bad path fails before Ray starts
+    if resume:  # a bad path fails before Ray starts; a damaged newest checkpoint is named
+        resume = algorithm_checkpoint(resume, report=_warn)
     if cfg.address:
         check_address(cfg.address)
     try:

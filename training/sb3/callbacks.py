@@ -1,5 +1,6 @@
 """The SB3 recipe's callbacks: checkpoints, masked evaluations against fixed baselines, the
-self-play pool schedule, the wall-clock limit and the progress bar (``build_callbacks``)."""
+self-play pool schedule, the wall-clock limit and the progress bar (``build_callbacks``).
+Checkpoints and snapshots are written atomically (``save_model``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.sb3.selfplay import OpponentPool, PoolOpponent
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
@@ -18,6 +20,23 @@ from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
 
 if TYPE_CHECKING:
     from moonriver_env.training.sb3.train import TrainConfig
+
+
+def save_model(model: Any, path: str) -> str:
+    """``model.save`` to ``path`` atomically: the file is complete or absent (a kill during
+    the write leaves the previous one); returns the path."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    return atomic_save(path, model.save)
+
+
+class Checkpoints(CheckpointCallback):
+    """SB3's checkpoints (``PREFIX_N_steps.zip`` every ``save_freq`` calls, named by the
+    timestep count), each written atomically."""
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            save_model(self.model, self._checkpoint_path(extension="zip"))
+        return True
 
 
 def add_snapshot(vec_env: Any, path: str) -> None:
@@ -70,34 +89,31 @@ class Evaluation(MaskableEvalCallback):
 
 
 class SelfPlay(BaseCallback):
-    """Adds a snapshot when the learner beats the current opponent mix often enough."""
+    """Adds a snapshot when the learner beats the current opponent mix often enough; each is
+    named by the timestep count (``snapshots/snapshot_N.zip``), so a resumed run adds new
+    names."""
 
     def __init__(self, cfg: TrainConfig, vec_env: Any) -> None:
         super().__init__()
         self.cfg, self.vec_env = cfg, vec_env
         self.next_check = cfg.snapshot_every
-        self.snapshots = 0
+        self.paths: list[str] = []
 
     def _on_step(self) -> bool:
         cfg = self.cfg
         if self.num_timesteps < self.next_check:
             return True
         self.next_check += cfg.snapshot_every
-        pool = OpponentPool(list(cfg.opponents), cfg.baseline_prob, snapshots=self._paths())
+        pool = OpponentPool(list(cfg.opponents), cfg.baseline_prob, snapshots=self.paths)
         rate = win_rate(self.model, cfg, [PoolOpponent(pool) for _ in range(cfg.num_players - 1)],
                         cfg.snapshot_games, seed=cfg.seed + 50_000 + self.num_timesteps)
         self.logger.record("selfplay/win_rate_vs_pool", rate)
         if rate >= cfg.snapshot_threshold:
-            path = os.path.join(cfg.out, "snapshots", f"snapshot_{self.snapshots}.zip")
-            self.model.save(path)
-            self.snapshots += 1
+            path = os.path.join(cfg.out, "snapshots", f"snapshot_{self.num_timesteps}.zip")
+            self.paths.append(save_model(self.model, path))
             add_snapshot(self.vec_env, path)
-        self.logger.record("selfplay/pool_snapshots", self.snapshots)
+        self.logger.record("selfplay/pool_snapshots", len(self.paths))
         return True
-
-    def _paths(self) -> list[str]:
-        return [os.path.join(self.cfg.out, "snapshots", f"snapshot_{i}.zip")
-                for i in range(self.snapshots)]
 
 
 class TimeLimit(BaseCallback):
@@ -146,8 +162,8 @@ def build_callbacks(cfg: TrainConfig, vec_env: Any, started: float | None = None
     limit and the progress bar; ``started`` is the run's start on ``time.perf_counter``."""
     started = time.perf_counter() if started is None else started
     every = max(1, cfg.eval_every // cfg.n_envs)
-    callbacks: list = [CheckpointCallback(max(1, cfg.checkpoint_every // cfg.n_envs),
-                                          os.path.join(cfg.out, "checkpoints"), "ppo")]
+    callbacks: list = [Checkpoints(max(1, cfg.checkpoint_every // cfg.n_envs),
+                                   os.path.join(cfg.out, "checkpoints"), "ppo")]
     for spec in cfg.eval_opponents:
         opponents = [make_agent(spec, seed=cfg.seed + i) for i in range(cfg.num_players - 1)]
         eval_env = Monitor(MoonRiverGymEnv(opponents=opponents, num_players=cfg.num_players,

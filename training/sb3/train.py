@@ -2,6 +2,7 @@
 
     moonriver-train --timesteps 2000000 --out runs/ppo4p
     moonriver-train --config my.toml --resume runs/ppo4p/checkpoints/ppo_400000_steps.zip
+    moonriver-train --config my.toml --resume runs/ppo4p   # its newest readable checkpoint
 
 Settings come from the defaults of ``TrainConfig``, then a TOML or JSON file (``--config``),
 then command-line flags. The run directory gets the resolved config (``config.json``),
@@ -9,6 +10,9 @@ checkpoints, TensorBoard logs (``tb/``), Monitor logs, periodic evaluations agai
 baselines (``eval_<agent>/evaluations.npz``, masked like ``MaskableEvalCallback``), the final
 model (``final_model.zip``) and, with self-play, the snapshots (``snapshots/``). Models carry
 the variant they were trained on (``model.moonriver``), which ``moonriver-eval`` checks.
+Checkpoints, snapshots and the final model are written atomically (complete or absent);
+``--resume RUN_DIR`` takes the newest checkpoint that reads, skipping (with one line each)
+any newer one that does not.
 
 Evaluations run at the first step, every ``eval_every`` timesteps and once more when learning
 stops (also when ``max_minutes`` stops it), so even a short run has a curve. The progress
@@ -22,13 +26,20 @@ import argparse
 import json
 import math
 import os
+import re
+import sys
 import time
+import zipfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from moonriver_env.training.atomic import atomic_text, first_line
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
 
 TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm")
+CHECKPOINT = re.compile(r"ppo_(\d+)_steps\.zip")  # checkpoints/ names, by timestep count
 
 
 @dataclass
@@ -221,6 +232,56 @@ def describe_allowed(kind: str, allowed: Any) -> str:
     return f"{noun} {allowed}"
 
 
+def checkpoint_problem(path: str) -> str | None:
+    """Why a checkpoint .zip cannot be resumed from (a short reason), or None when it can:
+    it must open as a zip archive whose members all pass their checksums and hold a model."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+            names = set(archive.namelist())
+    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        return first_line(exc)
+    if damaged is not None:
+        return f"its member {damaged} is damaged"
+    if not {"data", "policy.pth"} <= names:
+        return "it holds no MaskablePPO model (data, policy.pth)"
+    return None
+
+
+def _warn(line: str) -> None:
+    print(f"moonriver-train: warning: {line}", file=sys.stderr, flush=True)
+
+
+def resume_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:
+    """The checkpoint to resume from: ``path`` itself when it is a file, else the newest
+    readable ``ppo_N_steps.zip`` of the run directory (or its ``checkpoints/``); each newer
+    one that cannot be read is skipped with one line to ``report``."""
+    if os.path.isfile(path):
+        problem = checkpoint_problem(path)
+        if problem:
+            raise ValueError(f"cannot resume from {path}: {problem} (give its run directory "
+                             f"to resume from the newest readable checkpoint)")
+        return path
+    folder = os.path.join(path, "checkpoints")
+    folder = folder if os.path.isdir(folder) else path
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, "checkpoint to resume from not found", path)
+    found = sorted((int(m[1]), name) for name in os.listdir(folder)
+                   if (m := CHECKPOINT.fullmatch(name)))
+    skipped: list[str] = []
+    for _, name in reversed(found):
+        candidate = os.path.join(folder, name)
+        problem = checkpoint_problem(candidate)
+        if problem is None:
+            for line in skipped:
+                report(f"{line}; resuming from {candidate}")
+            return candidate
+        skipped.append(f"skipped {candidate}: {problem}")
+    what = f"{len(found)} checkpoints, none readable" if found else "no ppo_N_steps.zip"
+    raise ValueError(f"cannot resume from {path}: {what} in {folder} (give a run directory "
+                     f"or a checkpoint .zip of moonriver-train)")
+
+
 def make_env(cfg: TrainConfig, rank: int, opponents: Any | None = None):
     """A thunk building one MoonRiver-v0 env (Monitor-wrapped) for a vectorised env."""
 
@@ -245,17 +306,16 @@ def make_env(cfg: TrainConfig, rank: int, opponents: Any | None = None):
 def train(cfg: TrainConfig, resume: str | None = None):
     """Run MaskablePPO training; returns the model."""
     import torch
-    from moonriver_env.training.sb3.callbacks import build_callbacks
+    from moonriver_env.training.sb3.callbacks import build_callbacks, save_model
     from moonriver_env.training.sb3.features import RanchCNN
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     started = time.perf_counter()
-    if resume is not None and not os.path.isfile(resume):
-        raise FileNotFoundError(2, "checkpoint to resume from not found", resume)
+    if resume is not None:
+        resume = resume_checkpoint(resume)
     os.makedirs(cfg.out, exist_ok=True)
-    with open(os.path.join(cfg.out, "config.json"), "w", encoding="utf-8") as fh:
-        json.dump(asdict(cfg), fh, indent=1)
+    atomic_text(os.path.join(cfg.out, "config.json"), json.dumps(asdict(cfg), indent=1))
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.torch_threads)
     vec_cls = SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv
@@ -277,7 +337,7 @@ def train(cfg: TrainConfig, resume: str | None = None):
     start = time.perf_counter()
     model.learn(total_timesteps=cfg.timesteps, callback=build_callbacks(cfg, vec_env, started),
                 reset_num_timesteps=resume is None)
-    model.save(os.path.join(cfg.out, "final_model"))
+    save_model(model, os.path.join(cfg.out, "final_model.zip"))
     with open(os.path.join(cfg.out, "train_time.json"), "w", encoding="utf-8") as fh:
         json.dump({"seconds": time.perf_counter() - start,
                    "timesteps": int(model.num_timesteps)}, fh)
@@ -291,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="FILE",
                         help="TOML or JSON file of settings (flags override it; default: none)")
     parser.add_argument("--resume", metavar="CHECKPOINT",
-                        help="checkpoint .zip to continue from (default: none)")
+                        help="checkpoint .zip to continue from, or a run directory: its newest "
+                             "readable checkpoint (default: none)")
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
         text, allowed = SETTINGS[f.name]
@@ -324,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     args.pop("debug")
     require(*TRAIN_MODULES, what="moonriver-train")
     cfg = TrainConfig.load(config_path, args)
-    if resume is not None and not os.path.isfile(resume):
-        raise FileNotFoundError(2, "checkpoint to resume from not found", resume)
+    if resume is not None:
+        resume = resume_checkpoint(resume)  # a bad path fails before anything starts
     print("training with", json.dumps(asdict(cfg)))
     train(cfg, resume=resume)
     print("saved", os.path.join(cfg.out, "final_model.zip"))
