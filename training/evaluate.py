@@ -1,6 +1,7 @@
 """Tournaments between agents: win rates with confidence intervals, scores, openskill ratings.
 
     moonriver-eval --agents random greedy mcts:50 --players 4 --games 1000 --workers 2
+    moonriver-eval --agents pretrained greedy --players 2 --mode legends --scenario 3
 
 Seats rotate: the lineup (the agents, repeated to fill every seat when there are fewer
 agents than players) shifts by one seat each game, so over a multiple of ``players`` games
@@ -8,6 +9,9 @@ every agent sits in every seat equally often; who places the first ranchero is d
 game's seed. Game g uses seed ``seed + g`` and agent seeds derived from it, so results do not
 depend on the number of worker processes. A shared victory counts 1/k to each of the k
 winners. Ratings: openskill's Plackett-Luce model, updated game by game in game order.
+
+``--scenario N`` fixes the Legends scenario of every game (as ``moonriver-play --scenario``;
+by default each game's seed draws it); it needs ``--mode legends``.
 
 ``--save-records DIR`` writes each game's record (``game_00000.json``, ...), which
 ``python -m moonriver_env replay`` steps through. ``--backend`` picks the implementation that
@@ -44,6 +48,8 @@ from moonriver_env.training.tournament import (
 
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
+from moonriver_env.engine import GameConfig
+from moonriver_env.engine.scenarios import SCENARIOS
 
 
 def agent_label(name: str, width: int) -> str:
@@ -86,7 +92,9 @@ def print_table(result: TournamentResult, console: Any = None) -> None:
         labels = [agent_label(a.name, room) for a in agents]
     if len(set(labels)) < len(labels):  # shortening made two agents look alike
         labels = [a.name for a in agents]
-    table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}",
+    scenario = f", scenario {cfg['scenario']}" if cfg.get("scenario") is not None else ""
+    table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}"
+                        f"{scenario}",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                   caption="win: shared wins split; rating: openskill mu - 3 sigma")
     table.add_column("agent", overflow="fold", min_width=min(max(map(len, labels)), room))
@@ -217,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="players per game (default: %(default)s)")
     parser.add_argument("--mode", default="base", choices=("base", "legends"),
                         help="game mode (default: %(default)s)")
+    parser.add_argument("--scenario", type=int, choices=tuple(SCENARIOS), default=None,
+                        help="legends scenario (default: drawn at random)")
     parser.add_argument("--games", type=integer_at_least(1), default=100,
                         help="games to play, >= 1 (default: %(default)s)")
     parser.add_argument("--seed", type=integer_at_least(0), default=0,
@@ -271,6 +281,7 @@ def moonriver_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         check_tournament(args.agents, args.players, args.games, args.seed, args.workers)
+        config = GameConfig(num_players=args.players, mode=args.mode, scenario=args.scenario)
     except ValueError as exc:
         parser.error(str(exc))
     require("tqdm", "rich", "openskill", what="moonriver-eval")
@@ -280,7 +291,8 @@ def moonriver_main(argv: list[str] | None = None) -> int:
             f"{os.path.join(args.save_records, record_name(0))})" if args.save_records else "")
     run_and_report(args, lambda records_dir: run_tournament(
         args.agents, args.players, args.mode, args.games, args.seed, args.workers,
-        progress=not args.no_progress, records_dir=records_dir, backend=args.backend),
+        progress=not args.no_progress, records_dir=records_dir, backend=args.backend,
+        config=config),
         records_hint=hint)
     return 0
 

@@ -194,6 +194,8 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
     if game == "moonriver":
         about = {"agents": agent_specs, "num_players": num_players, "mode": config.mode,
                  "games": games, "seed": seed, "backend": backend}
+        if config.scenario is not None:  # else each game's seed draws it
+            about["scenario"] = config.scenario
     else:
         about = {"game": game, "agents": agent_specs, "num_players": num_players, "mode": game,
                  "games": games, "seed": seed, "rules": rules}
