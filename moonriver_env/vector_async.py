@@ -34,6 +34,7 @@ stepping) are refused by ``send`` with a ``ValueError``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -114,8 +115,8 @@ class AsyncBatchedGames:
         self.async_reset(seed)
         states = [self.recv() for _ in self.parts]
         states.sort(key=lambda s: int(s.env_id[0]))
-        return BatchState(*(np.concatenate([getattr(s, f) for s in states])
-                            for f in BatchState.__dataclass_fields__))
+        return BatchState(*(np.concatenate([getattr(s, f.name) for s in states])
+                            for f in dataclasses.fields(BatchState)))
 
     def _check_idle(self, what: str) -> None:
         if self._in_flight:
