@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from moonriver_env.training.fast.train import Runner, load_resume  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net  # noqa: E402
 from moonriver_env.training.rllib import paths as rllib_paths  # noqa: E402
 
+from tests.helpers import HANG_GUARD  # noqa: E402
 from tests.training.test_fast_training import _stop_after, _tiny  # noqa: E402
 
 torch.set_num_threads(1)
@@ -224,6 +226,57 @@ def test_a_crash_while_saving_an_sb3_model_leaves_the_previous_file(sb3_run, tmp
     monkeypatch.undo()
     assert path.read_bytes() == good and sb3_train.checkpoint_problem(str(path)) is None
     assert os.listdir(tmp_path) == [path.name]
+
+
+KILLED_WRITER = """
+import pathlib, sys, time
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common import save_util
+from moonriver_env.training.sb3.callbacks import save_model
+
+model = MaskablePPO.load(sys.argv[1], device="cpu")
+def half_then_wait(obj, fh):
+    fh.write(b"half of a member")
+    fh.flush()
+    pathlib.Path(sys.argv[3]).touch()  # the write is under way: kill me now
+    time.sleep(600)
+save_util.th.save = half_then_wait
+save_model(model, sys.argv[2])
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="kill -9 is POSIX")
+def test_kill_9_during_an_sb3_checkpoint_write_leaves_no_file_under_its_name(
+        sb3_run, tmp_path) -> None:
+    """A real ``kill -9`` between the write and the rename (what left truncated .zip files
+    that --resume refused): the final name stays absent and resume takes the newest whole
+    checkpoint, ignoring the hidden leftover."""
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    from moonriver_env.training.sb3 import train as sb3_train
+
+    run = tmp_path / "run"
+    shutil.copytree(sb3_run, run)
+    target, marker = run / "checkpoints" / "ppo_128_steps.zip", tmp_path / "writing"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(run / "final_model.zip"),
+                             str(target), str(marker)])
+    try:
+        deadline = time.monotonic() + HANG_GUARD  # only stops a broken run hanging the tests
+        while not marker.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the writer ended"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not target.exists()
+    assert [Path(p).name.startswith(".ppo_128_steps.zip.") for p in _leftovers(run)] == [True]
+    assert sb3_train.resume_checkpoint(str(run), report=pytest.fail) == str(
+        run / "checkpoints" / "ppo_96_steps.zip")
 
 
 # ------------------------------------------------------------------------- RLlib's folders
