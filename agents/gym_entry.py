@@ -4,6 +4,8 @@ opponents given by agent name.
 The environments take opponents as agents or callables and never import agents; these entry
 points (what ``gymnasium.make`` calls) turn names such as ``"greedy"`` or ``"mcts:200"`` into
 agents first (:func:`moonriver_env.agents.make_agent`, one agent per opponent seat).
+``MoonRiver-v0``'s ``vector_entry_point`` (what ``gymnasium.make_vec`` calls) builds the batched
+``moonriver_env.vector.MoonRiverVectorEnv``, whose opponents are built-in seats named as such.
 """
 
 from __future__ import annotations
@@ -44,3 +46,29 @@ def circles_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
     from moonriver_env.circles.gym_env import CirclesGymEnv
 
     return CirclesGymEnv(opponents=_resolved(opponents, kwargs, "circles"), **kwargs)
+
+
+def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0,
+                         num_players: int = 4, mode: str = "base", **kwargs: Any) -> Any:
+    """``MoonRiverVectorEnv`` for ``gymnasium.make_vec("MoonRiver-v0", num_envs=N)`` (its
+    ``vector_entry_point``): the single env's arguments where the batch has them
+    (``opponents`` a built-in seat kind, default random; ``seat`` a fixed player id; ``reward``,
+    ``illegal``, ``illegal_penalty``; the game's config), plus ``threads``, ``copy``,
+    ``autoreset_mode`` and ``dict_observation``."""
+    from moonriver_env.engine import GameConfig
+    from moonriver_env.vector import MoonRiverVectorEnv
+
+    env_keys = ("reward", "threads", "copy", "autoreset_mode", "illegal", "illegal_penalty",
+                "dict_observation")
+    env_kwargs = {k: kwargs.pop(k) for k in env_keys if k in kwargs}
+    try:  # a bad argument is raised from here, the caller's own call
+        if opponents is not None and not isinstance(opponents, str):
+            raise TypeError(f"the vector env's opponents are built-in seats played in the core, "
+                            f"given by name ('random', 'greedy'); got {opponents!r:.60}")
+        if seat is None:
+            raise ValueError("the vector env needs a fixed learner seat (a player id); "
+                             "seat=None (drawn each episode) is the single env's")
+        config = GameConfig(num_players=num_players, mode=mode, **kwargs)
+        return MoonRiverVectorEnv(num_envs, config, seat, opponents or "random", **env_kwargs)
+    except (ValueError, TypeError) as exc:
+        raise exc.with_traceback(None) from None

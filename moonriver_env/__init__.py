@@ -19,6 +19,8 @@ else:
         # gymnasium.make then returns it unwrapped, with action_masks() in reach.
         _gymnasium.register(id="MoonRiver-v0",
                             entry_point="moonriver_env.agents.gym_entry:moonriver_gym_env",
+                            vector_entry_point="moonriver_env.agents.gym_entry:"
+                                               "moonriver_vector_env",
                             disable_env_checker=True, order_enforce=False)
     if "CirclesFarWest-v0" not in _gymnasium.registry:
         _gymnasium.register(id="CirclesFarWest-v0",

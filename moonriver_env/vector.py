@@ -1,5 +1,6 @@
-"""Many games per call on the compiled core: batched steps, a Gymnasium ``VectorEnv``, an SB3
-``VecEnv`` and a batched self-play view.
+"""Many games per call on the compiled core: batched steps, a Gymnasium 1.x ``VectorEnv``
+(``gymnasium.make_vec("MoonRiver-v0", num_envs=N)``: autoreset modes, per-game seeds and
+resets, masks in ``infos``), an SB3 ``VecEnv`` and a batched self-play view.
 
 ``BatchedGames(num_games, config, seats)`` holds N games in one core object. ``step(actions)``
 applies one decision per game (an int64 array of N action ids) and writes, into arrays it
@@ -23,10 +24,15 @@ game, seeded from the reset seed and the game's index, so ``threads`` (the batch
 that many ``std::thread``s) never changes a result. The greedy seat ranks as GreedyAgent does;
 only its draws among equal choices come from the core's stream instead of the agent's.
 
-**Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g``; its k-th episode
-(k = 0, 1, ...) uses ``seed + g + N * k``, so game g of a batch always replays the same games
-(``moonriver_env.core.Game(config, seed + g + N * k)``). A reset's setup draws are the engine's,
-made in Python (``numpy.random.default_rng``, as every core Game's): about one Python call per
+**Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g`` (``reset(seed,
+seeds=[...])``: from ``seeds[g]``); its k-th episode (k = 0, 1, ...) uses ``seed + g + N * k``,
+so game g of a batch always replays the same games (``moonriver_env.core.Game(config, seed + g
++ N * k)``), and ``restart(games)`` moves the listed games on to their next episodes. The
+adapters follow the field's conventions: as EnvPool's ``seed + env_id``, game g's series
+starts at ``seed + g``; as Gymnasium's, ``reset(seed=...)`` reseeds and a ``reset()`` without a
+seed goes on: every game moves on to an episode its slot has not played, so a later reset
+never replays a game (the SB3 ``VecEnv``'s too). A reset's setup draws are the engine's, made
+in Python (``numpy.random.default_rng``, as every core Game's): about one Python call per
 ended game, after the core's step, to set up the game that will follow the next one.
 
 **Illegal actions.** If any action is not legal in its game, ``step`` raises
@@ -42,7 +48,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 import numpy.typing as npt
+from gymnasium.vector import AutoresetMode
 
+from moonriver_env.common.gym import check_illegal
 from moonriver_env.core import Game as CoreGame
 from moonriver_env.core import _vector
 from moonriver_env.core.game import _setup_draws
@@ -50,6 +58,7 @@ from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.game import IllegalActionError
 from moonriver_env.engine.grid import COLS
+from moonriver_env.moonriver.aec_env import check_number
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 
 NUM_ACTIONS = len(A.ACTIONS)
@@ -114,6 +123,7 @@ class BatchedGames:
         self.final_obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
         self._batch: Any = None
         self.seed: int | None = None
+        self._bases: list[int] = []  # game g's k-th episode is Game(config, _bases[g] + N*k)
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
 
     def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
@@ -143,10 +153,10 @@ class BatchedGames:
         if self.seed is None:
             raise RuntimeError("call reset(seed) first")
         k = int(self.episodes[g]) if k is None else k
-        return self.seed + g + self.num_games * k
+        return self._bases[g] + self.num_games * k
 
-    def _install(self, g: int, k: int, next_: bool, seed: int | None = None) -> None:
-        seed = self.episode_seed(g, k) if seed is None else seed
+    def _install(self, g: int, k: int, next_: bool) -> None:
+        seed = self.episode_seed(g, k)
         draws = _setup_draws(self.config, self.data, seed, None)
         boards = [self.data.boards[name] for name in draws["boards"]]
         self._batch.set_game(
@@ -157,21 +167,28 @@ class BatchedGames:
             board_ids(self.data, draws["boards"]))
         self._meta[next_][g] = (seed, draws)
 
+    def _begin(self, g: int, k: int) -> None:
+        """Install game g's k-th episode (and, with autoreset, its next one behind it)."""
+        self.episodes[g] = k
+        self._install(g, k, False)
+        if self.autoreset:
+            self._install(g, k + 1, True)
+
     def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
               seats: Sequence[Sequence[str]] | None = None) -> None:
         """Start every game: game g from ``seed + g``; its k-th episode from seed + g + N*k.
 
-        ``seeds`` (``autoreset=False`` only): game g from ``seeds[g]`` instead (``seed`` still
-        seeds the built-in seats' streams). ``seats``: one seat list per game, instead of the
-        batch's ``seats`` for every game (each with at least one ``"learner"``)."""
+        ``seeds``: game g from ``seeds[g]`` instead (its k-th episode from seeds[g] + N*k;
+        ``seed`` still seeds the built-in seats' streams). ``seats``: one seat list per game,
+        instead of the batch's ``seats`` for every game (each with at least one
+        ``"learner"``)."""
         self.seed = _check_int("seed", seed, 0)
         N = self.num_games
+        bases = [self.seed + g for g in range(N)]
         if seeds is not None:
-            if self.autoreset:
-                raise ValueError("seeds= plays a fixed list of games: it needs autoreset=False")
-            seeds = [_check_int("seeds[g]", s, 0) for s in seeds]
-            if len(seeds) != N:
-                raise ValueError(f"seeds must hold one seed per game ({N}), got {len(seeds)}")
+            bases = [_check_int("seeds[g]", s, 0) for s in seeds]
+            if len(bases) != N:
+                raise ValueError(f"seeds must hold one seed per game ({N}), got {len(bases)}")
         kinds = None
         if seats is not None:
             if len(seats) != N:
@@ -182,14 +199,37 @@ class BatchedGames:
                                     [SEAT_KINDS[s] for s in self.seats],
                                     REWARD_MODES.index(self.reward), self.seed % 2**64,
                                     *self._tables_args)
-        self.episodes[:] = 0
+        self._bases = bases
         self._meta: dict[bool, list[Any]] = {False: [None] * N, True: [None] * N}
         for g in range(N):
             if kinds is not None:
                 self._batch.set_seats(g, kinds[g])
-            self._install(g, 0, False, None if seeds is None else seeds[g])
-            if self.autoreset:
-                self._install(g, 1, True)
+            self._begin(g, 0)
+        self._write_all()
+
+    def restart(self, games: npt.ArrayLike, seeds: Sequence[int | None] | None = None) -> None:
+        """Start the listed games anew, the others unchanged: game g's next episode (one its
+        slot has not played), or with ``seeds[i]`` given, games[i] from that seed (its k-th
+        episode from seeds[i] + N*k). After it ``rewards`` and ``done`` are zero for every
+        game, as after ``reset``; the built-in seats' streams go on."""
+        if self._batch is None:
+            raise RuntimeError("call reset(seed) before restart()")
+        rows = [_check_int("games[i]", g, 0, self.num_games - 1)
+                for g in np.asarray(games, dtype=object).reshape(-1)]
+        if seeds is not None and len(seeds) != len(rows):
+            raise ValueError(f"seeds must hold one seed (or None) per listed game "
+                             f"({len(rows)}), got {len(seeds)}")
+        for i, g in enumerate(rows):
+            seed = None if seeds is None else seeds[i]
+            if seed is None:
+                self._begin(g, int(self.episodes[g]) + 1)
+            else:
+                self._bases[g] = _check_int("seeds[i]", seed, 0)
+                self._begin(g, 0)
+        self._write_all()
+
+    def _write_all(self) -> None:
+        """Let built-in seats play up to a learner's decision; write every game's row."""
         self._batch.start(self.player, self.obs, self.mask, self.rewards, self._done,
                           self.final_obs, self.threads)
 
@@ -280,27 +320,48 @@ def _learner_seat(config: GameConfig, seat: int, opponents: str) -> tuple[str, .
 class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     """Gymnasium ``VectorEnv``: one learner seat per game, built-in opponents in the core.
 
-    Observations are (N, 4934) float32, actions N ids of ``Discrete(2710)``, rewards the
-    learner's end-of-game reward. Autoreset is same-step: on a done step the observation is
-    the next game's and ``infos["final_obs"]`` holds the ended game's (``infos["_final_obs"]``
-    marks which). ``action_masks()`` gives the (N, 2710) bool masks (MaskablePPO's method).
-    ``copy=False`` returns the batch's own observation array, overwritten by the next step:
-    only for a consumer that is done with it by then (SB3 keeps the last one: keep the copy).
+    Observations are (N, 4934) float32 (``dict_observation=True``: a Dict of ``observation``
+    and ``action_mask``, as the PettingZoo env's), actions N ids of ``Discrete(2710)``,
+    rewards the learner's end-of-game reward. ``infos["action_mask"]`` (N, 2710) int8 after
+    ``reset`` and every ``step`` (all zero on a row whose game just ended), and
+    ``action_masks()`` the same as bool (MaskablePPO's method).
+
+    ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
+    Gymnasium's own vector envs): ``NEXT_STEP``: a done row shows the ended game; the next
+    step ignores that row's action and starts its next game (reward 0, not done).
+    ``SAME_STEP``: the next game is there at once; ``infos["final_obs"]`` holds the ended
+    game's observation (``infos["_final_obs"]`` marks the rows). ``DISABLED``: an ended game
+    waits for ``reset(options={"reset_mask": m})``; stepping it before raises.
+
+    ``illegal="raise"`` raises ``BatchIllegalActionError`` and changes no game;
+    ``"penalty"``: that row's episode ends with reward ``illegal_penalty``, terminated and
+    ``infos["illegal_action"]`` (the game is dropped; the row's next game follows as after any
+    ending), the other rows step as usual. ``copy=False`` returns the batch's own arrays,
+    overwritten by the next step: only for a consumer that is done with them by then.
     """
 
-    metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.SAME_STEP}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int, config: GameConfig | None = None, seat: int = 0,
                  opponents: str = "random", reward: str = "win", threads: int = 1,
-                 copy: bool = True) -> None:
+                 copy: bool = True, *, autoreset_mode: AutoresetMode | str =
+                 AutoresetMode.NEXT_STEP, illegal: str = "raise", illegal_penalty: float = -1.0,
+                 dict_observation: bool = False) -> None:
         config = config if config is not None else GameConfig()
         self.seat = _check_int("seat", seat, 0, config.num_players - 1)
+        self.autoreset_mode = _check_autoreset_mode(autoreset_mode)
+        check_illegal(illegal)
+        check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
         self.games = BatchedGames(num_envs, config, _learner_seat(config, seat, opponents),
-                                  reward, threads)
+                                  reward, threads,
+                                  autoreset=self.autoreset_mode == AutoresetMode.SAME_STEP)
         self.num_envs = self.games.num_games
         self.copy = copy
-        self.single_observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,),
-                                                             np.float32)
+        self.dict_observation = bool(dict_observation)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.single_observation_space = _observation_space(self.dict_observation)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(
             self.single_observation_space, self.num_envs)
@@ -308,36 +369,191 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
                                                                self.num_envs)
         self.render_mode = None
         self._np_random_seed = None
+        self._ended = np.zeros(self.num_envs, bool)  # rows whose game ended, not restarted
 
-    def _out(self, arr: np.ndarray) -> np.ndarray:
-        return arr.copy() if self.copy else arr
+    # ---------------------------------------------------------------- reset
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start games. ``seed``: an int (game g from seed + g, its k-th episode seed + g +
+        N*k), one seed or None per game, or None: an env never reset draws a seed, a later
+        reset moves every game on to its next episode (never one already played).
+        ``options={"reset_mask": m}`` (N bools) restarts only the marked games."""
+        rows = _reset_mask(options, self.num_envs)
+        seeds = _seed_list(seed, self.num_envs)
+        if self.games.seed is None or (rows is None and seeds is not None and None not in seeds):
+            self._start(seed, seeds)
+            self._ended[:] = False
+        else:
+            rows = np.arange(self.num_envs) if rows is None else rows
+            self.games.restart(rows, None if seeds is None else [seeds[r] for r in rows])
+            self._ended[rows] = False
+        self._show_ended()
+        return self._observations(), self._infos()
 
-    def reset(self, *, seed: int | list[int] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Observations, dict[str, Any]]:
-        """Start every game (game g from seed + g; an unseeded reset draws a seed)."""
-        if isinstance(seed, list):
-            raise ValueError("seed must be one int (game g gets seed + g) or None")
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy % 2**62)
-        self.games.reset(seed)
-        return self._out(self.games.obs), {}
+    def _start(self, seed: Any, seeds: list[int | None] | None) -> None:
+        """A whole new batch: from ``seed`` (an int), per-game ``seeds`` or drawn seeds."""
+        if seeds is not None and isinstance(seed, (int, np.integer)):
+            self.games.reset(int(seed))
+            return
+        drawn = int(np.random.SeedSequence().entropy % 2**62)
+        if seeds is None:
+            self.games.reset(drawn)
+            return
+        filled = [drawn + g if s is None else s for g, s in enumerate(seeds)]
+        self.games.reset(_mixed(filled), seeds=filled)
 
-    def step(self, actions: npt.ArrayLike) -> tuple[Observations, np.ndarray, np.ndarray,
-                                                    np.ndarray, dict[str, Any]]:
-        """One learner decision per game; same-step autoreset."""
+    # ----------------------------------------------------------------- step
+    def step(self, actions: npt.ArrayLike) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
+                                                    dict[str, Any]]:
+        """One learner decision per game; see the class docstring for autoreset and illegal
+        actions."""
         g = self.games
-        g.step(actions)
-        done = g.done.copy()
+        if g.seed is None:
+            raise RuntimeError("call reset() before step()")
+        acts = _action_array(actions, self.num_envs)
+        pending = self._ended.copy()
+        if pending.any() and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise RuntimeError(f"games {np.flatnonzero(pending).tolist()[:8]} ended: restart "
+                               f"them with reset(options={{'reset_mask': mask}}) before the "
+                               f"next step (autoreset_mode=DISABLED)")
+        illegal = self._illegal(acts, pending)
+        dropped = pending & (g.player >= 0)  # rows ignored this step whose game still runs
+        left = g.obs[illegal].copy()  # the dropped games' last view
+        if illegal.any() or dropped.any():
+            acts[illegal | dropped] = g.random_actions()[illegal | dropped]
+        g.step(acts)
+        rewards = g.rewards[:, self.seat].copy()
+        ended = g.done.copy()
+        rewards[pending], ended[pending] = 0.0, False
+        final = ended.copy()  # rows whose ended game's view is g.final_obs
+        rewards[illegal], ended[illegal] = self.illegal_penalty, True
         infos: dict[str, Any] = {}
-        if done.any():
-            infos = {"final_obs": np.where(done[:, None], g.final_obs, 0.0).astype(np.float32),
-                     "_final_obs": done}
-        return (self._out(g.obs), g.rewards[:, self.seat].copy(), done,
-                np.zeros(self.num_envs, bool), infos)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            if ended.any():
+                infos = self._final_infos(final, illegal, left)
+            if illegal.any():
+                g.restart(np.flatnonzero(illegal & ~g.done))
+        else:
+            if pending.any() and self.autoreset_mode == AutoresetMode.NEXT_STEP:
+                g.restart(np.flatnonzero(pending))
+            g.obs[final] = g.final_obs[final]
+            if illegal.any():
+                g.obs[illegal] = left
+            self._ended = ended.copy()
+            self._show_ended()
+        if self.illegal == "penalty":  # always there: a reader sees the same keys each step
+            infos.update({"illegal_action": illegal, "_illegal_action": illegal.copy()})
+        infos.update(self._infos())
+        return (self._observations(), rewards, ended, np.zeros(self.num_envs, bool), infos)
+
+    def _illegal(self, acts: npt.NDArray[np.int64], pending: npt.NDArray[np.bool_]
+                 ) -> npt.NDArray[np.bool_]:
+        """Rows whose action is not legal (under ``illegal="penalty"``; none otherwise: the
+        core raises)."""
+        if self.illegal == "raise":
+            return np.zeros(self.num_envs, bool)
+        legal = (acts >= 0) & (acts < NUM_ACTIONS)
+        legal &= self.games.mask[np.arange(self.num_envs), np.where(legal, acts, 0)] != 0
+        return ~legal & ~pending
+
+    def _final_infos(self, final: np.ndarray, illegal: np.ndarray,
+                     left: np.ndarray) -> dict[str, Any]:
+        """SAME_STEP's ``final_obs`` as Gymnasium's vector envs give it: an object array of
+        each ended row's last observation (the dropped game's last view for an illegal
+        action), None elsewhere; ``final_info`` holds those rows' ``action_mask`` (none)."""
+        ended = final | illegal
+        out = np.full(self.num_envs, None, dtype=object)
+        for g in np.flatnonzero(ended).tolist():
+            obs = self.games.final_obs[g].copy() if final[g] else left[int(illegal[:g].sum())]
+            if self.dict_observation:
+                obs = {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+            out[g] = obs
+        info = {"action_mask": np.zeros((self.num_envs, NUM_ACTIONS), np.int8),
+                "_action_mask": ended.copy()}
+        return {"final_obs": out, "_final_obs": ended, "final_info": info,
+                "_final_info": ended.copy()}
+
+    def _show_ended(self) -> None:
+        """An ended game offers no action: its mask row reads all zero."""
+        self.games.mask[self._ended] = 0
+
+    def _observations(self) -> Any:
+        obs = self.games.obs.copy() if self.copy else self.games.obs
+        if self.dict_observation:
+            return {"observation": obs, "action_mask": self._mask()}
+        return obs
+
+    def _mask(self) -> npt.NDArray[np.int8]:
+        return self.games.mask.copy() if self.copy else self.games.mask
+
+    def _infos(self) -> dict[str, Any]:
+        return {"action_mask": self._mask()}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(N, 2710) bool: the learner's legal actions in each game."""
+        """(N, 2710) bool: the learner's legal actions in each game (none in a game that has
+        ended and waits for its restart)."""
         return self.games.mask.astype(bool)
+
+
+def _check_autoreset_mode(mode: Any) -> AutoresetMode:
+    """An ``AutoresetMode`` (or its value, e.g. "NextStep"), else a ValueError."""
+    try:
+        return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
+    except ValueError:
+        allowed = ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in AutoresetMode)
+        raise ValueError(f"autoreset_mode must be one of {allowed}, got {mode!r:.40}") from None
+
+
+def _observation_space(as_dict: bool) -> gymnasium.spaces.Space:
+    obs = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32)
+    if not as_dict:
+        return obs
+    mask = gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
+    return gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
+
+
+def _action_array(actions: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
+    """The step's actions as a fresh int64 array of n ids, else a ValueError."""
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(f"actions must be {n} integer action ids, got {acts.dtype} array of "
+                         f"shape {acts.shape}")
+    return acts.astype(np.int64)
+
+
+def _reset_mask(options: dict[str, Any] | None, n: int) -> npt.NDArray[np.intp] | None:
+    """The rows ``options["reset_mask"]`` marks (None: every row), else a ValueError."""
+    if options is None:
+        return None
+    if not isinstance(options, dict) or set(options) - {"reset_mask"}:
+        raise ValueError(f"options may hold only 'reset_mask' (N bools), got {options!r:.80}")
+    mask = options.get("reset_mask")
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if mask.shape != (n,) or mask.dtype != np.bool_ or not mask.any():
+        raise ValueError(f"reset_mask must be a bool array of shape ({n},) marking at least "
+                         f"one game, got {mask.dtype} array of shape {mask.shape}")
+    return np.flatnonzero(mask)
+
+
+def _seed_list(seed: Any, n: int) -> list[int | None] | None:
+    """Game g's seed of a reset: seed + g for an int, seed[g] for a list; None: no seed."""
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        base = _check_int("seed", seed, 0)
+        return [base + g for g in range(n)]
+    if not isinstance(seed, Sequence) or isinstance(seed, str) or len(seed) != n:
+        raise ValueError(f"seed must be None, a non-negative int or a list of {n} seeds "
+                         f"(ints or None), got {seed!r:.80}")
+    return [None if s is None else _check_int("seed[g]", s, 0) for s in seed]
+
+
+def _mixed(seeds: Sequence[int | None]) -> int:
+    """One seed for the built-in seats' streams from a list of game seeds."""
+    return int(np.random.SeedSequence([s for s in seeds if s is not None])
+               .generate_state(1, np.uint64)[0] >> 2)
 
 
 class SingleGameEnv(gymnasium.Env):
@@ -352,7 +568,8 @@ class SingleGameEnv(gymnasium.Env):
                  illegal_penalty: float = -1.0) -> None:
         if illegal not in ("raise", "penalty"):
             raise ValueError(f"illegal must be 'raise' or 'penalty', got {illegal!r}")
-        self.vec = MoonRiverVectorEnv(1, config, seat, opponents, reward)
+        self.vec = MoonRiverVectorEnv(1, config, seat, opponents, reward,
+                                      autoreset_mode=AutoresetMode.SAME_STEP)
         self.observation_space = self.vec.single_observation_space
         self.action_space = self.vec.single_action_space
         self.illegal = illegal
@@ -391,11 +608,16 @@ class SingleGameEnv(gymnasium.Env):
 
 def make_sb3_vec_env(num_envs: int, config: GameConfig | None = None, seat: int = 0,
                      opponents: str = "random", reward: str = "win", threads: int = 1,
-                     seed: int = 0) -> Any:
+                     seed: int = 0, illegal: str = "raise", illegal_penalty: float = -1.0) -> Any:
     """An SB3 ``VecEnv`` over :class:`MoonRiverVectorEnv` that ``sb3_contrib.MaskablePPO``
-    trains with (masks through ``env_method("action_masks")``); needs stable-baselines3."""
-    return _sb3_class()(MoonRiverVectorEnv(num_envs, config, seat, opponents, reward, threads),
-                        seed)
+    trains with (masks through ``env_method("action_masks")``; same-step autoreset, SB3's
+    convention). Its first ``reset`` starts game g from ``seed + g`` (or the seed of the last
+    ``seed(s)`` call); a later ``reset`` moves every game on to its next episode, never one
+    already played. Needs stable-baselines3."""
+    venv = MoonRiverVectorEnv(num_envs, config, seat, opponents, reward, threads,
+                              autoreset_mode=AutoresetMode.SAME_STEP, illegal=illegal,
+                              illegal_penalty=illegal_penalty)
+    return _sb3_class()(venv, _check_int("seed", seed, 0))
 
 
 _SB3_CLASS: list[type] = []
@@ -411,14 +633,15 @@ def _sb3_class() -> type:
 
         def __init__(self, venv: MoonRiverVectorEnv, seed: int) -> None:
             self.venv = venv
-            self._seed = seed
+            self.autoreset_mode = venv.autoreset_mode
+            self._seed: int | None = seed  # the next reset's seed; None: go on
             self._actions: np.ndarray | None = None
             super().__init__(venv.num_envs, venv.single_observation_space,
                              venv.single_action_space)
 
         def reset(self) -> np.ndarray:
             obs, _ = self.venv.reset(seed=self._seed)
-            self._seed += self.num_envs  # a later reset plays new games
+            self._seed = None  # a later reset plays each game's next episode
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
@@ -426,17 +649,20 @@ def _sb3_class() -> type:
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
             obs, rew, term, _, infos = self.venv.step(self._actions)
-            out: list[dict] = [{} for _ in range(self.num_envs)]
+            masks = infos["action_mask"]
+            out: list[dict] = [{"action_mask": masks[g]} for g in range(self.num_envs)]
             for g in np.flatnonzero(term).tolist():
                 out[g]["terminal_observation"] = infos["final_obs"][g]
+            for g in np.flatnonzero(infos.get("illegal_action", ())).tolist():
+                out[g]["illegal_action"] = True
             return obs, rew, term, out
 
         def close(self) -> None:
             pass
 
         def seed(self, seed: int | None = None) -> Sequence[int | None]:
-            if seed is not None:
-                self._seed = seed
+            """The next reset starts game g from ``seed + g`` (None: it goes on)."""
+            self._seed = None if seed is None else _check_int("seed", seed, 0)
             return [None if seed is None else seed + g for g in range(self.num_envs)]
 
         def action_masks(self) -> np.ndarray:

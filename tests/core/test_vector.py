@@ -218,8 +218,6 @@ def test_batched_greedy_prior_is_greedy_prior_of_each_game():
 
 def test_fixed_list_settings_are_checked():
     config = GameConfig(num_players=2)
-    with pytest.raises(ValueError, match="needs autoreset=False"):
-        BatchedGames(2, config).reset(0, seeds=[1, 2])
     batch = BatchedGames(2, config, autoreset=False)
     with pytest.raises(ValueError, match="one seed per game"):
         batch.reset(0, seeds=[1])
@@ -231,8 +229,23 @@ def test_fixed_list_settings_are_checked():
         BatchedGames(2, config, autoreset=1)
 
 
+def test_seeds_with_autoreset_give_each_game_its_own_series():
+    """seeds= with autoreset: game g's k-th episode is Game(config, seeds[g] + N * k)."""
+    config = GameConfig(num_players=2)
+    batch = BatchedGames(2, config)
+    batch.reset(0, seeds=[500, 9])
+    assert [batch.episode_seed(g, k) for g in (0, 1) for k in (0, 1)] == [500, 502, 9, 11]
+    assert batch.game(1).to_record() == Game(config, 9).to_record()
+    batch.restart([1])
+    assert batch.game(1).to_record() == Game(config, 11).to_record()
+    assert batch.game(0).to_record() == Game(config, 500).to_record()
+
+
 def test_gymnasium_vector_env_spaces_and_same_step_autoreset():
-    env = MoonRiverVectorEnv(3, GameConfig(num_players=2), opponents="random")
+    import gymnasium
+
+    env = MoonRiverVectorEnv(3, GameConfig(num_players=2), opponents="random",
+                             autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     obs, _ = env.reset(seed=5)
     assert env.observation_space.contains(obs)
     rng = np.random.default_rng(0)
@@ -256,7 +269,8 @@ def test_gymnasium_vector_wrappers_count_the_learners_episodes():
     import gymnasium
 
     env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
-        MoonRiverVectorEnv(2, GameConfig(num_players=2), opponents="greedy"))
+        MoonRiverVectorEnv(2, GameConfig(num_players=2), opponents="greedy",
+                           autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP))
     env.reset(seed=1)
     episodes = 0
     for _ in range(200):
