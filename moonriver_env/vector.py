@@ -16,9 +16,11 @@ allocated once:
 - ``final_obs`` (N, 4934) float32: for games that ended, the ended game seen by the seat whose
   decision was applied in this step (other rows are stale).
 
-Seats are ``"learner"`` (Python decides), ``"random"`` (uniform over legal actions) or
+Seats are ``"learner"`` (Python decides), ``"random"`` (uniform over legal actions),
 ``"greedy"`` (``agents.GreedyAgent``'s ranking, the core's ``greedy_values``: best value, then
-best tie-break, remaining ties drawn at random): built-in seats are played inside the core,
+best tie-break, remaining ties drawn at random) or ``"mcts:N"`` (``agents.MCTSAgent`` with N
+simulations: the core's ``mcts_search``, seeded from the game's stream, the most visited action,
+ties drawn): built-in seats are played inside the core,
 GIL released, so Python sees only learner decisions. They draw from one SplitMix64 stream per
 game, seeded from the reset seed and the game's index, so ``threads`` (the batch split over
 that many ``std::thread``s) never changes a result. The greedy seat ranks as GreedyAgent does;
@@ -65,6 +67,22 @@ NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
 SEAT_KINDS = {"learner": _vector.SEAT_LEARNER, "random": _vector.SEAT_RANDOM,
               "greedy": _vector.SEAT_GREEDY}
+SEAT_NAMES = "'learner', 'random', 'greedy' or 'mcts:N' (N simulations, 1..65535)"
+
+
+def seat_kind(name: object) -> int | None:
+    """The core's seat kind of a seat name (``SEAT_KINDS``, or ``"mcts:N"``: the core's
+    IS-MCTS with N simulations, ``MCTSAgent``'s defaults), or None for no seat kind."""
+    if not isinstance(name, str):
+        return None
+    if name in SEAT_KINDS:
+        return SEAT_KINDS[name]
+    sims = name.removeprefix("mcts:")
+    if sims != name and sims.isascii() and sims.isdigit() and sims[0] != "0" \
+            and int(sims) <= _vector.MAX_MCTS_SIMULATIONS:
+        return _vector.SEAT_MCTS + int(sims)
+    return None
+
 REWARD_MODES = ("win", "rank", "score", "margin")  # the core's order
 
 ActionMask = npt.NDArray[np.int8]
@@ -129,9 +147,9 @@ class BatchedGames:
     def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
         n = self.config.num_players
         seats = tuple(seats)
-        if len(seats) != n or any(not isinstance(s, str) or s not in SEAT_KINDS for s in seats):
-            raise ValueError(f"seats must name one of {tuple(SEAT_KINDS)} for each of the "
-                             f"{n} players, got {seats!r:.80}")
+        if len(seats) != n or any(seat_kind(s) is None for s in seats):
+            raise ValueError(f"seats must name one of {SEAT_NAMES} for each of the {n} "
+                             f"players, got {seats!r:.80}")
         if "learner" not in seats:
             raise ValueError(f"at least one seat must be 'learner', got {seats!r:.80}")
         return seats
@@ -194,9 +212,9 @@ class BatchedGames:
             if len(seats) != N:
                 raise ValueError(f"seats must hold one seat list per game ({N}), got "
                                  f"{len(seats)}")
-            kinds = [[SEAT_KINDS[s] for s in self._check_seats(row)] for row in seats]
+            kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
         self._batch = _vector.Batch(N, self.config.num_players,
-                                    [SEAT_KINDS[s] for s in self.seats],
+                                    [seat_kind(s) for s in self.seats],
                                     REWARD_MODES.index(self.reward), self.seed % 2**64,
                                     *self._tables_args)
         self._bases = bases
@@ -312,8 +330,9 @@ class BatchedGames:
 def _learner_seat(config: GameConfig, seat: int, opponents: str) -> tuple[str, ...]:
     n = config.num_players
     seat = _check_int("seat", seat, 0, n - 1)
-    if opponents not in ("random", "greedy"):
-        raise ValueError(f"opponents must be 'random' or 'greedy', got {opponents!r}")
+    if seat_kind(opponents) in (None, SEAT_KINDS["learner"]):
+        raise ValueError(f"opponents must be 'random', 'greedy' or 'mcts:N' (N simulations, "
+                         f"1..65535), got {opponents!r:.40}")
     return tuple("learner" if p == seat else opponents for p in range(n))
 
 

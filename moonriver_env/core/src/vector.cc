@@ -15,6 +15,45 @@ namespace moonriver {
 namespace {
 constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
 
+// Index of one of the ``m`` entries for which ``best(i)`` holds, drawn uniformly from ``rng``.
+template <typename Best>
+int draw_tie(int m, Best best, SplitMix64& rng) {
+  int ties = 0;
+  for (int i = 0; i < m; ++i) ties += best(i);
+  int k = rng.below(ties);
+  for (int i = 0; i < m; ++i)
+    if (best(i) && k-- == 0) return i;
+  return 0;
+}
+
+// Greedy's pick among the legal ``ids``: the best value, then tie-break, ties drawn.
+int greedy_pick(const Game& game, const std::int64_t* ids, int m, SplitMix64& rng) {
+  double values[NUM_ACTIONS];
+  std::int64_t shape[NUM_ACTIONS];
+  greedy_values(game, ids, m, values, shape);
+  int best = 0;
+  for (int i = 1; i < m; ++i)
+    if (values[i] > values[best] || (values[i] == values[best] && shape[i] > shape[best])) best = i;
+  const int pick =
+      draw_tie(m, [&](int i) { return values[i] == values[best] && shape[i] == shape[best]; }, rng);
+  return static_cast<int>(ids[pick]);
+}
+
+// MCTSAgent's pick: IS-MCTS with ``simulations`` (its default depth, exploration and value
+// scale), seeded from the game's stream; the most visited action, ties drawn.
+int mcts_pick(const Game& game, int simulations, SplitMix64& rng) {
+  MctsParams params;
+  params.simulations = simulations;
+  params.rollout_depth = 20;
+  params.exploration = 1.0;
+  params.value_scale = 20.0;  // agents/mcts.py's VALUE_SCALE
+  const MctsResult r = mcts_search(game, params, rng.next());
+  const int m = static_cast<int>(r.actions.size());
+  std::int64_t most = 0;
+  for (std::int64_t v : r.visits) most = std::max(most, v);
+  return static_cast<int>(r.actions[draw_tie(m, [&](int i) { return r.visits[i] == most; }, rng)]);
+}
+
 // The per-game generator of built-in seats: distinct streams for (seed, game).
 std::uint64_t game_stream(std::uint64_t seed, int g) {
   SplitMix64 mix(seed ^ (0xD1B54A32D192ED03ULL * (static_cast<std::uint64_t>(g) + 1)));
@@ -27,8 +66,11 @@ void check_seats(const std::vector<int>& kinds, int num_players) {
   if (static_cast<int>(kinds.size()) != num_players)
     throw std::invalid_argument("one seat kind per player");
   for (int k : kinds)
-    if (k != SEAT_LEARNER && k != SEAT_RANDOM && k != SEAT_GREEDY)
-      throw std::invalid_argument("seat kinds are SEAT_LEARNER, SEAT_RANDOM or SEAT_GREEDY");
+    if (k != SEAT_LEARNER && k != SEAT_RANDOM && k != SEAT_GREEDY &&
+        (k <= SEAT_MCTS || k > SEAT_MCTS + MAX_MCTS_SIMULATIONS))
+      throw std::invalid_argument(
+          "seat kinds are SEAT_LEARNER, SEAT_RANDOM, SEAT_GREEDY or SEAT_MCTS + simulations "
+          "(1..65535)");
   if (std::none_of(kinds.begin(), kinds.end(), [](int s) { return s == SEAT_LEARNER; }))
     throw std::invalid_argument("at least one seat must be a learner");
 }
@@ -87,32 +129,19 @@ void VectorGames::run_builtin(int g) {
   SplitMix64& rng = rngs_[g];
   const int* kinds = seats(g);
   std::int64_t ids[NUM_ACTIONS];
-  double values[NUM_ACTIONS];
-  std::int64_t shape[NUM_ACTIONS];
   while (!game.is_over()) {
     const int player = game.current_player();
     const int kind = kinds[player];
     if (kind == SEAT_LEARNER) return;
     const int m = game.legal_ids(ids);
-    int pick = 0;
-    if (m > 1 && kind == SEAT_RANDOM) {
-      pick = rng.below(m);
-    } else if (m > 1) {  // SEAT_GREEDY: Greedy's ranking (value, then tie-break), ties drawn
-      greedy_values(game, ids, m, values, shape);
-      int best = 0;
-      for (int i = 1; i < m; ++i)
-        if (values[i] > values[best] || (values[i] == values[best] && shape[i] > shape[best]))
-          best = i;
-      int ties = 0;
-      for (int i = 0; i < m; ++i) ties += values[i] == values[best] && shape[i] == shape[best];
-      int k = rng.below(ties);
-      for (int i = 0; i < m; ++i)
-        if (values[i] == values[best] && shape[i] == shape[best] && k-- == 0) {
-          pick = i;
-          break;
-        }
-    }
-    game.apply(static_cast<int>(ids[pick]));
+    int action = static_cast<int>(ids[0]);
+    if (m > 1 && kind == SEAT_RANDOM)
+      action = static_cast<int>(ids[rng.below(m)]);
+    else if (m > 1 && kind == SEAT_GREEDY)
+      action = greedy_pick(game, ids, m, rng);
+    else if (m > 1)
+      action = mcts_pick(game, kind - SEAT_MCTS, rng);
+    game.apply(action);
     ++builtin_[g];
   }
 }

@@ -24,7 +24,10 @@
 
 namespace moonriver {
 
-enum SeatKind : int { SEAT_LEARNER = 0, SEAT_RANDOM = 1, SEAT_GREEDY = 2 };
+// Seat kinds; SEAT_MCTS + N (N = 1..MAX_MCTS_SIMULATIONS) is the core's IS-MCTS with N
+// simulations (mcts_search, agents.MCTSAgent's defaults), seeded from the game's stream.
+enum SeatKind : int { SEAT_LEARNER = 0, SEAT_RANDOM = 1, SEAT_GREEDY = 2, SEAT_MCTS = 1 << 16 };
+constexpr int MAX_MCTS_SIMULATIONS = SEAT_MCTS - 1;
 enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWARD_MARGIN = 3 };
 
 // Where one step writes its results (row g of each array belongs to game g).

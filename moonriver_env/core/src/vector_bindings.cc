@@ -67,6 +67,8 @@ NB_MODULE(_vector, m) {
   m.attr("SEAT_LEARNER") = int(SEAT_LEARNER);
   m.attr("SEAT_RANDOM") = int(SEAT_RANDOM);
   m.attr("SEAT_GREEDY") = int(SEAT_GREEDY);
+  m.attr("SEAT_MCTS") = int(SEAT_MCTS);
+  m.attr("MAX_MCTS_SIMULATIONS") = MAX_MCTS_SIMULATIONS;
 
   nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
       .def(
