@@ -4,6 +4,8 @@ seeds that a later reset never replays."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -322,3 +324,31 @@ def test_torchrl_gym_env_shows_the_workers_illegal_action_error():
 
     with pytest.raises(IllegalActionError, match=r"illegal action .*Legal now"):
         GymEnv("moonriver_env:MoonRiver-v0", num_envs=2, num_players=2)
+
+
+# ------------------------------------------------------------------ the docs' examples
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "vector.md"
+
+
+def _docs_example(heading: str) -> str:
+    """The first python block of docs/vector.md's section ``heading``."""
+    text = DOCS.read_text()
+    section = text[text.index(f"\n## {heading}\n"):]
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("heading", ["Gymnasium vector env", "TorchRL",
+                                     "A CleanRL-style masked training loop"])
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_docs_examples_run(heading, capsys):
+    if heading != "Gymnasium vector env":
+        pytest.importorskip("torchrl" if heading == "TorchRL" else "torch")
+    scope: dict[str, Any] = {}
+    exec(compile(_docs_example(heading), f"docs/vector.md: {heading}", "exec"), scope)
+    if heading == "TorchRL":
+        mask = scope["rollout"]["action_mask"].bool()
+        chosen = mask.gather(-1, scope["rollout"]["action"].unsqueeze(-1)).squeeze(-1)
+        assert bool(chosen[mask.any(-1)].all())
+    if heading.startswith("A CleanRL"):
+        assert len(scope["episode_returns"]) >= 2 and "episodes, mean return" in \
+            capsys.readouterr().out
