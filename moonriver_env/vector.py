@@ -407,7 +407,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
             self.games.restart(rows, None if seeds is None else [seeds[r] for r in rows])
             self._ended[rows] = False
         self._show_ended()
-        return self._observations(), self._infos()
+        return self._outputs()
 
     def _start(self, seed: Any, seeds: list[int | None] | None) -> None:
         """A whole new batch: from ``seed`` (an int), per-game ``seeds`` or drawn seeds."""
@@ -437,8 +437,8 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
                                f"next step (autoreset_mode=DISABLED)")
         illegal = self._illegal(acts, pending)
         dropped = pending & (g.player >= 0)  # rows ignored this step whose game still runs
-        left = g.obs[illegal].copy()  # the dropped games' last view
-        if illegal.any() or dropped.any():
+        left = dict(zip(np.flatnonzero(illegal).tolist(), g.obs[illegal].copy(), strict=True))
+        if illegal.any() or dropped.any():  # any legal move: the game is dropped anyway
             acts[illegal | dropped] = g.random_actions()[illegal | dropped]
         g.step(acts)
         rewards = g.rewards[:, self.seat].copy()
@@ -446,24 +446,17 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         rewards[pending], ended[pending] = 0.0, False
         final = ended.copy()  # rows whose ended game's view is g.final_obs
         rewards[illegal], ended[illegal] = self.illegal_penalty, True
-        infos: dict[str, Any] = {}
         if self.autoreset_mode == AutoresetMode.SAME_STEP:
-            if ended.any():
-                infos = self._final_infos(final, illegal, left)
-            if illegal.any():
-                g.restart(np.flatnonzero(illegal & ~g.done))
+            infos = self._next_games_now(final, illegal, left)
         else:
-            if pending.any() and self.autoreset_mode == AutoresetMode.NEXT_STEP:
-                g.restart(np.flatnonzero(pending))
-            g.obs[final] = g.final_obs[final]
-            if illegal.any():
-                g.obs[illegal] = left
+            infos = self._ended_games_stay(pending, final, left)
             self._ended = ended.copy()
             self._show_ended()
         if self.illegal == "penalty":  # always there: a reader sees the same keys each step
             infos.update({"illegal_action": illegal, "_illegal_action": illegal.copy()})
-        infos.update(self._infos())
-        return (self._observations(), rewards, ended, np.zeros(self.num_envs, bool), infos)
+        obs, mask_info = self._outputs()
+        infos.update(mask_info)
+        return obs, rewards, ended, np.zeros(self.num_envs, bool), infos
 
     def _illegal(self, acts: npt.NDArray[np.int64], pending: npt.NDArray[np.bool_]
                  ) -> npt.NDArray[np.bool_]:
@@ -475,15 +468,19 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         legal &= self.games.mask[np.arange(self.num_envs), np.where(legal, acts, 0)] != 0
         return ~legal & ~pending
 
-    def _final_infos(self, final: np.ndarray, illegal: np.ndarray,
-                     left: np.ndarray) -> dict[str, Any]:
-        """SAME_STEP's ``final_obs`` as Gymnasium's vector envs give it: an object array of
-        each ended row's last observation (the dropped game's last view for an illegal
-        action), None elsewhere; ``final_info`` holds those rows' ``action_mask`` (none)."""
+    def _next_games_now(self, final: np.ndarray, illegal: np.ndarray,
+                        left: dict[int, np.ndarray]) -> dict[str, Any]:
+        """SAME_STEP: the rows whose game was dropped for an illegal action restart now (the
+        core already replaced the games that ended); ``final_obs`` as Gymnasium's vector envs
+        give it: an object array of each ended row's last observation, None elsewhere."""
         ended = final | illegal
+        if illegal.any():
+            self.games.restart(np.flatnonzero(illegal & ~self.games.done))
+        if not ended.any():
+            return {}
         out = np.full(self.num_envs, None, dtype=object)
         for g in np.flatnonzero(ended).tolist():
-            obs = self.games.final_obs[g].copy() if final[g] else left[int(illegal[:g].sum())]
+            obs = left[g] if illegal[g] else self.games.final_obs[g].copy()
             if self.dict_observation:
                 obs = {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
             out[g] = obs
@@ -492,21 +489,30 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         return {"final_obs": out, "_final_obs": ended, "final_info": info,
                 "_final_info": ended.copy()}
 
+    def _ended_games_stay(self, pending: np.ndarray, final: np.ndarray,
+                          left: dict[int, np.ndarray]) -> dict[str, Any]:
+        """NEXT_STEP and DISABLED: the rows that ended last step restart (NEXT_STEP); the
+        rows that end now show their ended game's last view."""
+        g = self.games
+        if pending.any() and self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            g.restart(np.flatnonzero(pending))  # writes every row: views are set after it
+        g.obs[final] = g.final_obs[final]
+        for row, obs in left.items():
+            g.obs[row] = obs
+        return {}
+
     def _show_ended(self) -> None:
         """An ended game offers no action: its mask row reads all zero."""
         self.games.mask[self._ended] = 0
 
-    def _observations(self) -> Any:
+    def _outputs(self) -> tuple[Any, dict[str, Any]]:
+        """The observations and ``{"action_mask": masks}`` (one array for both with a Dict
+        observation); copies unless ``copy=False``."""
         obs = self.games.obs.copy() if self.copy else self.games.obs
+        mask = self.games.mask.copy() if self.copy else self.games.mask
         if self.dict_observation:
-            return {"observation": obs, "action_mask": self._mask()}
-        return obs
-
-    def _mask(self) -> npt.NDArray[np.int8]:
-        return self.games.mask.copy() if self.copy else self.games.mask
-
-    def _infos(self) -> dict[str, Any]:
-        return {"action_mask": self._mask()}
+            obs = {"observation": obs, "action_mask": mask}
+        return obs, {"action_mask": mask}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(N, 2710) bool: the learner's legal actions in each game (none in a game that has
