@@ -15,28 +15,11 @@ namespace moonriver {
 namespace {
 constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
 
-// Index of one of the ``m`` entries for which ``best(i)`` holds, drawn uniformly from ``rng``.
-template <typename Best>
-int draw_tie(int m, Best best, SplitMix64& rng) {
-  int ties = 0;
-  for (int i = 0; i < m; ++i) ties += best(i);
-  int k = rng.below(ties);
-  for (int i = 0; i < m; ++i)
-    if (best(i) && k-- == 0) return i;
-  return 0;
-}
-
-// Greedy's pick among the legal ``ids``: the best value, then tie-break, ties drawn.
-int greedy_pick(const Game& game, const std::int64_t* ids, int m, SplitMix64& rng) {
-  double values[NUM_ACTIONS];
-  std::int64_t shape[NUM_ACTIONS];
-  greedy_values(game, ids, m, values, shape);
-  int best = 0;
-  for (int i = 1; i < m; ++i)
-    if (values[i] > values[best] || (values[i] == values[best] && shape[i] > shape[best])) best = i;
-  const int pick =
-      draw_tie(m, [&](int i) { return values[i] == values[best] && shape[i] == shape[best]; }, rng);
-  return static_cast<int>(ids[pick]);
+// Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
+int greedy_pick(const Game& game, SplitMix64& rng) {
+  thread_local std::vector<std::int64_t> ties;  // no allocation once warm
+  greedy_ties(game, ties);
+  return static_cast<int>(ties[rng.below(static_cast<int>(ties.size()))]);
 }
 
 // MCTSAgent's pick: IS-MCTS with ``simulations`` (its default depth, exploration and value
@@ -48,10 +31,11 @@ int mcts_pick(const Game& game, int simulations, SplitMix64& rng) {
   params.exploration = 1.0;
   params.value_scale = 20.0;  // agents/mcts.py's VALUE_SCALE
   const MctsResult r = mcts_search(game, params, rng.next());
-  const int m = static_cast<int>(r.actions.size());
-  std::int64_t most = 0;
-  for (std::int64_t v : r.visits) most = std::max(most, v);
-  return static_cast<int>(r.actions[draw_tie(m, [&](int i) { return r.visits[i] == most; }, rng)]);
+  const std::int64_t most = *std::max_element(r.visits.begin(), r.visits.end());
+  int k = rng.below(static_cast<int>(std::count(r.visits.begin(), r.visits.end(), most)));
+  for (std::size_t i = 0; i < r.actions.size(); ++i)
+    if (r.visits[i] == most && k-- == 0) return static_cast<int>(r.actions[i]);
+  return static_cast<int>(r.actions[0]);
 }
 
 // The per-game generator of built-in seats: distinct streams for (seed, game).
@@ -138,7 +122,7 @@ void VectorGames::run_builtin(int g) {
     if (m > 1 && kind == SEAT_RANDOM)
       action = static_cast<int>(ids[rng.below(m)]);
     else if (m > 1 && kind == SEAT_GREEDY)
-      action = greedy_pick(game, ids, m, rng);
+      action = greedy_pick(game, rng);
     else if (m > 1)
       action = mcts_pick(game, kind - SEAT_MCTS, rng);
     game.apply(action);
