@@ -303,11 +303,12 @@ class Game:
 
     def determinize(self, rng: np.random.Generator) -> None:
         """Reshuffle what is hidden (order of the plot box and partner pile) in place."""
-        # In place in the core's state: numpy shuffles an array as it shuffles the engine's
-        # lists (the same orders, the same draws from rng; the differential test checks it).
-        box, pile = self._core.hidden_views()
+        # The engine's own shuffle of the same lists (the same draws from rng; the differential
+        # test checks it), handed back through set_hidden, which checks every id.
+        box, pile = self._core.hidden()
         rng.shuffle(box)
         rng.shuffle(pile)
+        self._core.set_hidden(box, pile)
         self._snap = None
 
     def determinized_clone(self, seed: int) -> Game:

@@ -130,3 +130,13 @@ def test_tables_with_ids_out_of_range_are_refused() -> None:
                           ((*ok[:3], np.array([0], np.int64)), "specialist kind 1..5")):
         with pytest.raises(ValueError, match=message):
             _core.make_tables(*args)
+
+
+def test_no_writable_view_of_the_hidden_order(game: core.Game) -> None:
+    """determinize goes through set_hidden (ids checked); no binding hands out the state's box
+    and pile for writing (a bad id written there was read out of bounds at the next draw)."""
+    assert not hasattr(game._core, "hidden_views")
+    before = game._core.hidden()
+    game.determinize(np.random.default_rng(1))
+    after = game._core.hidden()
+    assert after != before and [sorted(x) for x in after] == [sorted(x) for x in before]

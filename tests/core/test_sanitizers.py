@@ -93,6 +93,10 @@ def sanitized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                    check=True, capture_output=True, timeout=600)
     subprocess.run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)],
                    check=True, capture_output=True, timeout=3600)
+    for name in ("_core", "_vector"):  # the option took: both modules are instrumented
+        (module,) = build.glob(f"{name}.*.so")
+        assert b"__asan_report" in module.read_bytes() and b"__ubsan_handle" in \
+            module.read_bytes(), f"{module} was built without the sanitizers"
     site = tmp_path_factory.mktemp("asan-site")
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     env = dict(os.environ)

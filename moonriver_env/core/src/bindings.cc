@@ -286,17 +286,6 @@ NB_MODULE(_core, m) {
       .def("history", [](const Game& g) { return to_list(g.history()); })
       .def("snapshot", &snapshot)
       .def(
-          "hidden_views",
-          [](nb::object self) {
-            Game& g = nb::cast<Game&>(self);
-            auto view = [&](std::vector<std::int16_t>& v) {
-              return nb::ndarray<nb::numpy, std::int16_t, nb::ndim<1>>(v.data(), {v.size()}, self);
-            };
-            return nb::make_tuple(view(g.box_in_place()), view(g.pile_in_place()));
-          },
-          "(box, pile) as writable int16 views of the state, the next draw last: reorder them "
-          "in place at once (they are valid until the next apply).")
-      .def(
           "hidden",
           [](const Game& g) { return nb::make_tuple(to_list(g.box()), to_list(g.pile())); },
           "(box, pile) as lists, the next draw last.")
