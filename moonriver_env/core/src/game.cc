@@ -57,6 +57,7 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   for (int i = 0; i < f_.setup_len; ++i)
     f_.setup_order[i] = static_cast<std::int8_t>(s.setup_order[i]);
   refill_saloon();
+  f_.active.fill(-1);  // stays so if the box cannot fill a column
   f_.has_active = draw_column(f_.active);
   f_.active_owner.fill(-1);
   f_.pending.fill(-1);

@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,6 +133,8 @@ NB_MODULE(_vector, m) {
           [](Batch& b, In1<std::int64_t> games, double shape_weight, Out2<float> out, int threads) {
             const std::size_t k = games.shape(0);
             if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
+            if (k > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+              throw nb::value_error("greedy_prior: too many games listed");
             if (out.shape(0) < k || out.shape(1) != NUM_ACTIONS)
               throw nb::value_error("out: one row of 2710 float32 per listed game");
             const std::int64_t* rows = games.data();
