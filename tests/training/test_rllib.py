@@ -307,6 +307,8 @@ def test_unreachable_address_is_refused_before_ray_starts(tmp_path):
 def test_bad_settings_are_one_line_errors(tmp_path):
     for flags, words in ((["--num-players", "5"], "num_players"),
                          (["--minibatch-size", "0"], "minibatch_size"),
+                         (["--train-batch-size", "64", "--minibatch-size", "32"],
+                          "train_batch_size must exceed"),
                          (["--address", "nonsense"], "HOST:PORT"),
                          (["--opponents", "mcts:5"], "env_backend 'pettingzoo'"),
                          (["--env-backend", "gym"], "env_backend must be one of"),

@@ -151,6 +151,10 @@ class RLlibTrainConfig:
             (self.env_backend in ENV_BACKENDS, f"env_backend must be one of {ENV_BACKENDS}"),
             (self.train_batch_size >= 1 and 1 <= self.minibatch_size <= self.train_batch_size,
              "need 1 <= minibatch_size <= train_batch_size"),
+            (self.train_batch_size > max(1, self.num_env_runners) * self.num_envs_per_env_runner,
+             "train_batch_size must exceed num_env_runners x num_envs_per_env_runner (one env step "
+             f"per game gives RLlib's PPO learner no minibatch); got {self.train_batch_size} for "
+             f"{max(1, self.num_env_runners)} x {self.num_envs_per_env_runner}"),
             (self.num_epochs >= 1, "num_epochs must be >= 1"),
             (bool(self.net_arch) and min(self.net_arch) >= 1,
              "net_arch must be one or more positive layer widths"),
