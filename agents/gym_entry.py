@@ -15,21 +15,36 @@ from typing import Any
 from moonriver_env.agents.registry import make_agent
 
 
-def named_opponents(opponents: Any, count: int, game: str) -> Any:
+def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -> Any:
     """``opponents`` with every agent name made an agent of ``game``: one name gives each of
-    the ``count`` opponents its own agent; agents, callables and None pass unchanged."""
+    the ``count`` opponents its own agent; agents, callables and None pass unchanged. Names
+    whose weights cannot play ``config``'s variant are refused (``make_agent``)."""
     if isinstance(opponents, str):
-        return [make_agent(opponents, game=game) for _ in range(count)]
+        return [make_agent(opponents, game=game, config=config) for _ in range(count)]
     if isinstance(opponents, (list, tuple)):
-        return [make_agent(o, game=game) if isinstance(o, str) else o for o in opponents]
+        return [make_agent(o, game=game, config=config) if isinstance(o, str) else o
+                for o in opponents]
     return opponents
+
+
+def _variant(kwargs: dict[str, Any]) -> Any:
+    """The Moon River variant of the env's arguments; None when they are bad (the env says
+    why)."""
+    from moonriver_env.engine import GameConfig
+
+    try:
+        return GameConfig(num_players=kwargs.get("num_players", 4),
+                          mode=kwargs.get("mode", "base"), scenario=kwargs.get("scenario"))
+    except (ValueError, TypeError):
+        return None
 
 
 def _resolved(opponents: Any, kwargs: dict[str, Any], game: str) -> Any:
     players = kwargs.get("num_players", 4)
     count = players - 1 if isinstance(players, int) else 0  # a bad count: the env says why
     try:
-        return named_opponents(opponents, count, game)
+        config = _variant(kwargs) if game == "moonriver" else None
+        return named_opponents(opponents, count, game, config)
     except (ValueError, TypeError) as exc:  # a bad name: raised from the caller's call
         raise exc.with_traceback(None) from None
 

@@ -5,6 +5,11 @@ the 2-player ones (files ``weights/<variant>.npz`` of this package). Each file h
 arrays of a ``moonriver_env.training.policy_net.RanchNet`` state dict and its sizes; they were
 written by ``python -m moonriver_env.training.export_weights`` from a training run (see
 docs/training.md for the recipe). The agent plays the most likely legal action.
+
+Weights whose metadata name a player count and mode (``num_players``, ``mode`` and, where
+given, ``scenario``) play only that variant: ``variant_refusal`` says why another is refused,
+``make_agent(spec, config=...)`` refuses it when the agent is built and ``PretrainedAgent``
+refuses a game of another variant at its first decision (``VariantError``).
 """
 
 from __future__ import annotations
@@ -158,6 +163,12 @@ class NumpyRanchNet:
                 prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits (B, 2710) and values (B,) of a batch of observations (B, D) and, for
         a network that uses it, the batch's ``greedy_prior`` rows (B, 2710)."""
+        logits, value = self.forward_heads(obs, mask, prior)
+        return logits, value[:, 0]
+
+    def forward_heads(self, obs: np.ndarray, mask: np.ndarray,
+                      prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``forward`` with the value head's every output: values (B, outputs)."""
         obs = np.asarray(obs, dtype=np.float32)
         b, cells = obs.shape[0], self.rows * self.cols
         mine = np.zeros((b, self.ranch_size + 1), dtype=np.float32)  # last: outside the grid
@@ -187,7 +198,7 @@ class NumpyRanchNet:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             scores += self.w["prior_weight"] * prior
         logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
-        return logits, value[:, 0]
+        return logits, value
 
 
 def weights_path(variant: str) -> Any:
@@ -215,6 +226,48 @@ def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
 
 
 _CACHE: dict[str, tuple[NumpyRanchNet, dict[str, Any]]] = {}
+ANY_VARIANT_SPECS = "random, greedy, mcts:SIMS, puct:SIMS, az:PATH.npz"
+
+
+class VariantError(ValueError):
+    """An agent asked to play a variant its weights were not trained for."""
+
+
+def variant_name(num_players: int, mode: str, scenario: int | None = None) -> str:
+    """A variant in words: ``4-player base``, ``3-player Legends scenario 2``."""
+    if mode != "legends":
+        return f"{num_players}-player {mode}"
+    return f"{num_players}-player Legends" + (f" scenario {scenario}" if scenario else "")
+
+
+def variant_refusal(spec: str, meta: dict[str, Any] | None, num_players: int, mode: str,
+                    scenario: int | None = None) -> str | None:
+    """Why weights with metadata ``meta`` (their ``num_players``, ``mode`` and optional
+    ``scenario``) cannot play this variant, in one line naming ``spec``; None when they can
+    (or when the metadata name no variant)."""
+    meta = meta or {}
+    trained = (meta.get("num_players"), meta.get("mode"), meta.get("scenario"))
+    if trained[0] is None and trained[1] is None:
+        return None
+    fits = (trained[0] in (None, num_players) and trained[1] in (None, mode)
+            and (trained[2] is None or (mode == "legends" and trained[2] == scenario)))
+    if fits:
+        return None
+    if trained[0] is None or trained[1] is None:
+        can = f"{trained[0]}-player games" if trained[1] is None else f"{trained[1]} games"
+    else:
+        can = variant_name(trained[0], trained[1], trained[2])
+    return (f"agent spec {spec!r} cannot play {variant_name(num_players, mode, scenario)}: "
+            f"its weights were trained for {can} only (agents for every variant: "
+            f"{ANY_VARIANT_SPECS})")
+
+
+def _game_variant(game: Any) -> tuple[int, str, int | None] | None:
+    """The (players, mode, scenario) of an engine or core game; None for other games."""
+    config = getattr(game, "config", None)
+    if config is None or not hasattr(config, "mode"):
+        return None
+    return game.num_players, config.mode, getattr(game, "scenario", None)
 
 
 class PretrainedAgent:
@@ -226,12 +279,25 @@ class PretrainedAgent:
         self.net, self.meta = _CACHE[variant]
         self.variant = variant
         self.name = name
+        self._checked: tuple[int, str, int | None] | None = None  # the variant last allowed
+
+    def check_game(self, game: Any) -> None:
+        """Refuse (``VariantError``) a game of a variant these weights were not trained for."""
+        variant = _game_variant(game)
+        if variant is None or variant == self._checked:
+            return
+        problem = variant_refusal(self.name, self.meta, *variant)
+        if problem is not None:
+            raise VariantError(problem)
+        self._checked = variant
 
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset: the policy is deterministic."""
 
     def _logits(self, game: Game | None, observation: Observation) -> tuple[np.ndarray, float]:
         prior = None
+        if game is not None:
+            self.check_game(game)
         if self.net.uses_prior:
             if game is None:
                 raise ValueError(f"{self.name}: this policy adds Greedy's one-ply values, so it "

@@ -16,6 +16,7 @@ plays any game) and ``heuristic`` (CirclesHeuristicAgent).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from moonriver_env.agents.base import Agent
 
@@ -76,15 +77,37 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
             f"{max_simulations}, SECONDS at most {max_seconds:g})")
 
 
-def make_agent(spec: str, seed: int | None = None, game: str = "moonriver") -> Agent:
+def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
+               config: Any = None) -> Agent:
     """An agent of ``game`` from its spec; an unknown spec is a clear error listing the
-    allowed forms."""
+    allowed forms. ``config`` (a ``GameConfig``: players, mode, scenario) is the variant the
+    agent will play: weights trained for another variant are refused (``VariantError``, one
+    line naming the variant, the spec and what it can play)."""
     if game not in GAME_SPECS:
         raise ValueError(f"unknown game {game!r}; allowed: {', '.join(GAME_SPECS)}")
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec must be a string, got {spec!r:.40}")
     if game == "circles":
         return _circles_agent(spec, seed)
+    agent = _moonriver_agent(spec, seed)
+    if config is not None:
+        check_variant(spec, agent, config)
+    return agent
+
+
+def check_variant(spec: str, agent: Agent, config: Any) -> None:
+    """Refuse (``VariantError``) an agent whose weights (its ``meta``) were trained for
+    another variant than ``config``'s players, mode and scenario."""
+    from moonriver_env.agents.pretrained import VariantError, variant_refusal
+
+    problem = variant_refusal(spec, getattr(agent, "meta", None), config.num_players,
+                              config.mode, getattr(config, "scenario", None))
+    if problem is not None:
+        raise VariantError(problem)
+
+
+def _moonriver_agent(spec: str, seed: int | None) -> Agent:
+    """A Moon River agent from its spec (any variant)."""
     kind, _, arg = spec.partition(":")
     if kind == "random" and not arg:
         from moonriver_env.agents.random_agent import RandomAgent

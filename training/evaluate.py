@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any
 
-from moonriver_env.agents.registry import SPECS, make_agent
+from moonriver_env.agents.registry import SPECS
 from moonriver_env.training.tournament import (
     GAMES,
     TournamentResult,
@@ -145,23 +145,13 @@ def trained_for(path: str) -> dict[str, Any] | None:
     return None
 
 
-def pretrained_for(spec: str) -> dict[str, Any] | None:
-    """The variant the weights of a ``pretrained`` or ``pretrained+puct`` spec were trained on
-    (None when the agent cannot be built; building it for the tournament then says why)."""
-    try:
-        return getattr(make_agent(spec), "meta", None)
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]:
-    """Warnings for policies trained on another player count or mode than this tournament."""
+    """Warnings for SB3 policies trained on another player count or mode than this tournament
+    (``pretrained`` weights of another variant are refused when the tournament builds them)."""
     warnings = []
     for spec in dict.fromkeys(specs):
         kind, _, path = spec.partition(":")
-        if kind in ("pretrained", "pretrained+puct"):
-            meta = pretrained_for(spec)
-        elif kind in ("policy", "policy-sample") and path:
+        if kind in ("policy", "policy-sample") and path:
             meta = trained_for(path)
         else:
             continue

@@ -184,7 +184,7 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
         raise ValueError(f"config.num_players ({config.num_players}) differs from num_players "
                          f"({num_players})")
     for spec in set(agent_specs):
-        make_agent(spec, game=game)  # fail fast on a bad spec, before starting workers
+        make_agent(spec, game=game, config=config)  # fail fast on a bad spec or variant
     rules = config.to_dict()
     tasks = [(g, lineup_for(g, len(agent_specs), num_players), seed + g, records_dir)
              for g in range(games)]

@@ -156,8 +156,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
-    """One entry per seat: None for a human, else the agent built from its spec."""
+def make_seats(options: GameOptions, seed: int, config: Any = None) -> list[Agent | None]:
+    """One entry per seat: None for a human, else the agent built from its spec (refused
+    where its weights cannot play ``config``'s variant)."""
     n = options.players
     if type(n) is not int or n not in (2, 3, 4):
         raise PlayError(f"players must be 2, 3 or 4, got {n!r}")
@@ -176,7 +177,7 @@ def make_seats(options: GameOptions, seed: int) -> list[Agent | None]:
     seats: list[Agent | None] = [None] * n
     for k, p in enumerate(agent_seats):
         try:
-            seats[p] = make_agent(specs[k], seed=seed + 1 + p)
+            seats[p] = make_agent(specs[k], seed=seed + 1 + p, config=config)
         except (ValueError, OSError) as exc:
             text, shown = hide_paths(str(exc), specs), shown_spec(specs[k])
             raise PlayError(text if shown in text else f"agent {shown}: {text}") from None
@@ -206,7 +207,7 @@ class PlaySession:
             check_backend(options.backend)
         except ValueError as exc:
             raise PlayError(str(exc)) from None
-        self.seats = make_seats(options, seed)
+        self.seats = make_seats(options, seed, config)
         self.options = options
         self.id = secrets.token_hex(8)
         self._game = make_game(config, seed, backend=options.backend)

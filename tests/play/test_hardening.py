@@ -99,7 +99,7 @@ def test_agent_files_given_on_the_command_line_may_be_chosen_by_file_name(tmp_pa
     ("puct:100000", False), ("pretrained+puct:2p-base:60s", False), ("mcts:nans", False),
     ("mcts:1_000", False), ("pretrained:../../x", False), ("random:1", False),
     ("mcts:10s", True), ("mcts:5000", True), ("puct:0.5s", True), ("mcts", True),
-    ("pretrained:2p-base", True), ("pretrained+puct:4p-base:5", True), ("greedy", True),
+    ("pretrained:2p-base", True), ("pretrained+puct:2p-base:5", True), ("greedy", True),
 ])
 def test_request_budgets_are_bounded(client, spec, allowed) -> None:
     r = client.post("/api/games", json={"opponents": [spec]})

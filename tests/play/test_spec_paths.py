@@ -77,7 +77,7 @@ def test_two_command_line_files_of_one_name_are_refused(tmp_path, weights, monke
         create_app(GameOptions(players=3, opponents=specs))
     monkeypatch.setattr(pytest.importorskip("uvicorn"), "Server", None)  # never reached
     with pytest.raises(SystemExit) as exit_info:
-        main(["--no-browser", "--port", "0", "--players", "3", "--opponents", *specs])
+        main(["--no-browser", "--port", "0", "--players", "2", "--human", "--opponents", *specs])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "give the files different names" in err and str(tmp_path) not in err

@@ -282,14 +282,20 @@ def test_eval_warns_for_a_policy_trained_for_another_player_count(capsys, policy
     assert evaluate.variant_warnings([f"policy:{policy_4p}"], 4, "base") == []
 
 
-def test_eval_warns_for_pretrained_weights_of_another_player_count() -> None:
-    warnings = evaluate.variant_warnings(["pretrained", "pretrained+puct:5"], 2, "base")
-    assert [w.split(" was trained with num_players=4")[0] for w in warnings] == [
-        "pretrained", "pretrained+puct:5"]
-    assert evaluate.variant_warnings(["pretrained"], 4, "base") == []
-    assert evaluate.variant_warnings(["pretrained:2p-base", "pretrained+puct:2p-base:5"], 2,
-                                     "base") == []
-    assert len(evaluate.variant_warnings(["pretrained:2p-base"], 2, "legends")) == 1
+@pytest.mark.parametrize(("spec", "argv", "variant"), [
+    ("pretrained", ["--players", "2"], "2-player base"),
+    ("pretrained+puct:5", ["--players", "3"], "3-player base"),
+    ("pretrained:2p-base", ["--players", "2", "--mode", "legends", "--scenario", "2"],
+     "2-player Legends scenario 2"),
+])
+def test_eval_refuses_pretrained_weights_of_another_variant(capsys, spec, argv,
+                                                              variant) -> None:
+    assert evaluate.main(["--agents", spec, "greedy", *argv, "--games", "2",
+                          "--no-progress"]) == 2
+    line = one_error_line(capsys, "moonriver-eval")
+    assert f"agent spec {spec!r} cannot play {variant}: its weights were trained for" in line
+    assert "base only" in line and "az:PATH.npz" in line
+    assert evaluate.variant_warnings([spec], 2, "base") == []  # refused, not warned
 
 
 def test_player_count_also_read_from_the_run_config(tmp_path) -> None:

@@ -134,6 +134,7 @@ class RLlibTrainConfig:
         """Check every setting before Ray starts; the message says what is allowed."""
         from moonriver_env.agents.registry import make_agent
 
+        from moonriver_env.engine import GameConfig
         from moonriver_env.moonriver.aec_env import REWARD_MODES
 
         checks = [
@@ -167,9 +168,10 @@ class RLlibTrainConfig:
         for ok, message in checks:
             if not ok:
                 raise UsageError(message)
+        variant = GameConfig(num_players=self.num_players, mode=self.mode)
         for spec in (*self.opponents, *self.eval_opponents):
             try:
-                make_agent(spec)
+                make_agent(spec, config=variant)
             except (ValueError, OSError) as exc:
                 raise UsageError(f"opponent {spec!r}: {exc}") from exc
         if self.env_backend == "batched":
