@@ -11,13 +11,17 @@ variable ``MOONRIVER_BACKEND`` names another implementation when this module is 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.engine import Game as PythonGame
 from moonriver_env.engine import GameConfig
 from moonriver_env.moonriver.observation import ObservationEncoder
+
+if TYPE_CHECKING:
+    from moonriver_env.core import Game as CoreGame
 
 BACKENDS = ("core", "python")
 BACKEND_ENV_VAR = "MOONRIVER_BACKEND"
@@ -45,17 +49,17 @@ def backend_from_env(environ: dict[str, str] | None = None) -> str:
 DEFAULT_BACKEND = backend_from_env()
 
 
-def game_class(backend: str = DEFAULT_BACKEND) -> type:
+def game_class(backend: str = DEFAULT_BACKEND) -> type[PythonGame] | type[CoreGame]:
     """The Game class of an implementation."""
     if check_backend(backend) == "python":
         return PythonGame
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.core import Game as _CoreGame
 
-    return CoreGame
+    return _CoreGame
 
 
 def make_game(config: GameConfig | None = None, seed: int | None = None,
-              backend: str = DEFAULT_BACKEND) -> Any:
+              backend: str = DEFAULT_BACKEND) -> MoonRiverGame:
     """A new game of ``config`` (the default variant when None) from ``seed``, played by the
     named implementation."""
     return game_class(backend)(config, seed)
@@ -64,7 +68,8 @@ def make_game(config: GameConfig | None = None, seed: int | None = None,
 class Encoder(ObservationEncoder):
     """ObservationEncoder for games of either implementation (the core writes its own)."""
 
-    def encode(self, game: Any, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
+    def encode(self, game: PythonGame | CoreGame, viewer: int,
+               out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None); return it."""
         if isinstance(game, PythonGame):
             return super().encode(game, viewer, out)

@@ -58,7 +58,7 @@ from moonriver_env.core import _vector
 from moonriver_env.core.game import _setup_draws
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
-from moonriver_env.engine.game import IllegalActionError
+from moonriver_env.engine.game import IllegalActionError, why_illegal
 from moonriver_env.engine.grid import COLS
 from moonriver_env.moonriver.aec_env import check_number
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
@@ -277,7 +277,7 @@ class BatchedGames:
         legal = [a.text() for a in game.legal_actions()]
         if not 0 <= aid < NUM_ACTIONS:
             raise BatchIllegalActionError(g, aid, f"action ids are 0..{NUM_ACTIONS - 1}", legal)
-        raise BatchIllegalActionError(g, A.ACTIONS[aid].text(), game._why_illegal(aid), legal)
+        raise BatchIllegalActionError(g, A.ACTIONS[aid].text(), why_illegal(game, aid), legal)
 
     def greedy_prior(self, games: npt.ArrayLike, out: npt.NDArray[np.float32] | None = None,
                      shape_weight: float = 0.05) -> npt.NDArray[np.float32]:

@@ -32,7 +32,8 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
             "action_mask": gymnasium.spaces.Box(0, 1, (num_actions,), np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(num_actions)
+        self.action_spaces: dict[str, gymnasium.spaces.Space] = {
+            a: gymnasium.spaces.Discrete(num_actions)
                               for a in self.possible_agents}
         self.np_random, _ = seeding.np_random(None)
         self.game = None
@@ -114,5 +115,5 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.agent_selection = self.possible_agents[game.current_player]

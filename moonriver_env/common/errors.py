@@ -32,7 +32,7 @@ class _CopyOnCall(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         """A copy for ``cls(exc)``; otherwise the usual construction."""
         if len(args) == 1 and not kwargs and isinstance(args[0], cls):
-            return _rebuild(cls, args[0].args, dict(args[0].__dict__))  # type: ignore[arg-type]
+            return _rebuild(cls, args[0].args, dict(args[0].__dict__))
         return super().__call__(*args, **kwargs)
 
 

@@ -14,12 +14,13 @@ from typing import Any, Generic, TypeVar
 import gymnasium
 import numpy as np
 
+from .contract import TableGame
 from .errors import IllegalActionError
 from .validate import action_id, check_seed
-from .view import LazyObservation
+from .view import Encoder, LazyObservation
 
 ILLEGAL_POLICIES = ("raise", "penalty")
-GameT = TypeVar("GameT")
+GameT = TypeVar("GameT", bound=TableGame)
 
 
 class UniformOpponent:
@@ -73,6 +74,10 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
     fixed_seat: int | None
     opponents: list[Any]
     seat: int
+    illegal: str  # an ILLEGAL_POLICIES entry
+    illegal_penalty: float
+    encoder: Encoder
+    action_space: gymnasium.spaces.Discrete
     _episode_over = False  # True from the episode's last step (game over or penalty) to reset
 
     def _live_game(self) -> GameT:
@@ -114,7 +119,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
             if hasattr(opponent, "reset"):
                 opponent.reset(int(self.np_random.integers(2**31)) + i)
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium's TypeVar
         """The table as ansi text or an RGB image."""
         game = self._require_game()
         if self.render_mode == "rgb_array":

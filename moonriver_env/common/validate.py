@@ -4,13 +4,16 @@ allowed."""
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from .errors import IllegalActionError
 
-_C = TypeVar("_C")  # a config dataclass
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_C = TypeVar("_C", bound="DataclassInstance")  # a config dataclass
 
 
 def config_from_dict(cls: type[_C], d: dict[str, Any]) -> _C:
@@ -44,7 +47,9 @@ def game_seed(seed: Any) -> int:
     """A game's seed: a non-negative integer (numpy integers too, never bool), or fresh entropy
     (63 bits) for None."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63))
+        entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
+        assert isinstance(entropy, int)
+        return entropy % (2**63)
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
     return int(seed)

@@ -13,17 +13,25 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
 from moonriver_env.common.validate import game_seed
 from moonriver_env.engine import actions as A
-from moonriver_env.engine.actions import Action, ActionCodec
+from moonriver_env.engine.actions import Action
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.data import GameData
-from moonriver_env.engine.game import Context, IllegalActionError, Phase, setup_draws
-from moonriver_env.engine.game import Game as _EngineGame
+from moonriver_env.engine.game import (
+    Context,
+    IllegalActionError,
+    Phase,
+    action_id,
+    put_next_draws,
+    setup_draws,
+    why_illegal,
+    win_returns,
+)
 from moonriver_env.engine.grid import COLS, NUM_CELLS
 from moonriver_env.engine.scoring import ScoreBreakdown
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
@@ -36,14 +44,13 @@ except ImportError as exc:  # a source tree that was never built
                       "Python engine with backend='python'") from exc
 
 _PHASES = tuple(Phase)
-# The engine's own conversions, which read nothing of a game but what they are handed (the same
-# refusals and messages): action ids, and the next draws of a box and pile.
-_engine_action_id = _EngineGame._action_id
-_engine_set_next_draws = _EngineGame.set_next_draws
+# The engine's own next draws of a box and pile (the same refusals and messages).
+_engine_set_next_draws = put_next_draws
 _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
 _TABLES_SIZE = 64
+T = TypeVar("T")
 
 
 def _tables(data: GameData) -> Any:
@@ -71,6 +78,22 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
     for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
         _engine_set_next_draws(hidden, source, items)
     return draws
+
+
+class _Field(Generic[T]):
+    """A read-only field of the table, a copy of the core snapshot's entry of the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, game: None, owner: type | None = None) -> _Field[T]: ...
+    @overload
+    def __get__(self, game: Game, owner: type | None = None) -> T: ...
+    def __get__(self, game: Game | None, owner: type | None = None) -> T | _Field[T]:
+        if game is None:  # read on the class: the field itself
+            return self
+        return copy.copy(game._snapshot()[self.name])
 
 
 class _RanchView:
@@ -186,57 +209,11 @@ class Game:
 
     def apply(self, action: Action | int) -> None:
         """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
-        aid = self._action_id(action)
+        aid = action_id(action)  # the engine's conversion: the same ids, refusals and messages
         if not self._core.apply(aid):
-            raise IllegalActionError(A.ACTIONS[aid].text(), self._why_illegal(aid),
+            raise IllegalActionError(A.ACTIONS[aid].text(), why_illegal(self, aid),
                                      [a.text() for a in self.legal_actions()])
         self._fresh()
-
-    def _action_id(self, action: Action | int) -> int:
-        # The engine's own conversion (it reads nothing of the game): the same ids, refusals
-        # and messages for bools, floats, strings and structured actions.
-        return _engine_action_id(self, action)
-
-    def _why_illegal(self, aid: int) -> str:
-        """The engine's reason words (engine.Game._why_illegal) for an illegal id."""
-        action = A.ACTIONS[aid]
-        seg = ActionCodec.segment_of(aid)
-        phase = self.phase
-        name = phase.name.lower()
-        if phase == Phase.GAME_OVER:
-            return "the game is over"
-        wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
-                  Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
-                  Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
-                  Phase.BONUS: "bonus"}[phase]
-        snap = self._snapshot()
-        if seg == "pass":
-            if phase == Phase.BUILD:
-                return ("the reserve is over-full: at least one domino must be built"
-                        if not snap["emptying"] else "at game end the reserve must be emptied "
-                        "while a domino fits")
-            return f"passing is not possible in phase {name}"
-        if seg != wanted:
-            return f"phase is {name}: a {wanted} action is expected, not a {seg} action"
-        ranch = self.ranches[self.player]
-        hand = ranch.hand
-        if (isinstance(action, (A.Build, A.Discard))
-                and max(action.slot_a, action.slot_b) >= len(hand)):
-            return f"only slots 0..{len(hand) - 1} hold plots"
-        if isinstance(action, A.Build):
-            (r1, c1), (r2, c2) = action.cells
-            empty = ranch.empty
-            for r, c in ((r1, c1), (r2, c2)):
-                if not (0 <= r < ranch.rows and 0 <= c < COLS):
-                    return f"cell ({r},{c}) is off the {ranch.rows}x{COLS} ranch"
-                if not empty[r * COLS + c]:
-                    what = "the homestead" if (r, c) == (0, 2) else "already built"
-                    return f"cell ({r},{c}) is {what}"
-            return ("the domino does not connect: no bridge cell and no plot of matching "
-                    "terrain next to it")
-        if isinstance(action, A.Select):
-            return f"position {action.position} of the column is taken or empty"
-        return f"not among the legal {wanted} actions"
 
     # ---------------------------------------------------------------- scores
     def running_scores(self) -> list[ScoreBreakdown]:
@@ -260,7 +237,7 @@ class Game:
     def returns(self) -> list[float]:
         """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
         end."""
-        return _EngineGame.returns(self)  # the reference's words, on this game's winners
+        return win_returns(self)  # the reference's words, on this game's winners
 
     # ----------------------------------------------------------- observation
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -418,11 +395,31 @@ class Game:
         self._fresh()
 
     # ---------------------------------------------------------------- views
-    def __getattr__(self, name: str) -> Any:
-        # Public state fields of the engine Game (read-only copies), from one snapshot.
-        if name in _SNAPSHOT_FIELDS:
-            return copy.copy(self._snapshot()[name])
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    # The table's public fields (MoonRiverGame's), read-only copies from one snapshot.
+    round = _Field[int]()
+    last_round = _Field[bool]()
+    emptying = _Field[bool]()
+    forced = _Field[bool]()
+    builds_done = _Field[int]()
+    builds_allowed = _Field[int]()
+    skulls = _Field[list[int]]()
+    circles = _Field[list[int]]()
+    effect_cell = _Field[int]()
+    cowboy_moves_left = _Field[int]()
+    supply = _Field[int]()
+    saloon = _Field[list[int]]()
+    active = _Field["list[int] | None"]()
+    pending = _Field["list[int] | None"]()
+    active_owner = _Field[list[int]]()
+    pending_owner = _Field[list[int]]()
+    order = _Field[list[int]]()
+    turn_index = _Field[int]()
+    empty_order = _Field[list[int]]()
+    box = _Field[list[int]]()
+    pile = _Field[list[int]]()
+    removed = _Field[list[int]]()
+    discarded = _Field[list[int]]()
+    recruited_this_round = _Field[bool]()
 
     @property
     def ranches(self) -> list[_RanchView]:
@@ -498,13 +495,6 @@ class Game:
         from moonriver_env.engine.text import table_text
 
         return table_text(self)
-
-
-_SNAPSHOT_FIELDS = frozenset({
-    "round", "last_round", "emptying", "forced", "builds_done", "builds_allowed", "skulls",
-    "circles", "effect_cell", "cowboy_moves_left", "supply", "saloon", "active", "pending",
-    "active_owner", "pending_owner", "order", "turn_index", "empty_order", "box", "pile",
-    "removed", "discarded", "recruited_this_round"})
 
 
 def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:

@@ -312,7 +312,7 @@ def _load(plots: tuple[str, str], boards: tuple[str, str], partners: tuple[str, 
     all_kinds = kinds + tuple(face for tile in bonus_tiles for face in tile)
 
     def col(attr: str, dtype: type) -> np.ndarray:
-        arr = np.array([getattr(k, attr) for k in all_kinds], dtype=dtype)
+        arr: np.ndarray = np.array([getattr(k, attr) for k in all_kinds], dtype=dtype)
         arr.setflags(write=False)
         return arr
 

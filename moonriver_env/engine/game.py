@@ -15,7 +15,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
 from .ranch import Ranch
 from .scenarios import SCENARIOS
 from .scoring import ScoreBreakdown, score_tracked
+
+if TYPE_CHECKING:
+    from moonriver_env.common.contract import MoonRiverGame
 
 COLUMN_SIZE = 4
 NUM_COWS = 32
@@ -136,6 +139,95 @@ def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict
             "setup_order": order}
 
 
+def action_id(action: Action | int) -> int:
+    """The id of ``action`` (an id or a structured action); anything else: IllegalActionError."""
+    if isinstance(action, tuple):
+        try:
+            return ActionCodec.encode(action)
+        except ValueError as err:
+            raise IllegalActionError(repr(action), f"{err} (see "
+                                     "moonriver_env.engine.actions)") from None
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        if 0 <= action < A.NUM_ACTIONS:
+            return int(action)
+        raise IllegalActionError(action, f"action ids run from 0 to {A.NUM_ACTIONS - 1}")
+    raise IllegalActionError(repr(action), "an action is an int id or a structured action "
+                             "such as Build(...) or Pass()")
+
+
+def why_illegal(game: MoonRiverGame, aid: int) -> str:
+    """Why action id ``aid`` is not legal in ``game`` now (an IllegalActionError's words), for
+    either engine's game."""
+    action = A.ACTIONS[aid]
+    seg = ActionCodec.segment_of(aid)
+    phase = game.phase.name.lower()
+    if game.phase == Phase.GAME_OVER:
+        return "the game is over"
+    wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
+              Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
+              Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
+              Phase.BONUS: "bonus"}[game.phase]
+    if seg == "pass":
+        if game.phase == Phase.BUILD:
+            return ("the reserve is over-full: at least one domino must be built"
+                    if not game.emptying else "at game end the reserve must be emptied "
+                    "while a domino fits")
+        return f"passing is not possible in phase {phase}"
+    if seg != wanted:
+        return f"phase is {phase}: a {wanted} action is expected, not a {seg} action"
+    hand = game.ranches[game.player].hand
+    if (isinstance(action, (A.Build, A.Discard))
+            and max(action.slot_a, action.slot_b) >= len(hand)):
+        return f"only slots 0..{len(hand) - 1} hold plots"
+    if isinstance(action, A.Build):
+        ranch = game.ranches[game.player]
+        (r1, c1), (r2, c2) = action.cells
+        for r, c in ((r1, c1), (r2, c2)):
+            if not (0 <= r < ranch.rows and 0 <= c < COLS):
+                return f"cell ({r},{c}) is off the {ranch.rows}x{COLS} ranch"
+            if not ranch.empty[r * COLS + c]:
+                what = "the homestead" if (r, c) == (0, 2) else "already built"
+                return f"cell ({r},{c}) is {what}"
+        return ("the domino does not connect: no bridge cell and no plot of matching "
+                "terrain next to it")
+    if isinstance(action, A.Select):
+        return f"position {action.position} of the column is taken or empty"
+    return f"not among the legal {wanted} actions"
+
+
+def win_returns(game: MoonRiverGame) -> list[float]:
+    """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the end."""
+    if not game.is_over:
+        return [0.0] * game.num_players
+    winners = set(game.winners())
+    return [1.0 if p in winners else -1.0 for p in range(game.num_players)]
+
+
+class HiddenStacks(Protocol):
+    """The hidden stacks of a game: the plot box and the partner pile (drawn from the end)."""
+
+    box: list[int]
+    pile: list[int]
+
+
+def put_next_draws(hidden: HiddenStacks, source: str, items: Sequence[int]) -> None:
+    """Make ``items`` the next draws from ``hidden``'s ``source`` ("box" or "pile"), first drawn
+    first, the rest keeping its order; a ValueError names what is allowed."""
+    stack = {"box": hidden.box, "pile": hidden.pile}.get(source)
+    if stack is None:
+        raise ValueError(f"draws come from 'box' (plots) or 'pile' (partners), "
+                         f"not {source!r:.40}")
+    held = set(stack)
+    wanted = [i for i in items if type(i) is int or isinstance(i, np.integer)]
+    if len(wanted) != len(items) or len(set(wanted)) != len(wanted) or \
+            not held.issuperset(wanted):
+        raise ValueError(f"the next draws from the {source} must be distinct ids it holds "
+                         f"(now {sorted(held)}), got {list(items)!r:.120}")
+    for item in reversed(wanted):  # draws pop from the end
+        stack.remove(item)
+        stack.append(int(item))
+
+
 class Game(RecordedGame):
     """A game of Moon River. See the module docstring and docs/ for the contract."""
 
@@ -194,7 +286,7 @@ class Game(RecordedGame):
         self.player = self.setup_order[0]
         self._setup_index = 0
         self._mask: np.ndarray | None = None
-        self._build_legal: int | None = None
+        self._build_legal: list[int] | None = None
         self._enter(Phase.SETUP, self._column_choices(self.active, self.active_owner))
         self._settle()
 
@@ -265,13 +357,13 @@ class Game(RecordedGame):
 
     def apply(self, action: Action | int) -> None:
         """Play one decision; raises IllegalActionError (state unchanged) if it is not legal."""
-        self._play(self._action_id(action), None)
+        self._play(action_id(action), None)
         self._settle()
 
     def _play(self, aid: int, decision: dict[str, Any] | None) -> None:
         """Record the decision (before the chance events it causes), then carry it out."""
         if not self.legal_mask()[aid]:
-            raise IllegalActionError(A.ACTIONS[aid].text(), self._why_illegal(aid),
+            raise IllegalActionError(A.ACTIONS[aid].text(), why_illegal(self, aid),
                                      [a.text() for a in self.legal_actions()])
         self.player_of_last = self.player
         if decision is None:
@@ -305,18 +397,7 @@ class Game(RecordedGame):
         return A.BUILD0 + q * A.NUM_PLACEMENTS + rows[q].bit_length() - 1
 
     def _action_id(self, action: Action | int) -> int:
-        if isinstance(action, tuple):
-            try:
-                return ActionCodec.encode(action)
-            except ValueError as err:
-                raise IllegalActionError(repr(action), f"{err} (see "
-                                         "moonriver_env.engine.actions)") from None
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            if 0 <= action < A.NUM_ACTIONS:
-                return int(action)
-            raise IllegalActionError(action, f"action ids run from 0 to {A.NUM_ACTIONS - 1}")
-        raise IllegalActionError(repr(action), "an action is an int id or a structured action "
-                                 "such as Build(...) or Pass()")
+        return action_id(action)
 
     # ------------------------------------------------------------ legality
     def _domino_rows(self) -> list[int]:
@@ -430,43 +511,6 @@ class Game(RecordedGame):
                     out += [base + c for c in range(NUM_CELLS) if bits >> c & 1]
         return out
 
-    def _why_illegal(self, aid: int) -> str:
-        action = A.ACTIONS[aid]
-        seg = ActionCodec.segment_of(aid)
-        phase = self.phase.name.lower()
-        if self.phase == Phase.GAME_OVER:
-            return "the game is over"
-        wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
-                  Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
-                  Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
-                  Phase.BONUS: "bonus"}[self.phase]
-        if seg == "pass":
-            if self.phase == Phase.BUILD:
-                return ("the reserve is over-full: at least one domino must be built"
-                        if not self.emptying else "at game end the reserve must be emptied "
-                        "while a domino fits")
-            return f"passing is not possible in phase {phase}"
-        if seg != wanted:
-            return f"phase is {phase}: a {wanted} action is expected, not a {seg} action"
-        hand = self.ranches[self.player].hand
-        if (isinstance(action, (A.Build, A.Discard))
-                and max(action.slot_a, action.slot_b) >= len(hand)):
-            return f"only slots 0..{len(hand) - 1} hold plots"
-        if isinstance(action, A.Build):
-            ranch = self.ranches[self.player]
-            (r1, c1), (r2, c2) = action.cells
-            for r, c in ((r1, c1), (r2, c2)):
-                if not (0 <= r < ranch.rows and 0 <= c < COLS):
-                    return f"cell ({r},{c}) is off the {ranch.rows}x{COLS} ranch"
-                if not ranch.empty[r * COLS + c]:
-                    what = "the homestead" if (r, c) == (0, 2) else "already built"
-                    return f"cell ({r},{c}) is {what}"
-            return ("the domino does not connect: no bridge cell and no plot of matching "
-                    "terrain next to it")
-        if isinstance(action, A.Select):
-            return f"position {action.position} of the column is taken or empty"
-        return f"not among the legal {wanted} actions"
-
     # ----------------------------------------------------------- transitions
     def _dispatch(self, aid: int) -> None:
         ph = self.phase
@@ -537,6 +581,7 @@ class Game(RecordedGame):
             self.player = self.setup_order[self._setup_index]
             self._choices = self._column_choices(self.active, self.active_owner)
             return
+        assert self.active is not None  # set-up always draws a full column
         for pos, plot in enumerate(self.active):  # 3 players: the unchosen plot leaves
             if self.active_owner[pos] < 0 and plot >= 0:
                 self.removed.append(plot)
@@ -555,6 +600,7 @@ class Game(RecordedGame):
         pos = self.order[self.turn_index]
         self.player = self.active_owner[pos]
         ranch = self._ranch(self.player)
+        assert self.active is not None  # a turn takes a plot of the round's column
         ranch.hand.append(self.active[pos])
         self.active[pos] = -1
         self._reset_turn_context()
@@ -685,6 +731,7 @@ class Game(RecordedGame):
             self._end_round()
 
     def _end_round(self) -> None:
+        assert self.active is not None  # a round is played on a drawn column
         for pos, plot in enumerate(self.active):
             if plot >= 0:
                 self.removed.append(plot)
@@ -778,10 +825,7 @@ class Game(RecordedGame):
     def returns(self) -> list[float]:
         """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
         end."""
-        if not self.is_over:
-            return [0.0] * self.num_players
-        winners = set(self.winners())
-        return [1.0 if p in winners else -1.0 for p in range(self.num_players)]
+        return win_returns(self)
 
     # ------------------------------------------------------- search support
     def clone(self) -> Game:
@@ -837,19 +881,7 @@ class Game(RecordedGame):
         (docs/game-record.md); ``Game(config, seed, first_draws={"pile": [...], "box": [...]})``
         picks the setup's saloon and column.
         """
-        stack = {"box": self.box, "pile": self.pile}.get(source)
-        if stack is None:
-            raise ValueError(f"draws come from 'box' (plots) or 'pile' (partners), "
-                             f"not {source!r:.40}")
-        held = set(stack)
-        wanted = [i for i in items if type(i) is int or isinstance(i, np.integer)]
-        if len(wanted) != len(items) or len(set(wanted)) != len(wanted) or \
-                not held.issuperset(wanted):
-            raise ValueError(f"the next draws from the {source} must be distinct ids it holds "
-                             f"(now {sorted(held)}), got {list(items)!r:.120}")
-        for item in reversed(wanted):  # draws pop from the end
-            stack.remove(item)
-            stack.append(int(item))
+        put_next_draws(self, source, items)
         self.chosen_draws = True
 
     def determinize(self, rng: np.random.Generator) -> None:

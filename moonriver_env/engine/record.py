@@ -5,7 +5,8 @@ The schema is documented in docs/game-record.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from moonriver_env.common.records import rebuild, record_seed
 
@@ -15,7 +16,11 @@ from .config import GameConfig
 from .grid import COLS
 
 if TYPE_CHECKING:
+    from moonriver_env.common.contract import MoonRiverGame, RanchView
+
     from .game import Game
+
+G = TypeVar("G", bound="MoonRiverGame")
 
 RECORD_FORMAT = "moonriver-record"
 RECORD_VERSION = 2
@@ -23,7 +28,7 @@ RECORD_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
 
-def _cell_state(game: Game, ranch, cell: int) -> dict[str, Any]:
+def _cell_state(game: MoonRiverGame, ranch: RanchView, cell: int) -> dict[str, Any]:
     kind_id = int(ranch.kind[cell])
     kind = game.data.kinds[kind_id]
     plot = int(ranch.plot[cell])
@@ -44,7 +49,7 @@ def _cell_state(game: Game, ranch, cell: int) -> dict[str, Any]:
     return out
 
 
-def final_state(game: Game) -> dict[str, Any]:
+def final_state(game: MoonRiverGame) -> dict[str, Any]:
     """The public state of the table now: ranches, reserves, columns, saloon, supplies."""
     data = game.data
     players = []
@@ -59,7 +64,7 @@ def final_state(game: Game) -> dict[str, Any]:
     return {
         "phase": game.phase.name.lower(), "round": game.round, "last_round": game.last_round,
         "current_player": game.current_player, "players": players,
-        "active_column": list(game.active), "pending_column":
+        "active_column": list(game.active or ()), "pending_column":
             None if game.pending is None else list(game.pending),
         "saloon": list(game.saloon), "cow_supply": game.supply, "box_count": len(game.box),
         "pile_count": len(game.pile), "removed": list(game.removed),
@@ -67,7 +72,7 @@ def final_state(game: Game) -> dict[str, Any]:
     }
 
 
-def to_record(game: Game, include_seed: bool = False) -> dict[str, Any]:
+def to_record(game: MoonRiverGame, include_seed: bool = False) -> dict[str, Any]:
     """The game's record: config, seed (see :func:`record_seed`), every decision and chance
     event, final state, scores."""
     events = game.history  # a deep copy: the record shares nothing with the game
@@ -144,8 +149,12 @@ def _version_1_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict, "scores": list}
 
 
+@overload
+def from_record(record: dict[str, Any], verify: bool = True) -> Game: ...
+@overload
+def from_record(record: dict[str, Any], verify: bool, game_class: Callable[..., G]) -> G: ...
 def from_record(record: dict[str, Any], verify: bool = True,
-                game_class: type | None = None) -> Game:
+                game_class: Callable[..., MoonRiverGame] | None = None) -> MoonRiverGame:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
     A ``chosen_draws`` record (explicit chance, ``moonriver_env.openspiel``) replays the draws
@@ -155,9 +164,12 @@ def from_record(record: dict[str, Any], verify: bool = True,
     ``game_class`` replays it on another implementation (the compiled core's ``Game``).
     """
     if game_class is None:
-        from .game import Game as game_class
+        from .game import Game
 
-    def rewrite(game: Game, version: int) -> dict[str, Any]:
+        game_class = Game
+    build_game = game_class
+
+    def rewrite(game: MoonRiverGame, version: int) -> dict[str, Any]:
         again = to_record(game, include_seed=True)  # the record has its seed
         if version == 1:
             again.update(version=1, events=_version_1_order(again["events"]))
@@ -166,6 +178,6 @@ def from_record(record: dict[str, Any], verify: bool = True,
     draws = chosen_draws(record) if isinstance(record, dict) else None
     return rebuild(record, game="Moon River", fmt=RECORD_FORMAT, versions=READABLE_VERSIONS,
                    required=_REQUIRED,
-                   build=lambda config, seed: game_class(GameConfig.from_dict(config), seed=seed,
+                   build=lambda config, seed: build_game(GameConfig.from_dict(config), seed=seed,
                                                          first_draws=draws),
                    kinds=("decision", "chance"), rewrite=rewrite, verify=verify)

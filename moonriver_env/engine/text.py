@@ -15,8 +15,7 @@ from .components import PARTNER_LETTERS, TERRAIN_LETTERS, Face, PartnerKind, Ter
 from .grid import COLS, HOMESTEAD
 
 if TYPE_CHECKING:
-    from .game import Game
-    from .ranch import Ranch
+    from moonriver_env.common.contract import MoonRiverGame, RanchView
 
 
 def cell_key() -> str:
@@ -34,7 +33,7 @@ def cell_key() -> str:
             "  ' . ' empty cell, ' = ' empty bridge, ### homestead; row 0 is next to the river")
 
 
-def cell_text(ranch: Ranch, cell: int, specialists) -> str:
+def cell_text(ranch: RanchView, cell: int, specialists) -> str:
     """Three-character view of one cell."""
     if cell == HOMESTEAD:
         return "###"
@@ -50,7 +49,7 @@ def cell_text(ranch: Ranch, cell: int, specialists) -> str:
     return f"{TERRAIN_LETTERS[Terrain(t)]}{cows if cows else '.'}{partner}"
 
 
-def ranch_text(ranch: Ranch, specialists=()) -> str:
+def ranch_text(ranch: RanchView, specialists=()) -> str:
     """The ranch grid as text, river on top."""
     lines = ["     " + "   ".join(str(c) for c in range(COLS)), "   ~~~~~~~~~~~~~~~~~~~~~ river"]
     for r in range(ranch.rows):
@@ -59,13 +58,13 @@ def ranch_text(ranch: Ranch, specialists=()) -> str:
     return "\n".join(lines)
 
 
-def plot_text(game: Game, plot: int) -> str:
+def plot_text(game: MoonRiverGame, plot: int) -> str:
     """Short description of a plot of the box, e.g. 'meadow (1 cow, circle) #22'."""
     kind = game.data.kinds[int(game.data.plot_kind[plot])]
     return f"{kind.describe()} #{kind.number}"
 
 
-def table_text(game: Game) -> str:
+def table_text(game: MoonRiverGame) -> str:
     """The whole table: round, phase, columns, saloon, supplies and every ranch with reserve."""
     data = game.data
     lines = []
