@@ -13,6 +13,7 @@
 #include <string>
 
 #include "game.h"
+#include "numpy_random.h"
 #include "observation.h"
 #include "playout.h"
 #include "search.h"
@@ -191,6 +192,50 @@ NB_MODULE(_core, m) {
         "Tables from the kind rows (terrain, nugget, beaver, corn, cows, skull, circle, "
         "number), plot kinds and partner specialists.");
 
+  nb::class_<Pcg64>(m, "Pcg64",
+                    "numpy's PCG64 with the Generator draws the engine makes, draw for draw.")
+      .def(nb::init<const std::vector<std::uint32_t>&>(), nb::arg("seed_words"),
+           "PCG64 seeded as numpy.random.default_rng(seed) (the seed's little-endian 32-bit "
+           "words).")
+      .def_prop_rw(
+          "state",
+          [](const Pcg64& b) {
+            return nb::make_tuple(static_cast<std::uint64_t>(b.state >> 64),
+                                  static_cast<std::uint64_t>(b.state),
+                                  static_cast<std::uint64_t>(b.inc >> 64),
+                                  static_cast<std::uint64_t>(b.inc), b.has_uint32, b.uinteger);
+          },
+          [](Pcg64& b, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool,
+                                  std::uint32_t>
+                           s) {
+            b.state = (static_cast<Pcg64::u128>(std::get<0>(s)) << 64) | std::get<1>(s);
+            b.inc = (static_cast<Pcg64::u128>(std::get<2>(s)) << 64) | std::get<3>(s);
+            b.has_uint32 = std::get<4>(s);
+            b.uinteger = std::get<5>(s);
+          },
+          "(state high, state low, inc high, inc low, has_uint32, uinteger): "
+          "bit_generator.state's numbers, 128-bit ones split in two.")
+      .def("next_uint32", &Pcg64::next_uint32)
+      .def("next_uint64", &Pcg64::next_uint64)
+      .def(
+          "integers",
+          [](Pcg64& b, std::int64_t low, std::int64_t high) {
+            if (high <= low || high - low > 0xFFFFFFFFLL)
+              throw nb::value_error("integers: high must exceed low by 1 to 2**32 - 1");
+            return integers(b, low, high);
+          },
+          nb::arg("low"), nb::arg("high"), "Generator.integers(low, high) (high excluded).")
+      .def(
+          "permutation", [](Pcg64& b, int n) { return permutation(b, n < 0 ? 0 : n); },
+          nb::arg("n"), "Generator.permutation(n) as a list.")
+      .def(
+          "shuffle",
+          [](Pcg64& b, std::vector<std::int64_t> items) {
+            shuffle(b, items);
+            return items;
+          },
+          nb::arg("items"), "Generator.shuffle of a list: the shuffled copy.");
+
   nb::class_<Game>(m, "Game", "One game's state (a value: copy() is a full copy).")
       .def(
           "__init__",
@@ -350,6 +395,14 @@ NB_MODULE(_core, m) {
           },
           nb::arg("player"), nb::arg("ids"),
           "Margin change of ``player`` after each id (all legal), played on copies.")
+      .def(
+          "determinize_numpy",
+          [](Game& g, Pcg64& bits) {
+            shuffle(bits, g.box_in_place());
+            shuffle(bits, g.pile_in_place());
+          },
+          nb::arg("bits"),
+          "Reshuffle the box, then the pile, as Generator.shuffle over ``bits`` (advanced).")
       .def(
           "determinized_clone",
           [](const Game& g, std::uint64_t seed) {
