@@ -10,6 +10,7 @@ masks and observations.
 
 from __future__ import annotations
 
+import atexit
 import copy
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
@@ -51,6 +52,9 @@ _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
 _TABLES_SIZE = 64
 T = TypeVar("T")
+# Dropped before the interpreter's teardown: nanobind reports core objects still held by a module
+# global at exit as leaks (a warning on stderr of every process that made a game).
+atexit.register(_TABLES.clear)
 
 
 def _tables(data: GameData) -> Any:

@@ -352,3 +352,45 @@ def test_the_docs_examples_run(heading, capsys):
     if heading.startswith("A CleanRL"):
         assert len(scope["episode_returns"]) >= 2 and "episodes, mean return" in \
             capsys.readouterr().out
+
+
+_PLAIN_ID_SCRIPT = '''
+import torch
+from tensordict.nn import TensorDictModule
+from torchrl.envs import GymEnv
+
+import moonriver_env  # registers MoonRiver-v0 (spawned workers import this script again)
+
+
+def masked_sample(observation, action_mask):
+    logits = torch.zeros(action_mask.shape).masked_fill(action_mask == 0, -1e9)
+    return torch.distributions.Categorical(logits=logits).sample()
+
+
+if __name__ == "__main__":
+    env = GymEnv("MoonRiver-v0", num_envs=4, categorical_action_encoding=True, num_players=2,
+                 illegal="penalty")
+    env.set_seed(0)
+    policy = TensorDictModule(masked_sample, in_keys=["observation", "action_mask"],
+                              out_keys=["action"])
+    td = env.rollout(120, policy, break_when_any_done=False)
+    env.close()
+    assert td["action"].shape == (4, 120), td["action"].shape
+    assert not td["next", "illegal_action"].any()
+    print("steps", td["action"].numel(), "ended", int(td["next", "done"].sum()))
+'''
+
+
+def test_torchrl_gym_env_takes_the_plain_id_in_a_script(tmp_path):
+    """A script that imports moonriver_env runs GymEnv("MoonRiver-v0", num_envs=4): TorchRL's
+    spawned workers import the script again, which registers the id."""
+    pytest.importorskip("torchrl")
+    import subprocess
+    import sys
+
+    script = tmp_path / "rollout.py"
+    script.write_text(_PLAIN_ID_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1].startswith("steps 480 "), proc.stdout
