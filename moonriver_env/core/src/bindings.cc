@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "az_bindings.h"
 #include "game.h"
 #include "numpy_random.h"
 #include "observation.h"
@@ -499,4 +500,5 @@ NB_MODULE(_core, m) {
           },
           nb::arg("count"), nb::arg("seed"),
           "Play ``count`` random games from copies; returns (games, decisions).");
+  bind_az_search(m);
 }

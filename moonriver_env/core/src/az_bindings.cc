@@ -1,0 +1,133 @@
+// Python bindings of the batched search with network-valued leaves (_core.AzSearch); the
+// public API is moonriver_env.search.
+#include "az_bindings.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "az_search.h"
+#include "observation.h"
+
+namespace nb = nanobind;
+using namespace moonriver;
+
+namespace {
+
+template <typename T>
+using In2 = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+// A new numpy array of ``rows`` x ``cols`` (cols 0: one dimension) owning ``data``.
+template <typename T>
+nb::object owned(T* data, std::size_t rows, std::size_t cols) {
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  if (cols == 0) return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {rows}, owner));
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<2>>(data, {rows, cols}, owner));
+}
+
+template <typename T>
+T* fresh(std::size_t n) {
+  return new T[n > 0 ? n : 1]();
+}
+
+nb::object leaves(AzSearch& s) {
+  int m;
+  {
+    nb::gil_scoped_release release;
+    m = s.prepare();
+  }
+  if (m == 0) return nb::none();
+  const std::size_t rows = static_cast<std::size_t>(m);
+  auto* obs = fresh<float>(rows * OBSERVATION_SIZE);
+  auto* mask = fresh<std::int8_t>(rows * NUM_ACTIONS);
+  auto* seat = fresh<std::int32_t>(rows);
+  auto* game = fresh<std::int32_t>(rows);
+  auto* players = fresh<std::int32_t>(rows);
+  {
+    nb::gil_scoped_release release;
+    s.write_leaves(obs, mask, seat, game, players);
+  }
+  return nb::make_tuple(owned(obs, rows, OBSERVATION_SIZE), owned(mask, rows, NUM_ACTIONS),
+                        owned(seat, rows, 0), owned(game, rows, 0), owned(players, rows, 0));
+}
+
+void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
+  const std::size_t m = static_cast<std::size_t>(s.num_pending());
+  if (logits.shape(0) != m || logits.shape(1) != NUM_ACTIONS || values.shape(0) != m ||
+      values.shape(1) != MAX_PLAYERS)
+    throw nb::value_error(("evaluate: policy_logits must be (" + std::to_string(m) +
+                           ", 2710) and values (" + std::to_string(m) + ", 4) float32")
+                              .c_str());
+  const float* l = logits.data();
+  const float* v = values.data();
+  nb::gil_scoped_release release;
+  s.evaluate(l, v, static_cast<int>(m));
+}
+
+nb::tuple result(const AzSearch& s) {
+  const std::size_t g = static_cast<std::size_t>(s.num_games());
+  auto* action = fresh<std::int64_t>(g);
+  auto* policy = fresh<float>(g * NUM_ACTIONS);
+  auto* value = fresh<float>(g * MAX_PLAYERS);
+  auto* visits = fresh<std::int32_t>(g * NUM_ACTIONS);
+  auto* searched = fresh<std::uint8_t>(g);
+  try {
+    nb::gil_scoped_release release;
+    s.result(action, policy, value, visits, searched);
+  } catch (...) {
+    delete[] action, delete[] policy, delete[] value, delete[] visits, delete[] searched;
+    throw;
+  }
+  return nb::make_tuple(owned(action, g, 0), owned(policy, g, NUM_ACTIONS),
+                        owned(value, g, MAX_PLAYERS), owned(visits, g, NUM_ACTIONS),
+                        owned(searched, g, 0));
+}
+
+}  // namespace
+
+void bind_az_search(nb::module_& m) {
+  nb::class_<AzSearch>(m, "AzSearch",
+                       "One search per game, leaves valued in batches (moonriver_env.search).")
+      .def(
+          "__init__",
+          [](AzSearch* self, nb::list games, std::vector<std::int64_t> indices, int simulations,
+             std::uint64_t seed, bool gumbel, int max_considered, double c_visit, double c_scale,
+             double c_puct, double gumbel_scale, int threads) {
+            std::vector<const Game*> roots;
+            for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
+            AzParams p;
+            p.simulations = simulations;
+            p.seed = seed;
+            p.gumbel = gumbel;
+            p.max_considered = max_considered;
+            p.c_visit = c_visit;
+            p.c_scale = c_scale;
+            p.c_puct = c_puct;
+            p.gumbel_scale = gumbel_scale;
+            p.threads = threads;
+            new (self) AzSearch(roots, indices, p);
+          },
+          nb::arg("games"), nb::arg("indices"), nb::arg("simulations"), nb::arg("seed"),
+          nb::arg("gumbel"), nb::arg("max_considered"), nb::arg("c_visit"), nb::arg("c_scale"),
+          nb::arg("c_puct"), nb::arg("gumbel_scale"), nb::arg("threads"))
+      .def_prop_ro("num_games", &AzSearch::num_games)
+      .def("finished", &AzSearch::finished)
+      .def("leaves", &leaves,
+           "(observation, mask, seat, game, num_players) of the pending leaves, or None when "
+           "every search is finished.")
+      .def("evaluate", &evaluate, nb::arg("policy_logits").noconvert(),
+           nb::arg("values").noconvert(), "Expand the pending leaves and back up their values.")
+      .def(
+          "leaf_state",
+          [](const AzSearch& s, int i) {
+            Game copy(s.leaf_state(i));
+            copy.set_lazy_reshuffle(nullptr);  // the copy draws its stored order
+            return copy;
+          },
+          nb::arg("index"), "A copy of the ``index``-th pending leaf's state.")
+      .def("result", &result, "(action, policy, root_value, visits, searched) per game.");
+}

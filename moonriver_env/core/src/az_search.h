@@ -1,0 +1,70 @@
+// A batched search with network-valued leaves (AlphaZero's PUCT or Gumbel AlphaZero's root):
+// one tree per game kept here, the leaves of every game handed out in one batch per step and
+// valued by the caller's network (moonriver_env/search.py wraps it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "game.h"
+#include "playout.h"
+
+namespace moonriver {
+
+struct AzParams {
+  int simulations = 32;
+  std::uint64_t seed = 0;
+  bool gumbel = true;       // false: PUCT everywhere
+  int max_considered = 16;  // Gumbel: root actions sampled (Gumbel-top-k)
+  double c_visit = 50.0;    // Gumbel: sigma(q) = (c_visit + max N) * c_scale * q
+  double c_scale = 1.0;
+  double c_puct = 1.5;
+  double gumbel_scale = 1.0;  // 0: no Gumbel noise (the top logits, deterministic)
+  int threads = 1;
+};
+
+// Refuse (std::invalid_argument) what no search can use: simulations >= 1, max_considered
+// >= 1, threads >= 1, the constants finite and >= 0 (c_scale > 0).
+void check_az_params(const AzParams& params);
+
+class AzSearch {
+ public:
+  // One search per game of ``roots`` (none over); ``indices``: each game's place in the
+  // seeding (its generator is SplitMix64 of ``params.seed`` and its index, never of the batch).
+  AzSearch(const std::vector<const Game*>& roots, const std::vector<std::int64_t>& indices,
+           const AzParams& params);
+  ~AzSearch();
+  AzSearch(const AzSearch&) = delete;
+  AzSearch& operator=(const AzSearch&) = delete;
+
+  int num_games() const;
+  // Run every unfinished search to its next leaf (terminal states are backed up here) and
+  // return how many leaves are pending (0: every search is finished). Called again before
+  // evaluate: the same leaves.
+  int prepare();
+  // The pending leaves, in game order: each state's observation by the seat to move there
+  // (rows of OBSERVATION_SIZE), legal mask (rows of NUM_ACTIONS), that seat, the game's index
+  // in this batch and its player count.
+  void write_leaves(float* observation, std::int8_t* mask, std::int32_t* seat, std::int32_t* game,
+                    std::int32_t* num_players) const;
+  int num_pending() const { return static_cast<int>(pending_.size()); }
+  // The ``i``-th pending leaf's state (a determinized copy).
+  const Game& leaf_state(int i) const;
+  // Expand the pending leaves with ``logits`` (leaves x NUM_ACTIONS; legal entries finite)
+  // and back up ``values`` (leaves x MAX_PLAYERS; the seats in play within [0, 1]). Checked
+  // before anything changes (std::invalid_argument).
+  void evaluate(const float* logits, const float* values, int count);
+  bool finished() const;
+  // The results (finished only): chosen action, improved policy, root value, root visits.
+  void result(std::int64_t* action, float* policy, float* root_value, std::int32_t* visits,
+              std::uint8_t* searched) const;
+
+ private:
+  struct Tree;
+  AzParams params_;
+  std::vector<std::unique_ptr<Tree>> trees_;
+  std::vector<int> pending_;  // games whose leaf waits for evaluate, in game order
+};
+
+}  // namespace moonriver

@@ -1,0 +1,163 @@
+"""A batched search with network-valued leaves, its trees in the compiled core.
+
+One search per game (Gumbel AlphaZero's root with sequential halving, or AlphaZero's PUCT);
+each step hands out one leaf per unfinished game, to be valued by the caller's network in one
+batch::
+
+    s = BatchedSearch(games, simulations=32, seed=0)
+    while (leaves := s.leaves()) is not None:
+        s.evaluate(policy_logits, values)   # (M, 2710) logits, (M, 4) win shares
+    res = s.result()
+
+See docs/core.md ("Batched search with network-valued leaves").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from moonriver_env.core import Game, _core
+
+__all__ = ["ALGORITHMS", "BatchedSearch", "LeafBatch", "SearchResult"]
+
+ALGORITHMS = ("gumbel", "puct")
+NUM_ACTIONS = int(_core.NUM_ACTIONS)
+MAX_SEATS = 4
+
+
+@dataclass(frozen=True)
+class LeafBatch:
+    """The pending leaves, one row per unfinished game, in game order."""
+
+    observation: np.ndarray  # float32 (M, 4934): the leaf seen by the seat to move there
+    mask: np.ndarray  # int8 (M, 2710): its legal ids
+    seat: np.ndarray  # int32 (M,): the seat to move
+    game: np.ndarray  # int32 (M,): the game's index in the batch
+    num_players: np.ndarray  # int32 (M,)
+
+    def __len__(self) -> int:
+        """The number of leaves."""
+        return int(self.seat.shape[0])
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Each game's decision and training targets."""
+
+    action: np.ndarray  # int64 (G,): the chosen id
+    policy: np.ndarray  # float32 (G, 2710): the improved policy (zero off the legal ids)
+    root_value: np.ndarray  # float32 (G, 4): per-seat value (NaN rows: forced, not searched)
+    visits: np.ndarray  # int32 (G, 2710): the root's visit counts
+    searched: np.ndarray  # bool (G,): False where the root had one legal id (no search)
+
+
+def _count(value: Any, name: str, low: int) -> int:
+    """An int >= ``low`` (bools refused), else ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"search: {name} must be an int >= {low} (got {value!r})")
+    if value < low:
+        raise ValueError(f"search: {name} must be an int >= {low} (got {value})")
+    return int(value)
+
+
+def _constant(value: Any, name: str, positive: bool = False) -> float:
+    """A finite float >= 0 (> 0 with ``positive``), else ValueError naming ``name``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"search: {name} must be a number (got {value!r})") from None
+    if not math.isfinite(number) or number < 0 or (positive and number == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"search: {name} must be finite and {bound} (got {value!r})")
+    return number
+
+
+def _core_game(game: Any, index: int) -> Any:
+    """The compiled state of one of the games (a moonriver_env.core.Game, not over)."""
+    if not isinstance(game, Game):
+        raise ValueError(f"search: games[{index}] must be a moonriver_env.core.Game "
+                         f"(backend='core'), got {type(game).__name__}")
+    if game.is_over:
+        raise ValueError(f"search: games[{index}] is over (search needs a decision to make)")
+    return game._core
+
+
+def _rows(array: Any, name: str, rows: int, cols: int) -> np.ndarray:
+    """``array`` as C-contiguous float32 of shape (rows, cols), else ValueError."""
+    out = np.ascontiguousarray(np.asarray(array, dtype=np.float32))
+    if out.shape != (rows, cols):
+        raise ValueError(f"evaluate: {name} must have shape ({rows}, {cols}) "
+                         f"(one row per pending leaf), got {out.shape}")
+    return out
+
+
+class BatchedSearch:
+    """One search per game, the leaves of all games valued together by the caller."""
+
+    def __init__(self, games: Sequence[Game], simulations: int = 32, seed: int = 0,
+                 algorithm: str = "gumbel", max_considered: int = 16, c_visit: float = 50.0,
+                 c_scale: float = 1.0, c_puct: float = 1.5, gumbel_scale: float = 1.0,
+                 threads: int = 1, indices: Sequence[int] | None = None) -> None:
+        """Start the searches (``indices``: each game's place in the seeding, default 0..G-1:
+        a game searched alone with its batch index gets the batch's result)."""
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
+                             f"(got {algorithm!r})")
+        games = list(games)
+        if not games:
+            raise ValueError("search: games must hold at least one game")
+        cores = [_core_game(g, i) for i, g in enumerate(games)]
+        order = list(range(len(games))) if indices is None else [
+            _count(i, "indices[]", 0) for i in indices]
+        if len(order) != len(games):
+            raise ValueError(f"search: indices must hold one int per game ({len(games)}), "
+                             f"got {len(order)}")
+        self._search = _core.AzSearch(
+            cores, order, _count(simulations, "simulations", 1),
+            _count(seed, "seed", 0) % 2**64, algorithm == "gumbel",
+            _count(max_considered, "max_considered", 1), _constant(c_visit, "c_visit"),
+            _constant(c_scale, "c_scale", positive=True), _constant(c_puct, "c_puct"),
+            _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1))
+        self._pending = 0
+
+    @property
+    def num_games(self) -> int:
+        """The number of games searched."""
+        return int(self._search.num_games)
+
+    def leaves(self) -> LeafBatch | None:
+        """Run every unfinished search to its next leaf; the leaves, or None when done."""
+        out = self._search.leaves()
+        if out is None:
+            self._pending = 0
+            return None
+        batch = LeafBatch(*out)
+        self._pending = len(batch)
+        return batch
+
+    def evaluate(self, policy_logits: Any, values: Any) -> None:
+        """Expand the pending leaves with ``policy_logits`` (M, 2710; illegal entries
+        ignored) and back up ``values`` (M, 4; win share per seat in [0, 1], columns past the
+        game's player count ignored)."""
+        if self._pending == 0:
+            raise ValueError("evaluate: no leaves are pending (call leaves() first)")
+        logits = _rows(policy_logits, "policy_logits", self._pending, NUM_ACTIONS)
+        seats = _rows(values, "values", self._pending, MAX_SEATS)
+        self._search.evaluate(logits, seats)
+        self._pending = 0
+
+    def leaf_game(self, index: int) -> Any:
+        """A copy of the ``index``-th pending leaf's compiled state (tests, debugging)."""
+        if not 0 <= index < self._pending:
+            raise ValueError(f"leaf_game: index must be in [0, {self._pending}) (got {index})")
+        return self._search.leaf_state(index)
+
+    def result(self) -> SearchResult:
+        """Each game's chosen action and targets (after leaves() returned None)."""
+        action, policy, root_value, visits, searched = self._search.result()
+        return SearchResult(action, policy, root_value, visits, searched.astype(bool))
