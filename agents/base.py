@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -11,15 +11,17 @@ from moonriver_env.common.contract import ActionMask, TableGame
 
 __all__ = ["ActionMask", "Agent", "CallableAgent", "Observation", "SeededAgent", "as_agent"]
 
-Observation = dict[str, np.ndarray]
+Observation = Mapping[str, np.ndarray]
+GameT_contra = TypeVar("GameT_contra", bound=TableGame, contravariant=True)
 
 
 @runtime_checkable
-class Agent(Protocol):
+class Agent(Protocol[GameT_contra]):
     """Chooses an action id for the player to act.
 
-    ``act`` gets the engine game, any :class:`TableGame` (for agents that search or look
-    ahead; they must not mutate it: use ``game.clone()``) and the observation dict of the
+    ``act`` gets the game, a :class:`TableGame` of the kind the agent plays
+    (``Agent[MoonRiverGame]`` reads Moon River's table; plain ``Agent``: any game; agents that
+    search or look ahead must not mutate it: use ``game.clone()``) and the observation of the
     acting player (``{"observation": float32 vector, "action_mask": int8 mask}``).
     """
 
@@ -29,7 +31,7 @@ class Agent(Protocol):
         """Start a new game; ``seed`` reseeds the agent's own generator."""
         ...
 
-    def act(self, game: TableGame, observation: Observation) -> int:
+    def act(self, game: GameT_contra, observation: Observation) -> int:
         """The chosen action id (legal under ``observation["action_mask"]``)."""
         ...
 
@@ -55,7 +57,7 @@ class CallableAgent:
         return int(action)
 
 
-def as_agent(obj: Agent | Callable[[Observation], int]) -> Agent:
+def as_agent(obj: Agent[Any] | Callable[[Observation], int]) -> Agent[Any]:
     """An Agent from an agent or a callable; anything else is a clear error."""
     if isinstance(obj, Agent):
         return obj

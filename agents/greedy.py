@@ -5,18 +5,19 @@ from __future__ import annotations
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.engine import Game, Phase
+from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.engine import Phase
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.grid import COLS, NEIGHBORS
 
 
-def margin(game: Game, player: int) -> int:
+def margin(game: MoonRiverGame, player: int) -> int:
     """Running score of ``player`` minus the best opponent's."""
     totals = [s.total for s in game.running_scores()]
     return totals[player] - max(totals[:player] + totals[player + 1:])
 
 
-def plot_value(game: Game, plot: int) -> float:
+def plot_value(game: MoonRiverGame, plot: int) -> float:
     """A static worth of a plot: symbols, cows and its number (the game's own ranking)."""
     kind = game.data.kinds[int(game.data.plot_kind[plot])]
     return (kind.nugget + kind.beaver + kind.corn + 1.5 * kind.cows + 1.0 * kind.circle
@@ -37,7 +38,7 @@ class GreedyAgent(SeededAgent):
     def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
         super().__init__(seed, name)
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The greedy choice among the legal actions."""
         in_core = getattr(game, "greedy_ties", None)
         if in_core is not None:  # the compiled core ranks every action in one call
@@ -56,7 +57,7 @@ class GreedyAgent(SeededAgent):
         return ties[int(self.rng.integers(len(ties)))]
 
     @staticmethod
-    def _shape_bonus(game: Game, aid: int, held: list[int]) -> int:
+    def _shape_bonus(game: MoonRiverGame, aid: int, held: list[int]) -> int:
         """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last.
 
         ``held`` is the terrain of each plot the player holds, by slot.
@@ -73,9 +74,11 @@ class GreedyAgent(SeededAgent):
         return touching
 
     @staticmethod
-    def _select_value(game: Game, aid: int) -> float:
+    def _select_value(game: MoonRiverGame, aid: int) -> float:
         """Worth of the plot taken minus half the best plot left for the next chooser."""
-        pos = A.ACTIONS[aid].position
+        action = A.ACTIONS[aid]
+        assert isinstance(action, A.Select)  # a draft phase's actions
+        pos = action.position
         column = game.active if game.phase == Phase.SETUP else game.pending
         owner = game.active_owner if game.phase == Phase.SETUP else game.pending_owner
         assert column is not None
@@ -84,17 +87,18 @@ class GreedyAgent(SeededAgent):
         return plot_value(game, column[pos]) - 0.5 * max(left, default=0.0)
 
     @staticmethod
-    def _swap_value(game: Game, aid: int) -> float:
+    def _swap_value(game: MoonRiverGame, aid: int) -> float:
         action = A.ACTIONS[aid]
         if isinstance(action, A.Pass):
             return 0.0
+        assert isinstance(action, A.Desperado)  # the Desperado phase's actions
         me = game.current_player
         theirs = game.ranches[(me + action.opponent) % game.num_players].hand[action.their_slot]
         mine = game.ranches[me].hand[action.my_slot]
         return plot_value(game, theirs) - plot_value(game, mine)
 
 
-def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
+def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, int]]:
     """Greedy's ranking of each legal action: ``(value, tie-break)``, compared in that order.
 
     Draft choices, forced discards and Desperado swaps are valued by plots (tie-break 0);
@@ -111,8 +115,10 @@ def action_values(game: Game, legal: list[int]) -> list[tuple[float, int]]:
     player = game.current_player
     hand = game.ranches[player].hand
     if phase == Phase.DISCARD:
-        return [(-(plot_value(game, hand[A.ACTIONS[a].slot_a])
-                   + plot_value(game, hand[A.ACTIONS[a].slot_b])), 0) for a in legal]
+        discards = [A.ACTIONS[a] for a in legal]
+        assert all(isinstance(d, A.Discard) for d in discards)
+        return [(-(plot_value(game, hand[d.slot_a]) + plot_value(game, hand[d.slot_b])), 0)
+                for d in discards if isinstance(d, A.Discard)]
     if phase == Phase.DESPERADO:
         return [(GreedyAgent._swap_value(game, a), 0) for a in legal]
     held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]

@@ -18,7 +18,7 @@ import time
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
 
@@ -34,7 +34,7 @@ class _Node:
         self.available = 0
 
 
-def margin_values(game: Game, scale: float = VALUE_SCALE) -> list[float]:
+def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float]:
     """Value of the position for each player: margin over the best opponent, squashed."""
     board = game.scores() if game.is_over else game.running_scores()
     totals = [s.total for s in board]
@@ -64,7 +64,7 @@ class MCTSAgent(SeededAgent):
         self.exploration = exploration
         super().__init__(seed, name or (f"mcts-{seconds}s" if seconds else f"mcts-{simulations}"))
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """Search from the current position and return the most visited action."""
         legal = game.legal_action_ids()
         if legal.size == 1:
@@ -93,7 +93,7 @@ class MCTSAgent(SeededAgent):
         ties = [a for a, v in visits.items() if v == best]
         return int(ties[int(self.rng.integers(len(ties)))])
 
-    def _simulate(self, root_game: Game, root: _Node) -> None:
+    def _simulate(self, root_game: MoonRiverGame, root: _Node) -> None:
         game = root_game.clone()
         game.determinize(self.rng)
         path = [root]
@@ -137,7 +137,7 @@ class MCTSAgent(SeededAgent):
                 best, best_value = a, value
         return best
 
-    def _rollout(self, game: Game) -> None:
+    def _rollout(self, game: MoonRiverGame) -> None:
         for _ in range(self.rollout_depth):
             if game.is_over:
                 return

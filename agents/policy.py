@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.base import Observation
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 
 
 class PolicyAgent:
@@ -29,7 +29,7 @@ class PolicyAgent:
 
             torch.manual_seed(seed)
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The policy's action for this observation, restricted to the legal mask."""
         mask = np.asarray(observation["action_mask"], dtype=bool)
         action, _ = self.model.predict(observation["observation"], action_masks=mask,

@@ -23,7 +23,8 @@ import numpy as np
 from moonriver_env.agents.base import Observation
 from moonriver_env.agents.greedy import action_values
 
-from moonriver_env.engine import NUM_ACTIONS, Game
+from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.engine import NUM_ACTIONS
 from moonriver_env.engine.actions import (
     ACTIONS,
     PAIRS,
@@ -91,7 +92,7 @@ def action_index() -> np.ndarray:
 SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, under one point
 
 
-def greedy_prior(game: Game) -> np.ndarray:
+def greedy_prior(game: MoonRiverGame) -> np.ndarray:
     """GreedyAgent's value of every legal action of the player to act (zero elsewhere).
 
     Values are in points (:func:`~moonriver_env.agents.greedy.action_values`): the value
@@ -294,7 +295,8 @@ class PretrainedAgent:
     def reset(self, seed: int | None = None) -> None:
         """Nothing to reset: the policy is deterministic."""
 
-    def _logits(self, game: Game | None, observation: Observation) -> tuple[np.ndarray, float]:
+    def _logits(self, game: MoonRiverGame | None,
+                observation: Observation) -> tuple[np.ndarray, float]:
         prior = None
         if game is not None:
             self.check_game(game)
@@ -308,7 +310,7 @@ class PretrainedAgent:
         return logits[0], float(value[0])
 
     def policy(self, observation: Observation,
-               game: Game | None = None) -> tuple[np.ndarray, float]:
+               game: MoonRiverGame | None = None) -> tuple[np.ndarray, float]:
         """Probabilities over the 2710 ids (zero where illegal) and the value estimate
         (about +1 for a sure win, -1 for a sure loss) of the player to act; ``game`` is the
         position itself, needed by networks that use the greedy prior (``uses_prior``)."""
@@ -316,14 +318,14 @@ class PretrainedAgent:
         return np.exp(log_p), value
 
     def log_policy(self, observation: Observation,
-                   game: Game | None = None) -> tuple[np.ndarray, float]:
+                   game: MoonRiverGame | None = None) -> tuple[np.ndarray, float]:
         """Log-probabilities over the 2710 ids (finite for every legal action, however
         unlikely; about MASKED where illegal) and the value estimate, as ``policy``."""
         logits, value = self._logits(game, observation)
         top = logits.max()
         return logits - top - np.log(np.exp(logits - top).sum()), value
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The most likely legal action."""
         return int(np.argmax(self._logits(game, observation)[0]))
 

@@ -32,31 +32,31 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 
 ROLLOUTS = ("random", "greedy")
 SHAPE_WEIGHT = 0.1  # points per unit of Greedy's tie-break in the heuristic prior
 
-PolicyValueFn = Callable[[Game, Observation], tuple[np.ndarray, float | None]]
+PolicyValueFn = Callable[[MoonRiverGame, Observation], tuple[np.ndarray, float | None]]
 
 
 class Evaluator(Protocol):
     """Prior over the legal actions and, optionally, a value per player for a position."""
 
-    def __call__(self, game: Game, legal: list[int],
+    def __call__(self, game: MoonRiverGame, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
         """``(priors aligned with legal, values per player or None)``."""
         ...
 
 
-def heuristic_scores(game: Game, legal: list[int]) -> list[float]:
+def heuristic_scores(game: MoonRiverGame, legal: list[int]) -> list[float]:
     """One-ply worth of each legal action in points, as the greedy agent ranks them.
 
     Greedy's value (:func:`~moonriver_env.agents.greedy.action_values`) plus a tenth of a
@@ -80,7 +80,7 @@ class HeuristicEvaluator:
             raise ValueError(f"the prior temperature must be > 0, got {temperature!r}")
         self.temperature = temperature
 
-    def __call__(self, game: Game, legal: list[int],
+    def __call__(self, game: MoonRiverGame, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
         """Softmaxed one-ply scores, and no value (the search rolls out)."""
         return _softmax(heuristic_scores(game, legal), self.temperature), None
@@ -102,7 +102,7 @@ class PolicyEvaluator:
         self.policy = policy
         self.encoder = Encoder()
 
-    def __call__(self, game: Game, legal: list[int],
+    def __call__(self, game: MoonRiverGame, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
         """Softmax of the policy's logits over the legal actions, and its value if any."""
         me = game.current_player
@@ -164,7 +164,7 @@ class PUCTAgent(SeededAgent):
         self.meta: dict | None = None  # what a learned prior was trained on (None: none)
         super().__init__(seed, name or (f"puct:{seconds}s" if seconds else f"puct:{simulations}"))
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """Search from the current position and return the most visited action."""
         legal = game.legal_action_ids().tolist()
         if len(legal) == 1:
@@ -192,7 +192,7 @@ class PUCTAgent(SeededAgent):
 
         return max(legal, key=key)
 
-    def _simulate(self, root_game: Game, root: _Node) -> None:
+    def _simulate(self, root_game: MoonRiverGame, root: _Node) -> None:
         fast = getattr(root_game, "determinized_clone", None)
         if fast is not None:  # the compiled core: copy and reshuffle with its own generator
             game = fast(int(self.rng.integers(2**63)))
@@ -226,7 +226,7 @@ class PUCTAgent(SeededAgent):
             child.visits += 1
             child.total += values[mover]
 
-    def _select(self, game: Game, node: _Node, legal: list[int]) -> int:
+    def _select(self, game: MoonRiverGame, node: _Node, legal: list[int]) -> int:
         priors = node.priors
         assert priors is not None
         missing = [a for a in legal if a not in priors]
@@ -255,7 +255,7 @@ class PUCTAgent(SeededAgent):
                 best, best_score = a, score
         return best
 
-    def _rollout(self, game: Game) -> list[float]:
+    def _rollout(self, game: MoonRiverGame) -> list[float]:
         """Greedy play (best one-ply score, ties at random) for ``rollout_depth`` decisions."""
         for _ in range(self.rollout_depth):
             if game.is_over:
@@ -280,7 +280,14 @@ class PUCTAgent(SeededAgent):
         return margin_values(game)
 
 
-def _budget(text: str, spec: str) -> dict[str, float | int]:
+class _Budget(TypedDict, total=False):
+    """A search budget: simulations or seconds."""
+
+    simulations: int
+    seconds: float
+
+
+def _budget(text: str, spec: str) -> _Budget:
     try:
         if text.endswith("s"):
             return {"seconds": float(text[:-1])}
@@ -309,7 +316,7 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         budget = _budget(parts[-1], spec)
         net = PretrainedAgent(parts[0] if len(parts) == 2 else DEFAULT_VARIANT)
 
-        def policy(game: Game, observation: Observation) -> tuple[np.ndarray, None]:
+        def policy(game: MoonRiverGame, observation: Observation) -> tuple[np.ndarray, None]:
             return net.log_policy(observation=observation, game=game)[0], None
 
         evaluator, meta = PolicyEvaluator(policy), net.meta

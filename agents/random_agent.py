@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import TableGame
 
 
 class RandomAgent(SeededAgent):
@@ -14,7 +14,7 @@ class RandomAgent(SeededAgent):
     def __init__(self, seed: int | None = None, name: str = "random") -> None:
         super().__init__(seed, name)
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: TableGame, observation: Observation) -> int:
         """A uniformly random legal action id."""
         legal = observation["action_mask"].view(np.bool_).nonzero()[0]
         if legal.size == 0:

@@ -11,7 +11,7 @@ import logging
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 
 
 class RLlibAgent(SeededAgent):
@@ -55,7 +55,7 @@ class RLlibAgent(SeededAgent):
             out = self.module.forward_inference({Columns.OBS: obs})
         return out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
 
-    def act(self, game: Game, observation: Observation) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The chosen action id, always one that ``observation["action_mask"]`` allows."""
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:

@@ -11,7 +11,7 @@ variable ``MOONRIVER_BACKEND`` names another implementation when this module is 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -68,9 +68,9 @@ def make_game(config: GameConfig | None = None, seed: int | None = None,
 class Encoder(ObservationEncoder):
     """ObservationEncoder for games of either implementation (the core writes its own)."""
 
-    def encode(self, game: PythonGame | CoreGame, viewer: int,
+    def encode(self, game: MoonRiverGame, viewer: int,
                out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None); return it."""
         if isinstance(game, PythonGame):
             return super().encode(game, viewer, out)
-        return game.observe(viewer, out)
+        return cast("CoreGame", game).observe(viewer, out)  # the contract's other engine

@@ -70,10 +70,11 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.common.aec import TableAECEnv
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.validate import action_id as _action_id
 from moonriver_env.common.validate import check_seed
 from moonriver_env.common.wrappers import stock_chain
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig, IllegalActionError
+from moonriver_env.engine import NUM_ACTIONS, GameConfig, IllegalActionError
 from moonriver_env.engine.game import NO_MOVES
 from moonriver_env.moonriver.observation import SCORE_SCALE
 
@@ -120,7 +121,7 @@ def check_options(reward: str, shaping: float, render_mode: str | None,
                          f"got {render_mode!r}")
 
 
-def final_rewards(game: Game, mode: str) -> list[float]:
+def final_rewards(game: MoonRiverGame, mode: str) -> list[float]:
     """End-of-game reward of each player under a reward mode (see the module docstring)."""
     scores = game.scores()
     totals = [s.total for s in scores]
@@ -147,7 +148,7 @@ def final_rewards(game: Game, mode: str) -> list[float]:
     return out
 
 
-class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
+class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo convention
     """Moon River AEC environment without wrappers; see the module docstring."""
 
     metadata = {"name": "moonriver_v0", "render_modes": ["ansi", "rgb_array", "human"],
@@ -172,7 +173,7 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
         self._init_table(num_players, self.encoder.views, self.encoder.size, OBS_HIGH,
                          NUM_ACTIONS)
         self._no_moves = NO_MOVES  # immutable: no consumer can make it writable
-        self.game: Game | None = None
+        self.game: MoonRiverGame | None = None
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -227,7 +228,7 @@ class raw_env(TableAECEnv[Game]):  # lower-case name: the PettingZoo convention
             json.dump(record, fh)
 
     # -------------------------------------------------------------- helpers
-    def _table_image(self, game: Game) -> np.ndarray:
+    def _table_image(self, game: MoonRiverGame) -> np.ndarray:
         from moonriver_env.moonriver.render import table_image
 
         return table_image(game)

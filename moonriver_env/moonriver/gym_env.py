@@ -40,8 +40,9 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.engine import NUM_ACTIONS, GameConfig
 from moonriver_env.moonriver.aec_env import (
     OBS_HIGH,
     action_id,
@@ -56,11 +57,11 @@ class _FunctionOpponent:
     def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
         self.fn = fn
 
-    def act(self, game: Game, observation: dict[str, np.ndarray]) -> int:
+    def act(self, game: MoonRiverGame, observation: dict[str, np.ndarray]) -> int:
         return action_id(self.fn(observation))  # a bad value is refused, never coerced
 
 
-class MoonRiverGymEnv(SeatGymEnv[Game]):
+class MoonRiverGymEnv(SeatGymEnv[MoonRiverGame]):
     """Moon River for one learner against fixed or self-play opponents."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
@@ -91,23 +92,23 @@ class MoonRiverGymEnv(SeatGymEnv[Game]):
         self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
                                                       np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
-        self.game: Game | None = None
+        self.game: MoonRiverGame | None = None
         self.seat = 0
         self._episode_over = False
 
     # --------------------------------------------------- what Moon River gives
-    def _table_image(self, game: Game) -> np.ndarray:
+    def _table_image(self, game: MoonRiverGame) -> np.ndarray:
         from moonriver_env.moonriver.render import table_image
 
         return table_image(game)
 
-    def _new_game(self, seed: int) -> Game:
+    def _new_game(self, seed: int) -> MoonRiverGame:
         return make_game(self.config, seed, self.backend)
 
-    def _final_reward(self, game: Game) -> float:
+    def _final_reward(self, game: MoonRiverGame) -> float:
         return final_rewards(game, self.reward_mode)[self.seat]
 
-    def _end_info(self, game: Game) -> dict[str, Any]:
+    def _end_info(self, game: MoonRiverGame) -> dict[str, Any]:
         return {"scores": [s.to_dict() for s in game.scores()], "winners": game.winners()}
 
     def _start_shaping(self) -> None:

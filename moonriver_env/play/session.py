@@ -14,9 +14,10 @@ from typing import Any
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
 from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
-from moonriver_env.engine import ActionCodec, Game, GameConfig, IllegalActionError
+from moonriver_env.engine import ActionCodec, GameConfig, IllegalActionError
 from moonriver_env.moonriver.render.style import status_text
 from moonriver_env.moonriver.render.svg import table_svg
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
@@ -223,12 +224,12 @@ class PlaySession:
         self._encoder = None
 
     @property
-    def game(self) -> Game:
+    def game(self) -> MoonRiverGame:
         """The engine game (read it; moves go through :meth:`act` and :meth:`advance`)."""
         return self._game
 
     @game.setter
-    def game(self, game: Game) -> None:
+    def game(self, game: MoonRiverGame) -> None:
         with self._lock:
             self._game, self.last = game, None
             self.decision += 1
@@ -359,7 +360,7 @@ def check_decision_number(decision: Any) -> None:
                         f"got {_short(decision)}")
 
 
-def apply_move(game: Game, action_id: int) -> dict[str, Any]:
+def apply_move(game: MoonRiverGame, action_id: int) -> dict[str, Any]:
     """Apply a decision; return who made it, its id and text, and the table keys it touched."""
     player = game.current_player
     keys, round_before = move_keys(game, action_id), game.round
@@ -368,7 +369,7 @@ def apply_move(game: Game, action_id: int) -> dict[str, Any]:
             "keys": moved_keys(keys, round_before, game)}
 
 
-def table_state(game: Game, names: list[str]) -> dict[str, Any]:
+def table_state(game: MoonRiverGame, names: list[str]) -> dict[str, Any]:
     """The parts of the page state shared by live games and replays."""
     scores = game.scores() if game.is_over else game.running_scores()
     return {"svg": table_svg(game, names), "status": status_text(game, names),

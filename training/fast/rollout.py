@@ -32,7 +32,8 @@ from moonriver_env.agents.pretrained import MASKED, SHAPE_WEIGHT, greedy_prior
 from moonriver_env.training.policy_net import legal_lists
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, make_game
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
+from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.engine import NUM_ACTIONS, GameConfig
 from moonriver_env.moonriver.aec_env import final_rewards
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE, ObservationEncoder
 
@@ -73,7 +74,7 @@ def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.minimum(actions, logp.shape[1] - 1)
 
 
-def seat_reward(game: Game, seat: int, margin_coef: float) -> float:
+def seat_reward(game: MoonRiverGame, seat: int, margin_coef: float) -> float:
     """Final reward of a seat: +1 win / -1 loss plus ``margin_coef`` x score margin / 100."""
     reward = final_rewards(game, "win")[seat]
     if margin_coef:
@@ -89,7 +90,8 @@ def game_seeds(count: int, rng: np.random.Generator) -> list[int]:
 
 
 def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
-              seeds: list[int] | None = None, backend: str = DEFAULT_BACKEND) -> list[Game]:
+              seeds: list[int] | None = None,
+              backend: str = DEFAULT_BACKEND) -> list[MoonRiverGame]:
     """Fresh games (seeds from ``game_seeds`` unless given) of the ``backend``
     implementation (both play the same games)."""
     config = GameConfig(num_players=num_players, mode=mode)
@@ -98,7 +100,7 @@ def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
     return [make_game(config, s, backend=backend) for s in seeds]
 
 
-def play(games: list[Game], roles: list[list[str]], nets: dict[str, torch.nn.Module],
+def play(games: list[MoonRiverGame], roles: list[list[str]], nets: dict[str, torch.nn.Module],
          rng: np.random.Generator, encoder: ObservationEncoder, *,
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
@@ -316,7 +318,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
     return batch, finished
 
 
-def win_shares(games: list[Game], seats: list[int]) -> np.ndarray:
+def win_shares(games: list[MoonRiverGame], seats: list[int]) -> np.ndarray:
     """Each game's share of the win for the given seat (a shared win splits)."""
     out = np.zeros(len(games))
     for k, (game, seat) in enumerate(zip(games, seats, strict=True)):

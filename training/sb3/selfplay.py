@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.registry import make_agent
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 
 _MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every seat of a process
 
@@ -79,7 +79,7 @@ class PoolOpponent:
         """Forward a new snapshot to the shared pool."""
         self.pool.add_snapshot(path)
 
-    def act(self, game: Game, observation: Any) -> int:
+    def act(self, game: MoonRiverGame, observation: Any) -> int:
         """The drawn opponent's action."""
         if self.kind == "baseline":
             return self.player.act(game, observation)

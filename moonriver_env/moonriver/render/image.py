@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from moonriver_env.engine import Game
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.moonriver.render.svg import table_svg
 
 
@@ -28,6 +28,6 @@ def svg_to_rgb(svg: str) -> np.ndarray:
     return _raster(svg).copy()
 
 
-def table_image(game: Game, names: list[str] | None = None) -> np.ndarray:
+def table_image(game: MoonRiverGame, names: list[str] | None = None) -> np.ndarray:
     """The table, legend included, as an H x W x 3 uint8 array (the play page's picture)."""
     return svg_to_rgb(table_svg(game, names))

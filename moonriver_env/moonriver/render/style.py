@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
+from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.engine import Face, PartnerKind, Phase, Terrain
 from moonriver_env.engine.scenarios import SCENARIOS
 
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
@@ -42,12 +43,12 @@ PARTNER_NAMES = {
 }
 
 
-def partner_shown(game: Game, token: int, face: int) -> PartnerKind:
+def partner_shown(game: MoonRiverGame, token: int, face: int) -> PartnerKind:
     """What a placed partner token shows: the Cowboy face or its specialist."""
     return PartnerKind.COWBOY if face == Face.COWBOY else game.data.partner_specialists[token]
 
 
-def player_label(game: Game, player: int, names: list[str] | None = None) -> str:
+def player_label(game: MoonRiverGame, player: int, names: list[str] | None = None) -> str:
     """'P1 (greedy)' or 'P1'."""
     if names and player < len(names) and names[player]:
         return f"P{player} ({names[player]})"
@@ -66,7 +67,7 @@ _DECISIONS = {  # phases whose decision reads the same every time
 }
 
 
-def decision_text(game: Game) -> str:
+def decision_text(game: MoonRiverGame) -> str:
     """What the current player has to decide, in words."""
     if game.is_over:
         return "game over"
@@ -84,7 +85,7 @@ def decision_text(game: Game) -> str:
     return _DECISIONS.get(ph, ph.name.lower())
 
 
-def status_text(game: Game, names: list[str] | None = None) -> str:
+def status_text(game: MoonRiverGame, names: list[str] | None = None) -> str:
     """One line: round, scenario, who decides what."""
     head = "Setup" if game.round == 0 else f"Round {game.round}"
     if game.last_round:

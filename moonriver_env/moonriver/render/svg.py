@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from html import escape
 
-from moonriver_env.engine import Game, PartnerKind, Terrain
+from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.engine import PartnerKind, Terrain
 from moonriver_env.engine.components import PlotKind
 from moonriver_env.engine.grid import COLS, HOMESTEAD
 from moonriver_env.moonriver.render import style as S
@@ -160,7 +161,7 @@ def _slot(d: _Svg, x: float, y: float) -> None:
 
 
 # ------------------------------------------------------------------ table parts
-def _columns(d: _Svg, game: Game) -> None:
+def _columns(d: _Svg, game: MoonRiverGame) -> None:
     for i, (label, col, owner) in enumerate(
             (("active column", game.active, game.active_owner),
              ("pending column", game.pending, game.pending_owner))):
@@ -185,7 +186,7 @@ def _columns(d: _Svg, game: Game) -> None:
                 _ranchero(d, x + 10, y + CELL - 12, owner[pos])
 
 
-def _saloon(d: _Svg, game: Game, x0: float) -> None:
+def _saloon(d: _Svg, game: MoonRiverGame, x0: float) -> None:
     d.text(x0, TOP + 12, "saloon", 12, S.INK, "bold")
     for s, token in enumerate(game.saloon):
         x = x0 + s * 76
@@ -204,7 +205,7 @@ def _saloon(d: _Svg, game: Game, x0: float) -> None:
         d.close()
 
 
-def _counts(d: _Svg, game: Game, x0: float) -> None:
+def _counts(d: _Svg, game: MoonRiverGame, x0: float) -> None:
     y = TOP + COLUMN_ROW_H + 12
     d.text(x0, y, f"box: {len(game.box)} plots   partner pile: {len(game.pile)}   "
                   f"cow supply: {game.supply}", 11.5, S.INK)
@@ -212,7 +213,7 @@ def _counts(d: _Svg, game: Game, x0: float) -> None:
            S.INK)
 
 
-def _bonus_tiles(d: _Svg, game: Game, x0: float) -> None:
+def _bonus_tiles(d: _Svg, game: MoonRiverGame, x0: float) -> None:
     y = TOP + COLUMN_ROW_H
     d.text(x0, y + 12, "bonus tiles (row 9)", 11, S.INK, "bold")
     for t in range(2):
@@ -230,7 +231,7 @@ def _bonus_tiles(d: _Svg, game: Game, x0: float) -> None:
             d.close()
 
 
-def _ranch(d: _Svg, game: Game, p: int, x0: float, y0: float, height: float,
+def _ranch(d: _Svg, game: MoonRiverGame, p: int, x0: float, y0: float, height: float,
            names: list[str] | None, score) -> None:
     ranch = game.ranches[p]
     current = p == game.current_player
@@ -342,7 +343,7 @@ def _legend(d: _Svg, y0: float, width: float) -> float:
     return y - y0 + 28
 
 
-def table_svg(game: Game, names: list[str] | None = None, legend: bool = True) -> str:
+def table_svg(game: MoonRiverGame, names: list[str] | None = None, legend: bool = True) -> str:
     """The whole table as an SVG document (``names``: optional name per player id)."""
     rows = game.ranches[0].rows
     width = max(PAD + game.num_players * PANEL_W + PAD, 1000 if game.num_players == 2 else 970)
