@@ -1,13 +1,19 @@
 """The core's twin of numpy's default generator (core/src/numpy_random.h) against numpy itself:
-for thousands of seeds, the same state, integers, permutations and shuffles, draw for draw,
-and a numpy Generator handed to the core and back ends where numpy's own draws leave it."""
+for thousands of seeds, the same state, integers, permutations and shuffles, draw for draw;
+and the core's ``determinize(rng)`` (numpy's shuffles in C++ over the generator's own bits)
+against the engine's: the same orders, the generator left where numpy leaves it."""
 
 from __future__ import annotations
+
+import datetime
+import random
 
 import numpy as np
 import pytest
 
+from moonriver_env.backend import make_game
 from moonriver_env.core import rng as core_rng
+from moonriver_env.engine import GameConfig
 from moonriver_env.engine.scenarios import SCENARIOS
 
 # Seeds the engine accepts (any non-negative int): small, 32/64-bit edges and past 2**64.
@@ -62,27 +68,75 @@ def test_integers_and_raw_draws_over_many_ranges():
     assert _core_state(ours) == _numpy_state(theirs)
 
 
-def test_buffered_half_word_is_carried_both_ways():
-    # an odd number of 32-bit draws leaves half a 64-bit word buffered (has_uint32)
-    theirs = np.random.default_rng(5)
-    theirs.permutation(3)
-    theirs.integers(0, 5)
-    bits = core_rng.take_pcg64(theirs)
-    assert bits is not None and _core_state(bits) == _numpy_state(theirs)
-    expected = np.random.default_rng(5)
-    expected.permutation(3)
-    expected.integers(0, 5)
-    items = list(range(96))
-    expected.shuffle(items)
-    assert bits.shuffle(list(range(96))) == items
-    core_rng.give_back_pcg64(theirs, bits)
-    assert _numpy_state(theirs) == _numpy_state(expected)
-    assert theirs.integers(0, 1000, 20).tolist() == expected.integers(0, 1000, 20).tolist()
+def _mid_game(backend: str, seed: int, steps: int = 60):
+    game = make_game(GameConfig(num_players=4), seed, backend)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(len(ids))]))
+    return game
 
 
-def test_other_bit_generators_are_not_taken():
-    assert core_rng.take_pcg64(np.random.Generator(np.random.PCG64DXSM(1))) is None
-    assert core_rng.take_pcg64(np.random.Generator(np.random.MT19937(1))) is None
+def _plain(state):
+    """A bit generator's state with its arrays as lists (comparable with ==)."""
+    if isinstance(state, dict):
+        return {k: _plain(v) for k, v in state.items()}
+    return state.tolist() if isinstance(state, np.ndarray) else state
+
+
+BIT_GENERATORS = [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox,
+                  np.random.SFC64]
+
+
+@pytest.mark.parametrize("bit_generator", BIT_GENERATORS, ids=lambda b: b.__name__)
+@pytest.mark.parametrize("steps", [0, 60])
+def test_core_determinize_is_the_engines_and_leaves_the_generator_where_numpy_does(
+        bit_generator, steps):
+    ref, fast = _mid_game("python", 3, steps), _mid_game("core", 3, steps)
+    for seed in range(5):
+        ours, theirs = (np.random.Generator(bit_generator(seed)) for _ in range(2))
+        for rng in (ours, theirs):
+            rng.integers(0, 5)  # an odd count of 32-bit draws: half a word is buffered
+        ref.determinize(theirs)
+        fast.determinize(ours)
+        assert (fast.box, fast.pile) == (ref.box, ref.pile), seed
+        assert _plain(ours.bit_generator.state) == _plain(theirs.bit_generator.state)
+        assert ours.integers(0, 2**40, 8).tolist() == theirs.integers(0, 2**40, 8).tolist()
+
+
+class _NoListsBack:
+    """A core state that refuses to hand its box and pile to Python."""
+
+    def __init__(self, core):
+        self._core = core
+
+    def __getattr__(self, name):
+        if name in ("hidden", "set_hidden"):
+            raise AssertionError(f"{name}: determinize went through Python lists")
+        return getattr(self._core, name)
+
+
+def test_core_determinize_with_a_numpy_generator_stays_in_the_core():
+    game = _mid_game("core", 5)
+    before = game.box
+    game._core = _NoListsBack(game._core)
+    game.determinize(np.random.default_rng(2))
+    assert game.box != before
+
+
+def test_core_determinize_takes_any_shuffler_as_the_engine_does():
+    ref, fast = _mid_game("python", 4), _mid_game("core", 4)
+    ref.determinize(random.Random(8))
+    fast.determinize(random.Random(8))
+    assert (fast.box, fast.pile) == (ref.box, ref.pile)
+
+
+def test_core_determinize_refuses_what_is_not_a_numpy_bit_generator():
+    game = _mid_game("core", 4, 0)
+    with pytest.raises(TypeError):
+        game._core.determinize_numpy(np.random.default_rng(0).bit_generator.ctypes.state)
+    with pytest.raises(ValueError):  # a capsule of another kind (datetime's C API)
+        game._core.determinize_numpy(datetime.datetime_CAPI)
 
 
 def test_integers_refuse_a_range_the_twin_does_not_draw():

@@ -398,12 +398,15 @@ NB_MODULE(_core, m) {
           "Margin change of ``player`` after each id (all legal), played on copies.")
       .def(
           "determinize_numpy",
-          [](Game& g, Pcg64& bits) {
+          [](Game& g, nb::capsule bit_generator) {
+            // raises (ValueError) for a capsule that is not a numpy bit generator's
+            NumpyBits bits{static_cast<NumpyBitgen*>(bit_generator.data("BitGenerator"))};
             shuffle(bits, g.box_in_place());
             shuffle(bits, g.pile_in_place());
           },
-          nb::arg("bits"),
-          "Reshuffle the box, then the pile, as Generator.shuffle over ``bits`` (advanced).")
+          nb::arg("bit_generator"),
+          "Reshuffle the box, then the pile, as numpy's Generator.shuffle does over the bit "
+          "generator behind ``bit_generator`` (its ``capsule``; the caller holds its lock).")
       .def(
           "determinized_clone",
           [](const Game& g, std::uint64_t seed) {

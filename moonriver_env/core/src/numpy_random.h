@@ -131,8 +131,26 @@ struct Pcg64 {
       (static_cast<u128>(2549297995355413924ULL) << 64) | 4865540595714422341ULL;
 };
 
+// numpy's C interface to any of its bit generators (numpy/random/bitgen.h, the struct behind
+// ``bit_generator.capsule``): its draws are the generator's own, wherever it stands.
+struct NumpyBitgen {
+  void* state;
+  std::uint64_t (*next_uint64)(void* st);
+  std::uint32_t (*next_uint32)(void* st);
+  double (*next_double)(void* st);
+  std::uint64_t (*next_raw)(void* st);
+};
+
+// A numpy bit generator seen through the draws below (``Bits``: next_uint32/next_uint64).
+struct NumpyBits {
+  NumpyBitgen* gen;
+  std::uint32_t next_uint32() { return gen->next_uint32(gen->state); }
+  std::uint64_t next_uint64() { return gen->next_uint64(gen->state); }
+};
+
 // random_interval: a draw in 0..max by masked rejection (Generator.shuffle's draw).
-inline std::uint64_t random_interval(Pcg64& bits, std::uint64_t max) {
+template <typename Bits>
+std::uint64_t random_interval(Bits& bits, std::uint64_t max) {
   if (max == 0) return 0;
   std::uint64_t mask = max;
   for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
@@ -167,8 +185,8 @@ inline std::int64_t integers(Pcg64& bits, std::int64_t low, std::int64_t high) {
 }
 
 // Generator.shuffle(list): Fisher-Yates from the end with random_interval.
-template <typename T>
-void shuffle(Pcg64& bits, std::vector<T>& items) {
+template <typename Bits, typename T>
+void shuffle(Bits& bits, std::vector<T>& items) {
   for (std::size_t i = items.size() > 0 ? items.size() - 1 : 0; i > 0; --i)
     std::swap(items[i], items[random_interval(bits, i)]);
 }
