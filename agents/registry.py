@@ -7,7 +7,9 @@ taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint direc
 ``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped 4-player
 base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights),
 ``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search, heuristic prior; ``pretrained+puct:BUDGET`` or
-``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior).
+``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior), ``az:PATH.npz``
+(a ``moonriver-train-az`` network's policy, any variant; ``az-sample:PATH.npz`` samples) and
+``az+search:PATH.npz:SIMS`` (the batched search with that network's values).
 
 Circles: Far West (``game="circles"``): ``random`` (RandomAgent reads only the mask, so it
 plays any game) and ``heuristic`` (CirclesHeuristicAgent).
@@ -23,7 +25,8 @@ from moonriver_env.agents.base import Agent
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
          "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
-         "pretrained+puct[:VARIANT]:BUDGET")
+         "pretrained+puct[:VARIANT]:BUDGET", "az:PATH.npz", "az-sample:PATH.npz",
+         "az+search:PATH.npz:SIMS")
 CIRCLES_SPECS = ("random", "heuristic")
 GAME_SPECS = {"moonriver": SPECS, "circles": CIRCLES_SPECS}
 # The specs that name no file: an untrusted caller (a play server's request) may pick these.
@@ -150,6 +153,10 @@ def _moonriver_agent(spec: str, seed: int | None) -> Agent:
         from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
 
         return PretrainedAgent(arg or DEFAULT_VARIANT, name=spec)
+    if kind in ("az", "az-sample", "az+search"):
+        from moonriver_env.agents.az import az_from_spec
+
+        return az_from_spec(spec, seed)
     if kind in ("puct", "pretrained+puct"):
         from moonriver_env.agents.puct import puct_from_spec
 

@@ -1,0 +1,170 @@
+"""Agents on the search recipe's network (``moonriver-train-az``), played with numpy alone.
+
+The network (``training/az/network.py``, saved by the recipe as ``.npz``) is RanchNet's trunk
+and policy with a value per seat: four logits, seats relative to the player to move, turned into
+win shares by a softmax over the table's player count. One network plays every variant (2-4
+players, base and every Legends scenario), so these agents are never refused a variant.
+
+- ``az:PATH.npz``: the policy alone, its most likely legal action (``az-sample:PATH.npz``
+  samples from it instead).
+- ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.search``) of one
+  game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat);
+  it plays the search's chosen action.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+from moonriver_env.agents.base import Observation, SeededAgent
+from moonriver_env.agents.pretrained import NumpyRanchNet
+
+AZ_FORMAT = "moonriver-az/1"
+SEATS = 4  # value outputs: the most players a table has
+MAX_SIMULATIONS = 100_000
+
+
+def seat_mask(num_players: Any) -> np.ndarray:
+    """(B, 4) bool: which relative seats are at each row's table of ``num_players``."""
+    return np.arange(SEATS)[None, :] < np.asarray(num_players).reshape(-1, 1)
+
+
+def absolute_shares(relative: np.ndarray, seat: Any, num_players: Any) -> np.ndarray:
+    """Win shares by player id (B, 4) from shares by seat relative to ``seat``, the player to
+    move of each row (relative index k is player ``(seat + k) % num_players``)."""
+    relative = np.asarray(relative)
+    seat, players = np.asarray(seat).reshape(-1), np.asarray(num_players).reshape(-1)
+    rows = np.arange(relative.shape[0])[:, None]
+    k = np.arange(SEATS)[None, :]
+    out = np.zeros_like(relative)
+    inside = k < players[:, None]
+    ids = (seat[:, None] + k) % players[:, None]
+    out[np.broadcast_to(rows, ids.shape)[inside], ids[inside]] = relative[inside]
+    return out
+
+
+class NumpyAZNet(NumpyRanchNet):
+    """The AZNet forward in numpy: masked logits and win shares per relative seat."""
+
+    def evaluate(self, obs: np.ndarray, mask: np.ndarray,
+                 num_players: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Masked logits (B, 2710) and win shares (B, 4) by seat relative to the player to
+        move (zero beyond each row's ``num_players``; each row sums to 1)."""
+        logits, value = self.forward_heads(obs, mask)
+        seats = seat_mask(num_players)
+        value = np.where(seats, value, -np.inf)
+        value = np.exp(value - value.max(axis=1, keepdims=True))
+        return logits, (value / value.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
+    """The numpy network and metadata of a ``moonriver-train-az`` ``.npz``; another file is a
+    clear error."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(2, "az network file not found", path)
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    if meta.get("format") != AZ_FORMAT:
+        raise ValueError(f"{os.path.basename(path)} is not an az network (written by "
+                         f"moonriver-train-az, format {AZ_FORMAT}); pretrained:PATH.npz plays "
+                         f"the PPO recipe's weights")
+    return NumpyAZNet(arrays), meta
+
+
+_CACHE: dict[str, tuple[NumpyAZNet, dict[str, Any]]] = {}
+
+
+def cached_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
+    """``load_az`` once per file path and process (agents share the read-only arrays)."""
+    key = os.path.abspath(path)
+    if key not in _CACHE:
+        _CACHE[key] = load_az(path)
+    return _CACHE[key]
+
+
+class AZAgent(SeededAgent):
+    """The network's policy alone: its most likely legal action, or a sample from it."""
+
+    def __init__(self, path: str, deterministic: bool = True, seed: int | None = None,
+                 name: str = "az") -> None:
+        super().__init__(seed=seed, name=name)
+        self.net, meta = cached_az(path)
+        self.meta = {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
+        self.deterministic = deterministic
+
+    def policy(self, game: Any, observation: Observation) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities over the 2710 ids (zero where illegal) and win shares by player id."""
+        logits, shares = self.net.evaluate(observation["observation"][None],
+                                           np.asarray(observation["action_mask"])[None],
+                                           game.num_players)
+        p = np.exp(logits[0] - logits[0].max())
+        return p / p.sum(), absolute_shares(shares, game.current_player, game.num_players)[0]
+
+    def act(self, game: Any, observation: Observation) -> int:
+        """The most likely legal action (or one drawn from the policy)."""
+        p, _ = self.policy(game, observation)
+        if self.deterministic:
+            return int(np.argmax(p))
+        return int(self.rng.choice(p.size, p=p))
+
+
+def core_game(game: Any) -> Any:
+    """``game`` as a game of the compiled core (a Python engine game is replayed there)."""
+    from moonriver_env.core import Game as CoreGame
+
+    if isinstance(game, CoreGame):
+        return game
+    return CoreGame.from_record(game.to_record(include_seed=True))
+
+
+def leaf_values(net: NumpyAZNet, leaves: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The network's logits (M, 2710) and win shares by player id (M, 4) of a search's leaves
+    (``moonriver_env.search.LeafBatch``)."""
+    logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players)
+    return (logits.astype(np.float32),
+            absolute_shares(shares, leaves.seat, leaves.num_players).astype(np.float32))
+
+
+class AZSearchAgent(SeededAgent):
+    """The batched Gumbel search of one game, the network valuing every leaf."""
+
+    def __init__(self, path: str, simulations: int, seed: int | None = None,
+                 name: str = "az+search", max_considered: int = 16) -> None:
+        if isinstance(simulations, bool) or not isinstance(simulations, int) or \
+                not 1 <= simulations <= MAX_SIMULATIONS:
+            raise ValueError(f"simulations must be an integer from 1 to {MAX_SIMULATIONS}, "
+                             f"got {simulations!r:.40}")
+        super().__init__(seed=seed, name=name)
+        self.net, meta = cached_az(path)
+        self.meta = {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
+        self.simulations, self.max_considered = simulations, max_considered
+
+    def act(self, game: Any, observation: Observation) -> int:
+        """The action the search chooses (its own seed drawn from the agent's generator)."""
+        from moonriver_env.search import BatchedSearch
+
+        search = BatchedSearch([core_game(game)], simulations=self.simulations,
+                               seed=int(self.rng.integers(2**62)), algorithm="gumbel",
+                               max_considered=self.max_considered)
+        while (leaves := search.leaves()) is not None:
+            search.evaluate(*leaf_values(self.net, leaves))
+        return int(search.result().action[0])
+
+
+def az_from_spec(spec: str, seed: int | None = None) -> SeededAgent:
+    """``az:PATH``, ``az-sample:PATH`` or ``az+search:PATH:SIMS``; a bad spec says why."""
+    kind, _, arg = spec.partition(":")
+    if kind in ("az", "az-sample") and arg:
+        return AZAgent(arg, deterministic=kind == "az", seed=seed, name=spec)
+    path, _, budget = arg.rpartition(":")
+    if kind == "az+search" and path and budget.isdigit():
+        try:
+            return AZSearchAgent(path, int(budget), seed=seed, name=spec)
+        except ValueError as exc:
+            raise ValueError(f"agent spec {spec!r}: {exc}") from None
+    raise ValueError(f"agent spec {spec!r}: expected az:PATH.npz, az-sample:PATH.npz or "
+                     f"az+search:PATH.npz:SIMS (SIMS an integer from 1 to {MAX_SIMULATIONS})")

@@ -1,0 +1,157 @@
+"""Agents on the search recipe's network: the numpy forward matches torch, the policy and the
+search agent play legal moves in every variant (engine and core games), specs and files are
+checked, and no variant is refused (one network plays them all)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from moonriver_env.agents.az import (  # noqa: E402
+    AZAgent,
+    AZSearchAgent,
+    absolute_shares,
+    leaf_values,
+    load_az,
+)
+from moonriver_env.agents.registry import make_agent  # noqa: E402
+from moonriver_env.training.az.network import AZNet, export_npz  # noqa: E402
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config  # noqa: E402
+from moonriver_env.training.policy_net import NetConfig  # noqa: E402
+
+from moonriver_env.backend import Encoder, make_game  # noqa: E402
+
+SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory) -> str:
+    """A small random AZNet exported as the agents read it."""
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12))
+    path = str(tmp_path_factory.mktemp("az") / "net.npz")
+    export_npz(net, path, {"note": "untrained, for tests"})
+    return path
+
+
+def _positions(variant: str, backend: str = "core", decisions: int = 7) -> object:
+    game = make_game(variant_config(variant), seed=3, backend=backend)
+    rng = np.random.default_rng(0)
+    for _ in range(decisions):
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(ids.size)]))
+    return game
+
+
+def _observation(game) -> dict[str, np.ndarray]:
+    return {"observation": Encoder().encode(game, game.current_player),
+            "action_mask": game.legal_mask()}
+
+
+def test_numpy_forward_matches_torch_in_every_variant(weights) -> None:
+    games = [_positions(v) for v in ALL_VARIANTS]
+    obs = np.stack([Encoder().encode(g, g.current_player) for g in games])
+    mask = np.stack([g.legal_mask() for g in games])
+    players = np.array([g.num_players for g in games], np.int32)
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12)).eval()
+    with torch.no_grad():
+        logp, logv, _ = net.heads(torch.from_numpy(obs), torch.from_numpy(mask).bool(),
+                                  torch.from_numpy(players))
+    numpy_net, meta = load_az(weights)
+    assert meta["format"] == "moonriver-az/1" and "relative to the player to move" in meta["value"]
+    logits, shares = numpy_net.evaluate(obs, mask, players)
+    legal = mask.astype(bool)
+    top = logits.max(1, keepdims=True)
+    log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
+    np.testing.assert_allclose(log_p[legal], logp.numpy()[legal], atol=2e-5)
+    np.testing.assert_allclose(shares, logv.exp().numpy(), atol=2e-6)
+    np.testing.assert_allclose(shares.sum(1), 1.0, atol=1e-6)
+    assert (shares[players == 2][:, 2:] == 0).all() and (shares[players == 3][:, 3] == 0).all()
+
+
+def test_absolute_shares_turn_relative_seats_into_player_ids() -> None:
+    relative = np.array([[0.1, 0.2, 0.7, 0.0], [0.4, 0.6, 0.0, 0.0], [0.1, 0.2, 0.3, 0.4]])
+    out = absolute_shares(relative, [2, 1, 3], [3, 2, 4])
+    np.testing.assert_allclose(out, [[0.2, 0.7, 0.1, 0.0], [0.6, 0.4, 0.0, 0.0],
+                                     [0.2, 0.3, 0.4, 0.1]])
+
+
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
+def test_policy_and_search_agents_play_legal_moves_in_every_variant(weights, variant) -> None:
+    agents = [make_agent(f"az:{weights}", seed=1, config=variant_config(variant)),
+              make_agent(f"az-sample:{weights}", seed=1),
+              make_agent(f"az+search:{weights}:6", seed=1, config=variant_config(variant))]
+    for backend in ("core", "python"):
+        game = _positions(variant, backend)
+        for _ in range(4):
+            for agent in agents:
+                action = agent.act(game, _observation(game))
+                assert game.legal_mask()[action] == 1, (agent.name, action)
+            game.apply(agents[2].act(game, _observation(game)))
+
+
+def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
+    from moonriver_env.search import BatchedSearch
+
+    game = _positions("3p-legends-2")
+    agent = AZSearchAgent(weights, 8, seed=5)
+    seed = int(np.random.default_rng(5).integers(2**62))  # the agent's first draw
+    search = BatchedSearch([game], simulations=8, seed=seed, max_considered=16)
+    net = load_az(weights)[0]
+    while (leaves := search.leaves()) is not None:
+        search.evaluate(*leaf_values(net, leaves))
+    assert agent.act(game, _observation(game)) == int(search.result().action[0])
+    agent.reset(5)
+    assert agent.act(game, _observation(game)) == int(search.result().action[0])
+
+
+def test_sampled_policy_follows_its_seed(weights) -> None:
+    game = _positions("4p-base", decisions=2)
+
+    def draws(seed: int) -> list[int]:
+        agent = AZAgent(weights, deterministic=False, seed=seed)
+        return [agent.act(game, _observation(game)) for _ in range(20)]
+
+    assert draws(7) == draws(7)
+    assert len(set(draws(7))) > 1  # an untrained policy is spread over many actions
+
+
+def test_az_plays_every_variant_in_gymnasium_and_the_tournament(weights) -> None:
+    import gymnasium
+    from moonriver_env.training.tournament import run_tournament
+
+    import moonriver_env  # noqa: F401
+
+    env = gymnasium.make("MoonRiver-v0", num_players=3, mode="legends", scenario=2,
+                         opponents=[f"az:{weights}", f"az+search:{weights}:4"])
+    env.reset(seed=0)
+    env.close()
+    result = run_tournament([f"az:{weights}", f"az+search:{weights}:4"], 2, "base", 2, 0,
+                            workers=1, progress=False)
+    assert sum(a.games for a in result.agents) == 4
+
+
+@pytest.mark.parametrize(("spec", "error", "words"), [
+    ("az:missing.npz", FileNotFoundError, "az network file not found"),
+    (f"az:{SHIPPED}", ValueError, "is not an az network"),
+    ("az+search:{w}:0", ValueError, "simulations must be an integer from 1"),
+    ("az+search:{w}", ValueError, "expected az:PATH.npz"),
+    ("az+search:{w}:5s", ValueError, "az+search:PATH.npz:SIMS"),
+    ("az:", ValueError, "expected az:PATH.npz"),
+])
+def test_bad_az_specs_say_what_is_allowed(weights, spec, error, words) -> None:
+    with pytest.raises(error, match=words.replace("+", r"\+").replace(".", r"\.")):
+        make_agent(spec.format(w=weights))
+
+
+def test_play_server_pages_show_only_the_az_files_name() -> None:
+    from moonriver_env.play.session import shown_spec
+
+    assert shown_spec("az:/home/me/runs/net.npz") == "az:net.npz"
+    assert shown_spec("az-sample:/home/me/net.npz") == "az-sample:net.npz"
+    assert shown_spec("az+search:/home/me/net.npz:32") == "az+search:net.npz:32"

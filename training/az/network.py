@@ -1,0 +1,100 @@
+"""AZNet: RanchNet's trunk and policy heads with a value per seat, for every variant.
+
+The policy is RanchNet's (logits over the 2710 action ids, masked). The value head gives four
+logits, one per seat **relative to the player to move** (index 0 is the player to move, 1 the
+next player id, ...: the observation's own order); a masked softmax over the table's
+``num_players`` seats turns them into the predicted win share of each seat (a game's tied
+winners share the win). An auxiliary head predicts each seat's score margin (its score minus
+the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not exported.
+One network plays 2, 3 and 4 players and every Legends scenario: the observation names the
+player count and the scenario. ``export_npz`` writes the numpy agents' file
+(``agents/az.py`` plays it without torch).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+import torch
+from moonriver_env.agents.az import AZ_FORMAT, SEATS, seat_mask
+from moonriver_env.training.atomic import atomic_save
+from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
+from torch import nn
+
+MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
+EXPORT_SKIP = ("margin_head.",)  # training-only heads, left out of the agents' file
+
+
+class AZNet(RanchNet):
+    """Policy logits over the 2710 ids, a win-share logit per relative seat and a margin."""
+
+    def __init__(self, config: NetConfig | None = None) -> None:
+        super().__init__(replace(config or NetConfig(), use_prior=False))
+        hidden = self.config.hidden
+        self.value_head = nn.Linear(hidden, SEATS)
+        self.margin_head = nn.Linear(hidden, SEATS)
+
+    def heads(self, obs: torch.Tensor, mask: torch.Tensor,
+              num_players: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Log-probabilities (B, 2710) under ``mask``, log win shares (B, 4) over each row's
+        ``num_players`` seats (about MASKED beyond) and margins (B, 4)."""
+        scores, state = self._scores(obs)
+        logits = scores.index_select(1, self.index).masked_fill(~mask, MASKED)
+        seats = torch.from_numpy(seat_mask(num_players.cpu().numpy())).to(obs.device)
+        value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
+        return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
+                _linear(self.margin_head, state))
+
+
+def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
+    """The float32 arrays the numpy agents read (training-only heads left out)."""
+    return {k: v.detach().cpu().float().numpy() for k, v in net.state_dict().items()
+            if not k.startswith(EXPORT_SKIP)}
+
+
+def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str:
+    """Write the agents' ``.npz`` (arrays plus a JSON ``__meta__``) atomically."""
+    info = {"format": AZ_FORMAT, "net": asdict(net.config),
+            "value": "win share per seat, relative to the player to move"} | dict(meta or {})
+    arrays = export_arrays(net)
+    return atomic_save(path, lambda fh: np.savez(fh, __meta__=np.array(json.dumps(info)),
+                                                 **arrays))
+
+
+def warm_start(net: AZNet, source: str) -> list[str]:
+    """Copy into ``net`` every weight of the PPO recipe's network at ``source`` (a
+    ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``) with the same name and
+    shape; returns the names copied. The value heads differ (one value, four here): not
+    copied. A source of other sizes is a clear error."""
+    if source.endswith(".npz"):
+        with np.load(source, allow_pickle=False) as data:
+            arrays = {k: torch.from_numpy(data[k]) for k in data.files if k != "__meta__"}
+    else:
+        from moonriver_env.training.policy_net import load_net
+
+        arrays = load_net(source)[0].state_dict()
+    own = net.state_dict()
+    wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
+             and not k.startswith("value_head.")]
+    if wrong:
+        raise ValueError(f"warm start {source!r}: its sizes differ from this network's at "
+                         f"{', '.join(wrong[:3])} (set channels, opponent_channels and hidden "
+                         f"as in its recipe)")
+    copied = [k for k, v in arrays.items() if k in own and own[k].shape == v.shape]
+    net.load_state_dict({k: arrays[k] for k in copied}, strict=False)
+    return copied
+
+
+def source_sizes(source: str) -> dict[str, int]:
+    """The network sizes (channels, opponent_channels, hidden) of a warm-start source."""
+    if source.endswith(".npz"):
+        with np.load(source, allow_pickle=False) as data:
+            meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+        net = meta.get("net", {})
+    else:
+        blob = torch.load(source, map_location="cpu", weights_only=True)
+        net = blob.get("config", {}) if isinstance(blob, dict) else {}
+    return {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}

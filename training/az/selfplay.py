@@ -1,0 +1,165 @@
+"""Self-play by search: a batch of core games of mixed variants, a batched search at every
+decision of every game, the leaves of all games valued in one network call per search step.
+
+Each recorded decision keeps the mover's observation and legal mask, the search's improved
+policy (the policy target) and, once its game is over, the outcome by seat relative to the
+mover (win share: 1 / number of winners for each winner) and the score margins (score minus
+the table's mean). A decision with one legal action is played without a search and not kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from moonriver_env.agents.az import SEATS
+
+from moonriver_env.engine import NUM_ACTIONS, GameConfig
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+
+PLAYERS = (2, 3, 4)
+SCENARIOS = (1, 2, 3, 4)
+ALL_VARIANTS = tuple(f"{n}p-base" for n in PLAYERS) + tuple(
+    f"{n}p-legends-{s}" for n in PLAYERS for s in SCENARIOS)
+_VARIANT = re.compile(r"([234])p-(base|legends-([1-4]))")
+
+# (leaves) -> (logits (M, 2710), win shares by player id (M, 4)): the network's answer
+Evaluate = Callable[[Any], tuple[np.ndarray, np.ndarray]]
+# (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
+MakeSearch = Callable[[list[Any], int], Any]
+
+
+def variant_config(name: str) -> GameConfig:
+    """The GameConfig of a variant name (``3p-base``, ``2p-legends-4``); others are refused."""
+    match = _VARIANT.fullmatch(name) if isinstance(name, str) else None
+    if match is None:
+        raise ValueError(f"unknown variant {name!r}; allowed: NP-base or NP-legends-S with N "
+                         f"2-4 and S 1-4 (all 15: {', '.join(ALL_VARIANTS)}), or 'all'")
+    scenario = match.group(3)
+    return GameConfig(num_players=int(match.group(1)),
+                      mode="legends" if scenario else "base",
+                      scenario=int(scenario) if scenario else None)
+
+
+def variant_list(names: Sequence[str]) -> tuple[str, ...]:
+    """The variants a config names (``["all"]``: every one of the 15), each checked."""
+    if list(names) == ["all"]:
+        return ALL_VARIANTS
+    if not names:
+        raise ValueError("variants must name at least one variant (or 'all')")
+    for name in names:
+        variant_config(name)
+    return tuple(names)
+
+
+@dataclass
+class Samples:
+    """Recorded decisions with their targets, as arrays of one length."""
+
+    obs: np.ndarray  # (n, 4934) float32: the mover's observation
+    mask: np.ndarray  # (n, 2710) int8: the legal actions
+    policy: np.ndarray  # (n, 2710) float32: the search's improved policy
+    outcome: np.ndarray  # (n, 4) float32: win share by seat relative to the mover
+    margin: np.ndarray  # (n, 4) float32: score minus the mean, by relative seat (points)
+    num_players: np.ndarray  # (n,) int32
+
+    @classmethod
+    def empty(cls) -> Samples:
+        """No decisions."""
+        return cls(np.zeros((0, OBSERVATION_SIZE), np.float32),
+                   np.zeros((0, NUM_ACTIONS), np.int8), np.zeros((0, NUM_ACTIONS), np.float32),
+                   np.zeros((0, SEATS), np.float32), np.zeros((0, SEATS), np.float32),
+                   np.zeros(0, np.int32))
+
+    def __len__(self) -> int:
+        return len(self.obs)
+
+
+@dataclass
+class PlayStats:
+    """What one batch of self-play did."""
+
+    games: int = 0
+    decisions: int = 0  # searched decisions (the samples)
+    leaves: int = 0  # network leaf evaluations
+    steps: int = 0  # network calls (one per search step)
+
+
+def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> list[Any]:
+    """``count`` fresh core games, each of a variant drawn uniformly, seeded from ``rng``."""
+    from moonriver_env.core import Game
+
+    picks = rng.integers(len(variants), size=count)
+    seeds = rng.integers(2**62, size=count)
+    return [Game(variant_config(variants[int(v)]), seed=int(s))
+            for v, s in zip(picks, seeds, strict=True)]
+
+
+def _outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
+    """Win share and score margin of every seat relative to ``mover`` (zeros beyond)."""
+    n = game.num_players
+    winners = game.winners()
+    totals = np.array([s.total for s in game.scores()], np.float32)
+    share, margin = np.zeros(SEATS, np.float32), np.zeros(SEATS, np.float32)
+    for k in range(n):
+        p = (mover + k) % n
+        share[k] = 1.0 / len(winners) if p in winners else 0.0
+        margin[k] = totals[p] - totals.mean()
+    return share, margin
+
+
+def _play_forced(games: list[Any]) -> None:
+    """Play every decision with one legal action (no search needed)."""
+    for game in games:
+        while not game.is_over and len(game.legal_action_ids()) == 1:
+            game.apply(int(game.legal_action_ids()[0]))
+
+
+def _search_step(games: list[Any], live: list[int], evaluate: Evaluate, make_search: MakeSearch,
+                 seed: int, stats: PlayStats) -> Any:
+    """One batched search over the live games; returns its result."""
+    search = make_search([games[i] for i in live], seed)
+    while (leaves := search.leaves()) is not None:
+        logits, values = evaluate(leaves)
+        search.evaluate(logits, values)
+        stats.leaves += len(leaves.seat)
+        stats.steps += 1
+    return search.result()
+
+
+def play(games: list[Any], evaluate: Evaluate, make_search: MakeSearch,
+         rng: np.random.Generator) -> tuple[Samples, PlayStats]:
+    """Play ``games`` to their ends, searching every decision of every game in one batch;
+    the search seeds are drawn from ``rng``."""
+    stats = PlayStats(games=len(games))
+    rows: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]] = []
+    _play_forced(games)
+    while live := [i for i, g in enumerate(games) if not g.is_over]:
+        result = _search_step(games, live, evaluate, make_search, int(rng.integers(2**62)),
+                              stats)
+        for j, i in enumerate(live):
+            game = games[i]
+            mover = game.current_player
+            rows.append((i, mover, game.observe(mover), game.legal_mask().copy(),
+                         np.asarray(result.policy[j], np.float32)))
+            game.apply(int(result.action[j]))
+        stats.decisions += len(live)
+        _play_forced(games)
+    return _samples(games, rows), stats
+
+
+def _samples(games: list[Any], rows: list[tuple[int, int, np.ndarray, np.ndarray,
+                                                  np.ndarray]]) -> Samples:
+    """The recorded decisions with their games' outcomes."""
+    if not rows:
+        return Samples.empty()
+    targets = [_outcome(games[i], mover) for i, mover, *_ in rows]
+    return Samples(obs=np.stack([r[2] for r in rows]).astype(np.float32),
+                   mask=np.stack([r[3] for r in rows]).astype(np.int8),
+                   policy=np.stack([r[4] for r in rows]),
+                   outcome=np.stack([t[0] for t in targets]),
+                   margin=np.stack([t[1] for t in targets]),
+                   num_players=np.array([games[i].num_players for i, *_ in rows], np.int32))
