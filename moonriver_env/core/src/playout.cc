@@ -26,19 +26,18 @@ int random_rollout(Game& game, int depth, SplitMix64& rng) {
   return decisions;
 }
 
-namespace {
-int margin(const Game& game, int player) {
-  int mine = 0, best_other = INT32_MIN;
-  for (int p = 0; p < game.num_players(); ++p) {
-    const int total = game.running_score(p).total();
-    if (p == player)
-      mine = total;
-    else if (total > best_other)
-      best_other = total;
-  }
-  return mine - best_other;
+int margin_of(const int* totals, int n, int player) {
+  int best_other = INT32_MIN;
+  for (int p = 0; p < n; ++p)
+    if (p != player && totals[p] > best_other) best_other = totals[p];
+  return totals[player] - best_other;
 }
-}  // namespace
+
+int margin(const Game& game, int player) {
+  int totals[MAX_PLAYERS];
+  for (int p = 0; p < game.num_players(); ++p) totals[p] = game.running_score(p).total();
+  return margin_of(totals, game.num_players(), player);
+}
 
 void one_ply_margins(const Game& game, int player, const std::int64_t* ids, int count,
                      std::int64_t* out) {

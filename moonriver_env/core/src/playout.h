@@ -32,6 +32,11 @@ int random_playout(Game& game, SplitMix64& rng);
 // Play up to ``depth`` uniformly random legal decisions in place (fewer if the game ends);
 // returns the decisions made (a search's bounded rollout).
 int random_rollout(Game& game, int depth, SplitMix64& rng);
+// ``player``'s total minus the best opponent's, of ``n`` players' ``totals`` (Greedy's and
+// search's margin).
+int margin_of(const int* totals, int n, int player);
+// margin_of over the game's running scores.
+int margin(const Game& game, int player);
 // Greedy's one-ply values: for each id, ``player``'s running-score margin over the best
 // opponent after playing it on a copy, minus the margin now.
 void one_ply_margins(const Game& game, int player, const std::int64_t* ids, int count,

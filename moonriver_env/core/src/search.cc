@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -29,18 +28,6 @@ double plot_value(const Tables& t, int plot) {
   const KindRow& k = t.of_plot(plot);
   return k.nugget + k.beaver + k.corn + 1.5 * k.cows + 1.0 * (k.circle ? 1 : 0) -
          0.5 * (k.skull ? 1 : 0) + k.number / 25.0;
-}
-
-int margin(const Game& game, int player) {
-  int mine = 0, best_other = INT_MIN;
-  for (int p = 0; p < game.num_players(); ++p) {
-    const int total = game.running_score(p).total();
-    if (p == player)
-      mine = total;
-    else if (total > best_other)
-      best_other = total;
-  }
-  return mine - best_other;
 }
 
 }  // namespace
@@ -94,7 +81,7 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
   }
   int now[MAX_PLAYERS];
   for (int p = 0; p < f.n; ++p) now[p] = game.running_score(p).total();
-  const int base = margin(game, me);
+  const int base = margin_of(now, f.n, me);
   Game child(game);  // one copy's storage, reused for every action
   for (int i = 0; i < count; ++i) {
     const int aid = static_cast<int>(ids[i]);
@@ -105,18 +92,14 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     } else {
       // A ranch whose bytes did not change keeps its score (most decisions change only the
       // mover's): the same margin as scoring every ranch again.
-      int mine = 0, best_other = INT_MIN;
+      int totals[MAX_PLAYERS];
       for (int p = 0; p < f.n; ++p) {
         const Ranch& r = child.state().ranches[p];
-        const int total = (p != me && std::memcmp(&r, &f.ranches[p], sizeof(Ranch)) == 0)
-                              ? now[p]
-                              : child.running_score(p).total();
-        if (p == me)
-          mine = total;
-        else if (total > best_other)
-          best_other = total;
+        totals[p] = (p != me && std::memcmp(&r, &f.ranches[p], sizeof(Ranch)) == 0)
+                        ? now[p]
+                        : child.running_score(p).total();
       }
-      value[i] = static_cast<double>(mine - best_other - base);
+      value[i] = static_cast<double>(margin_of(totals, f.n, me) - base);
     }
     if (aid == PASS_ID) {
       shape[i] = -1;
@@ -256,12 +239,7 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
     double values[MAX_PLAYERS];
     int totals[MAX_PLAYERS];
     for (int p = 0; p < n; ++p) totals[p] = game.running_score(p).total();
-    for (int p = 0; p < n; ++p) {
-      int best_other = INT_MIN;
-      for (int q = 0; q < n; ++q)
-        if (q != p && totals[q] > best_other) best_other = totals[q];
-      values[p] = std::tanh((totals[p] - best_other) / params.value_scale);
-    }
+    for (int p = 0; p < n; ++p) values[p] = std::tanh(margin_of(totals, n, p) / params.value_scale);
     for (std::size_t i = 0; i < path.size(); ++i) {
       Node& nd = nodes[path[i]];
       nd.visits += 1;
