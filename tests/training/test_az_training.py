@@ -1,0 +1,274 @@
+"""The search recipe (moonriver-train-az) at tiny size: variants, self-play targets, one
+network call per search step, the replay buffer, reproducible runs, resume to the same
+weights as an uninterrupted run, Ctrl-C saves, warm start, and one-line CLI errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from moonriver_env.training.az import train as az_train  # noqa: E402
+from moonriver_env.training.az.network import AZNet, warm_start  # noqa: E402
+from moonriver_env.training.az.selfplay import (  # noqa: E402
+    ALL_VARIANTS,
+    Samples,
+    new_games,
+    play,
+    variant_config,
+    variant_list,
+)
+from moonriver_env.training.az.train import (  # noqa: E402
+    AZConfig,
+    ReplayBuffer,
+    Run,
+    batched_search,
+    deferred_interrupt,
+    network_evaluator,
+)
+from moonriver_env.training.policy_net import NetConfig  # noqa: E402
+
+from tests.helpers import HANG_GUARD  # noqa: E402
+
+SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
+TINY = {"games": 2, "simulations": 4, "max_considered": 4, "buffer": 512, "batch_size": 16,
+        "updates": 2, "channels": 4, "opponent_channels": 2, "hidden": 8,
+        "variants": ("2p-base", "3p-legends-2", "4p-base")}
+
+
+def tiny(out: Path, **changes) -> AZConfig:
+    return AZConfig(**(TINY | {"out": str(out), "iterations": 2} | changes))
+
+
+def quiet(line: str) -> None:
+    """A progress sink for tests."""
+
+
+def test_variants_are_the_fifteen_and_others_are_refused() -> None:
+    assert len(ALL_VARIANTS) == 15 and variant_list(["all"]) == ALL_VARIANTS
+    config = variant_config("3p-legends-4")
+    assert (config.num_players, config.mode, config.scenario) == (3, "legends", 4)
+    assert variant_config("2p-base").mode == "base"
+    for bad in (["5p-base"], ["2p-legends-5"], ["4p-legends"], [], ["all", "2p-base"]):
+        with pytest.raises(ValueError, match="variant"):
+            variant_list(bad)
+
+
+def test_self_play_targets_and_one_network_call_per_search_step() -> None:
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
+    rng = np.random.default_rng(0)
+    from moonriver_env.core import Game
+
+    games = [Game(variant_config(v), seed=i)
+             for i, v in enumerate(("2p-base", "3p-legends-1", "4p-legends-3"))]
+    calls: list[int] = []
+    evaluate = network_evaluator(net, torch.device("cpu"))
+
+    def counting(leaves):
+        calls.append(len(leaves))
+        assert len(set(leaves.game.tolist())) == len(leaves)  # one leaf per game per step
+        return evaluate(leaves)
+
+    samples, stats = play(games, counting, batched_search(tiny(Path("x"))), rng)
+    assert all(g.is_over for g in games)
+    assert stats.steps == len(calls) and stats.leaves == sum(calls) and calls[0] == 3
+    assert max(calls) == 3 and stats.decisions == len(samples) > 100
+    legal = samples.mask.astype(bool)
+    assert (samples.policy[~legal] == 0).all()
+    np.testing.assert_allclose(samples.policy.sum(1), 1.0, atol=1e-4)
+    np.testing.assert_allclose(samples.outcome.sum(1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(samples.margin.sum(1), 0.0, atol=1e-3)
+    assert set(samples.num_players.tolist()) == {2, 3, 4}
+    for n in (2, 3):
+        assert (samples.outcome[samples.num_players == n][:, n:] == 0).all()
+
+
+def test_outcome_is_by_seat_relative_to_the_mover() -> None:
+    from moonriver_env.training.az.selfplay import _outcome
+
+    game = new_games(("3p-base",), 1, np.random.default_rng(1))[0]
+    rng = np.random.default_rng(0)
+    while not game.is_over:
+        ids = game.legal_action_ids()
+        game.apply(int(ids[rng.integers(ids.size)]))
+    winners, totals = game.winners(), [s.total for s in game.scores()]
+    for mover in range(3):
+        share, margin = _outcome(game, mover)
+        for k in range(3):
+            player = (mover + k) % 3
+            assert share[k] == (1 / len(winners) if player in winners else 0.0)
+            assert margin[k] == pytest.approx(totals[player] - np.mean(totals))
+        assert share[3] == margin[3] == 0.0
+
+
+def test_replay_buffer_keeps_the_newest_and_round_trips() -> None:
+    buffer = ReplayBuffer(5)
+    empty = Samples.empty()
+
+    def rows(start: int, n: int) -> Samples:
+        return Samples(**{k: np.repeat(np.full((1, *v.shape[1:]), 0, v.dtype), n, axis=0)
+                          if k != "num_players" else np.arange(start, start + n, dtype=np.int32)
+                          for k, v in vars(empty).items()})
+
+    buffer.add(rows(0, 3))
+    buffer.add(rows(3, 4))
+    assert buffer.size == 5 and sorted(buffer.arrays["num_players"].tolist()) == [2, 3, 4, 5, 6]
+    buffer.add(rows(10, 12))  # more than the capacity: the newest five
+    assert sorted(buffer.arrays["num_players"].tolist()) == [17, 18, 19, 20, 21]
+    again = ReplayBuffer(5)
+    again.restore(buffer.state())
+    assert (again.arrays["num_players"] == buffer.arrays["num_players"]).all()
+    assert again.next == buffer.next
+
+
+def _weights(run: Run) -> dict[str, np.ndarray]:
+    return {k: v.detach().clone().numpy() for k, v in run.net.state_dict().items()}
+
+
+def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path) -> None:
+    whole = Run(tiny(tmp_path / "whole", iterations=3), report=quiet)
+    assert whole.train() == 0
+    again = Run(tiny(tmp_path / "again", iterations=3), report=quiet)
+    again.train()
+    first = Run(tiny(tmp_path / "split", iterations=1), report=quiet)
+    first.train()
+    state = az_train.load_resume(str(tmp_path / "split"))
+    assert state["iteration"] == 1
+    resumed = Run(tiny(tmp_path / "split", iterations=3), state=state, report=quiet)
+    resumed.train()
+    reference = _weights(whole)
+    for other in (again, resumed):
+        assert other.iteration == 3 and other.samples == whole.samples
+        for key, value in _weights(other).items():
+            np.testing.assert_array_equal(value, reference[key], err_msg=key)
+    assert (resumed.buffer.arrays["obs"] == whole.buffer.arrays["obs"]).all()
+    assert os.path.isfile(tmp_path / "split" / "az.npz")
+    assert os.path.isfile(tmp_path / "split" / "resume.prev.pt")
+
+
+def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
+    lines: list[str] = []
+    Run(tiny(tmp_path, iterations=1), report=lines.append).train()
+    assert lines[0].startswith("iter 1 | 2 games, ") and "decisions (" in lines[0]
+    assert "leaves (" in lines[0] and "loss policy" in lines[0]
+    assert lines[-1].startswith("done: 1 iterations") and "az:" in lines[-1]
+
+
+def test_ctrl_c_saves_the_last_finished_iteration_and_resume_continues(tmp_path) -> None:
+    config = tmp_path / "tiny.toml"
+    config.write_text("\n".join(f"{k} = {list(v) if isinstance(v, tuple) else v!r}"
+                                .replace("'", '"') for k, v in TINY.items()) + "\n")
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "moonriver_env.training.az.train", "--config", str(config),
+           "--out", str(out), "--iterations", "100000", "--device", "cpu"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not any(line.startswith("iter 2 ") for line in lines):
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            lines.append(line)
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    saved = [line for line in rest.splitlines() if line.startswith("interrupted: saved")]
+    assert len(saved) == 1 and f"--resume {out}" in saved[0]
+    state = az_train.load_resume(str(out))
+    done = state["iteration"]
+    assert done >= 2 and f"iteration {done} " in saved[0]
+    assert az_train.main(["--resume", str(out), "--iterations", str(done + 1)]) == 0
+    assert az_train.load_resume(str(out))["iteration"] == done + 1
+
+
+def test_deferred_interrupt_finishes_the_block_first() -> None:
+    finished = []
+    with pytest.raises(KeyboardInterrupt), deferred_interrupt():
+        os.kill(os.getpid(), signal.SIGINT)
+        finished.append(True)
+    assert finished == [True]
+
+
+def test_warm_start_copies_the_ppo_recipes_trunk_and_policy(tmp_path) -> None:
+    sizes = az_train.source_sizes(str(SHIPPED))
+    assert sizes == {"channels": 32, "opponent_channels": 16, "hidden": 128}
+    net = AZNet(NetConfig(**sizes))
+    copied = warm_start(net, str(SHIPPED))
+    with np.load(SHIPPED) as data:
+        assert "trunk.0.weight" in copied and "value_head.weight" not in copied
+        np.testing.assert_array_equal(net.state_dict()["dense_head.bias"].numpy(),
+                                      data["dense_head.bias"])
+    with pytest.raises(ValueError, match="sizes differ"):
+        warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), str(SHIPPED))
+
+
+def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:
+    out = tmp_path / "warm"
+    args = ["--out", str(out), "--iterations", "1", "--games", "1", "--simulations", "2",
+            "--warm-start", str(SHIPPED), "--device", "cpu"]
+    assert az_train.main(args) == 0
+    text = capsys.readouterr().out
+    assert "warm start: " in text and "done: 1 iterations" in text
+    assert az_train.load_resume(str(out))["config"]["hidden"] == 128
+
+
+def one_error(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("moonriver-train-az: error: "), captured.err
+    return lines[0]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--iterations", "0"], "set iterations or minutes"),
+    (["--iterations", "1", "--games", "0"], "games, simulations and max_considered"),
+    (["--iterations", "1", "--warm-start", "nowhere.pt"], "warm_start 'nowhere.pt': no such"),
+    (["--resume", "no-such-run"], "cannot resume 'no-such-run'"),
+])
+def test_cli_errors_are_one_line(tmp_path, capsys, argv, words) -> None:
+    assert az_train.main(["--out", str(tmp_path / "o"), *argv]) == 2
+    assert words in one_error(capsys)
+
+
+def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('variants = ["5p-base"]\niterations = 1\n')
+    assert az_train.main(["--config", str(bad), "--out", str(tmp_path / "b")]) == 2
+    assert "unknown variant '5p-base'" in one_error(capsys)
+    bad.write_text("iterations = 1\nsimulation = 3\n")
+    assert az_train.main(["--config", str(bad)]) == 2
+    assert "unknown settings ['simulation']" in one_error(capsys)
+    out = tmp_path / "run"
+    Run(tiny(out, iterations=1), report=quiet).train()
+    assert az_train.main(["--out", str(out), "--iterations", "2"]) == 2
+    assert "already holds a run" in one_error(capsys)
+    assert az_train.main(["--resume", str(out), "--simulations", "9"]) == 2
+    assert "cannot change ['simulations']" in one_error(capsys)
+    if not torch.cuda.is_available():
+        assert az_train.main(["--out", str(tmp_path / "c"), "--iterations", "1",
+                              "--device", "cuda"]) == 2
+        assert "no CUDA GPU" in one_error(capsys)
+
+
+def test_device_auto_is_cuda_when_present_else_cpu() -> None:
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert az_train.pick_device("auto").type == expected
+    assert az_train.pick_device("cpu").type == "cpu"
+
+
+def test_shipped_config_is_valid_and_covers_every_variant() -> None:
+    path = Path(__file__).resolve().parents[2] / "training" / "configs" / "az_all.toml"
+    cfg = AZConfig.load(str(path), {})
+    assert variant_list(cfg.variants) == ALL_VARIANTS
+    assert 16 <= cfg.simulations <= 64
+    assert replace(cfg, iterations=1).iterations == 1

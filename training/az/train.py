@@ -1,0 +1,452 @@
+"""``moonriver-train-az``: one policy-value network for every variant, trained by search.
+
+    moonriver-train-az --config training/configs/az_all.toml --out runs/az
+    moonriver-train-az --resume runs/az --iterations 200     # continue a stopped run
+
+Each iteration plays ``games`` core games (variants drawn from ``variants``) to their ends with
+a batched Gumbel search of ``simulations`` simulations at every decision
+(``moonriver_env.search.BatchedSearch``), every search step's leaves of all games valued by the
+network in one call; the decisions join a replay buffer with their targets (the search's
+improved policy, each seat's win share and score margin) and ``updates`` minibatches of
+``batch_size`` train the network (``training/az/network.py``). ``warm_start`` copies the PPO
+recipe's trunk and policy weights first.
+
+Files in ``out``: ``resume.pt`` (the whole run at the end of an iteration: weights, optimiser,
+buffer, generator; written atomically every ``checkpoint_every`` iterations, the one it
+replaces kept as ``resume.prev.pt``) and ``az.npz`` (the agents' weights: ``az:OUT/az.npz``).
+Ctrl-C stops between decisions and saves the last finished iteration; ``--resume`` continues
+with the same weights and draws as a run that never stopped. ``--device auto`` trains and
+evaluates on CUDA when present, else the CPU (reproducible there: same seed, same weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+import torch
+from moonriver_env.agents.az import absolute_shares, seat_mask
+from moonriver_env.training.atomic import atomic_save, first_line, keep_copy
+from moonriver_env.training.az.network import (
+    MARGIN_SCALE,
+    AZNet,
+    export_npz,
+    source_sizes,
+    warm_start,
+)
+from moonriver_env.training.az.selfplay import MakeSearch, Samples, new_games, play, variant_list
+from moonriver_env.training.policy_net import NetConfig
+
+from moonriver_env.common.cli import CLIError, cli_main
+
+FORMAT = "moonriver-az-resume/1"
+RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
+# Settings that fix the network or the run's draws: a resumed run keeps them.
+FIXED = ("seed", "variants", "games", "simulations", "max_considered", "buffer", "batch_size",
+         "updates", "channels", "opponent_channels", "hidden", "warm_start")
+
+
+@dataclass(frozen=True)
+class AZConfig:
+    """The recipe's settings (``training/configs/az_all.toml`` documents each)."""
+
+    seed: int = 0
+    out: str = "runs/az"
+    variants: tuple[str, ...] = ("all",)
+    games: int = 32
+    simulations: int = 32
+    max_considered: int = 16
+    iterations: int = 0
+    minutes: float = 0.0
+    buffer: int = 8192
+    batch_size: int = 256
+    updates: int = 16
+    learning_rate: float = 1e-3
+    weight_decay: float = 1e-4
+    value_coef: float = 1.0
+    margin_coef: float = 0.1
+    channels: int = 32
+    opponent_channels: int = 16
+    hidden: int = 128
+    warm_start: str = ""
+    checkpoint_every: int = 1
+    torch_threads: int = 1
+    device: str = "auto"
+
+    @classmethod
+    def load(cls, path: str | None, overrides: dict[str, Any],
+             base: dict[str, Any] | None = None) -> AZConfig:
+        """``base`` (else the defaults), then a TOML file, then explicit overrides; unknown
+        keys and values of the wrong type are errors."""
+        values: dict[str, Any] = dict(base or {})
+        if path:
+            import tomllib
+
+            try:
+                with open(path, "rb") as fh:
+                    values.update(tomllib.load(fh))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise CLIError(f"cannot read config {path!r}: {first_line(exc)}") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        kinds = {f.name: type(getattr(cls(), f.name)) for f in fields(cls)}
+        unknown = sorted(set(values) - set(kinds))
+        if unknown:
+            raise CLIError(f"unknown settings {unknown}; allowed: {sorted(kinds)}")
+        for name, value in values.items():
+            values[name] = _typed(name, kinds[name], value)
+        cfg = cls(**values)
+        cfg.validate()
+        return cfg
+
+    def validate(self) -> None:
+        """Every setting checked; the message says what is allowed."""
+        checks = [
+            (self.games >= 1 and self.simulations >= 1 and self.max_considered >= 1,
+             "games, simulations and max_considered must be >= 1"),
+            (self.iterations >= 0 and self.minutes >= 0, "iterations and minutes must be >= 0"),
+            (self.iterations > 0 or self.minutes > 0,
+             "set iterations or minutes (both 0 would never stop)"),
+            (1 <= self.batch_size <= self.buffer, "need 1 <= batch_size <= buffer"),
+            (self.updates >= 0 and self.checkpoint_every >= 1 and self.torch_threads >= 1,
+             "updates must be >= 0, checkpoint_every and torch_threads >= 1"),
+            (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
+             and self.margin_coef >= 0,
+             "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0"),
+            (min(self.channels, self.opponent_channels, self.hidden) >= 1,
+             "channels, opponent_channels and hidden must be >= 1"),
+            (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise CLIError(message)
+        try:
+            variant_list(self.variants)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        if self.warm_start and not os.path.isfile(self.warm_start):
+            raise CLIError(f"warm_start {self.warm_start!r}: no such file (a "
+                           f"moonriver-train-fast .pt checkpoint or exported .npz)")
+
+
+def _typed(name: str, kind: type, value: Any) -> Any:
+    """``value`` as setting ``name``'s type; a wrong type is a clear error."""
+    if kind is tuple and isinstance(value, (list, tuple)) and all(
+            isinstance(v, str) for v in value):
+        return tuple(value)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if type(value) is not kind:
+        wanted = "a list of strings" if kind is tuple else kind.__name__
+        raise CLIError(f"setting {name} must be {wanted}, got {value!r:.60}")
+    return value
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto``: CUDA when a GPU is present, else the CPU; ``cuda`` without one is refused."""
+    if name == "cuda" and not torch.cuda.is_available():
+        raise CLIError("--device cuda: no CUDA GPU is available (use auto or cpu)")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
+
+
+class ReplayBuffer:
+    """The newest ``capacity`` decisions (a ring); policies kept as float16."""
+
+    def __init__(self, capacity: int) -> None:
+        empty = Samples.empty()
+        self.capacity, self.size, self.next = capacity, 0, 0
+        self.arrays = {k: np.zeros((capacity, *v.shape[1:]), np.float16 if k == "policy"
+                                   else v.dtype) for k, v in vars(empty).items()}
+
+    def add(self, samples: Samples) -> None:
+        """Append decisions, overwriting the oldest once full."""
+        n = len(samples)
+        for start in range(0, n, self.capacity):  # more than the capacity: the newest stay
+            part = slice(start, min(n, start + self.capacity))
+            rows = (self.next + np.arange(part.stop - part.start)) % self.capacity
+            for key, values in vars(samples).items():
+                self.arrays[key][rows] = values[part]
+            self.next = int((rows[-1] + 1) % self.capacity)
+            self.size = min(self.capacity, self.size + len(rows))
+
+    def batch(self, rng: np.random.Generator, size: int) -> dict[str, np.ndarray]:
+        """``size`` decisions drawn uniformly (with replacement)."""
+        idx = rng.integers(self.size, size=size)
+        return {k: v[idx] for k, v in self.arrays.items()}
+
+    def state(self) -> dict[str, Any]:
+        """The filled part, as tensors (for ``torch.save``)."""
+        return {"next": self.next, "size": self.size,
+                "arrays": {k: torch.from_numpy(v[:self.size].copy())
+                           for k, v in self.arrays.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Refill from ``state``."""
+        self.size, self.next = int(state["size"]), int(state["next"])
+        for k, v in state["arrays"].items():
+            self.arrays[k][:self.size] = v.numpy()
+
+
+def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
+           cfg: AZConfig) -> tuple[torch.Tensor, dict[str, float]]:
+    """The training loss of a minibatch: policy cross-entropy to the search's policy, value
+    cross-entropy to the win shares, ``margin_coef`` x the margins' squared error."""
+    def t(key: str) -> torch.Tensor:
+        return torch.from_numpy(batch[key]).to(device)
+
+    logp, logv, margin = net.heads(t("obs"), t("mask").bool(), t("num_players"))
+    policy = -(t("policy").float() * logp).sum(1).mean()
+    value = -(t("outcome") * logv).sum(1).mean()
+    seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
+    err = (margin - t("margin") / MARGIN_SCALE).masked_fill(~seats, 0.0)
+    margin_loss = (err * err).sum(1).mean()
+    total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
+    return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
+
+
+def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple[Any, Any]]:
+    """Leaves -> (logits, win shares by player id) from the torch network, in one call."""
+    @torch.no_grad()
+    def evaluate(leaves: Any) -> tuple[np.ndarray, np.ndarray]:
+        logp, logv, _ = net.heads(torch.from_numpy(leaves.observation).to(device),
+                                  torch.from_numpy(leaves.mask).to(device).bool(),
+                                  torch.from_numpy(np.asarray(leaves.num_players)))
+        shares = absolute_shares(logv.exp().cpu().numpy(), leaves.seat, leaves.num_players)
+        return logp.cpu().numpy().astype(np.float32), shares.astype(np.float32)
+
+    return evaluate
+
+
+def batched_search(cfg: AZConfig) -> MakeSearch:
+    """The core's batched Gumbel search with the recipe's budget."""
+    from moonriver_env.search import BatchedSearch
+
+    def make(games: list[Any], seed: int) -> Any:
+        return BatchedSearch(games, simulations=cfg.simulations, seed=seed,
+                             algorithm="gumbel", max_considered=cfg.max_considered)
+
+    return make
+
+
+@contextlib.contextmanager
+def deferred_interrupt() -> Iterator[list[bool]]:
+    """Hold Ctrl-C (SIGINT) until the block ends (then raise KeyboardInterrupt), so that an
+    update is never cut in half; a no-op outside the main thread."""
+    hit: list[bool] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: hit.append(True))
+    except ValueError:  # not the main thread
+        yield hit
+        return
+    try:
+        yield hit
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if hit:
+        raise KeyboardInterrupt
+
+
+class Run:
+    """One training run: the network, optimiser, buffer and generator, saved and resumed."""
+
+    def __init__(self, cfg: AZConfig, state: dict[str, Any] | None = None,
+                 make_search: MakeSearch | None = None,
+                 report: Callable[[str], None] = print) -> None:
+        self.cfg, self.report = cfg, report
+        self.variants = variant_list(cfg.variants)
+        self.device = pick_device(cfg.device)
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
+                                   hidden=cfg.hidden)).to(self.device)
+        if cfg.warm_start and state is None:
+            copied = warm_start(self.net, cfg.warm_start)
+            report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
+        self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.learning_rate,
+                                     weight_decay=cfg.weight_decay)
+        self.buffer = ReplayBuffer(cfg.buffer)
+        self.rng = np.random.default_rng([cfg.seed, 1])  # minibatch draws
+        self.iteration, self.samples, self.seconds = 0, 0, 0.0
+        if state is not None:
+            self._restore(state)
+        self.make_search = make_search or batched_search(cfg)
+        self.started = time.monotonic() - self.seconds
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        self.net.load_state_dict(state["net"])
+        self.opt.load_state_dict(state["opt"])
+        self.buffer.restore(state["buffer"])
+        self.rng.bit_generator.state = json.loads(state["rng"])
+        self.iteration, self.samples = int(state["iteration"]), int(state["samples"])
+        self.seconds = float(state["seconds"])
+
+    def state(self) -> dict[str, Any]:
+        """Everything a resumed run needs."""
+        return {"format": FORMAT, "config": asdict(self.cfg), "iteration": self.iteration,
+                "samples": self.samples, "seconds": self.elapsed(),
+                "net": self.net.state_dict(), "opt": self.opt.state_dict(),
+                "buffer": self.buffer.state(), "rng": json.dumps(self.rng.bit_generator.state)}
+
+    def elapsed(self) -> float:
+        """Seconds of training so far (earlier sessions of a resumed run included)."""
+        return time.monotonic() - self.started
+
+    def save(self) -> str:
+        """``resume.pt`` (the one it replaces kept as ``resume.prev.pt``) and ``az.npz``."""
+        os.makedirs(self.cfg.out, exist_ok=True)
+        path = os.path.join(self.cfg.out, RESUME_FILE)
+        if os.path.isfile(path):
+            keep_copy(path, os.path.join(self.cfg.out, RESUME_PREVIOUS))
+        state = self.state()
+        atomic_save(path, lambda fh: torch.save(state, fh))
+        export_npz(self.net, os.path.join(self.cfg.out, WEIGHTS_FILE),
+                   {"recipe": asdict(self.cfg), "iteration": self.iteration,
+                    "samples": self.samples, "variants": list(self.variants)})
+        return path
+
+    def done(self) -> bool:
+        """Whether the iteration or time limit is reached."""
+        cfg = self.cfg
+        return ((cfg.iterations > 0 and self.iteration >= cfg.iterations)
+                or (cfg.minutes > 0 and self.elapsed() >= 60 * cfg.minutes))
+
+    def step(self) -> str:
+        """One iteration (self-play, then updates); returns its progress line."""
+        t0 = time.monotonic()
+        play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
+        games = new_games(self.variants, self.cfg.games, play_rng)
+        self.net.eval()
+        samples, stats = play(games, network_evaluator(self.net, self.device), self.make_search,
+                              play_rng)
+        t_play = time.monotonic() - t0
+        with deferred_interrupt():
+            self.buffer.add(samples)
+            loss = self._train()
+            self.iteration += 1
+            self.samples += len(samples)
+        per_s = max(t_play, 1e-9)
+        return (f"iter {self.iteration} | {stats.games} games, {stats.decisions} decisions "
+                f"({stats.decisions / per_s:.0f}/s), {stats.leaves} leaves "
+                f"({stats.leaves / per_s:.0f}/s) | loss policy {loss['policy']:.3f} value "
+                f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
+                f"{self.elapsed():.0f}s")
+
+    def _train(self) -> dict[str, float]:
+        """``updates`` minibatch steps from the buffer; the mean losses."""
+        totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
+        if self.buffer.size < self.cfg.batch_size:
+            return totals
+        self.net.train()
+        sums = dict.fromkeys(totals, 0.0)
+        for _ in range(self.cfg.updates):
+            loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
+                                 self.device, self.cfg)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            for k, v in parts.items():
+                sums[k] += v / self.cfg.updates
+        return sums if self.cfg.updates else totals
+
+    def train(self) -> int:
+        """Iterate until done; Ctrl-C saves the last finished iteration. Exit status."""
+        try:
+            while not self.done():
+                self.report(self.step())
+                if self.iteration % self.cfg.checkpoint_every == 0:
+                    self.save()
+        except KeyboardInterrupt:
+            path = self.save()
+            self.report(f"interrupted: saved iteration {self.iteration} to {path}; continue "
+                        f"with moonriver-train-az --resume {self.cfg.out}")
+            return 130
+        self.save()
+        self.report(f"done: {self.iteration} iterations, {self.samples} decisions, "
+                    f"{self.elapsed():.0f}s; weights {os.path.join(self.cfg.out, WEIGHTS_FILE)}"
+                    f" (play them: moonriver-eval --agents "
+                    f"az:{os.path.join(self.cfg.out, WEIGHTS_FILE)} greedy greedy greedy)")
+        return 0
+
+
+def load_resume(run: str, report: Callable[[str], None] = print) -> dict[str, Any]:
+    """A run's saved state: ``resume.pt``, else ``resume.prev.pt`` (one line says why)."""
+    paths = [os.path.join(run, RESUME_FILE), os.path.join(run, RESUME_PREVIOUS)]
+    problems = []
+    for path in paths:
+        if not os.path.isfile(path):
+            problems.append(f"{path}: no such file")
+            continue
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # any unreadable file: try the previous one
+            problems.append(f"{path}: not readable ({first_line(exc, 80)})")
+            continue
+        if isinstance(state, dict) and state.get("format") == FORMAT:
+            if problems:
+                report(f"moonriver-train-az: warning: skipped {problems[-1]}; resuming from "
+                       f"{path}")
+            return state
+        problems.append(f"{path}: not a moonriver-train-az resume state")
+    raise CLIError(f"cannot resume {run!r}: {'; '.join(problems)}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: a config file, a run directory or one to resume, overrides."""
+    p = argparse.ArgumentParser(prog="moonriver-train-az", description=__doc__.split("\n")[0])
+    p.add_argument("--config", help="TOML file of settings (training/configs/az_all.toml)")
+    p.add_argument("--out", help="run directory (default runs/az)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run saved in RUN_DIR")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="default auto")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--iterations", type=int, help="stop after this many iterations in all")
+    p.add_argument("--minutes", type=float, help="stop after this many minutes in all")
+    p.add_argument("--games", type=int, help="games played together per iteration")
+    p.add_argument("--simulations", type=int, help="search simulations per decision")
+    p.add_argument("--warm-start", dest="warm_start",
+                   help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
+    return p
+
+
+@cli_main("moonriver-train-az")
+def main(argv: list[str] | None = None) -> int:
+    """Train (or resume) a run; one line per iteration."""
+    args = build_parser().parse_args(argv)
+    overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
+                                               "minutes", "games", "simulations",
+                                               "warm_start")}
+    state = None
+    if args.resume:
+        state = load_resume(args.resume)
+        base = dict(state["config"]) | {"out": args.resume}
+        fixed = [k for k in FIXED if overrides.get(k) is not None
+                 and overrides[k] != base.get(k)]
+        if fixed or args.config:
+            raise CLIError(f"--resume keeps the run's settings; cannot change "
+                           f"{fixed or '--config'} (only iterations, minutes, device)")
+        cfg = AZConfig.load(None, overrides | {"out": args.resume}, base=base)
+    else:
+        cfg = AZConfig.load(args.config, overrides)
+        if os.path.exists(os.path.join(cfg.out, RESUME_FILE)):
+            raise CLIError(f"{cfg.out} already holds a run: continue it with --resume "
+                           f"{cfg.out}, or give another --out")
+        if cfg.warm_start:
+            cfg = AZConfig.load(None, source_sizes(cfg.warm_start), base=asdict(cfg))
+    run = Run(cfg, state)
+    print(f"moonriver-train-az: {', '.join(run.variants)} | {cfg.games} games x "
+          f"{cfg.simulations} simulations | device {run.device} | out {cfg.out}", flush=True)
+    return run.train()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
