@@ -30,6 +30,7 @@ class RLlibAgent(SeededAgent):
         directory = module_checkpoint(path, module_id)  # a bad path fails before the imports
         import torch
         from ray.rllib.core.rl_module.rl_module import RLModule
+        from ray.rllib.core.rl_module.torch import TorchRLModule
 
         torch.set_num_threads(1)  # one observation at a time: more threads only contend
         rllib_log = logging.getLogger("ray.rllib")
@@ -37,9 +38,13 @@ class RLlibAgent(SeededAgent):
         rllib_log.setLevel(logging.ERROR)  # RLlib warns about its own stored constructor args
         quiet_rllib_logs()  # ... through a logger outside ray.rllib too
         try:
-            self.module = RLModule.from_checkpoint(directory)
+            module = RLModule.from_checkpoint(directory)
         finally:
             rllib_log.setLevel(level)
+        if not isinstance(module, TorchRLModule):  # this project trains torch modules only
+            raise ValueError(f"{path}: the checkpoint holds a {type(module).__name__}, not a "
+                             f"torch RLModule (moonriver-train-rllib's kind)")
+        self.module = module
         self.module.eval()
         self.deterministic = deterministic
         super().__init__(seed, name)

@@ -204,18 +204,25 @@ class MoonRiverState(pyspiel.State):
         self._pending = -1  # the decision waiting for its draws
         self._skip_forced()
 
+    def _dealt(self) -> Game:
+        """The engine's game, once the set-up's chance nodes are all chosen."""
+        if self.engine is None:
+            raise RuntimeError("the set-up's chance outcomes are still to be chosen")
+        return self.engine
+
     # ----------------------------------------------------------- OpenSpiel API
     def current_player(self) -> int:
         """The engine's player to act, CHANCE while draws are pending, TERMINAL at the end."""
         if self._queue:
             return pyspiel.PlayerId.CHANCE
-        if self.engine.is_over:
+        game = self._dealt()
+        if game.is_over:
             return pyspiel.PlayerId.TERMINAL
-        return self.engine.current_player
+        return game.current_player
 
     def _legal_actions(self, player: int) -> list[int]:
         """The engine's legal action ids, ascending."""
-        return self.engine.legal_action_ids().tolist()
+        return self._dealt().legal_action_ids().tolist()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """Each outcome of the next chance node with its probability (uniform)."""
@@ -235,7 +242,7 @@ class MoonRiverState(pyspiel.State):
             if not self._queue:
                 self._deal() if self.engine is None else self._carry_out()
             return
-        game = self.engine
+        game = self._dealt()
         box, pile = len(game.box), len(game.pile)
         if not _may_draw(game):
             game.apply(int(action))  # raises IllegalActionError naming the legal actions
@@ -272,14 +279,14 @@ class MoonRiverState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         """True once the engine game is over."""
-        return not self._queue and self.engine.is_over
+        return not self._queue and self._dealt().is_over
 
     def returns(self) -> list[float]:
         """+1 to each winner and -1 to the others at the end (moonriver_v0's ``win``), else 0."""
         n = self._tables.players
         if not self.is_terminal():
             return [0.0] * n
-        winners = set(self.engine.winners())
+        winners = set(self._dealt().winners())
         return [WIN if p in winners else LOSS for p in range(n)]
 
     def __str__(self) -> str:
@@ -344,7 +351,7 @@ class MoonRiverState(pyspiel.State):
 
     def _carry_out(self) -> None:
         """Apply the pending decision, its draws being the chosen outcomes."""
-        game = self.engine
+        game = self._dealt()
         plots, partners = self._chosen("box"), self._chosen("pile")
         box, pile = len(game.box), len(game.pile)
         game.set_next_draws("box", plots)

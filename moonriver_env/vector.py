@@ -83,6 +83,13 @@ def seat_kind(name: object) -> int | None:
         return _vector.SEAT_MCTS + int(sims)
     return None
 
+
+def _seat_kinds(names: Sequence[str]) -> list[int]:
+    """The core's seat kinds of seat names already checked (``_check_seats``)."""
+    kinds = [kind for kind in map(seat_kind, names) if kind is not None]
+    assert len(kinds) == len(names), names
+    return kinds
+
 REWARD_MODES = ("win", "rank", "score", "margin")  # the core's order
 
 ActionMask = npt.NDArray[np.int8]
@@ -214,7 +221,7 @@ class BatchedGames:
                                  f"{len(seats)}")
             kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
         self._batch = _vector.Batch(N, self.config.num_players,
-                                    [seat_kind(s) for s in self.seats],
+                                    _seat_kinds(self.seats),
                                     REWARD_MODES.index(self.reward), self.seed % 2**64,
                                     *self._tables_args)
         self._bases = bases
@@ -414,7 +421,9 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         if seeds is not None and isinstance(seed, (int, np.integer)):
             self.games.reset(int(seed))
             return
-        drawn = int(np.random.SeedSequence().entropy % 2**62)
+        entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
+        assert isinstance(entropy, int)
+        drawn = entropy % 2**62
         if seeds is None:
             self.games.reset(drawn)
             return
@@ -508,7 +517,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     def _outputs(self) -> tuple[Any, dict[str, Any]]:
         """The observations and ``{"action_mask": masks}`` (one array for both with a Dict
         observation); copies unless ``copy=False``."""
-        obs = self.games.obs.copy() if self.copy else self.games.obs
+        obs: Any = self.games.obs.copy() if self.copy else self.games.obs
         mask = self.games.mask.copy() if self.copy else self.games.mask
         if self.dict_observation:
             obs = {"observation": obs, "action_mask": mask}
@@ -673,6 +682,7 @@ def _sb3_class() -> type:
             self._actions = actions
 
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+            assert self._actions is not None, "step_async comes first"
             obs, rew, term, _, infos = self.venv.step(self._actions)
             masks = infos["action_mask"]
             out: list[dict] = [{"action_mask": masks[g]} for g in range(self.num_envs)]

@@ -48,7 +48,7 @@ class Throw(NamedTuple):
 class Tickets(NamedTuple):
     """Spend ``count`` train tickets to move the marble that many spaces clockwise."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # the field shadows tuple.count, by design
 
     def text(self) -> str:
         """Readable form."""

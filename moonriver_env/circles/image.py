@@ -33,7 +33,7 @@ PLAYER_COLOURS = ((220, 60, 60), (60, 120, 220), (60, 170, 80), (230, 160, 30),
                   (150, 80, 190))
 
 
-def _font() -> ImageFont.ImageFont:
+def _font() -> ImageFont.ImageFont | ImageFont.FreeTypeFont:
     return ImageFont.load_default()
 
 

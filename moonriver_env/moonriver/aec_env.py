@@ -151,8 +151,9 @@ def final_rewards(game: MoonRiverGame, mode: str) -> list[float]:
 class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo convention
     """Moon River AEC environment without wrappers; see the module docstring."""
 
-    metadata = {"name": "moonriver_v0", "render_modes": ["ansi", "rgb_array", "human"],
-                "is_parallelizable": False, "render_fps": 2}
+    metadata: dict[str, Any] = {"name": "moonriver_v0",
+                                "render_modes": ["ansi", "rgb_array", "human"],
+                                "is_parallelizable": False, "render_fps": 2}
 
     def __init__(self, num_players: int = 4, mode: str = "base", scenario: int | None = None,
                  boards: tuple[str, ...] | None = None, auto_forced: bool = False,
@@ -204,6 +205,7 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
             self.rewards[a] = 0.0
         if self.shaping:
             now = self._running_totals()
+            assert self._running is not None  # kept from reset on while shaping
             for p, a in enumerate(self.possible_agents):
                 self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
             self._running = now
@@ -321,7 +323,7 @@ class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
             else:
                 super().step(action)
             return
-        game = self.game
+        game = self._require_game()
         if self.agent_ids[agent] == game.current_player and game.legal_mask()[action]:
             super().step(action)
             return

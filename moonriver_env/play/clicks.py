@@ -8,6 +8,7 @@ then the circle's cell; buttons have keys ``btn:...`` and labels from :func:`but
 
 from __future__ import annotations
 
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.engine import (
     Bonus,
     Build,
@@ -15,7 +16,6 @@ from moonriver_env.engine import (
     Desperado,
     Discard,
     Drought,
-    Game,
     Pass,
     Phase,
     Recruit,
@@ -32,7 +32,7 @@ def _cell(player: int, cell: int) -> str:
     return f"cell:{player}:{cell // COLS}:{cell % COLS}"
 
 
-def action_paths(game: Game, action_id: int) -> list[Path]:
+def action_paths(game: MoonRiverGame, action_id: int) -> list[Path]:
     """The click paths that choose a legal action of the current player."""
     action = ACTIONS[action_id]
     p = game.current_player
@@ -70,7 +70,7 @@ def action_paths(game: Game, action_id: int) -> list[Path]:
     raise ValueError(f"no click path for action {action_id}")
 
 
-def button_labels(game: Game) -> dict[str, str]:
+def button_labels(game: MoonRiverGame) -> dict[str, str]:
     """Labels of the buttons the current decision may need."""
     pass_label = {Phase.BUILD: "Pass: build nothing more", Phase.COWBOY: "Stop moving cows",
                   Phase.DESPERADO: "Pass: no swap", Phase.THIEF: "Pass: steal nothing"}
@@ -78,7 +78,7 @@ def button_labels(game: Game) -> dict[str, str]:
             "btn:face:0": "Keep the specialist face", "btn:face:1": "Turn to the cowboy face"}
 
 
-def move_keys(game: Game, action_id: int) -> list[str]:
+def move_keys(game: MoonRiverGame, action_id: int) -> list[str]:
     """Table elements a move touches, computed before it is applied (see :func:`moved_keys`)."""
     action = ACTIONS[action_id]
     path = action_paths(game, action_id)[0]
@@ -90,7 +90,7 @@ def move_keys(game: Game, action_id: int) -> list[str]:
     return keys
 
 
-def moved_keys(keys: list[str], round_before: int, game: Game) -> list[str]:
+def moved_keys(keys: list[str], round_before: int, game: MoonRiverGame) -> list[str]:
     """``move_keys`` as they read after the move: a new round turns pending into active."""
     if game.round == round_before:
         return keys

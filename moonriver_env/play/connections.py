@@ -233,7 +233,7 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits) -> Any:
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     guard = ConnectionGuard(limits.max_connections, limits.header_timeout, limits.body_timeout)
-    protocol = guarded_protocol(AutoHTTPProtocol, guard)
+    protocol: Any = guarded_protocol(AutoHTTPProtocol, guard)  # a class made at run time
     protocol.guard = guard
     return uvicorn.Config(app, host=host, port=port, log_level="warning", http=protocol,
                           ws="none", timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]

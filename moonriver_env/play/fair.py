@@ -13,6 +13,7 @@ each client at most ``max_waiting`` moves waiting.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 from collections import Counter, deque
 from collections.abc import Callable
@@ -136,7 +137,7 @@ class FairAgentPool:
                 return
             self.running[move.client] += 1
             future = asyncio.get_running_loop().run_in_executor(self.executor, move.work)
-            future.add_done_callback(lambda f, m=move: self._finished(m, f))
+            future.add_done_callback(functools.partial(self._finished, move))
 
     def _finished(self, move: _Move, future: asyncio.Future[Any]) -> None:
         self.running[move.client] -= 1

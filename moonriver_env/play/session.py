@@ -6,14 +6,14 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
-from moonriver_env.backend import DEFAULT_BACKEND, check_backend, game_class, make_game
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, game_class, make_game
 from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
@@ -25,8 +25,8 @@ from moonriver_env.play.clicks import action_paths, button_labels, move_keys, mo
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
 MAX_SEED = 2**63 - 1
-_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample", "az", "az-sample")  # SPEC:PATH
-_WEIGHTS_SPECS = ("pretrained", "pretrained+puct", "az+search")  # a part may be PATH.npz
+_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample")  # SPEC:PATH
+_WEIGHTS_SPECS = ("pretrained", "pretrained+puct")  # a part may be PATH.npz
 _log = logging.getLogger(__name__)
 
 
@@ -128,7 +128,8 @@ def options_from_json(body: Any, defaults: GameOptions,
         raise PlayError(f"'opponents' must be a list of 1 to 4 agent specs (strings), got "
                         f"{_short(opponents)}")
     trusted = trusted_specs(defaults.opponents)
-    for spec in opponents:
+    specs: list[str] = opponents  # checked above: strings
+    for spec in specs:
         if spec in trusted:  # given on the command line: any spec, any budget
             continue
         problem = request_spec_problem(spec, max_seconds, max_simulations)
@@ -144,7 +145,7 @@ def options_from_json(body: Any, defaults: GameOptions,
         if out[key] is not None and type(out[key]) is not int:
             raise PlayError(f"{key} must be a whole number, got {_short(out[key])}")
     return GameOptions(out["players"], out["mode"], out["scenario"], tuple(humans),
-                       tuple(trusted.get(spec, spec) for spec in opponents), seed,
+                       tuple(trusted.get(spec, spec) for spec in specs), seed,
                        defaults.backend)
 
 
@@ -221,7 +222,7 @@ class PlaySession:
         self.decision = 0
         self.last: dict[str, Any] | None = None
         self._snapshot: tuple[int, dict[str, Any]] | None = None
-        self._encoder = None
+        self._encoder: Encoder | None = None
 
     @property
     def game(self) -> MoonRiverGame:
@@ -297,7 +298,6 @@ class PlaySession:
                 if agent is None:
                     raise PlayError(f"player {game.current_player} is human: waiting for a "
                                     "click", 409)
-                from moonriver_env.backend import Encoder
                 from moonriver_env.moonriver.observation import LazyObservation
 
                 if self._encoder is None:
@@ -369,7 +369,7 @@ def apply_move(game: MoonRiverGame, action_id: int) -> dict[str, Any]:
             "keys": moved_keys(keys, round_before, game)}
 
 
-def table_state(game: MoonRiverGame, names: list[str]) -> dict[str, Any]:
+def table_state(game: MoonRiverGame, names: Sequence[str | None]) -> dict[str, Any]:
     """The parts of the page state shared by live games and replays."""
     scores = game.scores() if game.is_over else game.running_scores()
     return {"svg": table_svg(game, names), "status": status_text(game, names),
@@ -447,8 +447,8 @@ class ReplaySession:
                 last = apply_move(self._game, self.decisions[step - 1]["action"])
                 self._last = {**last, "name": self.names[last["player"]]}
                 self._step = step
-            last = self._last if step > 0 else None
+            shown = self._last if step > 0 else None
             out = table_state(self._game, self.names)
-        out.update(id=self.id, kind="replay", step=step, steps=self.steps, last=last,
+        out.update(id=self.id, kind="replay", step=step, steps=self.steps, last=shown,
                    humans=self.humans, human_turn=False, thinking=False, legal=[], buttons={})
         return out

@@ -46,6 +46,7 @@ def play_terminal(session: PlaySession, read: Callable[[str], str] = input,
                 session.act({"action": ids[ask_move(texts, read, write)]})
             else:
                 session.advance()
+                assert session.last is not None  # the move just made
                 write(f"{player_label(game, player, session.names)}: {session.last['text']}")
     except QuitGame:
         write("\nstopped")

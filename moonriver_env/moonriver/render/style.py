@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.engine import Face, PartnerKind, Phase, Terrain
 from moonriver_env.engine.scenarios import SCENARIOS
@@ -48,7 +50,8 @@ def partner_shown(game: MoonRiverGame, token: int, face: int) -> PartnerKind:
     return PartnerKind.COWBOY if face == Face.COWBOY else game.data.partner_specialists[token]
 
 
-def player_label(game: MoonRiverGame, player: int, names: list[str] | None = None) -> str:
+def player_label(game: MoonRiverGame, player: int,
+                 names: Sequence[str | None] | None = None) -> str:
     """'P1 (greedy)' or 'P1'."""
     if names and player < len(names) and names[player]:
         return f"P{player} ({names[player]})"
@@ -85,7 +88,7 @@ def decision_text(game: MoonRiverGame) -> str:
     return _DECISIONS.get(ph, ph.name.lower())
 
 
-def status_text(game: MoonRiverGame, names: list[str] | None = None) -> str:
+def status_text(game: MoonRiverGame, names: Sequence[str | None] | None = None) -> str:
     """One line: round, scenario, who decides what."""
     head = "Setup" if game.round == 0 else f"Round {game.round}"
     if game.last_round:

@@ -15,6 +15,7 @@ ids (the play page maps legal actions onto these keys):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from moonriver_env.common.contract import MoonRiverGame
@@ -232,7 +233,7 @@ def _bonus_tiles(d: _Svg, game: MoonRiverGame, x0: float) -> None:
 
 
 def _ranch(d: _Svg, game: MoonRiverGame, p: int, x0: float, y0: float, height: float,
-           names: list[str] | None, score) -> None:
+           names: Sequence[str | None] | None, score) -> None:
     ranch = game.ranches[p]
     current = p == game.current_player
     colour = S.PLAYER_COLOURS[p]
@@ -337,13 +338,15 @@ def _legend(d: _Svg, y0: float, width: float) -> float:
         elif icon == "ranchero":
             _ranchero(d, cx, cy, 0)
         else:
+            assert callable(icon)  # a symbol's drawing function
             icon(d, cx, cy)
         d.text(x + 22, y + 14, label, 10.5, S.INK)
         x += step
     return y - y0 + 28
 
 
-def table_svg(game: MoonRiverGame, names: list[str] | None = None, legend: bool = True) -> str:
+def table_svg(game: MoonRiverGame, names: Sequence[str | None] | None = None,
+              legend: bool = True) -> str:
     """The whole table as an SVG document (``names``: optional name per player id)."""
     rows = game.ranches[0].rows
     width = max(PAD + game.num_players * PANEL_W + PAD, 1000 if game.num_players == 2 else 970)
@@ -360,7 +363,7 @@ def table_svg(game: MoonRiverGame, names: list[str] | None = None, legend: bool 
     scores = game.running_scores()
     for p in range(game.num_players):
         _ranch(d, game, p, PAD + p * PANEL_W, y0, panel_h, names, scores[p])
-    height = y0 + panel_h + 10
+    height: float = y0 + panel_h + 10
     if legend:
         height += _legend(d, height, width) + 6
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:g}" '
