@@ -102,6 +102,7 @@ from moonriver_env.training.policy_net import (
     load_net,
     save_net,
 )
+from moonriver_env.training.settings import load_settings
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
@@ -170,23 +171,8 @@ class FastConfig:
              base: dict[str, Any] | None = None) -> FastConfig:
         """``base`` (else the defaults), then a TOML file, then explicit overrides; unknown
         keys and values of the wrong type are errors."""
-        values: dict[str, Any] = dict(base or {})
-        if path:
-            import tomllib
-
-            try:
-                with open(path, "rb") as fh:
-                    values.update(tomllib.load(fh))
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"cannot read config {path!r}: {exc}") from exc
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        known = {f.name: str(f.type) for f in fields(cls)}
-        unknown = set(values) - set(known)
-        if unknown:
-            raise ValueError(f"unknown settings {sorted(unknown)}; allowed: {sorted(known)}")
-        for name, value in values.items():
-            if name not in ("workers", "update_threads"):  # validate() words their errors
-                values[name] = _typed(name, known[name], value)
+        values = load_settings(cls, path, overrides, base,
+                               unchecked=("workers", "update_threads"))  # validate() words them
         cfg = cls(**values)
         cfg.validate()
         return cfg
@@ -215,18 +201,6 @@ class FastConfig:
                      "torch_threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-
-
-def _typed(name: str, kind: str, value: Any) -> Any:
-    """A setting's value checked against its declared type (ints pass as floats)."""
-    ok = {"int": isinstance(value, int) and not isinstance(value, bool),
-          "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-          "bool": isinstance(value, bool), "str": isinstance(value, str)}[kind]
-    if not ok:
-        word = {"int": "an integer", "float": "a number", "bool": "true or false",
-                "str": "a string"}[kind]
-        raise ValueError(f"{name} must be {word}, got {value!r}")
-    return float(value) if kind == "float" else value
 
 
 SETTINGS: dict[str, str] = {

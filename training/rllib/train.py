@@ -44,6 +44,7 @@ from moonriver_env.training.rllib.paths import (
     algorithm_checkpoint,
     write_manifest,
 )
+from moonriver_env.training.settings import load_settings
 
 from moonriver_env.common.cli import (
     ArgumentParser,
@@ -106,26 +107,12 @@ class RLlibTrainConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any]) -> RLlibTrainConfig:
         """Defaults, then a TOML/JSON file, then explicit overrides; the result is validated."""
-        values: dict[str, Any] = {}
-        if path:
-            try:
-                with open(path, "rb") as fh:
-                    if path.endswith(".toml"):
-                        import tomllib
-
-                        values = tomllib.load(fh)
-                    else:
-                        values = json.load(fh)
-            except (OSError, ValueError) as exc:
-                raise UsageError(f"cannot read config {path!r}: {exc}") from exc
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            raise UsageError(f"unknown settings {sorted(unknown)}; allowed: {sorted(known)}")
-        for f in fields(cls):
-            if f.name in values:
-                values[f.name] = _typed(f.name, str(f.type), values[f.name])
+        try:
+            values = load_settings(cls, path, overrides)
+        except OSError as exc:
+            raise UsageError(f"cannot read config {path!r}: {exc}") from exc
+        except ValueError as exc:  # what is wrong and what is allowed, as one line
+            raise UsageError(str(exc)) from None
         cfg = cls(**values)
         cfg.validate()
         return cfg
@@ -187,24 +174,6 @@ class RLlibTrainConfig:
                 "shaping": self.shaping, "auto_forced": self.auto_forced,
                 "opponents": list(self.opponents), "opponent_prob": self.opponent_prob,
                 "seed": self.seed, "torch_threads": self.torch_threads}
-
-
-def _typed(name: str, kind: str, value: Any) -> Any:
-    """A setting's value checked against its declared type (ints pass as floats)."""
-    ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-          "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "bool": lambda v: isinstance(v, bool),
-          "str": lambda v: isinstance(v, str)}
-    if kind.startswith("tuple"):
-        elem = "int" if "int" in kind else "str"
-        if isinstance(value, (list, tuple)) and all(ok[elem](v) for v in value):
-            return tuple(value)
-        word = "integers" if elem == "int" else "strings"
-        raise UsageError(f"{name} must be a list of {word}, got {value!r}")
-    if not ok[kind](value):
-        raise UsageError(f"{name} must be a{'n' if kind == 'int' else ''} {kind}, "
-                         f"got {value!r}")
-    return float(value) if kind == "float" else value
 
 
 def shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from moonriver_env.training.atomic import atomic_text, first_line
+from moonriver_env.training.settings import load_settings
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
 
@@ -81,22 +82,8 @@ class TrainConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any]) -> TrainConfig:
         """Defaults, then a TOML/JSON file, then explicit overrides; unknown keys are errors."""
-        values: dict[str, Any] = read_config_file(path) if path else {}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            import difflib
-
-            where = f" in {path}" if path else ""
-            hints = [f"{k!r} -> {m[0]!r}" for k in sorted(unknown)
-                     if (m := difflib.get_close_matches(k, known, n=1))]
-            hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
-            raise ValueError(f"unknown training settings {sorted(unknown)}{where}{hint}; "
-                             f"allowed: {sorted(known)}")
-        types = {f.name: str(f.type) for f in fields(cls)}
-        values = {k: check_setting(k, types[k], v) for k, v in values.items()}
-        return cls(**values)
+        return cls(**load_settings(cls, path, overrides, check=check_setting,
+                                   label="training settings"))
 
 
 # What each setting means and which values it allows: a list of choices, a bound (">=1",
@@ -139,28 +126,6 @@ SETTINGS: dict[str, tuple[str, Any]] = {
                     ">=0"),
     "torch_threads": ("torch intra-op threads", ">=1"),
 }
-
-
-def read_config_file(path: str) -> dict[str, Any]:
-    """The settings of a ``.toml`` or ``.json`` file; errors name the file and the problem."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".toml", ".json"):
-        raise ValueError(f"config file {path!r} must be .toml or .json, got {ext or 'no'} "
-                         f"extension")
-    with open(path, "rb") as fh:
-        data = fh.read()
-    try:
-        if ext == ".toml":
-            import tomllib
-
-            values = tomllib.loads(data.decode("utf-8"))
-        else:
-            values = json.loads(data)
-    except ValueError as exc:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError
-        raise ValueError(f"config file {path!r} is not valid {ext[1:].upper()}: {exc}") from None
-    if not isinstance(values, dict):
-        raise ValueError(f"config file {path!r} must hold a table of settings")
-    return values
 
 
 def check_setting(name: str, kind: str, value: Any) -> Any:

@@ -1,0 +1,86 @@
+"""The training recipes' one settings loader: a config dataclass's values from its defaults (or a
+``base``), a ``.toml`` or ``.json`` file, then explicit overrides; unknown keys and values of the
+wrong type are errors that say what is allowed (``moonriver-train``, ``moonriver-train-fast``
+and ``moonriver-train-rllib`` read their configs through it)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Check = Callable[[str, str, Any], Any]
+_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}
+
+
+def read_settings(path: str) -> dict[str, Any]:
+    """The settings of a ``.toml`` or ``.json`` file; errors name the file and the problem."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".toml", ".json"):
+        raise ValueError(f"config file {path!r} must be .toml or .json, got {ext or 'no'} "
+                         f"extension")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        if ext == ".toml":
+            import tomllib
+
+            values = tomllib.loads(data.decode("utf-8"))
+        else:
+            values = json.loads(data)
+    except ValueError as exc:  # TOMLDecodeError, JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"config file {path!r} is not valid {ext[1:].upper()}: {exc}") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"config file {path!r} must hold a table of settings")
+    return values
+
+
+def _is(kind: str, value: Any) -> bool:
+    """Whether ``value`` is of a setting's plain type (ints pass as floats, bools never as
+    numbers)."""
+    if kind in ("int", "float") and isinstance(value, bool):
+        return False
+    return isinstance(value, {"int": int, "float": (int, float), "bool": bool, "str": str}[kind])
+
+
+def typed_setting(name: str, kind: str, value: Any) -> Any:
+    """``value`` checked against the setting's declared type (``int``, ``float``, ``bool``,
+    ``str`` or a tuple of ints or strings); a ValueError says what is allowed."""
+    if kind.startswith("tuple"):
+        elem = "int" if "int" in kind else "str"
+        if isinstance(value, (list, tuple)) and all(_is(elem, v) for v in value):
+            return tuple(value)
+        word = "integers" if elem == "int" else "strings"
+        raise ValueError(f"{name} must be a list of {word}, got {value!r}")
+    if not _is(kind, value):
+        raise ValueError(f"{name} must be {_WORDS[kind]}, got {value!r}")
+    return float(value) if kind == "float" else value
+
+
+def load_settings(cls: type[DataclassInstance], path: str | None, overrides: Mapping[str, Any],
+                  base: Mapping[str, Any] | None = None, *, check: Check = typed_setting,
+                  unchecked: tuple[str, ...] = (), label: str = "settings") -> dict[str, Any]:
+    """``cls``'s settings by name: ``base``, then the file at ``path``, then the overrides that
+    are not None; each checked by ``check(name, declared type, value)`` except the
+    ``unchecked`` ones (the caller's validation words their errors). An unknown name is a
+    ValueError listing the allowed ones (and the closest, for a typo)."""
+    values: dict[str, Any] = dict(base or {})
+    if path:
+        values.update(read_settings(path))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    types = {f.name: str(f.type) for f in fields(cls)}
+    unknown = set(values) - set(types)
+    if unknown:
+        where = f" in {path}" if path else ""
+        hints = [f"{k!r} -> {m[0]!r}" for k in sorted(unknown)
+                 if (m := difflib.get_close_matches(k, types, n=1))]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise ValueError(f"unknown {label} {sorted(unknown)}{where}{hint}; "
+                         f"allowed: {sorted(types)}")
+    return {k: v if k in unchecked else check(k, types[k], v) for k, v in values.items()}
