@@ -155,7 +155,7 @@ class AZSearchAgent(SeededAgent):
         return int(search.result().action[0])
 
 
-def az_from_spec(spec: str, seed: int | None = None) -> SeededAgent:
+def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
     """``az:PATH``, ``az-sample:PATH`` or ``az+search:PATH:SIMS``; a bad spec says why."""
     kind, _, arg = spec.partition(":")
     if kind in ("az", "az-sample") and arg:

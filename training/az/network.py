@@ -42,7 +42,7 @@ class AZNet(RanchNet):
         """Log-probabilities (B, 2710) under ``mask``, log win shares (B, 4) over each row's
         ``num_players`` seats (about MASKED beyond) and margins (B, 4)."""
         scores, state = self._scores(obs)
-        logits = scores.index_select(1, self.index).masked_fill(~mask, MASKED)
+        logits = scores.index_select(1, self.get_buffer("index")).masked_fill(~mask, MASKED)
         seats = torch.from_numpy(seat_mask(num_players.cpu().numpy())).to(obs.device)
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
@@ -59,9 +59,9 @@ def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str
     """Write the agents' ``.npz`` (arrays plus a JSON ``__meta__``) atomically."""
     info = {"format": AZ_FORMAT, "net": asdict(net.config),
             "value": "win share per seat, relative to the player to move"} | dict(meta or {})
-    arrays = export_arrays(net)
-    return atomic_save(path, lambda fh: np.savez(fh, __meta__=np.array(json.dumps(info)),
-                                                 **arrays))
+    arrays = export_arrays(net) | {"__meta__": np.array(json.dumps(info))}
+    savez: Any = np.savez  # numpy's stub types the keyword arrays as its allow_pickle flag
+    return atomic_save(path, lambda fh: savez(fh, **arrays))
 
 
 def warm_start(net: AZNet, source: str) -> list[str]:
