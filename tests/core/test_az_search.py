@@ -217,7 +217,7 @@ def greedy_values(search: BatchedSearch, leaves: LeafBatch) -> tuple[np.ndarray,
 
 
 def test_search_with_greedy_rollout_values_beats_random() -> None:
-    games = [Game(GameConfig(num_players=2), seed=100 + g) for g in range(10)]
+    games = [Game(GameConfig(num_players=2), seed=100 + g) for g in range(12)]
     rng = np.random.default_rng(0)
     while any(not g.is_over for g in games):
         to_search = []
@@ -229,13 +229,13 @@ def test_search_with_greedy_rollout_values_beats_random() -> None:
                 to_search.append(game)
         if not to_search:
             break
-        search = BatchedSearch(to_search, simulations=6, seed=int(rng.integers(2**31)),
-                               max_considered=4)
+        search = BatchedSearch(to_search, simulations=16, seed=int(rng.integers(2**31)),
+                               max_considered=16)
         res = run(search, lambda leaves, s=search: greedy_values(s, leaves))
         for game, action in zip(to_search, res.action, strict=True):
             game.apply(int(action))
     wins = sum(0 in g.winners() for g in games)
-    assert wins >= 9, wins
+    assert wins >= 10, wins  # random play wins about half of them against itself
 
 
 def test_bad_arguments_are_refused_with_clear_errors() -> None:
