@@ -155,3 +155,30 @@ def test_play_server_pages_show_only_the_az_files_name() -> None:
     assert shown_spec("az:/home/me/runs/net.npz") == "az:net.npz"
     assert shown_spec("az-sample:/home/me/net.npz") == "az-sample:net.npz"
     assert shown_spec("az+search:/home/me/net.npz:32") == "az+search:net.npz:32"
+
+
+def test_play_server_seats_az_agents_from_the_command_line(weights) -> None:
+    pytest.importorskip("starlette")
+    pytest.importorskip("httpx")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
+        from starlette.testclient import TestClient
+    from moonriver_env.play import GameOptions, create_app
+
+    specs = (f"az:{weights}", f"az+search:{weights}:4")
+    client = TestClient(create_app(GameOptions(players=3, humans=(0,), opponents=specs)))
+    r = client.post("/api/games", json={"players": 3, "mode": "legends", "scenario": 3,
+                                        "humans": [], "opponents": ["az:net.npz"]})
+    assert r.status_code == 201, r.text
+    gid = r.json()["id"]
+    for _ in range(3):  # the agents' moves
+        state = client.get(f"/api/games/{gid}").json()
+        r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
+        assert r.status_code == 200, r.text
+    assert client.get(f"/api/games/{gid}").json()["decision"] >= 3
+    r = client.post("/api/games", json={"players": 3, "opponents": ["az+search:net.npz:4"]})
+    assert r.status_code == 201, r.text
+    r = client.post("/api/games", json={"opponents": ["az:/elsewhere/net.npz"]})
+    assert r.status_code == 400
