@@ -1,11 +1,11 @@
 """``Game``: the engine's contract over the compiled state (moonriver_env.core._core).
 
-Everything that defines a game and can be read from a file or drawn at random stays in Python
-and is the engine's own: the config and its data files (read by the engine's loader, errors
-included), the setup's draws from ``numpy.random.default_rng(seed)`` (made below in the
-engine's order), records (built by ``moonriver_env.engine.record`` from this game's history and
-public state) and the text view. The core plays the decisions, keeps the state and writes
-masks and observations.
+Everything that defines a game and can be read from a file stays in Python and is the
+engine's own: the config and its data files (read by the engine's loader, errors included),
+records (built by ``moonriver_env.engine.record`` from this game's history and public state)
+and the text view. The core draws the set-up from the seed (numpy's
+``default_rng(seed)``, draw for draw, in the engine's order: ``setup_plan`` below says what
+the config fixes), plays the decisions, keeps the state and writes masks and observations.
 """
 
 from __future__ import annotations
@@ -29,16 +29,17 @@ from moonriver_env.engine.game import (
     Phase,
     action_id,
     put_next_draws,
-    setup_draws,
     why_illegal,
     win_returns,
 )
 from moonriver_env.engine.grid import COLS, NUM_CELLS
+from moonriver_env.engine.scenarios import SCENARIOS
 from moonriver_env.engine.scoring import ScoreBreakdown
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 
 try:
     from . import _core
+    from .rng import seed_words
 except ImportError as exc:  # a source tree that was never built
     raise ImportError("moonriver_env.core: the compiled extension is not built; install the "
                       "package (pip install -e .; it needs a C++17 compiler) or play the "
@@ -55,6 +56,8 @@ T = TypeVar("T")
 # Dropped before the interpreter's teardown: nanobind reports core objects still held by a module
 # global at exit as leaks (a warning on stderr of every process that made a game).
 atexit.register(_TABLES.clear)
+_PLANS: dict[GameConfig, tuple[GameData, Any]] = {}  # config -> (data, (board names, plan))
+atexit.register(_PLANS.clear)
 
 
 def _tables(data: GameData) -> Any:
@@ -73,15 +76,56 @@ def _tables(data: GameData) -> Any:
     return tables
 
 
+def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """What ``config`` fixes of a set-up: the names of the boards its seats sit at (a legend
+    pool to draw from when its boards are drawn) and the plan's arguments after the tables
+    (``_core.SetupPlan``, ``_vector.Batch``): players, auto_forced, scenario, whether it is
+    drawn and its range, the boards' reserves, bridge cells and one-hot places, whether the
+    boards are drawn. The seed draws the rest in the core, as ``engine.game.setup_draws``."""
+    n, legends = config.num_players, config.mode == "legends"
+    if legends and config.boards is None:
+        names = tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
+    elif legends:
+        names = tuple(config.boards)
+    else:
+        names = (next(k for k, b in data.boards.items() if b.side == "camp"),) * n
+    boards = [data.boards[name] for name in names]
+    return names, (n, config.auto_forced, config.scenario or 0,
+                   legends and config.scenario is None, min(SCENARIOS), max(SCENARIOS) + 1,
+                   [b.reserve for b in boards],
+                   [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
+                   board_ids(data, names), legends and config.boards is None)
+
+
+def _plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], Any]:
+    """``config``'s board names and core set-up plan (made once per config and data)."""
+    entry = _PLANS.get(config)
+    if entry is not None and entry[0] is data:
+        return entry[1]
+    names, args = setup_plan(config, data)
+    plan = (names, _core.SetupPlan(_tables(data), *args))
+    if len(_PLANS) >= _TABLES_SIZE:
+        _PLANS.clear()
+    _PLANS[config] = (data, plan)
+    return plan
+
+
+def _scenario(config: GameConfig, drawn: int) -> int | None:
+    """The game's scenario: the config's, or the drawn one when the config leaves it open."""
+    return drawn if config.mode == "legends" and config.scenario is None else config.scenario
+
+
 def _setup_draws(config: GameConfig, data: GameData, seed: int,
                  first_draws: Mapping[str, Sequence[int]] | None) -> dict[str, Any]:
-    """The setup's random draws, the engine's own (``engine.game.setup_draws``), with any
+    """The setup's random draws (``engine.game.setup_draws``'s, made in the core), with any
     explicit first draws applied to the box and pile."""
-    draws = setup_draws(config, data, np.random.default_rng(seed))
-    hidden = SimpleNamespace(box=draws["box"], pile=draws["pile"])
+    names, plan = _plan(config, data)
+    scenario, seats, box, pile, order = plan.draw(seed_words(seed))
+    hidden = SimpleNamespace(box=box, pile=pile)
     for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
         _engine_set_next_draws(hidden, source, items)
-    return draws
+    return {"scenario": _scenario(config, scenario), "boards": tuple(names[i] for i in seats),
+            "box": box, "pile": pile, "setup_order": order}
 
 
 class _Field(Generic[T]):
@@ -146,18 +190,16 @@ class Game:
         self.seed = game_seed(seed)
         self.data = self.config.data
         self._n = self.config.num_players
-        draws = _setup_draws(self.config, self.data, self.seed, first_draws)
+        names, plan = _plan(self.config, self.data)
+        box = pile = None
+        if first_draws:  # explicit chance: the drawn box and pile with the chosen draws on top
+            draws = _setup_draws(self.config, self.data, self.seed, first_draws)
+            box, pile = draws["box"], draws["pile"]
+        self._core, scenario, seats, order = plan.game(seed_words(self.seed), box, pile)
         self.chosen_draws = bool(first_draws)  # as the engine's: the record replays its draws
-        self.scenario: int | None = draws["scenario"]
-        self.board_names: tuple[str, ...] = draws["boards"]
-        self.setup_order: list[int] = draws["setup_order"]
-        boards = [self.data.boards[name] for name in self.board_names]
-        self._core = _core.Game(
-            _tables(self.data), self.config.num_players, self.scenario or 0,
-            self.config.auto_forced, [b.reserve for b in boards],
-            [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
-            draws["box"], draws["pile"], self.setup_order,
-            board_ids(self.data, self.board_names))
+        self.scenario: int | None = _scenario(self.config, scenario)
+        self.board_names: tuple[str, ...] = tuple(names[i] for i in seats)
+        self.setup_order: list[int] = order
         self._fresh()
 
     def _fresh(self) -> None:

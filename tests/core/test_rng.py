@@ -11,9 +11,12 @@ import random
 import numpy as np
 import pytest
 
+from moonriver_env import core
 from moonriver_env.backend import make_game
+from moonriver_env.core import game as core_game
 from moonriver_env.core import rng as core_rng
-from moonriver_env.engine import GameConfig
+from moonriver_env.engine import Game, GameConfig
+from moonriver_env.engine.game import setup_draws
 from moonriver_env.engine.scenarios import SCENARIOS
 
 # Seeds the engine accepts (any non-negative int): small, 32/64-bit edges and past 2**64.
@@ -142,3 +145,54 @@ def test_core_determinize_refuses_what_is_not_a_numpy_bit_generator():
 def test_integers_refuse_a_range_the_twin_does_not_draw():
     with pytest.raises(ValueError, match="high must exceed low"):
         core_rng.default_rng(0).integers(5, 5)
+
+
+CONFIGS = [GameConfig(), GameConfig(num_players=2), GameConfig(num_players=3),
+           GameConfig(mode="legends"), GameConfig(num_players=2, mode="legends"),
+           GameConfig(num_players=3, mode="legends", scenario=3),
+           GameConfig(num_players=2, mode="legends", boards=("mary", "wesley"))]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.num_players}-{c.mode}")
+def test_core_setup_draws_are_the_engines_for_many_seeds(config):
+    seeds = list(range(300)) + EDGES
+    for seed in seeds:
+        ours = core_game._setup_draws(config, config.data, seed, None)
+        theirs = setup_draws(config, config.data, np.random.default_rng(seed))
+        assert ours == theirs, seed
+
+
+@pytest.mark.parametrize("config", CONFIGS[::2], ids=lambda c: f"{c.num_players}-{c.mode}")
+def test_core_game_is_set_up_in_the_core_without_numpy(config, monkeypatch):
+    expected = [Game(config, seed) for seed in (0, 5, 2**64 + 1)]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the core's set-up drew from numpy")
+    monkeypatch.setattr(np.random, "default_rng", refuse)
+    for seed, ref in zip((0, 5, 2**64 + 1), expected, strict=True):
+        game = core.Game(config, seed)
+        assert (game.scenario, game.board_names, game.setup_order, game.box, game.pile,
+                game.saloon, game.active) == (ref.scenario, ref.board_names, ref.setup_order,
+                                              ref.box, ref.pile, ref.saloon, ref.active)
+
+
+def test_chosen_first_draws_go_on_top_of_the_core_setup():
+    config = GameConfig()
+    ref = Game(config, 3, first_draws={"pile": [0, 1, 2, 3, 4]})
+    game = core.Game(config, 3, first_draws={"pile": [0, 1, 2, 3, 4]})
+    assert (game.saloon, game.pile, game.box, game.chosen_draws) == (
+        ref.saloon, ref.pile, ref.box, True)
+
+
+def test_setup_plan_refuses_what_it_cannot_draw():
+    tables = core_game._tables(GameConfig().data)
+    _, args = core_game.setup_plan(GameConfig(), GameConfig().data)
+    with pytest.raises(ValueError, match=r"num_players must be 2\.\.4"):
+        core_game._core.SetupPlan(tables, 5, *args[1:])
+    with pytest.raises(ValueError, match="drawn scenario's range"):
+        core_game._core.SetupPlan(tables, *args[:3], True, 0, 9, *args[6:])
+    with pytest.raises(ValueError, match="one per seat"):
+        core_game._core.SetupPlan(tables, *args[:6], [], [], [], False)
+    plan = core_game._core.SetupPlan(tables, *args)
+    with pytest.raises(ValueError, match="keeps the drawn one's size"):
+        plan.game([1], [0, 1], None)

@@ -2,6 +2,7 @@
 // contract is moonriver_env.core.Game, a thin Python class over these.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -49,6 +50,12 @@ int checked_legal(const Game& g, Array1<std::int64_t> ids, const char* who) {
   }
   return static_cast<int>(m);
 }
+
+// A set-up plan and the tables it draws over (moonriver_env.core's set-up from a seed).
+struct BoundPlan {
+  std::shared_ptr<const Tables> tables;
+  SetupPlan plan;
+};
 
 // A count of games or decisions: >= 0.
 void check_count(long long count, const char* name) {
@@ -236,6 +243,55 @@ NB_MODULE(_core, m) {
             return items;
           },
           nb::arg("items"), "Generator.shuffle of a list: the shuffled copy.");
+
+  nb::class_<BoundPlan>(m, "SetupPlan",
+                        "What a config fixes of a set-up; the seed draws the rest, as the engine.")
+      .def(
+          "__init__",
+          [](BoundPlan* self, std::shared_ptr<const Tables> tables, int num_players,
+             bool auto_forced, int scenario, bool draw_scenario, int scenario_low,
+             int scenario_high, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
+             std::vector<int> board_ids, bool draw_boards) {
+            SetupPlan plan = make_plan(*tables, num_players, auto_forced, scenario, draw_scenario,
+                                       scenario_low, scenario_high, capacity,
+                                       std::vector<Cells>(bridges.begin(), bridges.end()),
+                                       board_ids, draw_boards);
+            new (self) BoundPlan{std::move(tables), std::move(plan)};
+          },
+          nb::arg("tables"), nb::arg("num_players"), nb::arg("auto_forced"), nb::arg("scenario"),
+          nb::arg("draw_scenario"), nb::arg("scenario_low"), nb::arg("scenario_high"),
+          nb::arg("capacity"), nb::arg("bridges"), nb::arg("board_ids"), nb::arg("draw_boards"),
+          "Boards are columns (capacity, bridge cells, board id): one per seat, or the legend "
+          "pool by name when draw_boards.")
+      .def(
+          "draw",
+          [](const BoundPlan& p, const std::vector<std::uint32_t>& seed) {
+            std::vector<int> boards;
+            const Setup s = draw_setup(p.plan, seed, &boards);
+            return nb::make_tuple(s.scenario, boards, s.box, s.pile, s.setup_order);
+          },
+          nb::arg("seed_words"),
+          "The set-up's draws from the seed (its 32-bit words): (scenario, each seat's board "
+          "index, box, pile, setup order).")
+      .def(
+          "game",
+          [](const BoundPlan& p, const std::vector<std::uint32_t>& seed,
+             std::optional<std::vector<int>> box, std::optional<std::vector<int>> pile) {
+            std::vector<int> boards;
+            Setup s = draw_setup(p.plan, seed, &boards);
+            for (auto [given, drawn] : {std::pair{&box, &s.box}, std::pair{&pile, &s.pile}}) {
+              if (!*given) continue;
+              if ((*given)->size() != drawn->size())
+                throw nb::value_error("game: a given box or pile keeps the drawn one's size");
+              *drawn = std::move(**given);
+            }
+            const std::vector<int> order = s.setup_order;
+            return nb::make_tuple(Game(p.tables, s), s.scenario, boards, order);
+          },
+          nb::arg("seed_words"), nb::arg("box") = nb::none(), nb::arg("pile") = nb::none(),
+          "(game, scenario, each seat's board index, setup order): the game set up from the "
+          "seed's words; ``box``/``pile``, when given, replace the drawn orders (chosen "
+          "draws).");
 
   nb::class_<Game>(m, "Game", "One game's state (a value: copy() is a full copy).")
       .def(

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "numpy_random.h"
 #include "playout.h"
 
 namespace moonriver {
@@ -36,6 +37,61 @@ void check_setup(const Setup& s, const Tables& t) {
     if (id < 0 || id >= t.num_partners()) fail("pile holds partner tokens of the tables");
 }
 }  // namespace
+
+SetupPlan make_plan(const Tables& tables, int num_players, bool auto_forced, int scenario,
+                    bool draw_scenario, int scenario_low, int scenario_high,
+                    const std::vector<int>& capacity, const std::vector<Cells>& bridges,
+                    const std::vector<int>& board_ids, bool draw_boards) {
+  auto fail = [](const char* what) {
+    throw std::invalid_argument(std::string("set-up plan: ") + what);
+  };
+  const int n = num_players;
+  const std::size_t boards = capacity.size();
+  if (n < 2 || n > MAX_PLAYERS) fail("num_players must be 2..4");
+  if (draw_scenario && (scenario_low < 1 || scenario_high > 5 || scenario_low >= scenario_high))
+    fail("a drawn scenario's range must lie in 1..4");
+  if (bridges.size() != boards || board_ids.size() != boards)
+    fail("capacity, bridges and board_ids need one entry per board");
+  if (static_cast<int>(boards) < n || (!draw_boards && static_cast<int>(boards) != n))
+    fail("boards: one per seat, or a pool of at least num_players to draw from");
+  SetupPlan plan{
+      n,  auto_forced, scenario,           draw_scenario,        scenario_low, scenario_high,
+      {}, draw_boards, tables.num_plots(), tables.num_partners()};
+  for (std::size_t i = 0; i < boards; ++i)
+    plan.boards.push_back(BoardSpec{capacity[i], bridges[i], board_ids[i]});
+  return plan;
+}
+
+Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed,
+                 std::vector<int>* boards_out) {
+  Pcg64 rng(seed);
+  const int n = plan.num_players;
+  Setup s;
+  s.num_players = n;
+  s.auto_forced = plan.auto_forced;
+  s.scenario = plan.draw_scenario
+                   ? static_cast<int>(integers(rng, plan.scenario_low, plan.scenario_high))
+                   : plan.scenario;
+  std::vector<int> seats(n);
+  if (plan.draw_boards) {
+    const std::vector<int> order = permutation(rng, static_cast<int>(plan.boards.size()));
+    std::copy(order.begin(), order.begin() + n, seats.begin());
+  } else {
+    for (int p = 0; p < n; ++p) seats[p] = p;
+  }
+  for (int index : seats) {
+    const BoardSpec& b = plan.boards[index];
+    s.capacity.push_back(b.capacity);
+    s.bridges.push_back(b.bridges);
+    s.board_ids.push_back(b.board_id);
+  }
+  s.box = permutation(rng, plan.num_plots);
+  s.pile = permutation(rng, plan.num_partners);
+  const std::vector<int> first = permutation(rng, n);
+  s.setup_order = n == 2 ? std::vector<int>{first[0], first[1], first[1], first[0]} : first;
+  if (boards_out) *boards_out = std::move(seats);
+  return s;
+}
 
 Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::move(tables)) {
   const int n = s.num_players;

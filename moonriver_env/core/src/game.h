@@ -2,8 +2,9 @@
 // (moonriver_env/engine/game.py, which stays the readable reference).
 //
 // The state is a value type: ``Game`` copies with its defaulted copy constructor. It holds no
-// generator: the setup's draws (scenario, boards, box and pile order, seat order) are made in
-// Python by the engine's own code and handed in, and the engine draws nothing later.
+// generator: the setup's draws (scenario, boards, box and pile order, seat order) come from
+// draw_setup (numpy's generator, draw for draw the engine's) or are handed in, and the game
+// draws nothing later.
 #pragma once
 
 #include <array>
@@ -53,6 +54,37 @@ struct Setup {
   std::vector<int> setup_order;
   std::vector<int> board_ids;  // per player: the observation's board one-hot index
 };
+
+// A board a seat may sit at: its reserve capacity, bridge cells and observation index.
+struct BoardSpec {
+  int capacity = 1;
+  Cells bridges = 0;
+  int board_id = -1;
+};
+
+// What a config fixes of a set-up and what its seed draws (engine.game.setup_draws).
+struct SetupPlan {
+  int num_players = 4;
+  bool auto_forced = false;
+  int scenario = 0;  // the config's (0: base game) unless draw_scenario
+  bool draw_scenario = false;
+  int scenario_low = 1, scenario_high = 5;  // draw_scenario: integers(low, high)
+  std::vector<BoardSpec> boards;  // draw_boards: the legend pool by name, else one per seat
+  bool draw_boards = false;       // seats' boards: permutation(pool size)[:num_players]
+  int num_plots = 0, num_partners = 0;
+};
+
+// The set-up of the game seeded with ``seed`` (an int's little-endian 32-bit words), drawn
+// as the engine draws it from numpy.random.default_rng(seed): scenario, legend boards, box,
+// pile, seat order. ``boards_out`` (if given) gets each seat's index in plan.boards.
+Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed,
+                 std::vector<int>* boards_out = nullptr);
+// A plan over ``tables`` from per-board columns, checked (std::invalid_argument, saying what
+// is allowed): the one place the bindings build set-up arguments.
+SetupPlan make_plan(const Tables& tables, int num_players, bool auto_forced, int scenario,
+                    bool draw_scenario, int scenario_low, int scenario_high,
+                    const std::vector<int>& capacity, const std::vector<Cells>& bridges,
+                    const std::vector<int>& board_ids, bool draw_boards);
 
 // Everything of fixed size (trivially copyable: pickled as bytes).
 struct Fixed {
