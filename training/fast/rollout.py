@@ -7,23 +7,27 @@ batched across games: each wave encodes the observation of every game whose play
 a network seat, runs one forward pass per network and applies the sampled (or most likely)
 actions. Game seeds and sampling draws come from one ``numpy.random.Generator``.
 
-Two ways to play a list of games:
+One play loop (``_play_table``) over two kinds of table:
 
 - ``play_batched`` (the recipe on the compiled core): the games live in one
   ``moonriver_env.vector.BatchedGames`` (a fixed list, no autoreset). Greedy and random seats
-  are played inside the core (GIL released, split over ``threads``); every network seat is a
-  Python-facing seat, and each wave's rows go to the network of the role of their (game, seat).
-  Greedy's prior of a wave is one batched core call; networks score only the legal actions
-  (``RanchNet.legal_forward``). Greedy seats draw their ties from the core's per-game streams
-  (seeded from the generator), so a batched play-out is a function of the generator's state,
-  not the same play-out as ``play`` gives.
-- ``play`` (the reference path, any backend): a list of per-game ``Game`` objects, Greedy seats
-  played by ``GreedyAgent`` in Python, one full-width forward pass per network and wave.
+  are played inside the core (GIL released, split over ``threads``); Greedy's prior of a wave
+  is one batched core call. Greedy seats draw their ties from the core's per-game streams
+  (seeded from the generator).
+- ``play`` (the reference path, any backend): a list of per-game ``Game`` objects seen as a
+  batch (``_GameList``): Greedy seats played by ``GreedyAgent`` in Python, random seats from a
+  generator seeded from the generator, Greedy's prior by ``agents.pretrained.greedy_prior``.
+
+In both, every network seat is a Python-facing seat, each wave's rows go to the network of the
+role of their (game, seat), networks score only the legal actions
+(``RanchNet.legal_forward``), and a play-out is a function of the generator's state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -66,14 +70,6 @@ class Batch:
         return len(self.keys)
 
 
-def sample_actions(logp: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One action per row drawn from exp(logp) with the generator's uniforms."""
-    cdf = np.cumsum(np.exp(logp, dtype=np.float64), axis=1)
-    u = rng.random(len(logp)) * cdf[:, -1]
-    actions = (cdf < u[:, None]).sum(axis=1)
-    return np.minimum(actions, logp.shape[1] - 1)
-
-
 def seat_reward(game: MoonRiverGame, seat: int, margin_coef: float) -> float:
     """Final reward of a seat: +1 win / -1 loss plus ``margin_coef`` x score margin / 100."""
     reward = final_rewards(game, "win")[seat]
@@ -100,74 +96,74 @@ def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
     return [make_game(config, s, backend=backend) for s in seeds]
 
 
+class _GameList:
+    """A list of per-game ``Game`` objects (either backend) seen as the loop sees a
+    ``BatchedGames``: ``player`` (-1 once over), ``obs``, ``mask``, ``greedy_prior``,
+    ``step`` and ``game``. Seats of kind ``"greedy"`` (``GreedyAgent``) and ``"random"``
+    (uniform, from ``random_rng``) are played inline; the loop decides the others."""
+
+    def __init__(self, games: list[MoonRiverGame], kinds: list[list[str]],
+                 encoder: ObservationEncoder, greedy: GreedyAgent,
+                 random_rng: np.random.Generator) -> None:
+        self.games, self._kinds, self._encoder = games, kinds, encoder
+        self._greedy, self._random = greedy, random_rng
+        self.player = np.full(len(games), -1, np.int64)
+        self.obs = np.zeros((len(games), OBSERVATION_SIZE), np.float32)
+        self.mask = np.zeros((len(games), NUM_ACTIONS), np.int8)
+        self._advance(range(len(games)))
+
+    def _advance(self, ids: Iterable[int]) -> None:
+        """Play the inline seats of games ``ids`` up to a seat the loop decides (or the end);
+        note who decides and what that seat sees."""
+        for g in ids:
+            game = self.games[g]
+            while not game.is_over and self._kinds[g][game.current_player] != LEARNER:
+                if self._kinds[g][game.current_player] == GREEDY:
+                    game.apply(self._greedy.act(game, {}))
+                else:
+                    legal = game.legal_action_ids()
+                    game.apply(int(legal[self._random.integers(legal.size)]))
+            self.player[g] = -1 if game.is_over else game.current_player
+            if not game.is_over:
+                self.obs[g] = self._encoder.encode(game, game.current_player)
+                self.mask[g] = game.legal_mask()
+
+    def greedy_prior(self, active: np.ndarray, out: np.ndarray, shape_weight: float) -> np.ndarray:
+        """Greedy's prior (``agents.pretrained.greedy_prior``) of each listed game, by row."""
+        assert shape_weight == SHAPE_WEIGHT  # the weight greedy_prior applies
+        for r, g in enumerate(active.tolist()):
+            out[r] = greedy_prior(self.games[g])
+        return out[:len(active)]
+
+    def step(self, actions: np.ndarray) -> None:
+        """Apply each waiting game's action, then play on to the next decision."""
+        waiting = np.flatnonzero(self.player >= 0).tolist()
+        for g in waiting:
+            self.games[g].apply(int(actions[g]))
+        self._advance(waiting)
+
+    def game(self, g: int) -> MoonRiverGame:
+        """Game ``g`` (the very object handed in)."""
+        return self.games[g]
+
+
 def play(games: list[MoonRiverGame], roles: list[list[str]], nets: dict[str, torch.nn.Module],
          rng: np.random.Generator, encoder: ObservationEncoder, *,
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
          margin_coef: float = 0.0) -> Batch:
-    """Play every game to its end; record the decisions of role ``record`` (sampled from its
-    network) or, with ``label_greedy``, every non-forced greedy decision and its tied-best set.
-    Roles in ``argmax`` take their network's most likely action instead of sampling."""
+    """Play every game (either backend; played in place) to its end with ``play_batched``'s
+    loop; Greedy seats are played by ``greedy`` (a GreedyAgent seeded from ``rng`` when None)
+    and random seats from a generator seeded from ``rng``. Records what ``play_batched``
+    records."""
     greedy = greedy or GreedyAgent(int(rng.integers(2**31)))
-    batch = Batch()
-    pending = [i for i, g in enumerate(games) if not g.is_over]
-    while pending:
-        waves: dict[str, list[int]] = {}
-        for i in pending:
-            game = games[i]
-            while not game.is_over:
-                seat = game.current_player
-                role = roles[i][seat]
-                if role != GREEDY:
-                    waves.setdefault(role, []).append(i)
-                    break
-                if not label_greedy:
-                    game.apply(greedy.act(game, None))
-                    continue
-                mask = game.legal_mask()
-                legal = mask.nonzero()[0]
-                if legal.size == 1:
-                    game.apply(int(legal[0]))
-                    continue
-                prior = greedy_prior(game)  # Greedy's own ranking of its choices
-                tied = legal[prior[legal] == prior[legal].max()]
-                ties = np.zeros(mask.shape, dtype=bool)
-                ties[tied] = True
-                batch.obs.append(encoder.encode(game, seat))
-                batch.masks.append(mask)
-                batch.actions.append(ties)
-                batch.priors.append(prior)
-                batch.keys.append((i, seat))
-                game.apply(int(tied[greedy.rng.integers(tied.size)]))
-        for role, idx in waves.items():
-            seats = [games[i].current_player for i in idx]
-            obs = np.stack([encoder.encode(games[i], s) for i, s in zip(idx, seats, strict=True)])
-            masks = np.stack([games[i].legal_mask() for i in idx]).view(np.bool_)
-            priors = (np.stack([greedy_prior(games[i]) for i in idx])
-                      if getattr(nets[role], "uses_prior", False) else None)
-            with torch.no_grad():
-                logp, value = nets[role](torch.from_numpy(obs), torch.from_numpy(masks),
-                                         None if priors is None else torch.from_numpy(priors))
-            logp_np = logp.numpy()
-            actions = (logp_np.argmax(axis=1) if role in argmax
-                       else sample_actions(logp_np, rng))
-            for k, (i, seat, a) in enumerate(zip(idx, seats, actions, strict=True)):
-                if not masks[k, a]:  # a draw on a zero-probability boundary: take the mode
-                    a = actions[k] = int(logp_np[k].argmax())
-                if role == record:
-                    batch.obs.append(obs[k])
-                    batch.masks.append(masks[k])
-                    batch.actions.append(int(a))
-                    batch.logps.append(float(logp_np[k, a]))
-                    batch.values.append(float(value[k]))
-                    batch.keys.append((i, seat))
-                    if priors is not None:
-                        batch.priors.append(priors[k])
-                games[i].apply(int(a))
-        pending = [i for i in pending if not games[i].is_over]
-    for i, seat in set(batch.keys):
-        batch.returns[(i, seat)] = seat_reward(games[i], seat, margin_coef)
-    return batch
+    if len(games) != len(roles):
+        raise ValueError(f"{len(games)} games but {len(roles)} role lists")
+    names, python_facing = _roles(roles, nets, label_greedy)
+    kinds = [[(LEARNER if r in python_facing else r) for r in row] for row in roles]
+    table = _GameList(games, kinds, encoder, greedy, np.random.default_rng(rng.integers(2**62)))
+    return _play_table(table, roles, names, python_facing, nets, rng, record=record,
+                       label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef)
 
 
 def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray,
@@ -227,25 +223,75 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
         raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
     if not seeds:
         return Batch(), []
-    players = config.num_players
+    names, python_facing = _roles(roles, nets, label_greedy)
+    kinds = [[(LEARNER if r in python_facing else r) for r in row] for row in roles]
+    games = BatchedGames(len(seeds), config, (LEARNER,) * config.num_players, threads=threads,
+                         autoreset=False)
+    games.reset(int(rng.integers(2**62)), seeds=seeds, seats=kinds)
+    batch = _play_table(games, roles, names, python_facing, nets, rng, record=record,
+                        label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef)
+    return batch, [games.game(g) for g in range(len(seeds))]
+
+
+def _roles(roles: list[list[str]], nets: dict[str, torch.nn.Module],
+           label_greedy: bool) -> tuple[list[str], set[str]]:
+    """The role names (sorted) and those the loop decides (networks; Greedy when labelled);
+    a role that names no network and is not played inline is an error."""
     names = sorted({r for row in roles for r in row})
     for name in names:
         if name not in nets and name not in (GREEDY, RANDOM):
             raise ValueError(f"role {name!r} names no network (networks: {sorted(nets)})")
-    python_facing = {n for n in names if n in nets or (label_greedy and n == GREEDY)}
+    return names, {n for n in names if n in nets or (label_greedy and n == GREEDY)}
+
+
+class _Table(Protocol):
+    """What the play loop reads and drives: ``BatchedGames`` or a ``_GameList``."""
+
+    @property
+    def player(self) -> np.ndarray:
+        """(N,) seat each game waits on (-1: over)."""
+        ...
+
+    @property
+    def obs(self) -> np.ndarray:
+        """(N, OBSERVATION_SIZE) observation of that seat."""
+        ...
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(N, NUM_ACTIONS) int8 legal mask of that seat."""
+        ...
+
+    def greedy_prior(self, games: np.ndarray, out: np.ndarray,
+                     shape_weight: float) -> np.ndarray:
+        """Greedy's prior of the listed games, by row."""
+        ...
+
+    def step(self, actions: np.ndarray) -> None:
+        """One decision per waiting game."""
+        ...
+
+    def game(self, g: int) -> MoonRiverGame:
+        """Game ``g``."""
+        ...
+
+
+def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_facing: set[str],
+                nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
+                record: str | None, label_greedy: bool, argmax: frozenset[str],
+                margin_coef: float) -> Batch:
+    """The one play loop: ``games`` (a BatchedGames or a ``_GameList``) played to the end,
+    each wave's rows decided by the network of their role (or Greedy's labelled ties)."""
+    count = len(roles)
     code = {name: k for k, name in enumerate(names)}
     role_code = np.array([[code[r] for r in row] for row in roles], dtype=np.int64)
-    kinds = [[("learner" if r in python_facing else r) for r in row] for row in roles]
-    games = BatchedGames(len(seeds), config, ("learner",) * players, threads=threads,
-                         autoreset=False)
-    games.reset(int(rng.integers(2**62)), seeds=seeds, seats=kinds)
     wants_prior = label_greedy or any(getattr(nets[n], "uses_prior", False)
                                       for n in python_facing if n in nets)
-    prior_buf = np.empty((len(seeds), NUM_ACTIONS), np.float32) if wants_prior else None
+    prior_buf = np.empty((count, NUM_ACTIONS), np.float32) if wants_prior else None
     chunks: dict[str, list] = {k: [] for k in ("obs", "masks", "actions", "logps", "values",
                                                  "priors")}
     keys: list[tuple[int, int]] = []
-    actions = np.zeros(len(seeds), np.int64)
+    actions = np.zeros(count, np.int64)
     while True:
         active = np.flatnonzero(games.player >= 0)
         if active.size == 0:
@@ -304,7 +350,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
                     chunks["priors"].append(prior[rows])
                 keys.extend(zip(active[rows].tolist(), seat[rows].tolist(), strict=True))
         games.step(actions)
-    finished = [games.game(g) for g in range(len(seeds))]
+    finished = [games.game(g) for g in range(count)]
     batch = Batch(keys=keys)
     batch.obs = _stack_rows(chunks["obs"], OBSERVATION_SIZE)
     batch.masks = _stack_rows(chunks["masks"], NUM_ACTIONS, np.bool_)
@@ -315,7 +361,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
     batch.priors = _stack_rows(chunks["priors"], NUM_ACTIONS) if chunks["priors"] else []
     for i, s in set(keys):
         batch.returns[(i, s)] = seat_reward(finished[i], s, margin_coef)
-    return batch, finished
+    return batch
 
 
 def win_shares(games: list[MoonRiverGame], seats: list[int]) -> np.ndarray:
