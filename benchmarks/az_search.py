@@ -7,9 +7,11 @@ policy logits and 4 sigmoid seat values; the network's cost per row, not its str
 matters here). "batched": one search over every game per decision, the leaves of all games
 evaluated in one network call per simulation step. "one at a time": the same search and
 network, one game per search (one network row per call). Finished games are replaced by new
-ones. The two are interleaved, each round giving each a slice of ``--seconds / --rounds``;
-rates are totals over the rounds, the speed-up the median of the rounds' ratios. Last line:
-JSON.
+ones. The network runs on one BLAS thread (OPENBLAS/OMP/MKL_NUM_THREADS default to 1: on a
+busy 2-core host, two BLAS threads wait on each other and make the batched figure swing
+tenfold), the search on ``--threads``. The two are interleaved, each round giving each a
+slice of ``--seconds / --rounds``; rates are totals over the rounds, the speed-up the median
+of the rounds' ratios. Last line: JSON.
 
     python benchmarks/az_search.py [--games 64] [--simulations 16] [--seconds 20]
         [--rounds 4] [--players 4] [--hidden 256] [--algorithm gumbel] [--threads 1]
@@ -17,17 +19,22 @@ JSON.
 
 from __future__ import annotations
 
-import argparse
-import json
-import statistics
-import time
+import os
 
-import numpy as np
-from machine import machine  # this script's directory is on sys.path
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # before numpy loads its BLAS
 
-from moonriver_env.core import Game
-from moonriver_env.engine import GameConfig
-from moonriver_env.search import BatchedSearch
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from machine import machine  # noqa: E402 (this script's directory is on sys.path)
+
+from moonriver_env.core import Game  # noqa: E402
+from moonriver_env.engine import GameConfig  # noqa: E402
+from moonriver_env.search import BatchedSearch  # noqa: E402
 
 OBS, ACTIONS, SEATS = 4934, 2710, 4
 
