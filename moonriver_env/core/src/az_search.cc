@@ -109,6 +109,18 @@ void parallel(int threads, int count, F&& fn) {
   for (auto& th : pool) th.join();
 }
 
+// Per legal id of the node at hand: a search's working rows (one set per thread, not per game).
+struct Buffers {
+  std::int64_t ids[NUM_ACTIONS];
+  int edge[NUM_ACTIONS], visits[NUM_ACTIONS];
+  double logit[NUM_ACTIONS], q[NUM_ACTIONS], work[NUM_ACTIONS], prob[NUM_ACTIONS];
+};
+
+Buffers& buffers() {
+  static thread_local Buffers b;
+  return b;
+}
+
 }  // namespace
 
 void check_az_params(const AzParams& p) {
@@ -139,10 +151,6 @@ struct AzSearch::Tree {
   int done = 0;                        // simulations backed up
   bool searched = true;                // false: a forced root (one legal id)
   bool pending = false;
-  // Selection buffers (per legal id of the node being left).
-  std::int64_t ids[NUM_ACTIONS];
-  int edge[NUM_ACTIONS], visits[NUM_ACTIONS];
-  double logit[NUM_ACTIONS], q[NUM_ACTIONS], work[NUM_ACTIONS], prob[NUM_ACTIONS];
 
   Tree(const Game& game, std::uint64_t seed, const AzParams& p)
       : root(game), scratch(game), rng(seed), params(p) {
@@ -204,28 +212,30 @@ struct AzSearch::Tree {
   // Fill the buffers for the ids legal in ``scratch`` at ``node`` (edges added for ids first
   // legal here); returns their count.
   int gather(int node, int mover) {
-    const int m = scratch.legal_ids(ids);
+    Buffers& b = buffers();
+    const int m = scratch.legal_ids(b.ids);
     Node& nd = nodes[node];
     for (int pass = 0; pass < 2; ++pass) {
       bool missing = false;
       std::size_t c = 0;
       for (int i = 0; i < m; ++i) {
-        while (c < nd.edges.size() && nd.edges[c].action < ids[i]) ++c;
-        const bool found = c < nd.edges.size() && nd.edges[c].action == ids[i];
-        edge[i] = found ? static_cast<int>(c) : -1;
+        while (c < nd.edges.size() && nd.edges[c].action < b.ids[i]) ++c;
+        const bool found = c < nd.edges.size() && nd.edges[c].action == b.ids[i];
+        b.edge[i] = found ? static_cast<int>(c) : -1;
         missing |= !found;
       }
       if (!missing) break;
       for (int i = 0; i < m; ++i)
-        if (edge[i] < 0) nd.edges.push_back({static_cast<std::int32_t>(ids[i]), -1, nd.low_logit});
+        if (b.edge[i] < 0)
+          nd.edges.push_back({static_cast<std::int32_t>(b.ids[i]), -1, nd.low_logit});
       std::sort(nd.edges.begin(), nd.edges.end(),
                 [](const Edge& a, const Edge& b) { return a.action < b.action; });
     }
     for (int i = 0; i < m; ++i) {
-      const Edge& e = nd.edges[edge[i]];
-      logit[i] = e.logit;
-      visits[i] = e.child >= 0 ? nodes[e.child].visits : 0;
-      q[i] = visits[i] > 0 ? nodes[e.child].value_sum[mover] / visits[i] : 0.0;
+      const Edge& e = nd.edges[b.edge[i]];
+      b.logit[i] = e.logit;
+      b.visits[i] = e.child >= 0 ? nodes[e.child].visits : 0;
+      b.q[i] = b.visits[i] > 0 ? nodes[e.child].value_sum[mover] / b.visits[i] : 0.0;
     }
     return m;
   }
@@ -233,36 +243,40 @@ struct AzSearch::Tree {
   // Gumbel's sigma(completed Q) per legal id into ``work`` (mctx's
   // qtransform_completed_by_mix_value without the min-max rescale: values are in [0, 1]).
   void completed_q(const Node& nd, int mover, int m) {
-    softmax(logit, m, prob);
+    Buffers& b = buffers();
+    softmax(b.logit, m, b.prob);
     int sum_n = 0, max_n = 0;
     double weighted = 0.0, mass = 0.0;
     for (int i = 0; i < m; ++i) {
-      sum_n += visits[i];
-      max_n = std::max(max_n, visits[i]);
-      if (visits[i] > 0) {
-        const double p = std::max(prob[i], 1e-30);
-        weighted += p * q[i];
+      sum_n += b.visits[i];
+      max_n = std::max(max_n, b.visits[i]);
+      if (b.visits[i] > 0) {
+        const double p = std::max(b.prob[i], 1e-30);
+        weighted += p * b.q[i];
         mass += p;
       }
     }
     const double raw = nd.raw[mover];
     const double mixed = sum_n > 0 ? (raw + sum_n * weighted / mass) / (1.0 + sum_n) : raw;
     const double scale = (params.c_visit + max_n) * params.c_scale;
-    for (int i = 0; i < m; ++i) work[i] = scale * (visits[i] > 0 ? q[i] : mixed);
+    for (int i = 0; i < m; ++i) b.work[i] = scale * (b.visits[i] > 0 ? b.q[i] : mixed);
   }
 
   // Gumbel's root score with sequential halving: only ids with ``considered`` visits compete.
   int root_choice(int m, int considered) {
+    Buffers& b = buffers();
     double hi = NEG_INF;
-    for (int i = 0; i < m; ++i) hi = std::max(hi, logit[i]);
+    for (int i = 0; i < m; ++i) hi = std::max(hi, b.logit[i]);
     for (int i = 0; i < m; ++i)
-      work[i] =
-          visits[i] == considered ? std::max(-1e9, gumbel[i] + logit[i] - hi + work[i]) : NEG_INF;
-    return argmax(work, m);
+      b.work[i] = b.visits[i] == considered
+                      ? std::max(-1e9, gumbel[i] + b.logit[i] - hi + b.work[i])
+                      : NEG_INF;
+    return argmax(b.work, m);
   }
 
   // The edge to follow from an expanded ``node`` in ``scratch``.
   int select(int node) {
+    Buffers& b = buffers();
     const int mover = scratch.current_player();
     const int m = gather(node, mover);
     const Node& nd = nodes[node];
@@ -274,32 +288,33 @@ struct AzSearch::Tree {
       } else {
         int sum_n = 0;
         for (int i = 0; i < m; ++i) {
-          work[i] += logit[i];
-          sum_n += visits[i];
+          b.work[i] += b.logit[i];
+          sum_n += b.visits[i];
         }
-        softmax(work, m, prob);
-        for (int i = 0; i < m; ++i) work[i] = prob[i] - visits[i] / (1.0 + sum_n);
-        best = argmax(work, m);
+        softmax(b.work, m, b.prob);
+        for (int i = 0; i < m; ++i) b.work[i] = b.prob[i] - b.visits[i] / (1.0 + sum_n);
+        best = argmax(b.work, m);
       }
     } else {
-      softmax(logit, m, prob);
+      softmax(b.logit, m, b.prob);
       const double fpu = nd.visits > 0 ? nd.value_sum[mover] / nd.visits : 0.0;
       const double explore = params.c_puct * std::sqrt(static_cast<double>(nd.visits));
       for (int i = 0; i < m; ++i)
-        work[i] = (visits[i] > 0 ? q[i] : fpu) + explore * prob[i] / (1.0 + visits[i]);
-      best = argmax(work, m);
+        b.work[i] = (b.visits[i] > 0 ? b.q[i] : fpu) + explore * b.prob[i] / (1.0 + b.visits[i]);
+      best = argmax(b.work, m);
     }
-    return edge[best];
+    return b.edge[best];
   }
 
   // Expand the pending leaf with one row of logits and back up one row of values.
   void expand(const float* row_logits, const float* row_values) {
+    Buffers& b = buffers();
     Node& nd = nodes[path.back()];
-    const int m = scratch.legal_ids(ids);
+    const int m = scratch.legal_ids(b.ids);
     nd.edges.resize(m);
     float low = std::numeric_limits<float>::infinity();
     for (int i = 0; i < m; ++i) {
-      nd.edges[i] = {static_cast<std::int32_t>(ids[i]), -1, row_logits[ids[i]]};
+      nd.edges[i] = {static_cast<std::int32_t>(b.ids[i]), -1, row_logits[b.ids[i]]};
       low = std::min(low, nd.edges[i].logit);
     }
     nd.low_logit = m > 0 ? low : 0.0f;
@@ -327,6 +342,7 @@ struct AzSearch::Tree {
   // This search's result (see AzSearch::result) into one row of each output.
   void result(std::int64_t* action, float* policy, float* root_value, std::int32_t* out_visits,
               std::uint8_t* out_searched) {
+    Buffers& b = buffers();
     std::fill(policy, policy + NUM_ACTIONS, 0.0f);
     std::fill(out_visits, out_visits + NUM_ACTIONS, 0);
     *out_searched = searched;
@@ -341,25 +357,25 @@ struct AzSearch::Tree {
     const int m = gather(0, mover);
     int max_n = 0, sum_n = 0;
     for (int i = 0; i < m; ++i) {
-      out_visits[ids[i]] = visits[i];
-      max_n = std::max(max_n, visits[i]);
-      sum_n += visits[i];
+      out_visits[b.ids[i]] = b.visits[i];
+      max_n = std::max(max_n, b.visits[i]);
+      sum_n += b.visits[i];
     }
     int best;
     if (params.gumbel) {
       completed_q(nodes[0], mover, m);
-      for (int i = 0; i < m; ++i) prob[i] = work[i] + logit[i];
-      softmax(prob, m, q);  // q: the improved policy
-      for (int i = 0; i < m; ++i) policy[ids[i]] = static_cast<float>(q[i]);
+      for (int i = 0; i < m; ++i) b.prob[i] = b.work[i] + b.logit[i];
+      softmax(b.prob, m, b.q);  // q: the improved policy
+      for (int i = 0; i < m; ++i) policy[b.ids[i]] = static_cast<float>(b.q[i]);
       best = root_choice(m, max_n);
     } else {
       for (int i = 0; i < m; ++i) {
-        policy[ids[i]] = static_cast<float>(visits[i]) / static_cast<float>(sum_n);
-        work[i] = visits[i] + 1e-6 * std::tanh(logit[i]);  // ties: the higher prior
+        policy[b.ids[i]] = static_cast<float>(b.visits[i]) / static_cast<float>(sum_n);
+        b.work[i] = b.visits[i] + 1e-6 * std::tanh(b.logit[i]);  // ties: the higher prior
       }
-      best = argmax(work, m);
+      best = argmax(b.work, m);
     }
-    *action = ids[best];
+    *action = b.ids[best];
     const Node& r = nodes[0];
     for (int s = 0; s < MAX_PLAYERS; ++s)
       root_value[s] = s < root.num_players() ? static_cast<float>(r.value_sum[s] / r.visits) : 0;
