@@ -33,9 +33,9 @@ so game g of a batch always replays the same games (``moonriver_env.core.Game(co
 adapters follow the field's conventions: as EnvPool's ``seed + env_id``, game g's series
 starts at ``seed + g``; as Gymnasium's, ``reset(seed=...)`` reseeds and a ``reset()`` without a
 seed goes on: every game moves on to an episode its slot has not played, so a later reset
-never replays a game (the SB3 ``VecEnv``'s too). A reset's setup draws are the engine's, made
-in Python (``numpy.random.default_rng``, as every core Game's): about one Python call per
-ended game, after the core's step, to set up the game that will follow the next one.
+never replays a game (the SB3 ``VecEnv``'s too). Every set-up is drawn inside the core from
+its seed (numpy's ``default_rng`` draw for draw, the engine's games): a game that ends in a
+step is replaced there by its slot's next episode, with no Python work per game.
 
 **Illegal actions.** If any action is not legal in its game, ``step`` raises
 ``BatchIllegalActionError`` (an ``IllegalActionError``) naming the first such game index, the
@@ -55,13 +55,13 @@ from gymnasium.vector import AutoresetMode
 from moonriver_env.common.gym import check_illegal
 from moonriver_env.core import Game as CoreGame
 from moonriver_env.core import _vector
-from moonriver_env.core.game import _setup_draws
+from moonriver_env.core.game import _setup_draws, setup_plan
+from moonriver_env.core.rng import seed_words
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
 from moonriver_env.engine.game import IllegalActionError, why_illegal
-from moonriver_env.engine.grid import COLS
 from moonriver_env.moonriver.aec_env import check_number
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
@@ -139,6 +139,7 @@ class BatchedGames:
         self._tables_args = (kinds.ravel(), data.num_box_kinds,
                              data.plot_kind.astype(np.int64),
                              np.array([int(k) for k in data.partner_specialists], np.int64))
+        self._plan_args = setup_plan(self.config, data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)
         self.obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
@@ -148,7 +149,8 @@ class BatchedGames:
         self.final_obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
         self._batch: Any = None
         self.seed: int | None = None
-        self._bases: list[int] = []  # game g's k-th episode is Game(config, _bases[g] + N*k)
+        self._bases: list[int] = []  # game g's k-th episode: Game(config, _bases[g] + stride*k)
+        self._stride = N  # a pool's size for a batch that is part of one (vector_async)
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
 
     def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
@@ -178,26 +180,13 @@ class BatchedGames:
         if self.seed is None:
             raise RuntimeError("call reset(seed) first")
         k = int(self.episodes[g]) if k is None else k
-        return self._bases[g] + self.num_games * k
-
-    def _install(self, g: int, k: int, next_: bool) -> None:
-        seed = self.episode_seed(g, k)
-        draws = _setup_draws(self.config, self.data, seed, None)
-        boards = [self.data.boards[name] for name in draws["boards"]]
-        self._batch.set_game(
-            g, next_, self.config.num_players, draws["scenario"] or 0, self.config.auto_forced,
-            [b.reserve for b in boards],
-            [sum(1 << (r * COLS + c) for r, c in b.bridges) for b in boards],
-            draws["box"], draws["pile"], draws["setup_order"],
-            board_ids(self.data, draws["boards"]))
-        self._meta[next_][g] = (seed, draws)
+        return self._bases[g] + self._stride * k
 
     def _begin(self, g: int, k: int) -> None:
-        """Install game g's k-th episode (and, with autoreset, its next one behind it)."""
+        """Set up game g's k-th episode in the core (with autoreset, the core sets up its
+        later ones as its games end)."""
         self.episodes[g] = k
-        self._install(g, k, False)
-        if self.autoreset:
-            self._install(g, k + 1, True)
+        self._batch.begin(g, seed_words(self._bases[g]), k, self._stride)
 
     def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
               seats: Sequence[Sequence[str]] | None = None) -> None:
@@ -220,12 +209,10 @@ class BatchedGames:
                 raise ValueError(f"seats must hold one seat list per game ({N}), got "
                                  f"{len(seats)}")
             kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
-        self._batch = _vector.Batch(N, self.config.num_players,
-                                    _seat_kinds(self.seats),
-                                    REWARD_MODES.index(self.reward), self.seed % 2**64,
-                                    *self._tables_args)
+        self._batch = _vector.Batch(N, _seat_kinds(self.seats), REWARD_MODES.index(self.reward),
+                                    self.seed % 2**64, self.autoreset, *self._tables_args,
+                                    *self._plan_args)
         self._bases = bases
-        self._meta: dict[bool, list[Any]] = {False: [None] * N, True: [None] * N}
         for g in range(N):
             if kinds is not None:
                 self._batch.set_seats(g, kinds[g])
@@ -272,12 +259,8 @@ class BatchedGames:
                                self._done, self.final_obs, self.threads)
         if bad >= 0:
             self._raise_illegal(bad, int(acts[bad]))
-        if not self.autoreset:
-            return
-        for g in np.flatnonzero(self._done).tolist():
-            self.episodes[g] += 1
-            self._meta[False][g] = self._meta[True][g]
-            self._install(g, int(self.episodes[g]) + 1, True)
+        if self.autoreset:  # ended games moved on to their next episodes inside the core
+            self.episodes += self._done
 
     def _raise_illegal(self, g: int, aid: int) -> None:
         game = self.game(g)
@@ -321,7 +304,8 @@ class BatchedGames:
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         g = _check_int("g", g, 0, self.num_games - 1)
-        seed, draws = self._meta[False][g]
+        seed = self.episode_seed(g)
+        draws = _setup_draws(self.config, self.data, seed, None)
         out = CoreGame.__new__(CoreGame)
         out.__setstate__({"config": self.config, "seed": seed, "scenario": draws["scenario"],
                           "board_names": draws["boards"], "setup_order": draws["setup_order"],

@@ -57,6 +57,7 @@ class _Part(BatchedGames):
         super().__init__(num_games, *args)
         self.offset = offset
         self.total = total
+        self._stride = total  # the core sets up game g's k-th episode from its seed
         self.env_id = np.arange(offset, offset + num_games, dtype=np.int64)
 
     def episode_seed(self, g: int, k: int | None = None) -> int:

@@ -7,6 +7,7 @@
 #include <thread>
 #include <tuple>
 
+#include "numpy_random.h"
 #include "observation.h"
 #include "search.h"
 
@@ -60,19 +61,25 @@ void check_seats(const std::vector<int>& kinds, int num_players) {
 }
 }  // namespace
 
-VectorGames::VectorGames(int num_games, int num_players, std::vector<int> seats, int reward_mode,
-                         std::uint64_t agent_seed)
-    : num_players_(num_players), reward_mode_(reward_mode) {
+VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
+                         std::uint64_t agent_seed, std::shared_ptr<const Tables> tables,
+                         SetupPlan plan, bool autoreset)
+    : num_players_(plan.num_players),
+      reward_mode_(reward_mode),
+      tables_(std::move(tables)),
+      plan_(std::move(plan)),
+      autoreset_(autoreset) {
+  const int num_players = num_players_;
   if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
-  if (num_players < 2 || num_players > MAX_PLAYERS)
-    throw std::invalid_argument("num_players must be 2..4");
   if (reward_mode < REWARD_WIN || reward_mode > REWARD_MARGIN)
     throw std::invalid_argument("reward_mode must be 0..3 (win, rank, score, margin)");
   check_seats(seats, num_players);
   seats_.reserve(static_cast<std::size_t>(num_games) * num_players);
   for (int g = 0; g < num_games; ++g) seats_.insert(seats_.end(), seats.begin(), seats.end());
   games_.resize(num_games);
-  next_.resize(num_games);
+  bases_.resize(num_games);
+  episodes_.assign(num_games, 0);
+  strides_.assign(num_games, static_cast<std::uint64_t>(num_games));
   builtin_.assign(num_games, 0);
   totals_.assign(num_games, Totals{});
   rngs_.reserve(num_games);
@@ -89,11 +96,20 @@ void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
             seats_.begin() + static_cast<std::ptrdiff_t>(g) * num_players_);
 }
 
-void VectorGames::set_current(int g, Game game) {
-  games_[g] = std::move(game);
+void VectorGames::begin(int g, std::vector<std::uint32_t> base, std::int64_t k,
+                        std::uint64_t stride) {
+  bases_[g] = std::move(base);
+  strides_[g] = stride;
+  episodes_[g] = k;
+  set_up(g);
+}
+
+void VectorGames::set_up(int g) {
+  std::vector<std::uint32_t> seed = bases_[g];
+  add_to_words(seed, strides_[g] * static_cast<std::uint64_t>(episodes_[g]));
+  games_[g].emplace(tables_, draw_setup(plan_, seed));
   totals_[g].known = false;
 }
-void VectorGames::set_next(int g, Game game) { next_[g] = std::move(game); }
 
 std::int64_t VectorGames::builtin_decisions() const {
   return std::accumulate(builtin_.begin(), builtin_.end(), std::int64_t{0});
@@ -222,10 +238,9 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
       final_rewards(game, rewards);
       if (out.final_obs)
         observe(game, actor, out.final_obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
-      if (next_[g]) {
-        games_[g] = std::move(next_[g]);
-        next_[g].reset();
-        totals_[g].known = false;
+      if (autoreset_) {
+        ++episodes_[g];
+        set_up(g);
         run_builtin(g);
       }
     }

@@ -1,10 +1,11 @@
 // Many games in one object: batched steps with built-in seats played inside the core
 // (moonriver_env/vector.py is the Python side). Plain C++ (no Python headers).
 //
-// Each game slot holds the game being played and the next one, already set up (its setup
-// draws are made in Python by the engine's code, as for any core Game): when a game ends
-// inside ``step``, the next one takes its place at once and Python sets up a new "next". A
-// slot without a next game keeps its ended game: later steps skip it (fixed lists of games).
+// Each game slot holds the game being played, set up in the core from its seed (draw_setup:
+// the engine's draws): game g's k-th episode is seeded with base[g] + stride * k (stride: N,
+// or a pool's size for a batch that is part of one). With autoreset, a game that ends inside
+// ``step`` is replaced there at once by the slot's next episode (no Python work per game);
+// without, the slot keeps its ended game: later steps skip it (fixed lists of games).
 // Built-in seats draw from a per-game SplitMix64, so results never depend on how the batch
 // is split over threads.
 #pragma once
@@ -66,8 +67,8 @@ class WorkerPool {
 
 class VectorGames {
  public:
-  VectorGames(int num_games, int num_players, std::vector<int> seats, int reward_mode,
-              std::uint64_t agent_seed);
+  VectorGames(int num_games, std::vector<int> seats, int reward_mode, std::uint64_t agent_seed,
+              std::shared_ptr<const Tables> tables, SetupPlan plan, bool autoreset);
 
   int num_games() const { return static_cast<int>(games_.size()); }
   int num_players() const { return num_players_; }
@@ -78,10 +79,11 @@ class VectorGames {
   // Set game g's seat kinds (at least one learner), for its current and later games.
   void set_seats(int g, const std::vector<int>& kinds);
 
-  // Install game g's current game and its next one (both from Python's setup draws).
-  void set_current(int g, Game game);
-  void set_next(int g, Game game);
-  bool has_next(int g) const { return next_[g].has_value(); }
+  // Start game g at episode ``k`` of the series seeded from ``base`` (an int's 32-bit words):
+  // its game is set up from base + stride * k.
+  void begin(int g, std::vector<std::uint32_t> base, std::int64_t k, std::uint64_t stride);
+  // The episode game g plays now (k of base + stride * k).
+  std::int64_t episode(int g) const { return episodes_[g]; }
   const Game& game(int g) const { return *games_[g]; }
 
   // Play the built-in seats of every game until a learner decides; write the outputs
@@ -106,6 +108,7 @@ class VectorGames {
 
  private:
   void run_builtin(int g);
+  void set_up(int g);
   void write(int g, const VectorOutputs& out);
   const int* running_totals(int g);
   void final_rewards(const Game& game, float* out) const;
@@ -117,7 +120,13 @@ class VectorGames {
   int num_players_;
   std::vector<int> seats_;
   int reward_mode_;
-  std::vector<std::optional<Game>> games_, next_;
+  std::vector<std::optional<Game>> games_;
+  std::shared_ptr<const Tables> tables_;
+  SetupPlan plan_;
+  bool autoreset_;
+  std::vector<std::vector<std::uint32_t>> bases_;
+  std::vector<std::int64_t> episodes_;
+  std::vector<std::uint64_t> strides_;
   std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
   std::unique_ptr<WorkerPool> pool_;

@@ -74,48 +74,52 @@ NB_MODULE(_vector, m) {
   nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
       .def(
           "__init__",
-          [](Batch* self, int num_games, int num_players, std::vector<int> seats, int reward_mode,
-             std::uint64_t agent_seed, In1<std::int64_t> kinds, int num_box_kinds,
-             In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
+          [](Batch* self, int num_games, std::vector<int> seats, int reward_mode,
+             std::uint64_t agent_seed, bool autoreset, In1<std::int64_t> kinds, int num_box_kinds,
+             In1<std::int64_t> plot_kind, In1<std::int64_t> specialist, int num_players,
+             bool auto_forced, int scenario, bool draw_scenario, int scenario_low,
+             int scenario_high, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
+             std::vector<int> board_ids, bool draw_boards) {
             auto tables = tables_from(kinds, num_box_kinds, plot_kind, specialist);
             try {
-              new (self) Batch{tables, VectorGames(num_games, num_players, std::move(seats),
-                                                   reward_mode, agent_seed)};
+              SetupPlan plan = make_plan(*tables, num_players, auto_forced, scenario, draw_scenario,
+                                         scenario_low, scenario_high, capacity,
+                                         std::vector<Cells>(bridges.begin(), bridges.end()),
+                                         board_ids, draw_boards);
+              new (self) Batch{tables, VectorGames(num_games, std::move(seats), reward_mode,
+                                                   agent_seed, tables, std::move(plan), autoreset)};
             } catch (const std::invalid_argument& e) {
               throw nb::value_error(e.what());
             }
           },
-          nb::arg("num_games"), nb::arg("num_players"), nb::arg("seats"), nb::arg("reward_mode"),
-          nb::arg("agent_seed"), nb::arg("kinds"), nb::arg("num_box_kinds"), nb::arg("plot_kind"),
-          nb::arg("specialist"))
+          nb::arg("num_games"), nb::arg("seats"), nb::arg("reward_mode"), nb::arg("agent_seed"),
+          nb::arg("autoreset"), nb::arg("kinds"), nb::arg("num_box_kinds"), nb::arg("plot_kind"),
+          nb::arg("specialist"), nb::arg("num_players"), nb::arg("auto_forced"),
+          nb::arg("scenario"), nb::arg("draw_scenario"), nb::arg("scenario_low"),
+          nb::arg("scenario_high"), nb::arg("capacity"), nb::arg("bridges"), nb::arg("board_ids"),
+          nb::arg("draw_boards"),
+          "The tables' arrays as _core.make_tables, then a set-up plan's arguments as "
+          "_core.SetupPlan (moonriver_env.core.game.setup_plan).")
       .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
       .def(
-          "set_game",
-          [](Batch& b, int g, bool next, int num_players, int scenario, bool auto_forced,
-             std::vector<int> capacity, std::vector<std::uint64_t> bridges, std::vector<int> box,
-             std::vector<int> pile, std::vector<int> setup_order, std::vector<int> board_ids) {
+          "begin",
+          [](Batch& b, int g, std::vector<std::uint32_t> base, std::int64_t k,
+             std::uint64_t stride) {
             check_game(b, g);
-            if (num_players != b.games.num_players())
-              throw nb::value_error("the game's player count differs from the batch's");
-            Setup s{num_players,
-                    scenario,
-                    auto_forced,
-                    std::move(capacity),
-                    std::vector<Cells>(bridges.begin(), bridges.end()),
-                    std::move(box),
-                    std::move(pile),
-                    std::move(setup_order),
-                    std::move(board_ids)};
-            Game game(b.tables, s);
-            if (next)
-              b.games.set_next(g, std::move(game));
-            else
-              b.games.set_current(g, std::move(game));
+            if (k < 0) throw nb::value_error("begin: the episode must be >= 0");
+            if (base.empty()) throw nb::value_error("begin: base_words holds at least one word");
+            b.games.begin(g, std::move(base), k, stride);
           },
-          nb::arg("g"), nb::arg("next"), nb::arg("num_players"), nb::arg("scenario"),
-          nb::arg("auto_forced"), nb::arg("capacity"), nb::arg("bridges"), nb::arg("box"),
-          nb::arg("pile"), nb::arg("setup_order"), nb::arg("board_ids"),
-          "Set up game g's current (next=False) or next game from the setup's draws.")
+          nb::arg("g"), nb::arg("base_words"), nb::arg("k"), nb::arg("stride"),
+          "Start game g at episode k of its series: set up in the core from base + stride * k "
+          "(base as the seed's 32-bit words); with autoreset, later episodes follow there.")
+      .def(
+          "episode",
+          [](const Batch& b, int g) {
+            check_game(b, g);
+            return b.games.episode(g);
+          },
+          nb::arg("g"), "The episode game g plays now.")
       .def(
           "set_seats",
           [](Batch& b, int g, std::vector<int> kinds) {
@@ -150,13 +154,6 @@ NB_MODULE(_vector, m) {
           nb::arg("threads"),
           "Greedy's value + shape_weight x tie-break of each legal action of the listed games "
           "(0 elsewhere; all 0 for a forced decision) into the rows of ``out``.")
-      .def(
-          "has_next",
-          [](const Batch& b, int g) {
-            check_game(b, g);
-            return b.games.has_next(g);
-          },
-          nb::arg("g"))
       .def(
           "serialize",
           [](const Batch& b, int g) {

@@ -1,0 +1,84 @@
+"""Batches set up their games inside the core: a reset's games and every game that follows
+an ended one are drawn there from the seed (base + stride * k), with no Python set-up per game,
+and they are the games ``core.Game(config, seed)`` and the engine set up from those seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moonriver_env import vector
+from moonriver_env.core import Game
+from moonriver_env.core import game as core_game
+from moonriver_env.engine import Game as EngineGame
+from moonriver_env.engine.config import GameConfig
+from moonriver_env.vector import BatchedGames
+from moonriver_env.vector_async import AsyncBatchedGames
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("a batch set a game up in Python")
+
+
+def _same_setup(game, ref) -> None:
+    assert (game.scenario, game.board_names, game.setup_order, game.box, game.pile,
+            game.saloon, game.active) == (ref.scenario, ref.board_names, ref.setup_order,
+                                          ref.box, ref.pile, ref.saloon, ref.active)
+
+
+@pytest.mark.parametrize("config", [GameConfig(num_players=2),
+                                    GameConfig(num_players=3, mode="legends")],
+                         ids=["2-base", "3-legends"])
+def test_ended_games_are_replaced_inside_the_core(config, monkeypatch):
+    N = 6
+    games = BatchedGames(N, config, seats=("learner",) + ("random",) * (config.num_players - 1))
+    games.reset(2**64 - 3)  # seeds past 2**64: the core adds to the seed's words
+    monkeypatch.setattr(vector, "_setup_draws", _refuse)
+    monkeypatch.setattr(core_game, "_setup_draws", _refuse)
+    ended = 0
+    for _ in range(3000):  # a cap on steps, not on time
+        games.step(games.random_actions())
+        ended += int(games.done.sum())
+        if ended >= 2 * N and games.episodes.min() >= 1:
+            break
+    assert ended >= 2 * N and games.episodes.min() >= 1
+    assert [games._batch.episode(g) for g in range(N)] == games.episodes.tolist()
+    monkeypatch.undo()
+    for g in range(N):  # each slot now plays a later episode, seeded base + N * k
+        seed = games.episode_seed(g)
+        assert seed == 2**64 - 3 + g + N * int(games.episodes[g])
+        fresh = Game(config, seed)
+        _same_setup(fresh, EngineGame(config, seed))
+        if games.game(g).history == []:  # not played yet in its slot: the same table
+            _same_setup(games.game(g), fresh)
+
+
+def test_game_g_is_the_core_game_of_its_episode_seed():
+    config = GameConfig()
+    games = BatchedGames(4, config)
+    games.reset(11, seeds=[5, 2**70, 0, 9])
+    for g, seed in enumerate([5, 2**70, 0, 9]):
+        _same_setup(games.game(g), EngineGame(config, seed))
+
+
+def test_a_part_of_an_async_pool_sets_up_the_pools_episodes():
+    config = GameConfig(num_players=2)
+    with AsyncBatchedGames(6, batch_size=3, config=config, seats=("learner", "random")) as pool:
+        pool.reset(40)
+        part, g = pool._part(4)
+        part.episodes[g] = 2
+        part._begin(g, 2)  # the pool's game 4, third episode: 40 + 4 + 6 * 2
+        assert part.episode_seed(g) == 40 + 4 + 6 * 2
+        _same_setup(part.game(g), EngineGame(config, 40 + 4 + 6 * 2))
+
+
+def test_begin_refuses_what_is_not_an_episode():
+    games = BatchedGames(2)
+    games.reset(0)
+    with pytest.raises(ValueError, match="episode must be >= 0"):
+        games._batch.begin(0, [1], -1, 2)
+    with pytest.raises(ValueError, match="at least one word"):
+        games._batch.begin(0, [], 0, 2)
+    with pytest.raises(IndexError):
+        games._batch.begin(2, [1], 0, 2)
+    assert np.all(games.episodes == 0)
