@@ -56,7 +56,9 @@ class AzSearch {
   // before anything changes (std::invalid_argument).
   void evaluate(const float* logits, const float* values, int count);
   bool finished() const;
-  // The results (finished only): chosen action, improved policy, root value, root visits.
+  // Each game's result (finished only, else std::invalid_argument), one row each: the chosen
+  // action, the improved policy (NUM_ACTIONS), the root's value per seat (MAX_PLAYERS), its
+  // visits (NUM_ACTIONS) and whether it was searched (0: one legal id, its value NaN).
   void result(std::int64_t* action, float* policy, float* root_value, std::int32_t* visits,
               std::uint8_t* searched) const;
 
