@@ -160,7 +160,12 @@ def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
     Run(tiny(tmp_path, iterations=1), report=lines.append).train()
     assert lines[0].startswith("iter 1 | 2 games, ") and "decisions (" in lines[0]
     assert "leaves (" in lines[0] and "loss policy" in lines[0]
-    assert lines[-1].startswith("done: 1 iterations") and "az:" in lines[-1]
+    assert lines[-1].startswith("done: 1 iterations")
+    assert lines[-1].endswith(f"moonriver-eval --agents az:{tmp_path / 'az.npz'} greedy "
+                              f"--players 2 --games 1000)")
+    run = Run(tiny(tmp_path / "l", variants=("3p-legends-4",)), report=quiet)
+    assert run.eval_command().endswith("greedy greedy --players 3 --mode legends --scenario 4 "
+                                       "--games 1000")
 
 
 def test_ctrl_c_saves_the_last_finished_iteration_and_resume_continues(tmp_path) -> None:
@@ -272,3 +277,13 @@ def test_shipped_config_is_valid_and_covers_every_variant() -> None:
     assert variant_list(cfg.variants) == ALL_VARIANTS
     assert 16 <= cfg.simulations <= 64
     assert replace(cfg, iterations=1).iterations == 1
+
+
+def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None:
+    from moonriver_env.training.az import speed
+
+    assert speed.main(["--games", "2", "--simulations", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("batched: 2 games, ") and "leaf evaluations/s" in out[0]
+    assert out[1].startswith("one game at a time: 2 games, ")
+    assert out[2].startswith("batched / one at a time: x")

@@ -44,7 +44,14 @@ from moonriver_env.training.az.network import (
     source_sizes,
     warm_start,
 )
-from moonriver_env.training.az.selfplay import MakeSearch, Samples, new_games, play, variant_list
+from moonriver_env.training.az.selfplay import (
+    MakeSearch,
+    Samples,
+    new_games,
+    play,
+    variant_config,
+    variant_list,
+)
 from moonriver_env.training.policy_net import NetConfig
 
 from moonriver_env.common.cli import CLIError, cli_main
@@ -374,9 +381,16 @@ class Run:
         self.save()
         self.report(f"done: {self.iteration} iterations, {self.samples} decisions, "
                     f"{self.elapsed():.0f}s; weights {os.path.join(self.cfg.out, WEIGHTS_FILE)}"
-                    f" (play them: moonriver-eval --agents "
-                    f"az:{os.path.join(self.cfg.out, WEIGHTS_FILE)} greedy greedy greedy)")
+                    f" (measure them: {self.eval_command()})")
         return 0
+
+    def eval_command(self) -> str:
+        """The moonriver-eval command for the weights in the first variant of the run."""
+        config = variant_config(self.variants[0])
+        n = config.num_players
+        where = f" --mode legends --scenario {config.scenario}" if config.scenario else ""
+        return (f"moonriver-eval --agents az:{os.path.join(self.cfg.out, WEIGHTS_FILE)} "
+                f"{' '.join(['greedy'] * (n - 1))} --players {n}{where} --games 1000")
 
 
 def load_resume(run: str, report: Callable[[str], None] = print) -> dict[str, Any]:

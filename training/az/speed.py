@@ -1,0 +1,73 @@
+"""Self-play speed of the search recipe: the batched loop against the same search played one
+game at a time (same games, same network, the network included).
+
+    python -m moonriver_env.training.az.speed --games 16 --simulations 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from moonriver_env.training.az.network import AZNet
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, PlayStats, new_games, play
+from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
+from moonriver_env.training.policy_net import NetConfig
+
+from moonriver_env.common.cli import cli_main
+
+
+def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet,
+          device: torch.device) -> tuple[PlayStats, float]:
+    """Play each group of games as one batch; the summed stats and the seconds."""
+    total, evaluate = PlayStats(), network_evaluator(net, device)
+    start = time.perf_counter()
+    for games in groups:
+        _, stats = play(games, evaluate, batched_search(cfg), np.random.default_rng(cfg.seed))
+        for key, value in vars(stats).items():
+            setattr(total, key, getattr(total, key) + value)
+    return total, time.perf_counter() - start
+
+
+def line(what: str, stats: PlayStats, seconds: float) -> str:
+    """One result line: decisions/s, leaf evaluations/s and network calls."""
+    return (f"{what}: {stats.games} games, {stats.decisions} decisions in {seconds:.1f}s = "
+            f"{stats.decisions / seconds:.0f} decisions/s, {stats.leaves / seconds:.0f} leaf "
+            f"evaluations/s, {stats.steps} network calls")
+
+
+@cli_main("moonriver-az-speed")
+def main(argv: list[str] | None = None) -> int:
+    """Measure both loops and print their ratio."""
+    p = argparse.ArgumentParser(prog="python -m moonriver_env.training.az.speed",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--games", type=int, default=16)
+    p.add_argument("--simulations", type=int, default=32)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    args = p.parse_args(argv)
+    cfg = AZConfig(games=args.games, simulations=args.simulations, seed=args.seed,
+                   iterations=1, device=args.device)
+    cfg.validate()
+    device = pick_device(cfg.device)
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
+                          hidden=cfg.hidden)).to(device).eval()
+
+    def games() -> list[object]:
+        return new_games(ALL_VARIANTS, cfg.games, np.random.default_rng(cfg.seed))
+
+    batched, t_batched = timed([games()], cfg, net, device)
+    print(line("batched", batched, t_batched), flush=True)
+    single, t_single = timed([[g] for g in games()], cfg, net, device)
+    print(line("one game at a time", single, t_single))
+    ratio = (batched.decisions / t_batched) / (single.decisions / t_single)
+    print(f"batched / one at a time: x{ratio:.2f} decisions/s (device {device})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
