@@ -5,7 +5,8 @@ Each measure names what it times:
 - ``random_play``: games driven from Python, one decision at a time (legal mask, ``nonzero``,
   one draw, ``apply``), as a training or search loop written in Python would drive them;
 - ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state, the
-  contract's call pair (numpy's shuffles on both backends, the same orders);
+  contract's call pair (numpy's shuffles, the same orders: in Python on the engine, in C++
+  over the generator's own bit generator on the core);
 - ``search_determinized_clone``: search's copy-and-reshuffle of a mid-game state: the engine's
   ``clone()`` + ``determinize(rng)`` against the core's, made inside the core as each of its
   MCTS simulations makes it (``determinized_clones``, the core's own generator); the core's
