@@ -51,6 +51,8 @@ class NetConfig:
 class RanchNet(nn.Module):
     """Actor-critic over flat observations: masked action logits and a state value."""
 
+    index: torch.Tensor  # a buffer: network output -> action id
+
     def __init__(self, config: NetConfig | None = None) -> None:
         super().__init__()
         self.config = config or NetConfig()
@@ -147,7 +149,8 @@ class RanchNet(nn.Module):
         return scores, state
 
 
-def _linear(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    assert isinstance(layer, nn.Linear)  # a Sequential's linear entry
     return F.linear(x, layer.weight, layer.bias)
 
 

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 Check = Callable[[str, str, Any], Any]
+_TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool,
+                                              "str": str}
 _WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}
 
 
@@ -46,7 +48,7 @@ def _is(kind: str, value: Any) -> bool:
     numbers)."""
     if kind in ("int", "float") and isinstance(value, bool):
         return False
-    return isinstance(value, {"int": int, "float": (int, float), "bool": bool, "str": str}[kind])
+    return isinstance(value, _TYPES[kind])
 
 
 def typed_setting(name: str, kind: str, value: Any) -> Any:

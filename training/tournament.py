@@ -244,8 +244,9 @@ def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSum
             s.mean_score += scores[p]
             s.mean_margin += scores[p] - max(scores[:p] + scores[p + 1:])
         # Rank by the tie-break order: winners first, then by score.
-        ranks = [0 if p in winners else 1 + sorted(scores, reverse=True).index(scores[p])
-                 for p in range(len(lineup))]
+        ranks: list[float] = [0 if p in winners
+                              else 1 + sorted(scores, reverse=True).index(scores[p])
+                              for p in range(len(lineup))]
         teams = [[ratings[a]] for a in lineup]
         rated = model.rate(teams, ranks=ranks)
         for a in set(lineup):  # an agent in several seats takes the mean of its updates

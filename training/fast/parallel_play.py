@@ -30,7 +30,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -145,7 +145,7 @@ def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
     return batch
 
 
-def play_share(seeds: list[int], roles: list[list[str]], nets: dict[str, torch.nn.Module],
+def play_share(seeds: list[int], roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
                rng: np.random.Generator, config: GameConfig, backend: str,
                encoder: Encoder, **kwargs: Any) -> Batch:
     """One process's share of a batch: ``play_batched`` on the core, else ``play``."""
@@ -156,6 +156,8 @@ def play_share(seeds: list[int], roles: list[list[str]], nets: dict[str, torch.n
 
 
 def _weights(net: torch.nn.Module) -> tuple[NetConfig, dict[str, np.ndarray]]:
+    if not isinstance(net, RanchNet):
+        raise TypeError(f"play processes build RanchNets; got a {type(net).__name__}")
     return net.config, {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
 
 
@@ -185,6 +187,8 @@ def _serve(conn: Connection) -> None:
                 conn.send(("ok", len(shard), time.process_time() - cpu))
                 continue
             if job.get("kind") == "grads":
+                if shard is None or learner is None:
+                    raise RuntimeError("a gradient job before its shard job")
                 set_params(learner, job["params"])
                 learner.zero_grad(set_to_none=True)
                 loss, sums = shard.loss(learner, job["idx"], job["norm"], job["size"],

@@ -25,21 +25,22 @@ role of their (game, seat), networks score only the legal actions
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from moonriver_env.agents.greedy import GreedyAgent
 from moonriver_env.agents.pretrained import MASKED, SHAPE_WEIGHT, greedy_prior
-from moonriver_env.training.policy_net import legal_lists
+from moonriver_env.training.policy_net import RanchNet, legal_lists
 
 from moonriver_env.backend import DEFAULT_BACKEND, Encoder, make_game
 from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.common.view import Encoder as ViewEncoder
 from moonriver_env.engine import NUM_ACTIONS, GameConfig
 from moonriver_env.moonriver.aec_env import final_rewards
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE, ObservationEncoder
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE
 
 GREEDY = "greedy"
 LEARNER = "learner"
@@ -50,16 +51,19 @@ TRAINING_SEEDS = 10**9  # training games draw seeds below this; evaluate with se
 TWIN_ROWS = 4
 
 
+Rows = Any  # a list of rows, or the rows stacked in one array (a merge extends either)
+
+
 @dataclass
 class Batch:
     """Recorded decisions of one play-out (numpy arrays once ``finish`` ran)."""
 
-    obs: list = field(default_factory=list)
-    masks: list = field(default_factory=list)
-    actions: list = field(default_factory=list)  # played ids (learner) or greedy ties mask
-    logps: list = field(default_factory=list)
-    values: list = field(default_factory=list)
-    priors: list = field(default_factory=list)  # greedy_prior rows (networks that use them)
+    obs: Rows = field(default_factory=list)
+    masks: Rows = field(default_factory=list)
+    actions: Rows = field(default_factory=list)  # played ids (learner) or greedy ties mask
+    logps: Rows = field(default_factory=list)
+    values: Rows = field(default_factory=list)
+    priors: Rows = field(default_factory=list)  # greedy_prior rows (networks that use them)
     keys: list = field(default_factory=list)  # (game, seat) of each decision
     returns: dict = field(default_factory=dict)  # (game, seat) -> final reward
     # how many leading rows have their obs, masks and priors here (None: all; the others stay
@@ -103,7 +107,7 @@ class _GameList:
     (uniform, from ``random_rng``) are played inline; the loop decides the others."""
 
     def __init__(self, games: list[MoonRiverGame], kinds: list[list[str]],
-                 encoder: ObservationEncoder, greedy: GreedyAgent,
+                 encoder: ViewEncoder, greedy: GreedyAgent,
                  random_rng: np.random.Generator) -> None:
         self.games, self._kinds, self._encoder = games, kinds, encoder
         self._greedy, self._random = greedy, random_rng
@@ -147,8 +151,8 @@ class _GameList:
         return self.games[g]
 
 
-def play(games: list[MoonRiverGame], roles: list[list[str]], nets: dict[str, torch.nn.Module],
-         rng: np.random.Generator, encoder: ObservationEncoder, *,
+def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
+         rng: np.random.Generator, encoder: ViewEncoder, *,
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
          margin_coef: float = 0.0) -> Batch:
@@ -173,21 +177,21 @@ def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal
     """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows; up to
     ``twin_rows`` rows go through its numpy twin (``RanchNet.numpy_twin``: on a row or two a
     forward costs half of torch's, whose per-call overhead dominates there)."""
-    if len(obs) <= twin_rows and hasattr(net, "numpy_twin"):
+    if len(obs) <= twin_rows and isinstance(net, RanchNet):
         logits, value = net.numpy_twin().forward(obs, mask, prior)
         scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
         top = scores.max(axis=1, keepdims=True)
         logp = scores - (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))
         return np.where(valid, logp, MASKED).astype(np.float32), value
     with torch.inference_mode():
-        if hasattr(net, "legal_forward"):
-            logp, value = net.legal_forward(
+        if isinstance(net, RanchNet):
+            legal_logp, legal_value = net.legal_forward(
                 torch.from_numpy(obs), torch.from_numpy(legal), torch.from_numpy(valid),
                 None if prior_legal is None else torch.from_numpy(prior_legal))
-            return logp.numpy(), value.numpy()
-        logp, value = net(torch.from_numpy(obs), torch.from_numpy(mask),
-                          None if prior is None else torch.from_numpy(prior))
-    return np.take_along_axis(logp.numpy(), legal, 1), value.numpy()
+            return legal_logp.numpy(), legal_value.numpy()
+        full_logp, full_value = net(torch.from_numpy(obs), torch.from_numpy(mask),
+                                    None if prior is None else torch.from_numpy(prior))
+    return np.take_along_axis(full_logp.numpy(), legal, 1), full_value.numpy()
 
 
 def _draw(logp: np.ndarray, valid: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -205,7 +209,7 @@ def _stack_rows(chunks: list[np.ndarray], width: int | None = None,
     return np.concatenate(chunks)
 
 
-def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch.nn.Module],
+def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
                  rng: np.random.Generator, config: GameConfig, *, threads: int = 1,
                  record: str | None = LEARNER, label_greedy: bool = False,
                  argmax: frozenset[str] = frozenset(),
@@ -233,7 +237,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: dict[str, torch
     return batch, [games.game(g) for g in range(len(seeds))]
 
 
-def _roles(roles: list[list[str]], nets: dict[str, torch.nn.Module],
+def _roles(roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
            label_greedy: bool) -> tuple[list[str], set[str]]:
     """The role names (sorted) and those the loop decides (networks; Greedy when labelled);
     a role that names no network and is not played inline is an error."""
@@ -277,7 +281,7 @@ class _Table(Protocol):
 
 
 def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_facing: set[str],
-                nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
+                nets: Mapping[str, torch.nn.Module], rng: np.random.Generator, *,
                 record: str | None, label_greedy: bool, argmax: frozenset[str],
                 margin_coef: float) -> Batch:
     """The one play loop: ``games`` (a BatchedGames or a ``_GameList``) played to the end,
@@ -301,7 +305,8 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
         obs = games.obs[active]
         mask = games.mask[active].view(np.bool_)
         legal, valid = legal_lists(mask)
-        prior = prior_legal = None
+        prior: np.ndarray | None = None
+        prior_legal: np.ndarray | None = None
         if prior_buf is not None:
             prior = games.greedy_prior(active, prior_buf, SHAPE_WEIGHT)
             prior_legal = np.take_along_axis(prior, legal, 1)
@@ -312,6 +317,7 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
             if rows.size == 0:
                 continue
             if name == GREEDY:  # label_greedy: Greedy's own ranking of its choices
+                assert prior is not None and prior_legal is not None  # label_greedy wants it
                 counts = valid[rows].sum(axis=1)
                 values = np.where(valid[rows], prior_legal[rows], -np.inf)
                 tied = valid[rows] & (values == values.max(axis=1, keepdims=True))
@@ -332,10 +338,11 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
                     keys.extend(zip(active[kept].tolist(), seat[kept].tolist(), strict=True))
                 continue
             net = nets[name]
-            uses = getattr(net, "uses_prior", False)
+            uses = getattr(net, "uses_prior", False)  # then the wave has Greedy's prior
+            net_prior = prior[rows] if uses and prior is not None else None
+            net_prior_legal = prior_legal[rows] if uses and prior_legal is not None else None
             logp, value = _legal_scores(net, obs[rows], mask[rows], legal[rows], valid[rows],
-                                        prior[rows] if uses else None,
-                                        prior_legal[rows] if uses else None,
+                                        net_prior, net_prior_legal,
                                         0 if name == record else TWIN_ROWS)
             pos = (np.argmax(np.where(valid[rows], logp, -np.inf), axis=1) if name in argmax
                    else _draw(logp, valid[rows], rng))
@@ -346,8 +353,8 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
                 chunks["actions"].append(legal[rows, pos])
                 chunks["logps"].append(logp[np.arange(rows.size), pos].astype(np.float64))
                 chunks["values"].append(value.astype(np.float64))
-                if uses:
-                    chunks["priors"].append(prior[rows])
+                if net_prior is not None:
+                    chunks["priors"].append(net_prior)
                 keys.extend(zip(active[rows].tolist(), seat[rows].tolist(), strict=True))
         games.step(actions)
     finished = [games.game(g) for g in range(count)]
@@ -382,7 +389,7 @@ def evaluate(net: torch.nn.Module, num_players: int, mode: str, games: int,
     ``backend`` implementation."""
     encoder = Encoder()
     rng = np.random.default_rng(seed)
-    shares = []
+    shares: list[float] = []
     for start in range(0, games, batch):
         count = min(batch, games - start)
         table = new_games(count, num_players, mode, rng,

@@ -324,27 +324,27 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
     adv_np, ret_np = advantages(batch, cfg.gae_lambda)
     taken = np.asarray(batch.actions, dtype=np.int64)
     old_logp = np.asarray(batch.logps, dtype=np.float32)
-    split = pool is not None and batch.local is not None
-    local = batch.local if split else len(batch)
+    split = pool if batch.local is not None else None  # the pool that holds the other rows
+    local = batch.local if split is not None and batch.local is not None else len(batch)
     shard = Shard(_array(batch.obs), _array(batch.masks),
                   _array(batch.priors) if len(batch.priors) else None, taken[:local],
                   old_logp[:local], adv_np[:local], ret_np[:local])
-    if split:
-        pool.begin_update(net, taken, old_logp, adv_np, ret_np)
+    if split is not None:
+        split.begin_update(net, taken, old_logp, adv_np, ret_np)
     weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
     adv = torch.from_numpy(adv_np)
     n, stats = len(batch), {}
     for _ in range(cfg.epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
             norm = minibatch_norm(adv[torch.from_numpy(idx)])
-            if split:
-                pool.request_grads(idx, flat_params(net), norm, weights)
+            if split is not None:
+                split.request_grads(idx, flat_params(net), norm, weights)
             opt.zero_grad()
             loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
             if loss is not None:
                 loss.backward()
-            if split:
-                for grads, theirs in pool.receive_grads():
+            if split is not None:
+                for grads, theirs in split.receive_grads():
                     add_grads(net, grads)
                     sums = {k: v + theirs[k] for k, v in sums.items()}
             torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
@@ -495,8 +495,8 @@ def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, An
         except CLIError as exc:
             skipped.append((path, exc))
             continue
-        for bad, exc in skipped:
-            reason = str(exc).removeprefix(f"cannot resume from {bad!r}: ")
+        for bad, why in skipped:
+            reason = str(why).removeprefix(f"cannot resume from {bad!r}: ")
             report(f"skipped {bad}: {reason}; resuming from the state before it, {path}")
         return state
     raise skipped[0][1]
@@ -628,8 +628,9 @@ class Runner:
 
     def close(self, force: bool = False) -> None:
         """Stop the play workers (idempotent; ``force``: without waiting for a share)."""
-        if getattr(self, "pool", None) is not None:
-            self.pool.close(force=force)
+        pool = getattr(self, "pool", None)  # None too when __init__ failed before it
+        if pool is not None:
+            pool.close(force=force)
 
     def __enter__(self) -> Runner:
         return self
@@ -807,6 +808,7 @@ class Runner:
         if self.phase == "evaluation":
             if cfg.eval_games:
                 self.evaluate(self.iteration)
+                assert self.last_eval is not None  # evaluate() wrote it
                 print(f"evaluation: win share {self.last_eval['eval_vs_greedy']:.3f} over "
                       f"{cfg.eval_games} games against Greedy (shared wins split)", flush=True)
             self._set_phase("done")

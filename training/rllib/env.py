@@ -129,10 +129,12 @@ def make_rllib_env(env_config: Mapping[str, Any]) -> Any:
     # PettingZooEnv reads the seats from the first game's agents; with fixed opponents those
     # are only that game's learning seats, so declare every seat (any may learn next game).
     env.possible_agents = list(aec.possible_agents)
-    env.observation_spaces = {a: aec.observation_space(a) for a in env.possible_agents}
-    env.action_spaces = {a: aec.action_space(a) for a in env.possible_agents}
-    env.observation_space = gymnasium.spaces.Dict(env.observation_spaces)
-    env.action_space = gymnasium.spaces.Dict(env.action_spaces)
+    observation_spaces = {a: aec.observation_space(a) for a in aec.possible_agents}
+    action_spaces = {a: aec.action_space(a) for a in aec.possible_agents}
+    env.observation_spaces = {**observation_spaces}
+    env.action_spaces = {**action_spaces}
+    env.observation_space = gymnasium.spaces.Dict(observation_spaces)
+    env.action_space = gymnasium.spaces.Dict(action_spaces)
     return env
 
 
@@ -229,6 +231,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         self.worker_index = int(getattr(env_config, "worker_index", 0) or 0)
         self.config_seed = int(env_config.get("seed", 0))
         obs_space = probe.observation_space(self.agent_ids[0])
+        assert isinstance(obs_space, gymnasium.spaces.Dict)  # observation and action mask
         act_space = probe.action_space(self.agent_ids[0])
         self.single_observation_spaces = dict.fromkeys(self.agent_ids, obs_space)
         self.single_action_spaces = dict.fromkeys(self.agent_ids, act_space)
@@ -244,8 +247,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         self.games = MultiAgentGames(self.num_envs, self.config, self.reward_mode, copy=False)
         self.seats = seats
         self._per_game_seats = None if all(k == "learner" for s in seats for k in s) else seats
-        self._zero_obs = np.zeros(obs_space["observation"].shape, np.float32)
-        self._zero_mask = np.zeros(obs_space["action_mask"].shape, np.int8)
+        obs_shape, mask_shape = obs_space["observation"].shape, obs_space["action_mask"].shape
+        assert obs_shape is not None and mask_shape is not None  # Box spaces
+        self._zero_obs = np.zeros(obs_shape, np.float32)
+        self._zero_mask = np.zeros(mask_shape, np.int8)
         for a in (self._zero_obs, self._zero_mask):
             a.flags.writeable = False
         self._acc = np.zeros((self.num_envs, n), np.float64)  # rewards not yet handed over
@@ -267,7 +272,8 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         return out
 
     # ---------------------------------------------------------------------- API
-    def reset(self, *, seed: int | None = None, options: dict | None = None
+    # RLlib's runner hands and takes one entry per env (its hints say one array).
+    def reset(self, *, seed: int | None = None, options: dict | None = None  # type: ignore[override]
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Start a game in every slot (seeded as the class docstring says)."""
         super().reset(seed=seed)
@@ -287,7 +293,8 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         return ([{ids[p]: _obs(obs[i], mask[i])}
                  for i, p in enumerate(player.tolist())], [{} for _ in range(self.num_envs)])
 
-    def step(self, actions: list[dict[str, Any]]) -> tuple[list, list, list, list, list]:
+    def step(self, actions: list[dict[str, Any]]  # type: ignore[override]  # as reset's
+             ) -> tuple[list, list, list, list, list]:
         """One decision per game: ``actions[i]`` is ``{agent_id: action id}`` for env i's
         agent to act; every game must have one (``take_reset`` makes it so)."""
         if len(actions) != self.num_envs:
@@ -307,7 +314,9 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         done = state.terminated.copy()
         step_rewards = state.rewards.astype(np.float64)
         ended = np.flatnonzero(done)
-        final_obs = state.final_observation.copy() if ended.size else None
+        # the ended games' last views (read only for them; no copy when none ended)
+        final_obs = (state.final_observation.copy() if ended.size
+                     else np.empty((0, 0), np.float32))
         if self.shaping:
             now = self._abs_scores(obs, player)
             if ended.size:
@@ -319,7 +328,11 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         self._acc += step_rewards
         self._to_act = player
         acc = self._acc
-        out_obs, out_rew, out_term, out_trunc, out_info = [], [], [], [], []
+        out_obs: list[dict[str, Any]] = []
+        out_rew: list[dict[str, float]] = []
+        out_term: list[dict[str, bool]] = []
+        out_trunc: list[dict[str, bool]] = []
+        out_info: list[dict[str, Any]] = []
         done_list = done.tolist()
         for i, p in enumerate(player.tolist()):
             if not done_list[i]:
@@ -440,14 +453,17 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, module), count, reduce="lifetime_sum")
 
     def _reset_envs(self, episodes: list, shared_data: Any, explore: bool) -> None:
+        env = self.env
+        assert isinstance(env, BatchedMoonRiverEnv)  # this runner's env
         for i in range(self.num_envs):  # a full reset starts every game anew
-            self.env.take_reset(i)
+            env.take_reset(i)
         super()._reset_envs(episodes, shared_data, explore)
 
     def _new_episode(self, env_index: int, episodes: list | None = None) -> None:
         super()._new_episode(env_index, episodes)
-        episodes = episodes if episodes is not None else self._ongoing_episodes
-        first = self.env.take_reset(env_index) if self.env is not None else None
+        ongoing: list = episodes if episodes is not None else self._ongoing_episodes
+        env = self.env
+        first = env.take_reset(env_index) if isinstance(env, BatchedMoonRiverEnv) else None
         if first is not None:
-            episodes[env_index].add_env_reset(observations=first, infos={})
-            self._make_on_episode_callback("on_episode_start", env_index, episodes)
+            ongoing[env_index].add_env_reset(observations=first, infos={})
+            self._make_on_episode_callback("on_episode_start", env_index, ongoing)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import shutil
@@ -33,7 +34,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -176,7 +177,7 @@ class RLlibTrainConfig:
                 "seed": self.seed, "torch_threads": self.torch_threads}
 
 
-def shared_policy(agent_id: str, episode: Any = None, **kwargs: Any) -> str:
+def shared_policy(agent_id: Hashable, episode: Any = None, **kwargs: Any) -> str:
     """Policy mapping: every seat plays the one shared module (self-play)."""
     return MODULE_ID
 
@@ -204,7 +205,8 @@ def build_config(cfg: RLlibTrainConfig) -> Any:
             MODULE_ID: RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=model)}))
         .env_runners(num_env_runners=cfg.num_env_runners,
                      num_envs_per_env_runner=cfg.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=cfg.num_cpus_per_env_runner,
+                     # Ray takes fractions of a CPU here (its hint says int)
+                     num_cpus_per_env_runner=cfg.num_cpus_per_env_runner,  # type: ignore[arg-type]
                      rollout_fragment_length="auto")
         # A restartable actor makes Ray's C++ side print a note about its constructor
         # arguments; an embedded run has no node to lose, so it needs no restarts.
@@ -288,13 +290,13 @@ def start_ray(cfg: RLlibTrainConfig) -> None:
     quiet_rllib_logs()
     if cfg.address:
         try:
-            ray.init(address=cfg.address, logging_level="ERROR")
+            ray.init(address=cfg.address, logging_level=logging.ERROR)
         except (ConnectionError, RuntimeError) as exc:
             raise UsageError(f"cannot join the Ray cluster at {cfg.address}: {exc}") from exc
         return
     cpus = max(os.cpu_count() or 1, math.ceil(cfg.num_env_runners * cfg.num_cpus_per_env_runner)
                + cfg.num_learners + 1)
-    ray.init(num_cpus=cpus, include_dashboard=False, logging_level="ERROR",
+    ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.ERROR,
              object_store_memory=cfg.object_store_mb * 2**20,
              runtime_env={"worker_process_setup_hook":
                           "moonriver_env.training.rllib.logs.quiet_rllib_logs"})

@@ -166,8 +166,8 @@ def build_callbacks(cfg: TrainConfig, vec_env: Any, started: float | None = None
                                    os.path.join(cfg.out, "checkpoints"), "ppo")]
     for spec in cfg.eval_opponents:
         opponents = [make_agent(spec, seed=cfg.seed + i) for i in range(cfg.num_players - 1)]
-        eval_env = Monitor(MoonRiverGymEnv(opponents=opponents, num_players=cfg.num_players,
-                                           mode=cfg.mode, reward="win"))
+        eval_env: Monitor = Monitor(MoonRiverGymEnv(
+            opponents=opponents, num_players=cfg.num_players, mode=cfg.mode, reward="win"))
         eval_env.reset(seed=cfg.seed + 10_000)
         callbacks.append(Evaluation(
             eval_env, n_eval_episodes=cfg.eval_games, eval_freq=every,

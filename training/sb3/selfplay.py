@@ -65,6 +65,7 @@ class PoolOpponent:
     def __init__(self, pool: OpponentPool) -> None:
         self.pool = pool
         self.rng = np.random.default_rng()
+        self.player: Any  # an Agent ("baseline") or a MaskablePPO snapshot ("snapshot")
         self.kind, self.player = "baseline", pool.baselines[0]
 
     def reset(self, seed: int | None = None) -> None:

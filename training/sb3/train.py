@@ -298,7 +298,9 @@ def train(cfg: TrainConfig, resume: str | None = None):
                             ent_coef=cfg.ent_coef, policy_kwargs=policy_kwargs, seed=cfg.seed,
                             device="cpu", tensorboard_log=os.path.join(cfg.out, "tb"),
                             verbose=0)
-    model.moonriver = {"env": "MoonRiver-v0", "num_players": cfg.num_players, "mode": cfg.mode}
+    # SB3 saves extra attributes with the model: what it plays, read back by the evaluators.
+    model.moonriver = {  # type: ignore[attr-defined]
+        "env": "MoonRiver-v0", "num_players": cfg.num_players, "mode": cfg.mode}
     start = time.perf_counter()
     model.learn(total_timesteps=cfg.timesteps, callback=build_callbacks(cfg, vec_env, started),
                 reset_num_timesteps=resume is None)
