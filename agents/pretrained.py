@@ -23,7 +23,7 @@ import numpy as np
 from moonriver_env.agents.base import Observation
 from moonriver_env.agents.greedy import action_values
 
-from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.common.contract import MoonRiverGame, TableGame
 from moonriver_env.engine import NUM_ACTIONS
 from moonriver_env.engine.actions import (
     ACTIONS,
@@ -263,7 +263,7 @@ def variant_refusal(spec: str, meta: dict[str, Any] | None, num_players: int, mo
             f"{ANY_VARIANT_SPECS})")
 
 
-def _game_variant(game: Any) -> tuple[int, str, int | None] | None:
+def _game_variant(game: TableGame) -> tuple[int, str, int | None] | None:
     """The (players, mode, scenario) of an engine or core game; None for other games."""
     config = getattr(game, "config", None)
     if config is None or not hasattr(config, "mode"):
@@ -282,7 +282,7 @@ class PretrainedAgent:
         self.name = name
         self._checked: tuple[int, str, int | None] | None = None  # the variant last allowed
 
-    def check_game(self, game: Any) -> None:
+    def check_game(self, game: TableGame) -> None:
         """Refuse (``VariantError``) a game of a variant these weights were not trained for."""
         variant = _game_variant(game)
         if variant is None or variant == self._checked:

@@ -1,7 +1,7 @@
 """Type-check the installed package with mypy: ``moonriver_env`` with ``moonriver_env.agents`` and
 ``moonriver_env.training`` (the agents/ and training/ folders, mapped into the package at
-install) and the compiled core's stubs (``_core.pyi``, ``_vector.pyi``, written by nanobind at
-build next to the extension).
+install) and the compiled core's stubs (``_core.pyi``, written by nanobind at build next to the
+extension).
 
 mypy does not follow an editable install's import hook, so this lays the package out as it is
 installed, under ``build/typecheck/`` (links to the sources, nothing copied), and runs mypy there
@@ -25,21 +25,20 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "typecheck"
 PACKAGE = "moonriver_env"
 MAPPED = {"agents": ROOT / "agents", "training": ROOT / "training"}
-STUBS = ("_core.pyi", "_vector.pyi")
+CORE_STUB = "_core.pyi"  # the extension's stubs (and those of any other module built beside it)
 
 
-def _stub_dir() -> Path:
-    """The folder of the built extension, where nanobind wrote its stubs."""
+def _stubs() -> list[Path]:
+    """The stubs nanobind wrote beside the built extension (``_core.pyi`` among them)."""
     spec = importlib.util.find_spec(f"{PACKAGE}.core._core")
     if spec is None or spec.origin is None:
         raise SystemExit("typecheck: moonriver_env.core._core is not built; run "
                          "`pip install --no-build-isolation -e .` first")
     folder = Path(spec.origin).parent
-    missing = [name for name in STUBS if not (folder / name).is_file()]
-    if missing:
-        raise SystemExit(f"typecheck: the extension's stubs {missing} are missing from {folder} "
-                         "(nanobind_add_stub writes them at build); rebuild the package")
-    return folder
+    if not (folder / CORE_STUB).is_file():
+        raise SystemExit(f"typecheck: the extension's stub {CORE_STUB} is missing from {folder} "
+                         "(nanobind_add_stub writes it at build); rebuild the package")
+    return sorted(folder.glob("*.pyi"))
 
 
 def _link(target: Path, link: Path) -> None:
@@ -49,7 +48,7 @@ def _link(target: Path, link: Path) -> None:
 
 def build_tree(tree: Path = TREE) -> Path:
     """Lay the installed package out under ``tree`` (links); return the package's folder."""
-    stubs = _stub_dir()
+    stubs = _stubs()
     if tree.exists():
         shutil.rmtree(tree)
     package = tree / PACKAGE
@@ -64,8 +63,8 @@ def build_tree(tree: Path = TREE) -> Path:
     for entry in sorted((ROOT / PACKAGE / "core").iterdir()):
         if entry.suffix == ".py" and entry.name != "_build_backend.py":  # not installed
             _link(entry, core / entry.name)
-    for name in STUBS:
-        _link(stubs / name, core / name)
+    for stub in stubs:
+        _link(stub, core / stub.name)
     return package
 
 
