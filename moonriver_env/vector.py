@@ -54,8 +54,8 @@ from gymnasium.vector import AutoresetMode
 
 from moonriver_env.common.gym import check_illegal
 from moonriver_env.core import Game as CoreGame
-from moonriver_env.core import _vector
-from moonriver_env.core.game import _setup_draws, setup_plan
+from moonriver_env.core import _core
+from moonriver_env.core.game import _game_of, _plan
 from moonriver_env.core.rng import seed_words
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
@@ -65,8 +65,8 @@ from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
-SEAT_KINDS = {"learner": _vector.SEAT_LEARNER, "random": _vector.SEAT_RANDOM,
-              "greedy": _vector.SEAT_GREEDY}
+SEAT_KINDS = {"learner": _core.SEAT_LEARNER, "random": _core.SEAT_RANDOM,
+              "greedy": _core.SEAT_GREEDY}
 SEAT_NAMES = "'learner', 'random', 'greedy' or 'mcts:N' (N simulations, 1..65535)"
 
 
@@ -79,8 +79,8 @@ def seat_kind(name: object) -> int | None:
         return SEAT_KINDS[name]
     sims = name.removeprefix("mcts:")
     if sims != name and sims.isascii() and sims.isdigit() and sims[0] != "0" \
-            and int(sims) <= _vector.MAX_MCTS_SIMULATIONS:
-        return _vector.SEAT_MCTS + int(sims)
+            and int(sims) <= _core.MAX_MCTS_SIMULATIONS:
+        return _core.SEAT_MCTS + int(sims)
     return None
 
 
@@ -133,13 +133,7 @@ class BatchedGames:
         self.reward = reward
         self.threads = _check_int("threads", threads, 1)
         self.data = self.config.data
-        data = self.data
-        kinds = np.stack([data.terrain, data.nugget, data.beaver, data.corn, data.cows,
-                          data.skull, data.circle, data.number], axis=1).astype(np.int64)
-        self._tables_args = (kinds.ravel(), data.num_box_kinds,
-                             data.plot_kind.astype(np.int64),
-                             np.array([int(k) for k in data.partner_specialists], np.int64))
-        self._plan_args = setup_plan(self.config, data)[1]  # set-ups are drawn in the core
+        self._plan = _plan(self.config, self.data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)
         self.obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
@@ -209,9 +203,9 @@ class BatchedGames:
                 raise ValueError(f"seats must hold one seat list per game ({N}), got "
                                  f"{len(seats)}")
             kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
-        self._batch = _vector.Batch(N, _seat_kinds(self.seats), REWARD_MODES.index(self.reward),
-                                    self.seed % 2**64, self.autoreset, *self._tables_args,
-                                    *self._plan_args)
+        self._batch = _core.Batch(N, _seat_kinds(self.seats), REWARD_MODES.index(self.reward),
+                                  self.seed % 2**64, self.autoreset,
+                                  self._plan)
         self._bases = bases
         for g in range(N):
             if kinds is not None:
@@ -304,13 +298,7 @@ class BatchedGames:
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         g = _check_int("g", g, 0, self.num_games - 1)
-        seed = self.episode_seed(g)
-        draws = _setup_draws(self.config, self.data, seed, None)
-        out = CoreGame.__new__(CoreGame)
-        out.__setstate__({"config": self.config, "seed": seed, "scenario": draws["scenario"],
-                          "board_names": draws["boards"], "setup_order": draws["setup_order"],
-                          "state": self._batch.serialize(g)})
-        return out
+        return _game_of(self.config, self.episode_seed(g), self._batch.game(g))
 
     @property
     def builtin_decisions(self) -> int:

@@ -79,7 +79,7 @@ def _tables(data: GameData) -> Any:
 def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """What ``config`` fixes of a set-up: the names of the boards its seats sit at (a legend
     pool to draw from when its boards are drawn) and the plan's arguments after the tables
-    (``_core.SetupPlan``, ``_vector.Batch``): players, auto_forced, scenario, whether it is
+    (``_core.SetupPlan``): players, auto_forced, scenario, whether it is
     drawn and its range, the boards' reserves, bridge cells and one-hot places, whether the
     boards are drawn. The seed draws the rest in the core, as ``engine.game.setup_draws``."""
     n, legends = config.num_players, config.mode == "legends"
@@ -126,6 +126,17 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
         _engine_set_next_draws(hidden, source, items)
     return {"scenario": _scenario(config, scenario), "boards": tuple(names[i] for i in seats),
             "box": box, "pile": pile, "setup_order": order}
+
+
+def _game_of(config: GameConfig, seed: int, core: Any) -> Game:
+    """A Game over ``core`` (a ``_core.Game``: a batch's copy of its game) of the game that
+    was set up from ``seed``."""
+    draws = _setup_draws(config, config.data, seed, None)
+    game = Game.__new__(Game)
+    game.__setstate__({"config": config, "seed": seed, "scenario": draws["scenario"],
+                       "board_names": draws["boards"], "setup_order": draws["setup_order"],
+                       "core": core})
+    return game
 
 
 class _Field(Generic[T]):
@@ -437,7 +448,8 @@ class Game:
         self.chosen_draws = state.get("chosen_draws", False)
         self.data = self.config.data
         self._n = self.config.num_players
-        self._core = _core.Game.deserialize(_tables(self.data), state["state"])
+        self._core = (state["core"] if "core" in state  # a core state handed over (_game_of)
+                      else _core.Game.deserialize(_tables(self.data), state["state"]))
         if self._core.num_players != self._n:
             raise ValueError(f"moonriver core: state refused: it holds {self._core.num_players} "
                              f"players, its config {self._n}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.core import _vector
+from moonriver_env.core import _core
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.vector import BatchedGames, MoonRiverVectorEnv, seat_kind
 
@@ -94,9 +94,9 @@ def test_bad_mcts_seats_are_refused(name: object) -> None:
 
 
 def test_the_core_refuses_other_seat_kinds() -> None:
-    assert seat_kind("mcts:65535") == _vector.SEAT_MCTS + 65535 == 2 * _vector.SEAT_MCTS - 1
+    assert seat_kind("mcts:65535") == _core.SEAT_MCTS + 65535 == 2 * _core.SEAT_MCTS - 1
     batch = BatchedGames(1, GameConfig(num_players=2))
     batch.reset(0)
-    for kind in (_vector.SEAT_MCTS, 2 * _vector.SEAT_MCTS, 3, -1):
+    for kind in (_core.SEAT_MCTS, 2 * _core.SEAT_MCTS, 3, -1):
         with pytest.raises(ValueError, match="SEAT_MCTS \\+ simulations"):
-            batch._batch.set_seats(0, [_vector.SEAT_LEARNER, kind])
+            batch._batch.set_seats(0, [_core.SEAT_LEARNER, kind])

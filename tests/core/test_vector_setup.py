@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env import vector
-from moonriver_env.core import Game
+from moonriver_env.core import Game, _core
 from moonriver_env.core import game as core_game
 from moonriver_env.engine import Game as EngineGame
 from moonriver_env.engine.config import GameConfig
@@ -33,8 +32,9 @@ def test_ended_games_are_replaced_inside_the_core(config, monkeypatch):
     N = 6
     games = BatchedGames(N, config, seats=("learner",) + ("random",) * (config.num_players - 1))
     games.reset(2**64 - 3)  # seeds past 2**64: the core adds to the seed's words
-    monkeypatch.setattr(vector, "_setup_draws", _refuse)
-    monkeypatch.setattr(core_game, "_setup_draws", _refuse)
+    for name in ("_setup_draws", "_plan", "setup_plan"):  # every set-up path in Python
+        monkeypatch.setattr(core_game, name, _refuse)
+    monkeypatch.setattr(np.random, "default_rng", _refuse)  # and the engine's draws
     ended = 0
     for _ in range(3000):  # a cap on steps, not on time
         games.step(games.random_actions())
@@ -82,3 +82,24 @@ def test_begin_refuses_what_is_not_an_episode():
     with pytest.raises(IndexError):
         games._batch.begin(2, [1], 0, 2)
     assert np.all(games.episodes == 0)
+
+
+def test_game_g_is_handed_over_as_a_core_game_without_bytes():
+    config = GameConfig(num_players=2)
+    games = BatchedGames(3, config, seats=("learner", "random"))
+    games.reset(21)
+    for _ in range(5):
+        games.step(games.random_actions())
+    assert not hasattr(games._batch, "serialize")  # one module: no byte state in between
+    copy = games.game(1)
+    assert type(copy._core) is _core.Game
+    assert copy.seed == games.episode_seed(1)
+    replay = Game(config, copy.seed)
+    for event in copy.history:
+        if event["type"] == "decision":
+            replay.apply(event["action"])
+    assert len(replay.history) == len(copy.history) > 5
+    assert replay.legal_action_ids().tolist() == copy.legal_action_ids().tolist()
+    before = games.game(1).legal_action_ids().tolist()
+    copy.apply(int(copy.legal_action_ids()[0]))  # a copy: the batch's game does not move
+    assert games.game(1).legal_action_ids().tolist() == before

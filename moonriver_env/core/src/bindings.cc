@@ -1,5 +1,6 @@
-// Python bindings of the core (the private module moonriver_env.core._core); the public
-// contract is moonriver_env.core.Game, a thin Python class over these.
+// Python bindings of the core (the private module moonriver_env.core._core: the game, its
+// set-up, search, playouts and, from vector_bindings.cc, the batch); the public contract is
+// moonriver_env.core.Game, a thin Python class over these.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -19,6 +20,7 @@
 #include "observation.h"
 #include "playout.h"
 #include "search.h"
+#include "vector_bindings.h"
 
 namespace nb = nanobind;
 using namespace moonriver;
@@ -50,12 +52,6 @@ int checked_legal(const Game& g, Array1<std::int64_t> ids, const char* who) {
   }
   return static_cast<int>(m);
 }
-
-// A set-up plan and the tables it draws over (moonriver_env.core's set-up from a seed).
-struct BoundPlan {
-  std::shared_ptr<const Tables> tables;
-  SetupPlan plan;
-};
 
 // A count of games or decisions: >= 0.
 void check_count(long long count, const char* name) {
@@ -244,11 +240,11 @@ NB_MODULE(_core, m) {
           },
           nb::arg("items"), "Generator.shuffle of a list: the shuffled copy.");
 
-  nb::class_<BoundPlan>(m, "SetupPlan",
-                        "What a config fixes of a set-up; the seed draws the rest, as the engine.")
+  nb::class_<PlanAndTables>(
+      m, "SetupPlan", "What a config fixes of a set-up; the seed draws the rest, as the engine.")
       .def(
           "__init__",
-          [](BoundPlan* self, std::shared_ptr<const Tables> tables, int num_players,
+          [](PlanAndTables* self, std::shared_ptr<const Tables> tables, int num_players,
              bool auto_forced, int scenario, bool draw_scenario, int scenario_low,
              int scenario_high, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
              std::vector<int> board_ids, bool draw_boards) {
@@ -256,7 +252,7 @@ NB_MODULE(_core, m) {
                                        scenario_low, scenario_high, capacity,
                                        std::vector<Cells>(bridges.begin(), bridges.end()),
                                        board_ids, draw_boards);
-            new (self) BoundPlan{std::move(tables), std::move(plan)};
+            new (self) PlanAndTables{std::move(tables), std::move(plan)};
           },
           nb::arg("tables"), nb::arg("num_players"), nb::arg("auto_forced"), nb::arg("scenario"),
           nb::arg("draw_scenario"), nb::arg("scenario_low"), nb::arg("scenario_high"),
@@ -265,7 +261,7 @@ NB_MODULE(_core, m) {
           "pool by name when draw_boards.")
       .def(
           "draw",
-          [](const BoundPlan& p, const std::vector<std::uint32_t>& seed) {
+          [](const PlanAndTables& p, const std::vector<std::uint32_t>& seed) {
             std::vector<int> boards;
             const Setup s = draw_setup(p.plan, seed, &boards);
             return nb::make_tuple(s.scenario, boards, s.box, s.pile, s.setup_order);
@@ -275,7 +271,7 @@ NB_MODULE(_core, m) {
           "index, box, pile, setup order).")
       .def(
           "game",
-          [](const BoundPlan& p, const std::vector<std::uint32_t>& seed,
+          [](const PlanAndTables& p, const std::vector<std::uint32_t>& seed,
              std::optional<std::vector<int>> box, std::optional<std::vector<int>> pile) {
             std::vector<int> boards;
             Setup s = draw_setup(p.plan, seed, &boards);
@@ -560,4 +556,5 @@ NB_MODULE(_core, m) {
           nb::arg("count"), nb::arg("seed"),
           "Play ``count`` random games from copies; returns (games, decisions).");
   bind_az_search(m);
+  bind_vector(m);
 }

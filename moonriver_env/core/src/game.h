@@ -74,6 +74,12 @@ struct SetupPlan {
   int num_plots = 0, num_partners = 0;
 };
 
+// A set-up plan with the tables it draws over (what the bindings hand around).
+struct PlanAndTables {
+  std::shared_ptr<const Tables> tables;
+  SetupPlan plan;
+};
+
 // The set-up of the game seeded with ``seed`` (an int's little-endian 32-bit words), drawn
 // as the engine draws it from numpy.random.default_rng(seed): scenario, legend boards, box,
 // pile, seat order. ``boards_out`` (if given) gets each seat's index in plan.boards.

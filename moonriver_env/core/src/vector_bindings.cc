@@ -1,5 +1,8 @@
-// Python bindings of the batched games (the private module moonriver_env.core._vector); the
-// public API is moonriver_env.vector. A module of its own, beside _core.
+// Python bindings of the batched games (in the private module moonriver_env.core._core, beside
+// the game, so a batch's game is handed out as a core Game); the public API is
+// moonriver_env.vector.
+#include "vector_bindings.h"
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -27,18 +30,10 @@ using Out1 = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 template <typename T>
 using Out2 = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
-// The batch and its tables (made from the same arrays as _core.make_tables).
+// The batch (its games set up from a SetupPlan over the plan's tables).
 struct Batch {
-  std::shared_ptr<const Tables> tables;
   VectorGames games;
 };
-
-std::shared_ptr<const Tables> tables_from(In1<std::int64_t> kinds_flat, int num_box_kinds,
-                                          In1<std::int64_t> plot_kind,
-                                          In1<std::int64_t> specialist) {
-  return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
-                     plot_kind.shape(0), specialist.data(), specialist.shape(0));
-}
 
 void check_game(const Batch& b, int g) {
   if (g < 0 || g >= b.games.num_games()) throw nb::index_error("game index out of range");
@@ -63,8 +58,7 @@ VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Out2<float> obs
 
 }  // namespace
 
-NB_MODULE(_vector, m) {
-  m.doc() = "Moon River's batched games (private: use moonriver_env.vector).";
+void bind_vector(nb::module_& m) {
   m.attr("SEAT_LEARNER") = int(SEAT_LEARNER);
   m.attr("SEAT_RANDOM") = int(SEAT_RANDOM);
   m.attr("SEAT_GREEDY") = int(SEAT_GREEDY);
@@ -75,31 +69,17 @@ NB_MODULE(_vector, m) {
       .def(
           "__init__",
           [](Batch* self, int num_games, std::vector<int> seats, int reward_mode,
-             std::uint64_t agent_seed, bool autoreset, In1<std::int64_t> kinds, int num_box_kinds,
-             In1<std::int64_t> plot_kind, In1<std::int64_t> specialist, int num_players,
-             bool auto_forced, int scenario, bool draw_scenario, int scenario_low,
-             int scenario_high, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
-             std::vector<int> board_ids, bool draw_boards) {
-            auto tables = tables_from(kinds, num_box_kinds, plot_kind, specialist);
+             std::uint64_t agent_seed, bool autoreset, const PlanAndTables& plan) {
             try {
-              SetupPlan plan = make_plan(*tables, num_players, auto_forced, scenario, draw_scenario,
-                                         scenario_low, scenario_high, capacity,
-                                         std::vector<Cells>(bridges.begin(), bridges.end()),
-                                         board_ids, draw_boards);
-              new (self) Batch{tables, VectorGames(num_games, std::move(seats), reward_mode,
-                                                   agent_seed, tables, std::move(plan), autoreset)};
+              new (self) Batch{VectorGames(num_games, std::move(seats), reward_mode, agent_seed,
+                                           plan.tables, plan.plan, autoreset)};
             } catch (const std::invalid_argument& e) {
               throw nb::value_error(e.what());
             }
           },
           nb::arg("num_games"), nb::arg("seats"), nb::arg("reward_mode"), nb::arg("agent_seed"),
-          nb::arg("autoreset"), nb::arg("kinds"), nb::arg("num_box_kinds"), nb::arg("plot_kind"),
-          nb::arg("specialist"), nb::arg("num_players"), nb::arg("auto_forced"),
-          nb::arg("scenario"), nb::arg("draw_scenario"), nb::arg("scenario_low"),
-          nb::arg("scenario_high"), nb::arg("capacity"), nb::arg("bridges"), nb::arg("board_ids"),
-          nb::arg("draw_boards"),
-          "The tables' arrays as _core.make_tables, then a set-up plan's arguments as "
-          "_core.SetupPlan (moonriver_env.core.game.setup_plan).")
+          nb::arg("autoreset"), nb::arg("plan"),
+          "N games whose episodes are set up from ``plan`` (a SetupPlan) and their seeds.")
       .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
       .def(
           "begin",
@@ -155,13 +135,12 @@ NB_MODULE(_vector, m) {
           "Greedy's value + shape_weight x tie-break of each legal action of the listed games "
           "(0 elsewhere; all 0 for a forced decision) into the rows of ``out``.")
       .def(
-          "serialize",
+          "game",
           [](const Batch& b, int g) {
             check_game(b, g);
-            const std::string s = b.games.game(g).serialize();
-            return nb::bytes(s.data(), s.size());
+            return Game(b.games.game(g));
           },
-          nb::arg("g"), "Game g's current state as the core Game's byte state.")
+          nb::arg("g"), "A copy of game g's current game (a Game).")
       .def(
           "start",
           [](Batch& b, Out1<std::int32_t> player, Out2<float> obs, Out2<std::int8_t> mask,
