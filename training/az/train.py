@@ -224,7 +224,7 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
 
 def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple[Any, Any]]:
     """Leaves -> (logits, win shares by player id) from the torch network, in one call."""
-    @torch.no_grad()
+    @torch.inference_mode()
     def evaluate(leaves: Any) -> tuple[np.ndarray, np.ndarray]:
         logp, logv, _ = net.heads(torch.from_numpy(leaves.observation).to(device),
                                   torch.from_numpy(leaves.mask).to(device).bool(),
