@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -136,7 +136,7 @@ class BatchedSearch:
         if out is None:
             self._pending = 0
             return None
-        batch = LeafBatch(*out)
+        batch = LeafBatch(*cast(tuple[np.ndarray, ...], out))  # the binding types it object
         self._pending = len(batch)
         return batch
 
