@@ -7,6 +7,8 @@ Each measure names what it times:
 - ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state, the
   contract's call pair (numpy's shuffles, the same orders: in Python on the engine, in C++
   over the generator's own bit generator on the core);
+- ``new_game``: ``make_game(config, seed)`` for fresh seeds: the set-up's draws (numpy's on
+  the engine, their C++ twin on the core) and the opening table (saloon, first column);
 - ``search_determinized_clone``: search's copy-and-reshuffle of a mid-game state: the engine's
   ``clone()`` + ``determinize(rng)`` against the core's, made inside the core as each of its
   MCTS simulations makes it (``determinized_clones``, the core's own generator); the core's
@@ -89,6 +91,12 @@ def clone_determinize(backend: str, calls: int) -> float:
     def step() -> None:
         game.clone().determinize(rng)
     return per_call(step, calls)
+
+
+def new_game(backend: str, calls: int, seed: int) -> float:
+    """Seconds per new game set up from its seed."""
+    seeds = iter(range(seed * 1_000_000, seed * 1_000_000 + calls))
+    return per_call(lambda: make_game(CONFIG, next(seeds), backend), calls)
 
 
 def search_determinized_clone(backend: str, calls: int) -> float:
@@ -212,6 +220,8 @@ def main() -> None:
             runs.setdefault(f"random_play_{backend}_decisions_per_s", []).append(d / s)
             runs.setdefault(f"clone_determinize_{backend}_us", []).append(
                 1e6 * clone_determinize(backend, args.calls))
+            runs.setdefault(f"new_game_{backend}_us", []).append(
+                1e6 * new_game(backend, max(1, args.calls // 10), seed=r + 1))
             runs.setdefault(f"observe_{backend}_us", []).append(
                 1e6 * observe(backend, max(1, args.games // 3), seed=r + 1))
             runs.setdefault(f"one_ply_{backend}_us_per_action", []).append(
@@ -234,6 +244,7 @@ def main() -> None:
         / med["random_play_python_decisions_per_s"],
         "clone_determinize": med["clone_determinize_python_us"]
         / med["clone_determinize_core_us"],
+        "new_game": med["new_game_python_us"] / med["new_game_core_us"],
         "observe": med["observe_python_us"] / med["observe_core_us"],
         "one_ply": med["one_ply_python_us_per_action"] / med["one_ply_core_us_per_action"],
         "search_determinized_clone": med["search_determinized_clone_python_us"]
