@@ -25,8 +25,8 @@ from moonriver_env.play.clicks import action_paths, button_labels, move_keys, mo
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
 MAX_SEED = 2**63 - 1
-_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample")  # SPEC:PATH
-_WEIGHTS_SPECS = ("pretrained", "pretrained+puct")  # a part may be PATH.npz
+_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample", "az", "az-sample")  # SPEC:PATH
+_WEIGHTS_SPECS = ("pretrained", "pretrained+puct", "az+search")  # a part may be PATH.npz
 _log = logging.getLogger(__name__)
 
 
