@@ -9,13 +9,17 @@ players, base and every Legends scenario), so these agents are never refused a v
   samples from it instead).
 - ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.search``) of one
   game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat);
-  it plays the search's chosen action.
+  it plays the search's chosen action. ``az+search:PATH.npz:SECONDSs`` takes about SECONDS a
+  decision instead (simulations sized from the time the earlier ones took).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import time
 from typing import Any
 
 import numpy as np
@@ -25,6 +29,7 @@ from moonriver_env.agents.pretrained import NumpyRanchNet
 AZ_FORMAT = "moonriver-az/1"
 SEATS = 4  # value outputs: the most players a table has
 MAX_SIMULATIONS = 100_000
+_SECONDS = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")  # as mcts:SECONDSs
 
 
 def seat_mask(num_players: Any) -> np.ndarray:
@@ -130,41 +135,73 @@ def leaf_values(net: NumpyAZNet, leaves: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 class AZSearchAgent(SeededAgent):
-    """The batched Gumbel search of one game, the network valuing every leaf."""
+    """The batched Gumbel search of one game, the network valuing every leaf; its budget is
+    ``simulations`` a decision, or about ``seconds`` a decision (then the simulations of each
+    decision are the seconds over the time a simulation took so far, ``CALIBRATION`` at the
+    first decision)."""
 
-    def __init__(self, path: str, simulations: int, seed: int | None = None,
-                 name: str = "az+search", max_considered: int = 16) -> None:
-        if isinstance(simulations, bool) or not isinstance(simulations, int) or \
-                not 1 <= simulations <= MAX_SIMULATIONS:
+    CALIBRATION = 8  # simulations of a time-budgeted agent's first decision
+
+    def __init__(self, path: str, simulations: int | None = None, seed: int | None = None,
+                 name: str = "az+search", max_considered: int = 16,
+                 seconds: float | None = None) -> None:
+        if (simulations is None) == (seconds is None):
+            raise ValueError("give the budget as simulations or as seconds (one of them)")
+        if simulations is not None and (isinstance(simulations, bool) or not isinstance(
+                simulations, int) or not 1 <= simulations <= MAX_SIMULATIONS):
             raise ValueError(f"simulations must be an integer from 1 to {MAX_SIMULATIONS}, "
                              f"got {simulations!r:.40}")
+        if seconds is not None and not (isinstance(seconds, (int, float))
+                                        and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"seconds must be a finite number over 0, got {seconds!r:.40}")
         super().__init__(seed=seed, name=name)
         self.net, meta = cached_az(path)
         self.meta = {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
-        self.simulations, self.max_considered = simulations, max_considered
+        self.simulations, self.seconds = simulations, seconds
+        self.max_considered = max_considered
+        self.per_simulation: float | None = None  # seconds a simulation took, so far
+        self.last_simulations = 0
+
+    def budget(self) -> int:
+        """The simulations of the next decision."""
+        if self.simulations is not None:
+            return self.simulations
+        if self.per_simulation is None or self.seconds is None:
+            return self.CALIBRATION
+        return max(1, min(MAX_SIMULATIONS, int(self.seconds / self.per_simulation)))
 
     def act(self, game: Any, observation: Observation) -> int:
         """The action the search chooses (its own seed drawn from the agent's generator)."""
         from moonriver_env.search import BatchedSearch
 
-        search = BatchedSearch([core_game(game)], simulations=self.simulations,
+        sims = self.budget()
+        start = time.perf_counter()
+        search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
                                max_considered=self.max_considered)
         while (leaves := search.leaves()) is not None:
             search.evaluate(*leaf_values(self.net, leaves))
+        spent = (time.perf_counter() - start) / sims
+        self.per_simulation = spent if self.per_simulation is None else \
+            0.7 * self.per_simulation + 0.3 * spent
+        self.last_simulations = sims
         return int(search.result().action[0])
 
 
 def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
-    """``az:PATH``, ``az-sample:PATH`` or ``az+search:PATH:SIMS``; a bad spec says why."""
+    """``az:PATH``, ``az-sample:PATH``, ``az+search:PATH:SIMS`` or
+    ``az+search:PATH:SECONDSs``; a bad spec says why."""
     kind, _, arg = spec.partition(":")
     if kind in ("az", "az-sample") and arg:
         return AZAgent(arg, deterministic=kind == "az", seed=seed, name=spec)
     path, _, budget = arg.rpartition(":")
-    if kind == "az+search" and path and budget.isdigit():
+    if kind == "az+search" and path and (budget.isdigit() or _SECONDS.fullmatch(budget)):
         try:
-            return AZSearchAgent(path, int(budget), seed=seed, name=spec)
+            if budget.isdigit():
+                return AZSearchAgent(path, int(budget), seed=seed, name=spec)
+            return AZSearchAgent(path, seed=seed, name=spec, seconds=float(budget[:-1]))
         except ValueError as exc:
             raise ValueError(f"agent spec {spec!r}: {exc}") from None
-    raise ValueError(f"agent spec {spec!r}: expected az:PATH.npz, az-sample:PATH.npz or "
-                     f"az+search:PATH.npz:SIMS (SIMS an integer from 1 to {MAX_SIMULATIONS})")
+    raise ValueError(f"agent spec {spec!r}: expected az:PATH.npz, az-sample:PATH.npz, "
+                     f"az+search:PATH.npz:SIMS (SIMS an integer from 1 to {MAX_SIMULATIONS}) "
+                     f"or az+search:PATH.npz:SECONDSs (a number of seconds over 0)")

@@ -9,7 +9,8 @@ base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` ex
 ``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search, heuristic prior; ``pretrained+puct:BUDGET`` or
 ``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior), ``az:PATH.npz``
 (a ``moonriver-train-az`` network's policy, any variant; ``az-sample:PATH.npz`` samples) and
-``az+search:PATH.npz:SIMS`` (the batched search with that network's values).
+``az+search:PATH.npz:SIMS`` / ``az+search:PATH.npz:SECONDSs`` (the batched search with that
+network's values).
 
 Circles: Far West (``game="circles"``): ``random`` (RandomAgent reads only the mask, so it
 plays any game) and ``heuristic`` (CirclesHeuristicAgent).
@@ -26,7 +27,7 @@ SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
          "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
          "pretrained+puct[:VARIANT]:BUDGET", "az:PATH.npz", "az-sample:PATH.npz",
-         "az+search:PATH.npz:SIMS")
+         "az+search:PATH.npz:SIMS", "az+search:PATH.npz:SECONDSs")
 CIRCLES_SPECS = ("random", "heuristic")
 GAME_SPECS = {"moonriver": SPECS, "circles": CIRCLES_SPECS}
 # The specs that name no file: an untrusted caller (a play server's request) may pick these.

@@ -110,6 +110,24 @@ def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
     assert agent.act(game, _observation(game)) == int(search.result().action[0])
 
 
+def test_search_agent_with_seconds_sizes_its_simulations_to_the_time(weights) -> None:
+    import time
+
+    agent = make_agent(f"az+search:{weights}:0.05s", seed=0)
+    game = _positions("2p-base")
+    assert agent.budget() == AZSearchAgent.CALIBRATION
+    for _ in range(4):
+        start = time.perf_counter()
+        action = agent.act(game, _observation(game))
+        assert time.perf_counter() - start < 5.0  # generous: about 0.05 s asked
+        assert game.legal_mask()[action] == 1
+        game.apply(action)
+    assert agent.per_simulation is not None and agent.per_simulation > 0
+    assert agent.budget() == max(1, min(100_000, int(0.05 / agent.per_simulation)))
+    with pytest.raises(ValueError, match="simulations or as seconds"):
+        AZSearchAgent(weights)
+
+
 def test_sampled_policy_follows_its_seed(weights) -> None:
     game = _positions("4p-base", decisions=2)
 
@@ -141,7 +159,9 @@ def test_az_plays_every_variant_in_gymnasium_and_the_tournament(weights) -> None
     (f"az:{SHIPPED}", ValueError, "is not an az network"),
     ("az+search:{w}:0", ValueError, "simulations must be an integer from 1"),
     ("az+search:{w}", ValueError, "expected az:PATH.npz"),
-    ("az+search:{w}:5s", ValueError, "az+search:PATH.npz:SIMS"),
+    ("az+search:{w}:0s", ValueError, "seconds must be a finite number over 0"),
+    ("az+search:{w}:nans", ValueError, "az+search:PATH.npz:SECONDSs"),
+    ("az+search:{w}:-1s", ValueError, "az+search:PATH.npz:SECONDSs"),
     ("az:", ValueError, "expected az:PATH.npz"),
 ])
 def test_bad_az_specs_say_what_is_allowed(weights, spec, error, words) -> None:
