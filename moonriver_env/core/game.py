@@ -83,12 +83,12 @@ def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tup
     drawn and its range, the boards' reserves, bridge cells and one-hot places, whether the
     boards are drawn. The seed draws the rest in the core, as ``engine.game.setup_draws``."""
     n, legends = config.num_players, config.mode == "legends"
-    if legends and config.boards is None:
-        names = tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
-    elif legends:
-        names = tuple(config.boards)
-    else:
+    if not legends:
         names = (next(k for k, b in data.boards.items() if b.side == "camp"),) * n
+    elif config.boards is None:
+        names = tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
+    else:
+        names = tuple(config.boards)
     boards = [data.boards[name] for name in names]
     return names, (n, config.auto_forced, config.scenario or 0,
                    legends and config.scenario is None, min(SCENARIOS), max(SCENARIOS) + 1,
