@@ -52,12 +52,12 @@ _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
 _TABLES_SIZE = 64
-T = TypeVar("T")
 # Dropped before the interpreter's teardown: nanobind reports core objects still held by a module
 # global at exit as leaks (a warning on stderr of every process that made a game).
 atexit.register(_TABLES.clear)
 _PLANS: dict[GameConfig, tuple[GameData, Any]] = {}  # config -> (data, (board names, plan))
 atexit.register(_PLANS.clear)
+T = TypeVar("T")
 
 
 def _tables(data: GameData) -> Any:
