@@ -245,6 +245,13 @@ def test_cli_errors_are_one_line(tmp_path, capsys, argv, words) -> None:
     assert words in one_error(capsys)
 
 
+def test_a_bad_command_line_is_one_line(capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        az_train.main(["--games", "x"])
+    assert info.value.code == 2
+    assert "argument --games: invalid int value: 'x'" in one_error(capsys)
+
+
 def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('variants = ["5p-base"]\niterations = 1\n')
@@ -252,7 +259,12 @@ def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
     assert "unknown variant '5p-base'" in one_error(capsys)
     bad.write_text("iterations = 1\nsimulation = 3\n")
     assert az_train.main(["--config", str(bad)]) == 2
-    assert "unknown settings ['simulation']" in one_error(capsys)
+    line = one_error(capsys)
+    assert "unknown settings ['simulation']" in line
+    assert "did you mean 'simulation' -> 'simulations'" in line
+    bad.write_text('iterations = 1\ngames = "many"\n')
+    assert az_train.main(["--config", str(bad)]) == 2
+    assert "games must be an integer, got 'many'" in one_error(capsys)
     out = tmp_path / "run"
     Run(tiny(out, iterations=1), report=quiet).train()
     assert az_train.main(["--out", str(out), "--iterations", "2"]) == 2

@@ -6,7 +6,6 @@ game at a time (same games, same network, the network included).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -16,7 +15,7 @@ from moonriver_env.training.az.selfplay import ALL_VARIANTS, PlayStats, new_game
 from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
 from moonriver_env.training.policy_net import NetConfig
 
-from moonriver_env.common.cli import cli_main
+from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
 
 
 def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet,
@@ -41,12 +40,13 @@ def line(what: str, stats: PlayStats, seconds: float) -> str:
 @cli_main("moonriver-az-speed")
 def main(argv: list[str] | None = None) -> int:
     """Measure both loops and print their ratio."""
-    p = argparse.ArgumentParser(prog="python -m moonriver_env.training.az.speed",
+    p = ArgumentParser(prog="python -m moonriver_env.training.az.speed",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--games", type=int, default=16)
     p.add_argument("--simulations", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    add_debug_flag(p)
     args = p.parse_args(argv)
     cfg = AZConfig(games=args.games, simulations=args.simulations, seed=args.seed,
                    iterations=1, device=args.device)

@@ -21,7 +21,6 @@ evaluates on CUDA when present, else the CPU (reproducible there: same seed, sam
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import math
@@ -30,7 +29,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -53,8 +52,9 @@ from moonriver_env.training.az.selfplay import (
     variant_list,
 )
 from moonriver_env.training.policy_net import NetConfig
+from moonriver_env.training.settings import load_settings
 
-from moonriver_env.common.cli import CLIError, cli_main
+from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
 
 FORMAT = "moonriver-az-resume/1"
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
@@ -93,25 +93,15 @@ class AZConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any],
              base: dict[str, Any] | None = None) -> AZConfig:
-        """``base`` (else the defaults), then a TOML file, then explicit overrides; unknown
-        keys and values of the wrong type are errors."""
-        values: dict[str, Any] = dict(base or {})
-        if path:
-            import tomllib
-
-            try:
-                with open(path, "rb") as fh:
-                    values.update(tomllib.load(fh))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise CLIError(f"cannot read config {path!r}: {first_line(exc)}") from None
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        kinds = {f.name: type(getattr(cls(), f.name)) for f in fields(cls)}
-        unknown = sorted(set(values) - set(kinds))
-        if unknown:
-            raise CLIError(f"unknown settings {unknown}; allowed: {sorted(kinds)}")
-        for name, value in values.items():
-            values[name] = _typed(name, kinds[name], value)
-        cfg = cls(**values)
+        """``base`` (else the defaults), then a ``.toml``/``.json`` file, then explicit
+        overrides (``training/settings.py``); unknown keys and values of the wrong type are
+        one-line errors."""
+        try:
+            cfg = cls(**load_settings(cls, path, overrides, base))
+        except OSError as exc:
+            raise CLIError(f"cannot read config {path!r}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         cfg.validate()
         return cfg
 
@@ -143,19 +133,6 @@ class AZConfig:
         if self.warm_start and not os.path.isfile(self.warm_start):
             raise CLIError(f"warm_start {self.warm_start!r}: no such file (a "
                            f"moonriver-train-fast .pt checkpoint or exported .npz)")
-
-
-def _typed(name: str, kind: type, value: Any) -> Any:
-    """``value`` as setting ``name``'s type; a wrong type is a clear error."""
-    if kind is tuple and isinstance(value, (list, tuple)) and all(
-            isinstance(v, str) for v in value):
-        return tuple(value)
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if type(value) is not kind:
-        wanted = "a list of strings" if kind is tuple else kind.__name__
-        raise CLIError(f"setting {name} must be {wanted}, got {value!r:.60}")
-    return value
 
 
 def pick_device(name: str) -> torch.device:
@@ -415,9 +392,9 @@ def load_resume(run: str, report: Callable[[str], None] = print) -> dict[str, An
     raise CLIError(f"cannot resume {run!r}: {'; '.join(problems)}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     """The command line: a config file, a run directory or one to resume, overrides."""
-    p = argparse.ArgumentParser(prog="moonriver-train-az", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="moonriver-train-az", description=__doc__.split("\n")[0])
     p.add_argument("--config", help="TOML file of settings (training/configs/az_all.toml)")
     p.add_argument("--out", help="run directory (default runs/az)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run saved in RUN_DIR")
@@ -429,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--simulations", type=int, help="search simulations per decision")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
+    add_debug_flag(p)
     return p
 
 
