@@ -16,6 +16,10 @@ allocated once:
 - ``final_obs`` (N, 4934) float32: for games that ended, the ended game seen by the seat whose
   decision was applied in this step (other rows are stale).
 
+``observation="compact"``: ``obs`` and ``final_obs`` are (N, 4940) uint8 instead, written by
+the core directly: the same values as raw integers (docs/observation.md has the layout and
+scales); ``expand_observation(compact)`` gives the float32 observation back exactly.
+
 Seats are ``"learner"`` (Python decides), ``"random"`` (uniform over legal actions),
 ``"greedy"`` (``agents.GreedyAgent``'s ranking, the core's ``greedy_values``: best value, then
 best tie-break, remaining ties drawn at random) or ``"mcts:N"`` (``agents.MCTSAgent`` with N
@@ -59,9 +63,17 @@ from moonriver_env.core.game import _game_of, _plan
 from moonriver_env.core.rng import seed_words
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.config import GameConfig
-from moonriver_env.engine.game import IllegalActionError, why_illegal
+from moonriver_env.engine.game import NUM_COWS, IllegalActionError, why_illegal
 from moonriver_env.moonriver.aec_env import check_number
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+from moonriver_env.moonriver.observation import (
+    MAX_PLAYERS,
+    NUM_ROUNDS,
+    NUMBER_SCALE,
+    OBSERVATION_SIZE,
+    RANCH_CHANNELS,
+    SCORE_SCALE,
+    VIEWS,
+)
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
@@ -94,6 +106,54 @@ REWARD_MODES = ("win", "rank", "score", "margin")  # the core's order
 
 ActionMask = npt.NDArray[np.int8]
 Observations = npt.NDArray[np.float32]
+OBSERVATION_KINDS = ("float32", "compact")
+# The compact observation (docs/observation.md): uint8 rows of COMPACT_SIZE, the float
+# observation's values as raw integers at its offsets, then each seat's score's high byte and
+# the denominators of the "game" view's box and pile fractions.
+COMPACT_SIZE = int(_core.COMPACT_SIZE)
+_O_SCORES_HIGH = OBSERVATION_SIZE
+_O_NUM_PLOTS = _O_SCORES_HIGH + MAX_PLAYERS
+_O_NUM_PARTNERS = _O_NUM_PLOTS + 1
+
+
+def _compact_scales() -> npt.NDArray[np.float64]:
+    """Each float observation value's divisor of its compact integer (1: unscaled)."""
+    scales = np.ones(OBSERVATION_SIZE, np.float64)
+    for view in ("reserves", "columns"):  # a plot's number: its last feature
+        scales[VIEWS[view].start + 13:VIEWS[view].stop:14] = NUMBER_SCALE
+    scales[VIEWS["reserve_size"].start:VIEWS["reserve_size"].stop] = 4.0
+    scales[VIEWS["pile"].start:VIEWS["pile"].stop] = 5.0
+    scales[VIEWS["scores"].start:VIEWS["scores"].stop] = SCORE_SCALE
+    context, game = VIEWS["context"].start, VIEWS["game"].start
+    scales[context + 3:context + 5] = 2.0  # builds done, builds allowed
+    scales[context + 5] = 3.0  # cowboy moves left
+    scales[context + 8] = 2.0  # bonus tiles left
+    scales[game] = NUM_ROUNDS
+    scales[game + 3] = NUM_COWS
+    return scales
+
+
+_SCALES = _compact_scales()
+_SCORES = np.arange(VIEWS["scores"].start, VIEWS["scores"].stop)
+_RANCHES = VIEWS["ranches"]
+_FREE = np.arange(_RANCHES.start, _RANCHES.stop).reshape(_RANCHES.shape)[
+    :, RANCH_CHANNELS.index("free")].ravel()  # the free planes' places
+
+
+def expand_observation(compact: npt.ArrayLike) -> Observations:
+    """The float32 observation(s) of compact ones (uint8, last axis COMPACT_SIZE), exactly."""
+    c = np.asarray(compact)
+    if c.dtype != np.uint8 or c.ndim < 1 or c.shape[-1] != COMPACT_SIZE:
+        raise ValueError(f"expand_observation takes uint8 rows of {COMPACT_SIZE} (the compact "
+                         f"observation), got {c.dtype} of shape {c.shape}")
+    raw = c[..., :OBSERVATION_SIZE].astype(np.float64)
+    raw[..., _SCORES] += 256.0 * c[..., _O_SCORES_HIGH:_O_NUM_PLOTS]
+    raw[..., _FREE] = c[..., _FREE].view(np.int8)  # a built cell off the ranch: -1
+    raw /= _SCALES
+    game = VIEWS["game"].start
+    raw[..., game + 1] /= c[..., _O_NUM_PLOTS]  # plots left in the box / the game's plots
+    raw[..., game + 2] /= c[..., _O_NUM_PARTNERS]  # partners in the pile / the game's partners
+    return raw.astype(np.float32)
 
 
 class BatchIllegalActionError(IllegalActionError):
@@ -119,8 +179,13 @@ class BatchedGames:
 
     def __init__(self, num_games: int, config: GameConfig | None = None,
                  seats: Sequence[str] | None = None, reward: str = "win",
-                 threads: int = 1, autoreset: bool = True) -> None:
+                 threads: int = 1, autoreset: bool = True,
+                 observation: str = "float32") -> None:
         self.num_games = _check_int("num_games", num_games, 1)
+        if observation not in OBSERVATION_KINDS:
+            raise ValueError(f"observation must be one of {OBSERVATION_KINDS}, got "
+                             f"{observation!r:.40}")
+        self.observation = observation
         if not isinstance(autoreset, bool):
             raise ValueError(f"autoreset must be True or False, got {autoreset!r:.40}")
         self.autoreset = autoreset
@@ -136,11 +201,12 @@ class BatchedGames:
         self._plan = _plan(self.config, self.data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)
-        self.obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
+        shape, dtype = _observation_row(observation)
+        self.obs: npt.NDArray[Any] = np.zeros((N, shape), dtype)
         self.mask = np.zeros((N, NUM_ACTIONS), np.int8)
         self.rewards = np.zeros((N, n), np.float32)
         self._done = np.zeros(N, np.uint8)
-        self.final_obs = np.zeros((N, OBSERVATION_SIZE), np.float32)
+        self.final_obs: npt.NDArray[Any] = np.zeros((N, shape), dtype)
         self._batch: Any = None
         self.seed: int | None = None
         self._bases: list[int] = []  # game g's k-th episode: Game(config, _bases[g] + stride*k)
@@ -205,7 +271,7 @@ class BatchedGames:
             kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
         self._batch = _core.Batch(N, _seat_kinds(self.seats), REWARD_MODES.index(self.reward),
                                   self.seed % 2**64, self.autoreset,
-                                  self._plan)
+                                  self._plan, self.observation == "compact")
         self._bases = bases
         for g in range(N):
             if kinds is not None:
@@ -318,10 +384,11 @@ def _learner_seat(config: GameConfig, seat: int, opponents: str) -> tuple[str, .
 class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     """Gymnasium ``VectorEnv``: one learner seat per game, built-in opponents in the core.
 
-    Observations are (N, 4934) float32 (``dict_observation=True``: a Dict of ``observation``
-    and ``action_mask``, as the PettingZoo env's), actions N ids of ``Discrete(2710)``,
-    rewards the learner's end-of-game reward. ``infos["action_mask"]`` (N, 2710) int8 after
-    ``reset`` and every ``step`` (all zero on a row whose game just ended), and
+    Observations are (N, 4934) float32, or with ``observation="compact"`` (N, 4940) uint8
+    (``expand_observation`` gives the float32 ones); ``dict_observation=True``: a Dict of
+    ``observation`` and ``action_mask``, as the PettingZoo env's. Actions N ids of
+    ``Discrete(2710)``, rewards the learner's end-of-game reward. ``infos["action_mask"]``
+    (N, 2710) int8 after ``reset`` and every ``step`` (all zero on a row whose game just ended), and
     ``action_masks()`` the same as bool (MaskablePPO's method).
 
     ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
@@ -344,7 +411,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
                  opponents: str = "random", reward: str = "win", threads: int = 1,
                  copy: bool = True, *, autoreset_mode: AutoresetMode | str =
                  AutoresetMode.NEXT_STEP, illegal: str = "raise", illegal_penalty: float = -1.0,
-                 dict_observation: bool = False) -> None:
+                 dict_observation: bool = False, observation: str = "float32") -> None:
         config = config if config is not None else GameConfig()
         self.seat = _check_int("seat", seat, 0, config.num_players - 1)
         self.autoreset_mode = _check_autoreset_mode(autoreset_mode)
@@ -354,12 +421,13 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         self.illegal_penalty = float(illegal_penalty)
         self.games = BatchedGames(num_envs, config, _learner_seat(config, seat, opponents),
                                   reward, threads,
-                                  autoreset=self.autoreset_mode == AutoresetMode.SAME_STEP)
+                                  autoreset=self.autoreset_mode == AutoresetMode.SAME_STEP,
+                                  observation=observation)
         self.num_envs = self.games.num_games
         self.copy = copy
         self.dict_observation = bool(dict_observation)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        self.single_observation_space = _observation_space(self.dict_observation)
+        self.single_observation_space = _observation_space(self.dict_observation, observation)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(
             self.single_observation_space, self.num_envs)
@@ -510,8 +578,15 @@ def _check_autoreset_mode(mode: Any) -> AutoresetMode:
         raise ValueError(f"autoreset_mode must be one of {allowed}, got {mode!r:.40}") from None
 
 
-def _observation_space(as_dict: bool) -> gymnasium.spaces.Space:
+def _observation_row(kind: str) -> tuple[int, type]:
+    """The length and dtype of an observation row of ``kind`` ("float32" or "compact")."""
+    return (COMPACT_SIZE, np.uint8) if kind == "compact" else (OBSERVATION_SIZE, np.float32)
+
+
+def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces.Space:
     obs = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32)
+    if kind == "compact":
+        obs = gymnasium.spaces.Box(0, 255, (COMPACT_SIZE,), np.uint8)
     if not as_dict:
         return obs
     mask = gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)

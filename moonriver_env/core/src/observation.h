@@ -2,6 +2,8 @@
 // whose ``VIEWS`` a test compares with these offsets).
 #pragma once
 
+#include <cstdint>
+
 #include "game.h"
 
 namespace moonriver {
@@ -40,8 +42,20 @@ constexpr int O_GAME = O_TURN_ORDER + MAX_PLAYERS * COLUMN_SIZE;
 constexpr int OBSERVATION_SIZE = O_GAME + NUM_GAME;
 static_assert(OBSERVATION_SIZE == 4934, "the observation has 4934 values");
 
+// The compact observation (docs/observation.md): the same values as raw integers in uint8, at
+// the float observation's offsets (a scaled feature holds its numerator; the free plane's -1 is
+// 255), then each seat's score's high byte (its low byte at O_SCORES) and the two denominators
+// of the game view's plot and partner fractions. expand_observation (observation.py) gives the
+// float observation back exactly.
+constexpr int O_SCORES_HIGH = OBSERVATION_SIZE;
+constexpr int O_NUM_PLOTS = O_SCORES_HIGH + MAX_PLAYERS;
+constexpr int O_NUM_PARTNERS = O_NUM_PLOTS + 1;
+constexpr int COMPACT_SIZE = O_NUM_PARTNERS + 1;
+
 // Write ``viewer``'s observation into ``out`` (OBSERVATION_SIZE floats; zero-filled first).
 // ``totals``: the players' running score totals when the caller keeps them (null: scored here).
 void observe(const Game& game, int viewer, float* out, const int* totals = nullptr);
+// The same as a compact observation (COMPACT_SIZE bytes; zero-filled first).
+void observe_compact(const Game& game, int viewer, std::uint8_t* out, const int* totals = nullptr);
 
 }  // namespace moonriver

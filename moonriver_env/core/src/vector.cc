@@ -1,6 +1,7 @@
 #include "vector.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -15,6 +16,10 @@ namespace moonriver {
 
 namespace {
 constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
+// Fewer games than this a thread: fewer threads (waking one costs about as much as stepping
+// this many games; docs/vector.md has the measurements).
+constexpr int MIN_GAMES_PER_THREAD = 16;
+constexpr int CHUNKS_PER_THREAD = 8;  // a thread's share comes in about this many chunks
 
 // Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
 int greedy_pick(const Game& game, SplitMix64& rng) {
@@ -63,12 +68,13 @@ void check_seats(const std::vector<int>& kinds, int num_players) {
 
 VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
                          std::uint64_t agent_seed, std::shared_ptr<const Tables> tables,
-                         SetupPlan plan, bool autoreset)
+                         SetupPlan plan, bool autoreset, bool compact)
     : num_players_(plan.num_players),
       reward_mode_(reward_mode),
       tables_(std::move(tables)),
       plan_(std::move(plan)),
-      autoreset_(autoreset) {
+      autoreset_(autoreset),
+      compact_(compact) {
   const int num_players = num_players_;
   if (num_games < 1) throw std::invalid_argument("num_games must be at least 1");
   if (reward_mode < REWARD_WIN || reward_mode > REWARD_MARGIN)
@@ -197,6 +203,17 @@ const int* VectorGames::running_totals(int g) {
   return t.total.data();
 }
 
+void VectorGames::observe_row(const Game& game, int viewer, void* rows, int g,
+                              const int* totals) const {
+  if (compact_)
+    observe_compact(game, viewer,
+                    static_cast<std::uint8_t*>(rows) + static_cast<std::size_t>(g) * COMPACT_SIZE,
+                    totals);
+  else
+    observe(game, viewer,
+            static_cast<float*>(rows) + static_cast<std::size_t>(g) * OBSERVATION_SIZE, totals);
+}
+
 void VectorGames::write(int g, const VectorOutputs& out) {
   const Game& game = *games_[g];
   const int player = game.current_player();
@@ -205,8 +222,7 @@ void VectorGames::write(int g, const VectorOutputs& out) {
     std::fill_n(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS, NUM_ACTIONS, 0);
     return;
   }
-  observe(game, player, out.obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE,
-          running_totals(g));
+  observe_row(game, player, out.obs, g, running_totals(g));
   game.legal_mask(out.mask + static_cast<std::size_t>(g) * NUM_ACTIONS);
 }
 
@@ -236,8 +252,7 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
     out.done[g] = game.is_over();
     if (game.is_over()) {
       final_rewards(game, rewards);
-      if (out.final_obs)
-        observe(game, actor, out.final_obs + static_cast<std::size_t>(g) * OBSERVATION_SIZE);
+      if (out.final_obs) observe_row(game, actor, out.final_obs, g, nullptr);
       if (autoreset_) {
         ++episodes_[g];
         set_up(g);
@@ -250,7 +265,7 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
 
 WorkerPool::WorkerPool(int workers) {
   threads_.reserve(workers);
-  for (int i = 1; i <= workers; ++i) threads_.emplace_back([this, i] { loop(i); });
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -262,53 +277,59 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void WorkerPool::loop(int index) {
+void WorkerPool::loop() {
   std::uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int)>* body;
+    const std::function<void()>* body;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      if (index >= parts_) continue;
+      if (!open_) continue;  // woke after the caller finished: nothing left
+      ++active_;
       body = body_;
     }
-    (*body)(index);
+    (*body)();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+      if (--active_ == 0) done_.notify_one();
     }
   }
 }
 
-void WorkerPool::run(int parts, const std::function<void(int)>& body) {
+void WorkerPool::run(const std::function<void()>& body) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     body_ = &body;
-    parts_ = parts;
-    pending_ = parts - 1;
+    open_ = true;
     ++generation_;
   }
   wake_.notify_all();
-  body(0);
+  body();
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  open_ = false;
+  done_.wait(lock, [&] { return active_ == 0; });
 }
 
 template <typename F>
 void VectorGames::parallel(int threads, int n, F&& body) {
   if (n < 1) return;
-  threads = std::max(1, std::min(threads, n));
+  threads = std::max(1, std::min(threads, n / MIN_GAMES_PER_THREAD));
   if (threads == 1) {
     body(0, n);
     return;
   }
   if (!pool_ || pool_->workers() != threads - 1) pool_ = std::make_unique<WorkerPool>(threads - 1);
-  const std::function<void(int)> part = [&](int t) {
-    body(n * t / threads, n * (t + 1) / threads);
+  // Small chunks from a shared counter: whoever is free takes the next (each game's result
+  // depends on the game alone, never on who steps it).
+  const int chunk = std::max(1, n / (threads * CHUNKS_PER_THREAD));
+  std::atomic<int> next{0};
+  const std::function<void()> share = [&] {
+    for (int lo = next.fetch_add(chunk); lo < n; lo = next.fetch_add(chunk))
+      body(lo, std::min(n, lo + chunk));
   };
-  pool_->run(threads, part);
+  pool_->run(share);
 }
 
 void VectorGames::random_actions(std::int64_t* out) {

@@ -34,17 +34,21 @@ enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWAR
 // Where one step writes its results (row g of each array belongs to game g).
 struct VectorOutputs {
   std::int32_t* player;  // N: the learner seat to decide next (-1: the game is over)
-  float* obs;            // N x OBSERVATION_SIZE: from that seat's view
+  void* obs;             // N x OBSERVATION_SIZE float32 (compact: N x COMPACT_SIZE uint8):
+                         // from that seat's view
   std::int8_t* mask;     // N x NUM_ACTIONS (all zero once the game is over)
   float* rewards;        // N x num_players: every seat's reward of this step
   std::uint8_t* done;    // N: the game ended in this step (and was replaced)
-  float* final_obs;      // N x OBSERVATION_SIZE or null: on done, the ended game seen by
-                         // the seat that made the last learner decision
+  void* final_obs;       // like obs, or null: on done, the ended game seen by the seat that
+                         // made the last learner decision
 };
 
 // Threads kept for the batch's lifetime (starting threads at every step costs more than a
-// small batch's step): run(parts, body) calls body(0) on the caller and body(1..parts-1) on
-// the workers, and returns when all are done.
+// small batch's step): run(body) calls body() on the caller and on every worker that wakes
+// before the caller is done with its share, and returns when all that joined are done. The
+// body takes its work from a shared counter, so a worker that wakes late (a busy machine)
+// leaves its share to the others instead of making the caller wait: a step is never much
+// slower with more threads.
 class WorkerPool {
  public:
   explicit WorkerPool(int workers);
@@ -52,15 +56,16 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   int workers() const { return static_cast<int>(threads_.size()); }
-  void run(int parts, const std::function<void(int)>& body);
+  void run(const std::function<void()>& body);
 
  private:
-  void loop(int index);
+  void loop();
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* body_ = nullptr;
-  int parts_ = 0, pending_ = 0;
+  const std::function<void()>* body_ = nullptr;
+  bool open_ = false;  // the caller is still working: workers may join
+  int active_ = 0;     // workers inside the body
   std::uint64_t generation_ = 0;
   bool stop_ = false;
 };
@@ -68,10 +73,13 @@ class WorkerPool {
 class VectorGames {
  public:
   VectorGames(int num_games, std::vector<int> seats, int reward_mode, std::uint64_t agent_seed,
-              std::shared_ptr<const Tables> tables, SetupPlan plan, bool autoreset);
+              std::shared_ptr<const Tables> tables, SetupPlan plan, bool autoreset,
+              bool compact = false);
 
   int num_games() const { return static_cast<int>(games_.size()); }
   int num_players() const { return num_players_; }
+  // Whether observations are written compact (COMPACT_SIZE bytes a row) or float32.
+  bool compact() const { return compact_; }
   // The seat kinds of game g (num_players entries); every game starts with the batch's.
   const int* seats(int g) const {
     return seats_.data() + static_cast<std::size_t>(g) * num_players_;
@@ -110,6 +118,7 @@ class VectorGames {
   void run_builtin(int g);
   void set_up(int g);
   void write(int g, const VectorOutputs& out);
+  void observe_row(const Game& game, int viewer, void* rows, int g, const int* totals) const;
   const int* running_totals(int g);
   void final_rewards(const Game& game, float* out) const;
   void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
@@ -124,6 +133,7 @@ class VectorGames {
   std::shared_ptr<const Tables> tables_;
   SetupPlan plan_;
   bool autoreset_;
+  bool compact_;
   std::vector<std::vector<std::uint32_t>> bases_;
   std::vector<std::int64_t> episodes_;
   std::vector<std::uint64_t> strides_;

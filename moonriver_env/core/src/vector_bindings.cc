@@ -29,6 +29,7 @@ template <typename T>
 using Out1 = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 template <typename T>
 using Out2 = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using Obs2 = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;  // float32 or uint8
 
 // The batch (its games set up from a SetupPlan over the plan's tables).
 struct Batch {
@@ -39,19 +40,29 @@ void check_game(const Batch& b, int g) {
   if (g < 0 || g >= b.games.num_games()) throw nb::index_error("game index out of range");
 }
 
-// Check the output arrays' shapes (dtypes and layout are checked by their types).
-VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Out2<float> obs,
-                      Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
-                      std::optional<Out2<float>> final_obs) {
+// Whether ``obs`` is an observation array of the batch's kind: float32 (N, 4934) or, compact,
+// uint8 (N, 4940).
+bool observations_fit(const Batch& b, const Obs2& obs) {
+  const bool compact = b.games.compact();
+  return obs.shape(0) == static_cast<std::size_t>(b.games.num_games()) &&
+         obs.shape(1) == static_cast<std::size_t>(compact ? COMPACT_SIZE : OBSERVATION_SIZE) &&
+         obs.dtype() == (compact ? nb::dtype<std::uint8_t>() : nb::dtype<float>());
+}
+
+// Check the output arrays' shapes and the observations' dtype (the others' dtypes and every
+// layout are checked by their types).
+VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask,
+                      Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Obs2> final_obs) {
   const std::size_t n = b.games.num_games();
   const std::size_t p = b.games.num_players();
-  if (player.shape(0) != n || obs.shape(0) != n || obs.shape(1) != OBSERVATION_SIZE ||
-      mask.shape(0) != n || mask.shape(1) != NUM_ACTIONS || rewards.shape(0) != n ||
-      rewards.shape(1) != p || done.shape(0) != n ||
-      (final_obs && (final_obs->shape(0) != n || final_obs->shape(1) != OBSERVATION_SIZE)))
+  if (player.shape(0) != n || !observations_fit(b, obs) || mask.shape(0) != n ||
+      mask.shape(1) != NUM_ACTIONS || rewards.shape(0) != n || rewards.shape(1) != p ||
+      done.shape(0) != n || (final_obs && !observations_fit(b, *final_obs)))
     throw nb::value_error(
-        "output arrays: player (N,), obs (N, 4934), mask (N, 2710), "
-        "rewards (N, players), done (N,), final_obs (N, 4934) or None");
+        b.games.compact() ? "output arrays: player (N,), obs (N, 4940) uint8, mask (N, 2710), "
+                            "rewards (N, players), done (N,), final_obs (N, 4940) uint8 or None"
+                          : "output arrays: player (N,), obs (N, 4934) float32, mask (N, 2710), "
+                            "rewards (N, players), done (N,), final_obs (N, 4934) float32 or None");
   return VectorOutputs{player.data(),  obs.data(),  mask.data(),
                        rewards.data(), done.data(), final_obs ? final_obs->data() : nullptr};
 }
@@ -64,22 +75,25 @@ void bind_vector(nb::module_& m) {
   m.attr("SEAT_GREEDY") = int(SEAT_GREEDY);
   m.attr("SEAT_MCTS") = int(SEAT_MCTS);
   m.attr("MAX_MCTS_SIMULATIONS") = MAX_MCTS_SIMULATIONS;
+  m.attr("COMPACT_SIZE") = COMPACT_SIZE;
 
   nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
       .def(
           "__init__",
           [](Batch* self, int num_games, std::vector<int> seats, int reward_mode,
-             std::uint64_t agent_seed, bool autoreset, const PlanAndTables& plan) {
+             std::uint64_t agent_seed, bool autoreset, const PlanAndTables& plan, bool compact) {
             try {
               new (self) Batch{VectorGames(num_games, std::move(seats), reward_mode, agent_seed,
-                                           plan.tables, plan.plan, autoreset)};
+                                           plan.tables, plan.plan, autoreset, compact)};
             } catch (const std::invalid_argument& e) {
               throw nb::value_error(e.what());
             }
           },
           nb::arg("num_games"), nb::arg("seats"), nb::arg("reward_mode"), nb::arg("agent_seed"),
-          nb::arg("autoreset"), nb::arg("plan"),
-          "N games whose episodes are set up from ``plan`` (a SetupPlan) and their seeds.")
+          nb::arg("autoreset"), nb::arg("plan"), nb::arg("compact") = false,
+          "N games whose episodes are set up from ``plan`` (a SetupPlan) and their seeds; "
+          "``compact``: observations as uint8 rows of COMPACT_SIZE (else float32).")
+      .def_prop_ro("compact", [](const Batch& b) { return b.games.compact(); })
       .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
       .def(
           "begin",
@@ -143,8 +157,8 @@ void bind_vector(nb::module_& m) {
           nb::arg("g"), "A copy of game g's current game (a Game).")
       .def(
           "start",
-          [](Batch& b, Out1<std::int32_t> player, Out2<float> obs, Out2<std::int8_t> mask,
-             Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Out2<float>> final_obs,
+          [](Batch& b, Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask,
+             Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Obs2> final_obs,
              int threads) {
             const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
             nb::gil_scoped_release release;
@@ -156,9 +170,9 @@ void bind_vector(nb::module_& m) {
           "Play built-in seats until a learner decides in every game; write the outputs.")
       .def(
           "step",
-          [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, Out2<float> obs,
+          [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, Obs2 obs,
              Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
-             std::optional<Out2<float>> final_obs, int threads) {
+             std::optional<Obs2> final_obs, int threads) {
             if (actions.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("one action per game");
             const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
