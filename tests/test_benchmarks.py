@@ -60,3 +60,38 @@ def test_a_benchmark_run_ends_with_the_machine(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     last = json.loads(proc.stdout.strip().splitlines()[-1])
     assert last["machine"]["cpu_model"] and "torch" in last["machine"]
+
+
+def _last_json(script: str, *args: str, cwd: pathlib.Path) -> dict:
+    """Run a benchmark at tiny size; its last line, parsed."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / script), *args],
+                          capture_output=True, text=True, timeout=HANG_GUARD, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_vector_throughput_compares_compact_with_float32(tmp_path) -> None:
+    last = _last_json("vector_throughput.py", "--seconds", "0.02", "--rounds", "1", "--sizes",
+                      "4", "--threads", "1,2", "--observation", "float32,compact", cwd=tmp_path)
+    results = last["results"]
+    assert {"tictactoe_v3", "t1-b4", "t2-b4", "t1-b4-compact", "t2-b4-compact"} <= set(results)
+    assert results["t2-b4-compact"]["vs_float32_median"] > 0
+
+
+def test_many_core_writes_the_scaling_table_with_tictactoe(tmp_path) -> None:
+    last = _last_json("many_core.py", "--seconds", "0.02", "--rounds", "1", "--sizes", "4,8",
+                      "--max-threads", "3", cwd=tmp_path)
+    assert last["benchmark"] == "many_core" and last["threads"] == [1, 2, 3]
+    assert last["build"].startswith("current")  # the test's Python has the core: no build
+    for kind in ("float32", "compact"):
+        table = last["scaling"][kind]
+        assert set(table) == {f"t{t}-b{s}" for t in (1, 2, 3) for s in (4, 8)}
+        assert table["t1-b8"]["vs_one_thread"] == 1.0
+    assert last["results"]["tictactoe_v3"]["agent_steps_per_s"] > 0
+    assert last["machine"]["cpus"] >= 1
+
+
+def test_many_core_refuses_bad_sizes(tmp_path) -> None:
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "many_core.py"), "--sizes", "0"],
+                          capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path)
+    assert proc.returncode == 2 and "--sizes: a comma-separated list" in proc.stderr
