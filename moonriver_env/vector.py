@@ -140,6 +140,17 @@ _FREE = np.arange(_RANCHES.start, _RANCHES.stop).reshape(_RANCHES.shape)[
     :, RANCH_CHANNELS.index("free")].ravel()  # the free planes' places
 
 
+def _check_compact(data: Any) -> None:
+    """Refuse the compact observation for data files whose values a byte cannot hold."""
+    sizes = {"plot number": int(data.number.max(initial=0)), "plots in the box":
+             data.num_plots, "partner tokens": data.num_partners}
+    over = {name: value for name, value in sizes.items() if value > 255}
+    if over:
+        found = ", ".join(f"{name} {value}" for name, value in over.items())
+        raise ValueError(f"observation='compact' holds values up to 255; these data files "
+                         f"have {found}: use observation='float32'")
+
+
 def expand_observation(compact: npt.ArrayLike) -> Observations:
     """The float32 observation(s) of compact ones (uint8, last axis COMPACT_SIZE), exactly."""
     c = np.asarray(compact)
@@ -198,6 +209,8 @@ class BatchedGames:
         self.reward = reward
         self.threads = _check_int("threads", threads, 1)
         self.data = self.config.data
+        if observation == "compact":
+            _check_compact(self.data)
         self._plan = _plan(self.config, self.data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)

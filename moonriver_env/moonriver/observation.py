@@ -382,4 +382,35 @@ class ObservationEncoder:
                   "", "`action_mask` is int8 over the action enumeration (docs/actions.md): "
                   "1 for each legal action of the agent to act, all zeros for every other "
                   "agent and once the game is over."]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + list(_COMPACT_DOC)) + "\n"
+
+
+# The compact observation (moonriver_env.vector, written by the core's batch).
+_COMPACT_DOC = (
+    "", "## Compact observation", "",
+    '`BatchedGames(..., observation="compact")` and `MoonRiverVectorEnv(..., '
+    'observation="compact")` give each observation as uint8 of length 4940 instead '
+    "(observation_space `Box(0, 255, (4940,), uint8)`), written by the core directly: a "
+    "quarter of the float32 row's bytes. Entries 0:4934 hold the values above at the same "
+    "places as raw integers: one-hots and counts as they are, each scaled value its numerator; "
+    "`free`'s -1 (a built cell off the ranch's usable rows) is 255. Then 4934:4938: each "
+    "relative player's score's high byte (its low byte is at its `scores` place); 4938: the "
+    "game's plots, 4939: its partner tokens (the box and pile fractions' denominators).", "",
+    "| float32 value | = compact / |", "|---|---|",
+    "| `reserves`, `columns`: number | 25 |",
+    "| `reserve_size` | 4 |",
+    "| `pile` | 5 |",
+    "| `context`: builds_done, builds_allowed, bonus_tiles_left | 2 |",
+    "| `context`: cowboy_moves_left | 3 |",
+    "| `scores` (low byte + 256 x high byte) | 100 |",
+    "| `game`: round | 24 |",
+    "| `game`: box | entry 4938 |",
+    "| `game`: pile | entry 4939 |",
+    "| `game`: cow_supply | 32 |",
+    "| everything else | 1 |", "",
+    "Each float32 value is the float64 quotient rounded once to float32, as the core computes "
+    "it, so `moonriver_env.vector.expand_observation(compact)` gives the float32 observation "
+    "back bit for bit (tests/core/test_compact_observation.py checks every variant). Data "
+    "files with a plot number, a box or a partner pile above 255 are refused for the compact "
+    "observation (a ValueError names the value); the float32 observation takes them.",
+)

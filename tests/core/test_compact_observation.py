@@ -1,5 +1,6 @@
 """The compact observation: uint8 rows written by the core that expand to the float32 one."""
 import itertools
+import pathlib
 import pickle
 
 import numpy as np
@@ -16,6 +17,7 @@ from moonriver_env.vector import (
 
 VARIANTS = [GameConfig(num_players=n, mode=mode)
             for n, mode in itertools.product((2, 3, 4), ("base", "legends"))]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 STEPS = 400  # decisions per game slot: several whole games each
 
 
@@ -113,3 +115,16 @@ def test_the_core_refuses_observation_arrays_of_the_other_kind() -> None:
     b.obs = np.zeros((2, OBSERVATION_SIZE), np.float32)
     with pytest.raises(ValueError, match=r"obs \(N, 4940\) uint8"):
         b.step(b.random_actions())
+
+
+def test_compact_is_refused_for_data_files_beyond_a_byte(tmp_path) -> None:
+    plots = tmp_path / "plots.csv"
+    rows = (ROOT / "moonriver_env" / "engine" / "data" / "plots.csv").read_text().splitlines()
+    first = rows[1].split(",")
+    rows[1] = ",".join([*first[:-1], "300"])  # the first kind's number: 300
+    plots.write_text("\n".join(rows) + "\n")
+    config = GameConfig(num_players=2, plots_file=str(plots))
+    BatchedGames(2, config)  # float32 holds it
+    with pytest.raises(ValueError, match="plot number 300: use observation='float32'") as err:
+        BatchedGames(2, config, observation="compact")
+    pickle.loads(pickle.dumps(err.value))
