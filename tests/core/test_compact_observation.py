@@ -52,15 +52,17 @@ def test_compact_expands_to_the_float_observation_exactly(config: GameConfig) ->
 
 
 def test_compact_rows_do_not_depend_on_threads() -> None:
-    one = BatchedGames(64, observation="compact", threads=1)
-    two = BatchedGames(64, observation="compact", threads=2)
-    for b in (one, two):
+    """97 learner-only games (enough for 3 threads to share them unevenly)."""
+    batches = [BatchedGames(97, observation="compact", threads=t) for t in (1, 2, 3)]
+    for b in batches:
         b.reset(5)
     for _ in range(60):
-        actions = one.random_actions()
-        one.step(actions)
-        two.step(actions)
-        np.testing.assert_array_equal(one.obs, two.obs)
+        actions = batches[0].random_actions()
+        for b in batches:
+            b.step(actions)
+        for b in batches[1:]:
+            np.testing.assert_array_equal(b.obs, batches[0].obs)
+            np.testing.assert_array_equal(b.final_obs[b.done], batches[0].final_obs[b.done])
 
 
 def test_expand_reads_high_score_bytes_denominators_and_the_off_ranch_mark() -> None:

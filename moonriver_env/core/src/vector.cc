@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -16,10 +17,13 @@ namespace moonriver {
 
 namespace {
 constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
-// Fewer games than this a thread: fewer threads (waking one costs about as much as stepping
-// this many games; docs/vector.md has the measurements).
-constexpr int MIN_GAMES_PER_THREAD = 16;
-constexpr int CHUNKS_PER_THREAD = 8;  // a thread's share comes in about this many chunks
+// Fewer games than this a thread in a batch whose built-in seats are at most random: fewer
+// threads (waking one costs about as much as stepping this many games; docs/vector.md has the
+// measurements). Greedy and MCTS seats, and greedy_prior, cost far more a game: any count.
+constexpr int MIN_CHEAP_GAMES_PER_THREAD = 32;
+constexpr int CHUNKS_PER_THREAD = 8;
+constexpr int SPIN_US = 50;  // a worker's watch for the next step before it sleeps  // a thread's
+                             // share comes in about this many chunks
 
 // Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
 int greedy_pick(const Game& game, SplitMix64& rng) {
@@ -52,6 +56,9 @@ std::uint64_t game_stream(std::uint64_t seed, int g) {
 }  // namespace
 
 namespace {
+// Greedy and MCTS seats: far more work a decision than a random one.
+bool costly_seat(int kind) { return kind != SEAT_LEARNER && kind != SEAT_RANDOM; }
+
 void check_seats(const std::vector<int>& kinds, int num_players) {
   if (static_cast<int>(kinds.size()) != num_players)
     throw std::invalid_argument("one seat kind per player");
@@ -82,6 +89,7 @@ VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
   check_seats(seats, num_players);
   seats_.reserve(static_cast<std::size_t>(num_games) * num_players);
   for (int g = 0; g < num_games; ++g) seats_.insert(seats_.end(), seats.begin(), seats.end());
+  costly_seats_ = std::count_if(seats_.begin(), seats_.end(), costly_seat);
   games_.resize(num_games);
   bases_.resize(num_games);
   episodes_.assign(num_games, 0);
@@ -96,10 +104,16 @@ VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
   }
 }
 
+int VectorGames::games_per_thread() const {
+  return costly_seats_ == 0 ? MIN_CHEAP_GAMES_PER_THREAD : 1;
+}
+
 void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
   check_seats(kinds, num_players_);
-  std::copy(kinds.begin(), kinds.end(),
-            seats_.begin() + static_cast<std::ptrdiff_t>(g) * num_players_);
+  const auto at = seats_.begin() + static_cast<std::ptrdiff_t>(g) * num_players_;
+  costly_seats_ += std::count_if(kinds.begin(), kinds.end(), costly_seat) -
+                   std::count_if(at, at + num_players_, costly_seat);
+  std::copy(kinds.begin(), kinds.end(), at);
 }
 
 void VectorGames::begin(int g, std::vector<std::uint32_t> base, std::int64_t k,
@@ -277,10 +291,25 @@ WorkerPool::~WorkerPool() {
   for (std::thread& t : threads_) t.join();
 }
 
+namespace {
+// Watch ``generation`` for up to SPIN_US (the clock read every 64 polls); whether it moved.
+bool spin_until_changed(const std::atomic<std::uint64_t>& generation, std::uint64_t seen) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(SPIN_US);
+  for (int i = 1;; ++i) {
+    if (generation.load(std::memory_order_acquire) != seen) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+}  // namespace
+
 void WorkerPool::loop() {
   std::uint64_t seen = 0;
   for (;;) {
     const std::function<void()>* body;
+    spin_until_changed(generation_, seen);
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -313,9 +342,9 @@ void WorkerPool::run(const std::function<void()>& body) {
 }
 
 template <typename F>
-void VectorGames::parallel(int threads, int n, F&& body) {
+void VectorGames::parallel(int threads, int n, int min_per_thread, F&& body) {
   if (n < 1) return;
-  threads = std::max(1, std::min(threads, n / MIN_GAMES_PER_THREAD));
+  threads = std::max(1, std::min(threads, n / min_per_thread));
   if (threads == 1) {
     body(0, n);
     return;
@@ -344,13 +373,15 @@ void VectorGames::random_actions(std::int64_t* out) {
 void VectorGames::start(const VectorOutputs& out, int threads) {
   for (int g = 0; g < num_games(); ++g)
     if (!games_[g]) throw std::logic_error("every game needs a current game before start");
-  parallel(threads, num_games(), [&](int lo, int hi) { start_range(out, lo, hi); });
+  parallel(threads, num_games(), games_per_thread(),
+           [&](int lo, int hi) { start_range(out, lo, hi); });
 }
 
 void VectorGames::step(const std::int64_t* actions, const VectorOutputs& out, int threads) {
   for (int g = 0; g < num_games(); ++g)
     if (!games_[g]) throw std::logic_error("every game needs a current game to step");
-  parallel(threads, num_games(), [&](int lo, int hi) { step_range(actions, out, lo, hi); });
+  parallel(threads, num_games(), games_per_thread(),
+           [&](int lo, int hi) { step_range(actions, out, lo, hi); });
 }
 
 void VectorGames::greedy_prior(const std::int64_t* games, int count, double shape_weight,
@@ -358,7 +389,7 @@ void VectorGames::greedy_prior(const std::int64_t* games, int count, double shap
   for (int r = 0; r < count; ++r)
     if (games[r] < 0 || games[r] >= num_games() || games_[games[r]]->is_over())
       throw std::invalid_argument("greedy_prior: every listed game must exist and not be over");
-  parallel(threads, count, [&](int lo, int hi) {
+  parallel(threads, count, 1, [&](int lo, int hi) {
     std::int64_t ids[NUM_ACTIONS];
     double values[NUM_ACTIONS];
     std::int64_t shape[NUM_ACTIONS];

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -48,7 +49,8 @@ struct VectorOutputs {
 // before the caller is done with its share, and returns when all that joined are done. The
 // body takes its work from a shared counter, so a worker that wakes late (a busy machine)
 // leaves its share to the others instead of making the caller wait: a step is never much
-// slower with more threads.
+// slower with more threads. A worker done with a step watches for the next one for a few
+// microseconds (SPIN_US) before it sleeps: steps that follow closely find it awake.
 class WorkerPool {
  public:
   explicit WorkerPool(int workers);
@@ -64,9 +66,9 @@ class WorkerPool {
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   const std::function<void()>* body_ = nullptr;
-  bool open_ = false;  // the caller is still working: workers may join
-  int active_ = 0;     // workers inside the body
-  std::uint64_t generation_ = 0;
+  bool open_ = false;                         // the caller is still working: workers may join
+  int active_ = 0;                            // workers inside the body
+  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, read while spinning
   bool stop_ = false;
 };
 
@@ -124,10 +126,13 @@ class VectorGames {
   void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
   void start_range(const VectorOutputs& out, int lo, int hi);
   template <typename F>
-  void parallel(int threads, int n, F&& body);
+  void parallel(int threads, int n, int min_per_thread, F&& body);
+  // The fewest games a thread takes in start and step (more when every seat is cheap).
+  int games_per_thread() const;
 
   int num_players_;
   std::vector<int> seats_;
+  std::int64_t costly_seats_ = 0;  // greedy and MCTS seats over every game
   int reward_mode_;
   std::vector<std::optional<Game>> games_;
   std::shared_ptr<const Tables> tables_;
