@@ -69,12 +69,12 @@ def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0
     ``vector_entry_point``): the single env's arguments where the batch has them
     (``opponents`` a built-in seat kind, default random; ``seat`` a fixed player id; ``reward``,
     ``illegal``, ``illegal_penalty``; the game's config), plus ``threads``, ``copy``,
-    ``autoreset_mode`` and ``dict_observation``."""
+    ``autoreset_mode``, ``dict_observation`` and ``observation`` ("float32" or "compact")."""
     from moonriver_env.engine import GameConfig
     from moonriver_env.vector import MoonRiverVectorEnv
 
     env_keys = ("reward", "threads", "copy", "autoreset_mode", "illegal", "illegal_penalty",
-                "dict_observation")
+                "dict_observation", "observation")
     env_kwargs = {k: kwargs.pop(k) for k in env_keys if k in kwargs}
     try:  # a bad argument is raised from here, the caller's own call
         if opponents is not None and not isinstance(opponents, str):

@@ -130,3 +130,13 @@ def test_compact_is_refused_for_data_files_beyond_a_byte(tmp_path) -> None:
     with pytest.raises(ValueError, match="plot number 300: use observation='float32'") as err:
         BatchedGames(2, config, observation="compact")
     pickle.loads(pickle.dumps(err.value))
+
+
+def test_make_vec_passes_the_observation_kind() -> None:
+    import gymnasium
+
+    import moonriver_env  # noqa: F401  registers MoonRiver-v0
+
+    envs = gymnasium.make_vec("MoonRiver-v0", num_envs=2, num_players=2, observation="compact")
+    obs, _ = envs.reset(seed=0)
+    assert obs.dtype == np.uint8 and obs.shape == (2, COMPACT_SIZE)
