@@ -13,7 +13,7 @@ timed); the rounds alternate which loop goes first, and the ratio is taken withi
 ((forward + step) / max(forward, step)). Last line: JSON.
 
     python benchmarks/vector_async.py [--games 256] [--parts 2] [--steps 40] [--rounds 6]
-                                      [--hidden 256] [--players 4] [--opponents learner]
+                                      [--hidden 64] [--players 4] [--opponents learner]
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=2, help="parts of the async loop")
     parser.add_argument("--steps", type=int, default=40, help="steps of every game per round")
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds")
-    parser.add_argument("--hidden", type=int, default=256, help="the MLP's hidden width")
+    parser.add_argument("--hidden", type=int, default=64, help="the MLP's hidden width")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     parser.add_argument("--opponents", default="learner", choices=("learner", "random", "greedy"),
                         help="seats 1.. of every game: learners (self-play) or built-in seats "
