@@ -401,7 +401,8 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     (``expand_observation`` gives the float32 ones); ``dict_observation=True``: a Dict of
     ``observation`` and ``action_mask``, as the PettingZoo env's. Actions N ids of
     ``Discrete(2710)``, rewards the learner's end-of-game reward. ``infos["action_mask"]``
-    (N, 2710) int8 after ``reset`` and every ``step`` (all zero on a row whose game just ended), and
+    (N, 2710) int8 after ``reset`` and every ``step`` (all zero on a row whose game just ended;
+    ``infos["_action_mask"]`` marks every row, Gymnasium's convention for an info key), and
     ``action_masks()`` the same as bool (MaskablePPO's method).
 
     ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
@@ -456,10 +457,16 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         """Start games. ``seed``: an int (game g from seed + g, its k-th episode seed + g +
         N*k), one seed or None per game, or None: an env never reset draws a seed, a later
         reset moves every game on to its next episode (never one already played).
-        ``options={"reset_mask": m}`` (N bools) restarts only the marked games."""
+        ``options={"reset_mask": m}`` (N bools) restarts only the marked games.
+
+        A seed (int or list) without ``reset_mask`` starts a new batch: the same seed list
+        replays the same games whatever came before, built-in seats' draws included (their
+        streams are seeded from the list's ints; a None entry's game is its slot's next
+        episode, or drawn in an env never reset). With ``reset_mask`` the marked games are set
+        up from their seeds and the built-in seats' streams go on."""
         rows = _reset_mask(options, self.num_envs)
         seeds = _seed_list(seed, self.num_envs)
-        if self.games.seed is None or (rows is None and seeds is not None and None not in seeds):
+        if self.games.seed is None or (rows is None and seeds is not None):
             self._start(seed, seeds)
             self._ended[:] = False
         else:
@@ -480,8 +487,16 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         if seeds is None:
             self.games.reset(drawn)
             return
-        filled = [drawn + g if s is None else s for g, s in enumerate(seeds)]
-        self.games.reset(_mixed(filled), seeds=filled)
+        given = [s for s in seeds if s is not None]  # the streams: from these alone
+        filled = [self._next_seed(g, drawn) if s is None else s for g, s in enumerate(seeds)]
+        self.games.reset(_mixed(given) if given else drawn, seeds=filled)
+
+    def _next_seed(self, g: int, drawn: int) -> int:
+        """Game g's seed for a None entry of a seed list: its slot's next episode (never one
+        it played), or ``drawn + g`` in a batch never started."""
+        if self.games.seed is None:
+            return drawn + g
+        return self.games.episode_seed(g, int(self.games.episodes[g]) + 1)
 
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
@@ -568,13 +583,14 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         self.games.mask[self._ended] = 0
 
     def _outputs(self) -> tuple[Any, dict[str, Any]]:
-        """The observations and ``{"action_mask": masks}`` (one array for both with a Dict
-        observation); copies unless ``copy=False``."""
+        """The observations and ``{"action_mask": masks, "_action_mask": all True}`` (the key's
+        rows, as Gymnasium's vector envs mark every info key; one mask array for both with a
+        Dict observation); copies unless ``copy=False``."""
         obs: Any = self.games.obs.copy() if self.copy else self.games.obs
         mask = self.games.mask.copy() if self.copy else self.games.mask
         if self.dict_observation:
             obs = {"observation": obs, "action_mask": mask}
-        return obs, {"action_mask": mask}
+        return obs, {"action_mask": mask, "_action_mask": np.ones(self.num_envs, bool)}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(N, 2710) bool: the learner's legal actions in each game (none in a game that has

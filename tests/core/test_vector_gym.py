@@ -394,3 +394,41 @@ def test_torchrl_gym_env_takes_the_plain_id_in_a_script(tmp_path):
                           timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[-1].startswith("steps 480 "), proc.stdout
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_infos_keys_are_those_of_gymnasiums_sync_vector_env(mode):
+    """Every info key comes with its "_key" rows, as SyncVectorEnv over the single env gives."""
+    env = MoonRiverVectorEnv(2, TWO, autoreset_mode=mode)
+    ref = gymnasium.vector.SyncVectorEnv(
+        [lambda: gymnasium.make("MoonRiver-v0", num_players=2, seat=0)] * 2, autoreset_mode=mode)
+    for infos in (env.reset(seed=1)[1], ref.reset(seed=1)[1]):
+        assert {"action_mask", "_action_mask"} <= set(infos)
+        assert infos["_action_mask"].dtype == np.bool_ and infos["_action_mask"].all()
+    rng = np.random.default_rng(0)
+    infos = env.step(_random_legal(env.games.mask, rng))[-1]
+    assert infos["_action_mask"].shape == (2,) and infos["_action_mask"].all()
+
+
+def _rows_played(env: MoonRiverVectorEnv, seed: list[int | None], steps: int) -> list[Any]:
+    """Each row's observations over ``steps`` steps from ``reset(seed=seed)``."""
+    obs, infos = env.reset(seed=seed)
+    rows = [[o] for o in obs]
+    for _ in range(steps):
+        obs, *_, infos = env.step(_policy(obs, infos["action_mask"]))
+        for row, o in zip(rows, obs, strict=True):
+            row.append(o)
+    return rows
+
+
+def test_a_seed_list_with_none_entries_replays_its_seeded_games_whatever_came_before():
+    """Gymnasium's reset(seed=[...]): a seeded row plays the same game, built-in seats too."""
+    fresh, used = MoonRiverVectorEnv(3, TWO), MoonRiverVectorEnv(3, TWO)
+    used.reset(seed=7)
+    first = _rows_played(fresh, [1, None, 3], 40)
+    again = _rows_played(fresh, [1, None, 3], 40)
+    assert used.reset(seed=[1, None, 3]) and used.games.game(1).seed == 7 + 1 + 3  # next episode
+    other = _rows_played(used, [1, None, 3], 40)
+    for g in (0, 2):
+        np.testing.assert_array_equal(first[g], again[g])
+        np.testing.assert_array_equal(first[g], other[g])
