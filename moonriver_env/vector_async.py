@@ -18,7 +18,9 @@ Meanwhile Python works on another part, e.g. a policy's forward pass::
 As in EnvPool, ``recv`` returns whichever sent part finished first (the earliest sent when
 several have); ``send`` takes the ids that ``recv`` returned (one or more whole parts, in any
 order; actions[i] is for game env_id[i]). ``step(actions, env_id)`` is ``send`` then ``recv``;
-with ``batch_size == num_games`` (the default) it is synchronous stepping of all games.
+``step(actions)`` steps every game and returns them all, by env id (synchronous stepping, the
+parts stepped side by side on the workers). ``close()`` waits for the parts still stepping and
+drops their results (an error among them too); a closed pool refuses ``send`` and resets.
 
 **Seeds.** ``async_reset(seed)`` / ``reset(seed)`` start game g from ``seed + g`` and its k-th
 episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games)`` reset with
@@ -99,12 +101,14 @@ class AsyncBatchedGames:
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="moonriver-step")
         self._in_flight: dict[int, Future] = {}  # part -> its step or reset, in send order
         self._started = False
+        self._closed = False
 
     # ------------------------------------------------------------------ reset
     def async_reset(self, seed: int = 0) -> None:
         """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns the
         parts as they are ready."""
         seed = _check_int("seed", seed, 0)
+        self._check_open()
         self._check_idle("reset")
         for part in self.parts:
             self._in_flight[part.offset // self.batch_size] = self._executor.submit(
@@ -114,10 +118,26 @@ class AsyncBatchedGames:
     def reset(self, seed: int = 0) -> BatchState:
         """Start every game and wait: the state of all ``num_games`` games, by env id."""
         self.async_reset(seed)
-        states = [self.recv() for _ in self.parts]
+        return self._recv_all()
+
+    def _recv_all(self) -> BatchState:
+        """Every part in flight received: the state of all their games, by env id (the first
+        error raised by a part is raised once all are received)."""
+        states, error = [], None
+        while self._in_flight:
+            try:
+                states.append(self.recv())
+            except Exception as exc:  # the part is back and unchanged; wait for the others
+                error = error or exc
+        if error is not None:
+            raise error
         states.sort(key=lambda s: int(s.env_id[0]))
         return BatchState(*(np.concatenate([getattr(s, f.name) for s in states])
                             for f in dataclasses.fields(BatchState)))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this AsyncBatchedGames is closed: make a new one")
 
     def _check_idle(self, what: str) -> None:
         if self._in_flight:
@@ -128,6 +148,7 @@ class AsyncBatchedGames:
     def send(self, actions: npt.ArrayLike, env_id: npt.ArrayLike) -> None:
         """Step the games ``env_id`` (whole parts, as ``recv`` returned them) with ``actions``
         (actions[i] for game env_id[i]) on the workers; returns at once."""
+        self._check_open()
         if not self._started:
             raise RuntimeError("call async_reset(seed) or reset(seed) before send()")
         ids = np.asarray(env_id)
@@ -178,9 +199,13 @@ class AsyncBatchedGames:
         return batch_state(part, part.env_id.copy(), self.copy)
 
     def step(self, actions: npt.ArrayLike, env_id: npt.ArrayLike | None = None) -> BatchState:
-        """``send(actions, env_id)`` then ``recv()`` (every game when ``env_id`` is None)."""
-        self.send(actions, np.arange(self.num_games) if env_id is None else env_id)
-        return self.recv()
+        """``send(actions, env_id)`` then ``recv()``; with ``env_id`` None every game is
+        stepped and all are returned, by env id."""
+        if env_id is not None:
+            self.send(actions, env_id)
+            return self.recv()
+        self.send(actions, np.arange(self.num_games))
+        return self._recv_all()
 
     # ----------------------------------------------------------------- views
     def _part(self, env_id: int) -> tuple[_Part, int]:
@@ -201,7 +226,9 @@ class AsyncBatchedGames:
         return part.episode_seed(g, k)
 
     def close(self) -> None:
-        """Wait for the parts still stepping and stop the worker threads."""
+        """Wait for the parts still stepping (their results dropped) and stop the worker
+        threads."""
+        self._closed = True
         self._executor.shutdown(wait=True)
         self._in_flight.clear()
 

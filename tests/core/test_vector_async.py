@@ -202,3 +202,34 @@ def test_benchmark_runs_at_a_tiny_size():
     last = json.loads(proc.stdout.strip().splitlines()[-1])
     assert last["benchmark"] == "vector_async" and last["machine"]["cpu_model"]
     assert last["async_over_sync_median"] > 0
+
+
+def test_step_without_ids_steps_and_returns_every_game():
+    """``step(actions)`` over several parts is synchronous stepping: all games come back."""
+    config = GameConfig(num_players=2)
+    ref = BatchedGames(4, config)
+    ref.reset(3)
+    with AsyncBatchedGames(4, 2, config) as pool:
+        state = pool.reset(3)
+        for _ in range(3):
+            acts = ref.random_actions()
+            ref.step(acts)
+            state = pool.step(acts)
+            assert state.env_id.tolist() == [0, 1, 2, 3]
+            np.testing.assert_array_equal(state.observation, ref.obs)
+        bad = np.full(4, 99999)
+        with pytest.raises(BatchIllegalActionError, match="in game 0"):
+            pool.step(bad)
+        assert pool.step(ref.random_actions()).env_id.size == 4  # no part left stepping
+
+
+def test_a_closed_pool_says_so():
+    pool = AsyncBatchedGames(4, 2, GameConfig(num_players=2))
+    state = pool.reset(0)
+    acts = np.array([int(np.flatnonzero(r)[0]) for r in state.legal_action_mask])
+    pool.send(acts[:2], np.array([0, 1]))
+    pool.close()  # waits for the part in flight
+    with pytest.raises(RuntimeError, match="closed: make a new one"):
+        pool.send(acts[2:], np.array([2, 3]))
+    with pytest.raises(RuntimeError, match="closed: make a new one"):
+        pool.reset(0)
