@@ -93,6 +93,8 @@ def test_rewards_total_as_the_pettingzoo_envs_for_the_same_games():
                 assert env.agent_selection == f"player_{state.current_player[g]}"
                 mask = env.observe(env.agent_selection)["action_mask"]
                 np.testing.assert_array_equal(mask != 0, state.legal_action_mask[g])
+                np.testing.assert_array_equal(env.observe(env.agent_selection)["observation"],
+                                              state.observation[g])
                 actions[g] = rng.choice(np.flatnonzero(mask))
                 env.step(int(actions[g]))
                 want[g] += [env.rewards[a] for a in env.possible_agents]
