@@ -414,9 +414,11 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
 
     ``illegal="raise"`` raises ``BatchIllegalActionError`` and changes no game;
     ``"penalty"``: that row's episode ends with reward ``illegal_penalty``, terminated and
-    ``infos["illegal_action"]`` (the game is dropped; the row's next game follows as after any
-    ending), the other rows step as usual. ``copy=False`` returns the batch's own arrays,
-    overwritten by the next step: only for a consumer that is done with them by then.
+    ``infos["illegal_action"]`` (under ``SAME_STEP`` also in ``infos["final_info"]``, where
+    Gymnasium's vector envs put the ended step's info; the game is dropped; the row's next game
+    follows as after any ending), the other rows step as usual. ``copy=False`` returns the
+    batch's own arrays, overwritten by the next step: only for a consumer that is done with
+    them by then.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -531,6 +533,9 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
             self._show_ended()
         if self.illegal == "penalty":  # always there: a reader sees the same keys each step
             infos.update({"illegal_action": illegal, "_illegal_action": illegal.copy()})
+            if "final_info" in infos:  # SAME_STEP: the ended step's info, as Gymnasium's
+                infos["final_info"].update({"illegal_action": illegal.copy(),
+                                            "_illegal_action": illegal.copy()})
         obs, mask_info = self._outputs()
         infos.update(mask_info)
         return obs, rewards, ended, np.zeros(self.num_envs, bool), infos

@@ -432,3 +432,19 @@ def test_a_seed_list_with_none_entries_replays_its_seeded_games_whatever_came_be
     for g in (0, 2):
         np.testing.assert_array_equal(first[g], again[g])
         np.testing.assert_array_equal(first[g], other[g])
+
+
+def test_same_step_puts_an_illegal_action_in_final_info_as_sync_vector_env():
+    """SAME_STEP: the ended step's info is ``final_info``; ``illegal_action`` is there too."""
+    kwargs = {"illegal": "penalty", "num_players": 2, "seat": 0}
+    env = MoonRiverVectorEnv(2, TWO, autoreset_mode=AutoresetMode.SAME_STEP, illegal="penalty")
+    ref = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("MoonRiver-v0", **kwargs)] * 2,
+                                         autoreset_mode=AutoresetMode.SAME_STEP)
+    for venv in (env, ref):
+        _, infos = venv.reset(seed=2)
+        bad = np.array([int(np.flatnonzero(infos["action_mask"][0] == 0)[0]),
+                        int(np.flatnonzero(infos["action_mask"][1])[0])])
+        *_, term, _, infos = venv.step(bad)
+        assert term.tolist() == [True, False]
+        final = infos["final_info"]
+        assert final["illegal_action"][0] and final["_illegal_action"].tolist() == [True, False]
