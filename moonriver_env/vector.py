@@ -755,9 +755,19 @@ def _sb3_class() -> type:
                              venv.single_action_space)
 
         def reset(self) -> np.ndarray:
-            obs, _ = self.venv.reset(seed=self._seed)
+            obs, infos = self.venv.reset(seed=self._seed)
             self._seed = None  # a later reset plays each game's next episode
+            masks = infos["action_mask"]  # reset_infos as SB3's DummyVecEnv fills them
+            self.reset_infos = [{"action_mask": masks[g]} for g in range(self.num_envs)]
             return obs
+
+        def set_options(self, options: list[dict] | dict | None = None) -> None:
+            """Only no options: the batched games take none (SB3 would drop them silently)."""
+            rows = [options] if isinstance(options, dict) else list(options or ())
+            if any(rows):
+                raise ValueError(f"make_sb3_vec_env's VecEnv takes no reset options (its "
+                                 f"games restart by reset(), seeds by seed()), got "
+                                 f"{options!r:.80}")
 
         def step_async(self, actions: np.ndarray) -> None:
             self._actions = actions

@@ -448,3 +448,13 @@ def test_same_step_puts_an_illegal_action_in_final_info_as_sync_vector_env():
         assert term.tolist() == [True, False]
         final = infos["final_info"]
         assert final["illegal_action"][0] and final["_illegal_action"].tolist() == [True, False]
+
+
+def test_sb3_vec_env_fills_reset_infos_and_refuses_options():
+    venv = make_sb3_vec_env(2, TWO, seed=1)
+    venv.reset()
+    np.testing.assert_array_equal([info["action_mask"] for info in venv.reset_infos],
+                                  venv.action_masks())
+    venv.set_options({})  # none given: fine
+    with pytest.raises(ValueError, match="takes no reset options"):
+        venv.set_options({"reset_mask": np.array([True, False])})
