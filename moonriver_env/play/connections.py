@@ -9,7 +9,8 @@ wraps uvicorn's HTTP protocol so that every connection is in one of four phases:
   with 408 when the head is not complete within the header timeout;
 - ``body``: the head arrived, the body has not: closed when not complete within the body
   timeout;
-- ``sending``: the response is being written: closed when the client has not taken it within
+- ``sending``: the response is being written, or waits to start until the client reads the
+  responses before it (pipelined requests): closed when the client has not taken it within
   the body timeout;
 - ``busy``: the whole request arrived and the app works on it (an agent thinks): no timeout.
 
@@ -187,8 +188,12 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
                 phase = "head"
             elif cycle.more_body:
                 phase = "body"
+            elif cycle.response_started or self.flow.write_paused:
+                # A response under way, or one held until the client reads the earlier ones
+                # (pipelined requests): the client's to take.
+                phase = "sending"
             else:
-                phase = "sending" if cycle.response_started else "busy"
+                phase = "busy"
             if (phase, id(cycle)) != self._phase:
                 self._phase, self._since = (phase, id(cycle)), self.loop.time()
                 guard.waiting.pop(self, None)
@@ -237,5 +242,9 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits) -> Any:
     protocol.guard = guard
     return uvicorn.Config(app, host=host, port=port, log_level="warning", http=protocol,
                           ws="none", timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]
+                          # the client is the peer's address: an X-Forwarded-For header (which
+                          # uvicorn trusts from 127.0.0.1) would let one client pose as many
+                          # and escape its share of the agent threads
+                          proxy_headers=False,
                           backlog=listen_backlog(limits.descriptors),
                           timeout_graceful_shutdown=GRACEFUL_SHUTDOWN)

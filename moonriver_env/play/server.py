@@ -29,6 +29,7 @@ by other sites and content sniffing (:data:`SECURITY_HEADERS`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import json
@@ -93,6 +94,13 @@ def rules_html(markdown_text: str) -> str:
     return ('<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Moon River rules'
             '</title><link rel="stylesheet" href="/static/style.css"></head>'
             f'<body class="rules">{body}</body></html>')
+
+
+@functools.lru_cache(maxsize=2 * len(DOC_PAGES))
+def doc_page(name: str, mtime_ns: int) -> str:
+    """docs/NAME.md as a page, rendered once per version of the file (a render takes about
+    10 ms: rendering per request would let one client's requests hold up every other's)."""
+    return rules_html((DOCS / f"{name}.md").read_text(encoding="utf-8"))
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -344,8 +352,8 @@ def create_app(defaults: GameOptions | None = None,
         name = request.path_params.get("name", "rules")
         if name not in DOC_PAGES or not (DOCS / f"{name}.md").is_file():
             return PlainTextResponse(f"docs/{name[:40]}.md is not available in this copy", 404)
-        text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
-        return HTMLResponse(rules_html(text))
+        mtime_ns = (DOCS / f"{name}.md").stat().st_mtime_ns
+        return HTMLResponse(await run_in_threadpool(doc_page, name, mtime_ns))
 
     async def get_defaults(request: Request) -> Response:
         specs = list(dict.fromkeys([*REQUEST_SPECS, *map(shown_spec, defaults.opponents)]))

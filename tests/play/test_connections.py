@@ -221,3 +221,41 @@ def test_over_the_cap_the_longest_waiting_goes_and_busy_ones_stay() -> None:
         assert guard.counts == {"refused": 1, "evicted": 3, "timed out": 0}
 
     asyncio.run(scenario())
+
+
+def _pipeline_unread(port: int, count: int, requests: int) -> list[socket.socket]:
+    """``count`` connections that each send ``requests`` pipelined GETs of the rules page
+    (about 20 KB each) and never read a byte of the answers."""
+    held = []
+    for _ in range(count):
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(("127.0.0.1", port))
+        conn.sendall(b"GET /rules HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * requests)
+        held.append(conn)
+    return held
+
+
+@pytest.mark.parametrize("server", [["--header-timeout", "1", "--body-timeout", "1",
+                                     "--max-connections", "16"]], indirect=True)
+def test_pipelined_requests_never_read_are_timed_out(server) -> None:
+    """Twice the cap of connections that pipeline requests and never read: the responses
+    waiting behind unread ones count as being sent, so the body timeout closes them and a
+    normal GET answers within seconds (before, they counted as busy and were never timed
+    out or evicted: every later connection got 503, and Ctrl+C did not stop the server)."""
+    url, proc = server
+    port = int(url.rsplit(":", 1)[1])
+    held = _pipeline_unread(port, 32, 1000)
+    time.sleep(2)  # the server takes the requests in and writes until the clients' buffers fill
+    try:
+        answered = False
+        for _ in range(20):  # bounded: at most 20 tries of up to 1 s each
+            if _answers(url, timeout=1):
+                answered = True
+                break
+            time.sleep(0.5)
+        assert answered, "pipelined requests that are never read held every connection"
+    finally:
+        for conn in held:
+            conn.close()
+    assert proc.poll() is None
