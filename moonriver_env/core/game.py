@@ -367,7 +367,7 @@ class Game:
         (int64), compared in that order."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to value")
-        ids = self.legal_action_ids() if ids is None else np.ascontiguousarray(ids, np.int64)
+        ids = self.legal_action_ids() if ids is None else _id_array(ids)
         return self._core.greedy_values(ids)
 
     def greedy_ties(self) -> tuple[int, list[int]]:
@@ -431,7 +431,7 @@ class Game:
         it on a copy, minus the margin now (int64)."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to value")
-        ids = self.legal_action_ids() if ids is None else np.ascontiguousarray(ids, np.int64)
+        ids = self.legal_action_ids() if ids is None else _id_array(ids)
         return self._core.one_ply_margins(self._core.player, ids)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -576,6 +576,15 @@ def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
     _check_seed(seed)
     games, decisions = game._core.random_play_counts(count, seed)
     return games, decisions
+
+
+def _id_array(ids: object) -> np.ndarray:
+    """``ids`` as a contiguous int64 array; floats (which would be cut to other ids) are a
+    ValueError."""
+    array = np.asarray(ids)
+    if array.size and array.dtype.kind not in "iu":
+        raise ValueError(f"action ids must be integers, got an array of {array.dtype}")
+    return np.ascontiguousarray(array, np.int64)
 
 
 def _check_seed(seed: object) -> None:

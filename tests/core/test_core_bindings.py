@@ -36,6 +36,20 @@ def test_ids_are_not_narrowed(game: core.Game, method: str, shift: int) -> None:
 
 
 @pytest.mark.parametrize("method", ["greedy_values", "one_ply_margins"])
+def test_float_ids_are_refused_not_cut_to_other_ids(game: core.Game, method: str) -> None:
+    """A float array of ids (a legal id plus 0.5, which a cast cuts back to the legal id) is
+    refused by the wrapper and by the extension; integer arrays of any width are taken."""
+    legal = game.legal_action_ids()
+    with pytest.raises(ValueError, match="action ids must be integers, got an array of float64"):
+        getattr(game, method)(legal + 0.5)
+    raw_args = (game._core.player,) if method == "one_ply_margins" else ()
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        getattr(game._core, method)(*raw_args, legal + 0.5)
+    assert np.array_equal(getattr(game, method)(legal.astype(np.int32))[0],
+                          getattr(game, method)(legal)[0])
+
+
+@pytest.mark.parametrize("method", ["greedy_values", "one_ply_margins"])
 def test_out_of_range_and_illegal_ids_are_refused(game: core.Game, method: str) -> None:
     for bad in (-1, 2710, 10**12):
         with pytest.raises(ValueError, match="every id must be legal now"):

@@ -446,7 +446,7 @@ NB_MODULE(_core, m) {
                               [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
             return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
           },
-          nb::arg("player"), nb::arg("ids"),
+          nb::arg("player"), nb::arg("ids").noconvert(),
           "Margin change of ``player`` after each id (all legal), played on copies.")
       .def(
           "determinize_numpy",
@@ -519,7 +519,7 @@ NB_MODULE(_core, m) {
                 nb::ndarray<nb::numpy, double, nb::ndim<1>>(value, {std::size_t(m)}, vo),
                 nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(shape, {std::size_t(m)}, so));
           },
-          nb::arg("ids"), "Greedy's (values, tie-breaks) of the legal ``ids``.")
+          nb::arg("ids").noconvert(), "Greedy's (values, tie-breaks) of the legal ``ids``.")
       .def(
           "mcts_search",
           [](const Game& g, int simulations, double seconds, int rollout_depth, double exploration,
