@@ -6,7 +6,8 @@ Windows); the folder is then synced so that the rename itself survives a power l
 ``kill -9`` or Ctrl-C during a write leaves the previous file (or none) under the final name
 and at worst a hidden ``.partial`` file beside it, which no reader takes for a checkpoint.
 A folder (RLlib's checkpoints) is written the same way: a temporary sibling folder, every file
-in it synced, then one rename.
+in it synced, then one rename; an earlier folder of that name is first renamed aside whole and
+removed only after, so a kill never leaves a half-removed folder under the final name.
 """
 
 from __future__ import annotations
@@ -113,18 +114,23 @@ def atomic_folder(path: str) -> Iterator[str]:
     """A temporary sibling folder to fill: at the end of the block its files reach the disk
     and it becomes ``path`` (replacing an earlier folder of that name); on an error it is
     removed and ``path`` is left as it was."""
-    tmp = partial_name(path)
+    tmp, old = partial_name(path), None
     os.makedirs(tmp)
     try:
         yield tmp
         sync_tree(tmp)
-        if os.path.isdir(path):
-            shutil.rmtree(path)
+        if os.path.isdir(path):  # moved aside whole (one rename), not removed in place
+            old = partial_name(path)
+            os.replace(path, old)
         os.replace(tmp, path)
     except BaseException:
+        if old is not None and not os.path.exists(path):
+            os.replace(old, path)  # the earlier folder back under its name
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     sync_folder(os.path.dirname(path))
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def first_line(error: BaseException, limit: int = 160) -> str:
