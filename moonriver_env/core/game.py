@@ -453,6 +453,11 @@ class Game:
         if self._core.num_players != self._n:
             raise ValueError(f"moonriver core: state refused: it holds {self._core.num_players} "
                              f"players, its config {self._n}")
+        scenario = self.scenario or 0  # the core's 0 is the base game
+        if self._core.scenario != scenario or (self.config.mode == "base") != (scenario == 0):
+            raise ValueError(f"moonriver core: state refused: it holds scenario "
+                             f"{self._core.scenario}, its config {self.config.mode} with "
+                             f"scenario {scenario}")
         self._fresh()
 
     # ---------------------------------------------------------------- views

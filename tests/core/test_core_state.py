@@ -184,3 +184,31 @@ def test_a_pickle_keeps_its_configs_player_count() -> None:
     with pytest.raises(ValueError, match="holds 4 players, its config 2"):
         core.Game.__new__(core.Game).__setstate__(state)
     assert len(variants()) == 15  # the fuzz's variants: 2-4 players, base and scenarios 1-4
+
+
+def test_a_turn_order_naming_a_position_twice_is_refused() -> None:
+    """A 2-player state whose turn order names a column position twice (valid checksum): the
+    same plot would be taken twice, the second time as -1, which the build check then read as
+    a plot id (ASan: heap-buffer-overflow in Tables::of_plot from Game::can_build)."""
+    game = mid_game(variants()[0], seed=200)
+    state = bytearray(game._core.serialize())
+    order = LAYOUT["order"]
+    assert len(set(state[order:order + 4])) == 4  # each position once
+    state[order + 1] = state[order + 2]
+    with pytest.raises(ValueError, match=REFUSED) as info:
+        _core.Game.deserialize(core_game._tables(game.data), resealed(bytes(state)))
+    assert "field order[2] must be a position not taken earlier in the round" in str(info.value)
+
+
+@pytest.mark.parametrize("config, scenario", [(GameConfig(num_players=2), 2),
+                                              (GameConfig(mode="legends", scenario=1), 3),
+                                              (GameConfig(mode="legends", scenario=4), 0)])
+def test_a_pickle_keeps_its_configs_scenario(config: GameConfig, scenario: int) -> None:
+    """A pickled game whose core state holds another scenario than its config (valid
+    checksum) is refused: a base game crafted to scenario 2 scored Gold Rush points."""
+    game = mid_game(config, 3)
+    state = game.__getstate__()
+    state["state"] = _put(state["state"], LAYOUT["scenario"], "<i", scenario)
+    with pytest.raises(ValueError, match=f"holds scenario {scenario}, its config"):
+        core.Game.__new__(core.Game).__setstate__(state)
+    assert pickle.loads(pickle.dumps(game)).scenario == game.scenario

@@ -318,6 +318,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("player", [](const Game& g) { return g.state().player; })
       .def_prop_ro("is_over", &Game::is_over)
       .def_prop_ro("round", [](const Game& g) { return g.state().round; })
+      .def_prop_ro("scenario", [](const Game& g) { return g.state().scenario; })
       .def_prop_ro("history_size", [](const Game& g) { return g.history().size(); })
       .def("is_legal", &Game::is_legal, nb::arg("action"))
       .def("num_legal", &Game::num_legal)

@@ -256,6 +256,8 @@ void check_turn(const Fixed& f) {
   need(f.turn_index < f.order_len, "turn_index", "below order_len during a round");
   for (int i = 0; i < f.order_len; ++i) {
     need(f.active_owner[f.order[i]] >= 0, "order[%d]", "a position with an owner", i);
+    for (int j = 0; j < i; ++j)
+      need(f.order[j] != f.order[i], "order[%d]", "a position not taken earlier in the round", i);
     if (i > f.turn_index)
       need(f.active[f.order[i]] >= 0, "active[%d]", "a plot until its owner's turn", f.order[i]);
   }
