@@ -212,3 +212,15 @@ def test_a_pickle_keeps_its_configs_scenario(config: GameConfig, scenario: int) 
     with pytest.raises(ValueError, match=f"holds scenario {scenario}, its config"):
         core.Game.__new__(core.Game).__setstate__(state)
     assert pickle.loads(pickle.dumps(game)).scenario == game.scenario
+
+
+def test_crafted_states_are_refused_or_play_soundly_in_a_subprocess() -> None:
+    """Every byte + 1 under a recomputed checksum, in mid-game states of 2 players (base),
+    3 players (scenario 1) and 4 players (scenario 4): refused with a ValueError, or played
+    on with every state after it reading back (before, a turn order naming a position twice
+    was accepted and played into a state with a plot id of -1 in a hand)."""
+    run = subprocess.run([sys.executable, "-m", "tests.core.crafted_state_fuzz"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    refused, accepted, played = map(int, run.stdout.split()[3::2])
+    assert refused > 10_000 and accepted and played > 100
