@@ -224,3 +224,18 @@ def test_crafted_states_are_refused_or_play_soundly_in_a_subprocess() -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     refused, accepted, played = map(int, run.stdout.split()[3::2])
     assert refused > 10_000 and accepted and played > 100
+
+
+def test_a_circle_on_an_empty_cell_is_refused() -> None:
+    """A circle (a cell a partner may be recruited to) naming an empty cell, under a valid
+    checksum: refused (before, it was accepted and a recruit put a partner on the empty
+    cell, a state the checks themselves refuse)."""
+    game = mid_game(variants()[5], seed=305, share=0.3)
+    state = game._core.serialize()
+    assert state[LAYOUT["circles"]:LAYOUT["circles"] + 2] == b"\xff\xff"  # none now
+    plots = game._core.snapshot()["ranches"][game._core.player]["cells"][4]  # row 4: plot
+    empty = int(np.flatnonzero(plots == -1)[0])
+    with pytest.raises(ValueError, match=REFUSED) as info:
+        _core.Game.deserialize(core_game._tables(game.data),
+                               _put(state, LAYOUT["circles"], "<b", empty))
+    assert "field circles[0] must be -1 or a built cell without a partner" in str(info.value)

@@ -158,6 +158,7 @@ nb::dict state_layout() {
   d["order_len"] = at + offsetof(Fixed, order_len);
   d["turn_index"] = at + offsetof(Fixed, turn_index);
   d["skulls_len"] = at + offsetof(Fixed, skulls_len);
+  d["circles"] = at + offsetof(Fixed, circles);
   d["effect_cell"] = at + offsetof(Fixed, effect_cell);
   d["choices"] = at + offsetof(Fixed, choices);
   d["choices_len"] = at + offsetof(Fixed, choices_len);

@@ -273,6 +273,15 @@ void check_turn(const Fixed& f) {
   if (ph == BONUS) need(f.n == 2, "phase", "Bonus only with 2 players");
 }
 
+// The cells a partner may be recruited to: plots the player just built, without a partner.
+void check_circles(const Fixed& f) {
+  if (f.phase == GAME_OVER) return;
+  const Ranch& mine = f.ranches[f.player];
+  for (int i = 0; i < MAX_CIRCLES; ++i)
+    need(f.circles[i] == -1 || (mine.plot[f.circles[i]] != -1 && mine.partner[f.circles[i]] == -1),
+         "circles[%d]", "-1 or a built cell without a partner of the player's ranch", i);
+}
+
 // Every plot (box, columns, hands, ranches, removed, discarded) and token (pile, saloon,
 // ranches) is in one place at most.
 void check_unique(const Fixed& f, const Tables& t,
@@ -354,6 +363,7 @@ void Game::check_state() const {
   const Tables& t = *tables_;
   check_fields(f_, t);
   check_turn(f_);
+  check_circles(f_);
   check_items(box_, is_plot, t, "box[%d]", "a plot id of the tables");
   check_items(pile_, is_token, t, "pile[%d]", "a partner token of the tables");
   check_items(removed_, is_plot, t, "removed[%d]", "a plot id of the tables");
