@@ -138,3 +138,10 @@ def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
 def test_corruption_fuzz_runs_clean(sanitized: dict[str, str]) -> None:
     out = _clean_run(sanitized, "-m", "tests.core.state_fuzz", "300")
     assert int(out.split("refused ")[1].split()[0]) > 15 * 5000
+
+
+def test_crafted_state_fuzz_runs_clean(sanitized: dict[str, str]) -> None:
+    """Bytes changed under a valid checksum, refused or played on, with no sanitizer finding."""
+    out = _clean_run(sanitized, "-m", "tests.core.crafted_state_fuzz", "0", "14")
+    refused, accepted, played = map(int, out.split("crafted states ")[1].split()[1:6:2])
+    assert refused > 5_000 and accepted and played > 50
