@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.az import (  # noqa: E402
+    MAX_SIMULATIONS,
     AZAgent,
     AZSearchAgent,
     absolute_shares,
@@ -111,18 +112,17 @@ def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
 
 
 def test_search_agent_with_seconds_sizes_its_simulations_to_the_time(weights) -> None:
-    import time
-
+    """The budget after calibration is the seconds over the measured time per simulation
+    (checked from the agent's own measurement, never against the wall clock)."""
     agent = make_agent(f"az+search:{weights}:0.05s", seed=0)
     game = _positions("2p-base")
     assert agent.budget() == AZSearchAgent.CALIBRATION
     for _ in range(4):
-        start = time.perf_counter()
         action = agent.act(game, _observation(game))
-        assert time.perf_counter() - start < 5.0  # generous: about 0.05 s asked
         assert game.legal_mask()[action] == 1
         game.apply(action)
     assert agent.per_simulation is not None and agent.per_simulation > 0
+    assert agent.budget() == max(1, min(MAX_SIMULATIONS, int(0.05 / agent.per_simulation)))
     assert agent.budget() == max(1, min(100_000, int(0.05 / agent.per_simulation)))
     with pytest.raises(ValueError, match="simulations or as seconds"):
         AZSearchAgent(weights)
