@@ -58,16 +58,8 @@ class _Part(BatchedGames):
     def __init__(self, offset: int, total: int, num_games: int, *args: Any) -> None:
         super().__init__(num_games, *args)
         self.offset = offset
-        self.total = total
-        self._stride = total  # the core sets up game g's k-th episode from its seed
+        self._stride = total  # game g's k-th episode (episode_seed, the core's set-ups)
         self.env_id = np.arange(offset, offset + num_games, dtype=np.int64)
-
-    def episode_seed(self, g: int, k: int | None = None) -> int:
-        """The seed of game g's k-th episode: the pool's seed + offset + g + total * k."""
-        if self.seed is None:
-            raise RuntimeError("call reset(seed) first")
-        k = int(self.episodes[g]) if k is None else k
-        return self.seed + g + self.total * k
 
     def _raise_illegal(self, g: int, aid: int) -> None:
         try:
