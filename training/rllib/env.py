@@ -311,12 +311,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         mover = self._to_act
         player = state.current_player.astype(np.int64)
         obs, mask = state.observation.copy(), state.legal_action_mask.view(np.int8).copy()
-        done = state.terminated.copy()
+        done = state.terminated
         step_rewards = state.rewards.astype(np.float64)
         ended = np.flatnonzero(done)
-        # the ended games' last views (read only for them; no copy when none ended)
-        final_obs = (state.final_observation.copy() if ended.size
-                     else np.empty((0, 0), np.float32))
+        final_obs = state.final_observation  # the batch's own: only ended rows are copied
         if self.shaping:
             now = self._abs_scores(obs, player)
             if ended.size:
@@ -345,7 +343,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
                 out_info.append({})
                 continue
             m = int(mover[i])
-            out_obs.append({a: {"observation": final_obs[i] if q == m else self._zero_obs,
+            out_obs.append({a: {"observation": final_obs[i].copy() if q == m else self._zero_obs,
                                 "action_mask": self._zero_mask} for q, a in enumerate(ids)})
             out_rew.append({a: float(acc[i, q]) for q, a in enumerate(ids)})
             acc[i] = 0.0
