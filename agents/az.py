@@ -18,18 +18,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import time
 from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 from moonriver_env.agents.pretrained import NumpyRanchNet
+from moonriver_env.agents.registry import SECONDS_BUDGET
 
 AZ_FORMAT = "moonriver-az/1"
 SEATS = 4  # value outputs: the most players a table has
 MAX_SIMULATIONS = 100_000
-_SECONDS = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")  # as mcts:SECONDSs
 
 
 def seat_mask(num_players: Any) -> np.ndarray:
@@ -195,7 +194,7 @@ def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
     if kind in ("az", "az-sample") and arg:
         return AZAgent(arg, deterministic=kind == "az", seed=seed, name=spec)
     path, _, budget = arg.rpartition(":")
-    if kind == "az+search" and path and (budget.isdigit() or _SECONDS.fullmatch(budget)):
+    if kind == "az+search" and path and (budget.isdigit() or SECONDS_BUDGET.fullmatch(budget)):
         try:
             if budget.isdigit():
                 return AZSearchAgent(path, int(budget), seed=seed, name=spec)

@@ -35,7 +35,7 @@ REQUEST_SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "pretrained",
                  "pretrained:VARIANT", "puct:SIMS", "puct:SECONDSs",
                  "pretrained+puct[:VARIANT]:BUDGET")
 _SIMS = re.compile(r"[0-9]{1,12}")
-_SECONDS = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")
+SECONDS_BUDGET = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")  # SECONDSs
 
 
 def request_spec_problem(spec: str, max_seconds: float = 10.0,
@@ -50,7 +50,7 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
     def budget(text: str) -> str | None:
         if _SIMS.fullmatch(text) and 1 <= int(text) <= max_simulations:
             return None
-        if _SECONDS.fullmatch(text) and 0 < float(text[:-1]) <= max_seconds:
+        if SECONDS_BUDGET.fullmatch(text) and 0 < float(text[:-1]) <= max_seconds:
             return None
         return (f"the budget must be 1 to {max_simulations} simulations or a time over 0 and "
                 f"at most {max_seconds:g}s, got {text!r:.40}")
