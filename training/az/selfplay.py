@@ -114,8 +114,8 @@ def _outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
 def _play_forced(games: list[Any]) -> None:
     """Play every decision with one legal action (no search needed)."""
     for game in games:
-        while not game.is_over and len(game.legal_action_ids()) == 1:
-            game.apply(int(game.legal_action_ids()[0]))
+        while not game.is_over and len(legal := game.legal_action_ids()) == 1:
+            game.apply(int(legal[0]))
 
 
 def _search_step(games: list[Any], live: list[int], evaluate: Evaluate, make_search: MakeSearch,
