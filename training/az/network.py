@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.agents.az import AZ_FORMAT, SEATS, seat_mask
+from moonriver_env.agents.az import AZ_FORMAT, SEATS
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
 from torch import nn
@@ -43,7 +43,8 @@ class AZNet(RanchNet):
         ``num_players`` seats (about MASKED beyond) and margins (B, 4)."""
         scores, state = self._scores(obs)
         logits = scores.index_select(1, self.get_buffer("index")).masked_fill(~mask, MASKED)
-        seats = torch.from_numpy(seat_mask(num_players.cpu().numpy())).to(obs.device)
+        seats = (torch.arange(SEATS, device=num_players.device)
+                 < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
                 _linear(self.margin_head, state))
