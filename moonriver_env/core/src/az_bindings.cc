@@ -11,23 +11,13 @@
 #include <vector>
 
 #include "az_search.h"
+#include "ndarrays.h"
 #include "observation.h"
 
 namespace nb = nanobind;
 using namespace moonriver;
 
 namespace {
-
-template <typename T>
-using In2 = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
-
-// A new numpy array of ``rows`` x ``cols`` (cols 0: one dimension) owning ``data``.
-template <typename T>
-nb::object owned(T* data, std::size_t rows, std::size_t cols) {
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  if (cols == 0) return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {rows}, owner));
-  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<2>>(data, {rows, cols}, owner));
-}
 
 template <typename T>
 T* fresh(std::size_t n) {

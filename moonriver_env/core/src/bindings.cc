@@ -16,6 +16,7 @@
 
 #include "az_bindings.h"
 #include "game.h"
+#include "ndarrays.h"
 #include "numpy_random.h"
 #include "observation.h"
 #include "playout.h"
@@ -28,19 +29,16 @@ using namespace moonriver;
 namespace {
 
 using Mask = nb::ndarray<std::int8_t, nb::shape<NUM_ACTIONS>, nb::c_contig, nb::device::cpu>;
-template <typename T>
-using Array1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
-std::shared_ptr<const Tables> tables_of(Array1<std::int64_t> kinds_flat, int num_box_kinds,
-                                        Array1<std::int64_t> plot_kind,
-                                        Array1<std::int64_t> specialist) {
+std::shared_ptr<const Tables> tables_of(In1<std::int64_t> kinds_flat, int num_box_kinds,
+                                        In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
   return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
                      plot_kind.shape(0), specialist.data(), specialist.shape(0));
 }
 
 // The number of ``ids``, each of which must be an action id legal now (int64 in: no id is
 // narrowed to another before the check).
-int checked_legal(const Game& g, Array1<std::int64_t> ids, const char* who) {
+int checked_legal(const Game& g, In1<std::int64_t> ids, const char* who) {
   const std::size_t m = ids.shape(0);
   if (m > NUM_ACTIONS) throw nb::value_error((std::string(who) + ": at most 2710 ids").c_str());
   for (std::size_t i = 0; i < m; ++i) {
@@ -434,7 +432,7 @@ NB_MODULE(_core, m) {
           "Play up to ``depth`` random legal decisions in place; returns how many were played.")
       .def(
           "one_ply_margins",
-          [](const Game& g, int player, Array1<std::int64_t> ids) {
+          [](const Game& g, int player, In1<std::int64_t> ids) {
             const int m = checked_legal(g, ids, "one_ply_margins");
             if (player < 0 || player >= g.num_players())
               throw nb::value_error("one_ply_margins: player out of range");
@@ -505,7 +503,7 @@ NB_MODULE(_core, m) {
           "(number of legal ids, Greedy's best legal ids ascending) in one call.")
       .def(
           "greedy_values",
-          [](const Game& g, Array1<std::int64_t> ids) {
+          [](const Game& g, In1<std::int64_t> ids) {
             if (g.is_over()) throw nb::value_error("greedy_values: the game is over");
             const int m = checked_legal(g, ids, "greedy_values");
             auto* value = new double[m > 0 ? m : 1];

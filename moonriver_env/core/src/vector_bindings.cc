@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "ndarrays.h"
 #include "observation.h"
 #include "vector.h"
 
@@ -23,12 +24,6 @@ using namespace moonriver;
 
 namespace {
 
-template <typename T>
-using In1 = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-template <typename T>
-using Out1 = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
-template <typename T>
-using Out2 = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 using Obs2 = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;  // float32 or uint8
 
 // The batch (its games set up from a SetupPlan over the plan's tables).

@@ -1,0 +1,33 @@
+// The nanobind array types and the owned-array helper shared by the bindings (bindings.cc,
+// vector_bindings.cc, az_bindings.cc).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+
+namespace moonriver {
+
+// C-contiguous CPU arrays: In* read-only arguments, Out* arguments written in place.
+template <typename T>
+using In1 =
+    nanobind::ndarray<const T, nanobind::ndim<1>, nanobind::c_contig, nanobind::device::cpu>;
+template <typename T>
+using In2 =
+    nanobind::ndarray<const T, nanobind::ndim<2>, nanobind::c_contig, nanobind::device::cpu>;
+template <typename T>
+using Out1 = nanobind::ndarray<T, nanobind::ndim<1>, nanobind::c_contig, nanobind::device::cpu>;
+template <typename T>
+using Out2 = nanobind::ndarray<T, nanobind::ndim<2>, nanobind::c_contig, nanobind::device::cpu>;
+
+// A new numpy array of ``rows`` x ``cols`` (cols 0: one dimension) owning ``data`` (from new[]).
+template <typename T>
+nanobind::object owned(T* data, std::size_t rows, std::size_t cols) {
+  namespace nb = nanobind;
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  if (cols == 0) return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {rows}, owner));
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<2>>(data, {rows, cols}, owner));
+}
+
+}  // namespace moonriver
