@@ -90,14 +90,20 @@ def cached_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
     return _CACHE[key]
 
 
+def agent_weights(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
+    """The cached network of ``path`` and the agent's ``meta``: no player count or mode, as
+    the network plays every variant."""
+    net, meta = cached_az(path)
+    return net, {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
+
+
 class AZAgent(SeededAgent):
     """The network's policy alone: its most likely legal action, or a sample from it."""
 
     def __init__(self, path: str, deterministic: bool = True, seed: int | None = None,
                  name: str = "az") -> None:
         super().__init__(seed=seed, name=name)
-        self.net, meta = cached_az(path)
-        self.meta = {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
+        self.net, self.meta = agent_weights(path)
         self.deterministic = deterministic
 
     def policy(self, game: Any, observation: Observation) -> tuple[np.ndarray, np.ndarray]:
@@ -154,8 +160,7 @@ class AZSearchAgent(SeededAgent):
                                         and math.isfinite(seconds) and seconds > 0):
             raise ValueError(f"seconds must be a finite number over 0, got {seconds!r:.40}")
         super().__init__(seed=seed, name=name)
-        self.net, meta = cached_az(path)
-        self.meta = {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
+        self.net, self.meta = agent_weights(path)
         self.simulations, self.seconds = simulations, seconds
         self.max_considered = max_considered
         self.per_simulation: float | None = None  # seconds a simulation took, so far
