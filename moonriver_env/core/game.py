@@ -46,8 +46,6 @@ except ImportError as exc:  # a source tree that was never built
                       "Python engine with backend='python'") from exc
 
 _PHASES = tuple(Phase)
-# The engine's own next draws of a box and pile (the same refusals and messages).
-_engine_set_next_draws = put_next_draws
 _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
 _TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
@@ -123,7 +121,7 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
     scenario, seats, box, pile, order = plan.draw(seed_words(seed))
     hidden = SimpleNamespace(box=box, pile=pile)
     for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
-        _engine_set_next_draws(hidden, source, items)
+        put_next_draws(hidden, source, items)  # the engine's own (same refusals)
     return {"scenario": _scenario(config, scenario), "boards": tuple(names[i] for i in seats),
             "box": box, "pile": pile, "setup_order": order}
 
@@ -410,7 +408,7 @@ class Game:
         for explicit chance)."""
         box, pile = self._core.hidden()
         hidden = SimpleNamespace(box=box, pile=pile)
-        _engine_set_next_draws(hidden, source, items)
+        put_next_draws(hidden, source, items)
         self._core.set_hidden(hidden.box, hidden.pile)
         self._snap = None
         self.chosen_draws = True
