@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
-from moonriver_env.agents.pretrained import NumpyRanchNet
+from moonriver_env.agents.pretrained import SHAPE_WEIGHT, NumpyRanchNet, greedy_prior
 from moonriver_env.agents.registry import SECONDS_BUDGET
 
 AZ_FORMAT = "moonriver-az/1"
+SHIPPED_FILE = "all.npz"  # weights/all.npz: the shipped network for every variant
 SEATS = 4  # value outputs: the most players a table has
 MAX_SIMULATIONS = 100_000
 
@@ -53,15 +54,23 @@ def absolute_shares(relative: np.ndarray, seat: Any, num_players: Any) -> np.nda
 class NumpyAZNet(NumpyRanchNet):
     """The AZNet forward in numpy: masked logits and win shares per relative seat."""
 
-    def evaluate(self, obs: np.ndarray, mask: np.ndarray,
-                 num_players: Any) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, obs: np.ndarray, mask: np.ndarray, num_players: Any,
+                 prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits (B, 2710) and win shares (B, 4) by seat relative to the player to
-        move (zero beyond each row's ``num_players``; each row sums to 1)."""
-        logits, value = self.forward_heads(obs, mask)
+        move (zero beyond each row's ``num_players``; each row sums to 1); ``prior``: the rows'
+        ``greedy_prior``, for a network that adds it (``uses_prior``)."""
+        logits, value = self.forward_heads(obs, mask, prior)
         seats = seat_mask(num_players)
         value = np.where(seats, value, -np.inf)
         value = np.exp(value - value.max(axis=1, keepdims=True))
         return logits, (value / value.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def shipped_path() -> str:
+    """The path of the shipped network for every variant (``pretrained``)."""
+    from importlib import resources
+
+    return str(resources.files("moonriver_env.agents").joinpath("weights", SHIPPED_FILE))
 
 
 def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
@@ -108,9 +117,10 @@ class AZAgent(SeededAgent):
 
     def policy(self, game: Any, observation: Observation) -> tuple[np.ndarray, np.ndarray]:
         """Probabilities over the 2710 ids (zero where illegal) and win shares by player id."""
+        prior = greedy_prior(game)[None] if self.net.uses_prior else None
         logits, shares = self.net.evaluate(observation["observation"][None],
                                            np.asarray(observation["action_mask"])[None],
-                                           game.num_players)
+                                           game.num_players, prior)
         p = np.exp(logits[0] - logits[0].max())
         return p / p.sum(), absolute_shares(shares, game.current_player, game.num_players)[0]
 
@@ -134,7 +144,8 @@ def core_game(game: Any) -> Any:
 def leaf_values(net: NumpyAZNet, leaves: Any) -> tuple[np.ndarray, np.ndarray]:
     """The network's logits (M, 2710) and win shares by player id (M, 4) of a search's leaves
     (``moonriver_env.search.LeafBatch``)."""
-    logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players)
+    logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players,
+                                  leaves.prior)
     return (logits.astype(np.float32),
             absolute_shares(shares, leaves.seat, leaves.num_players).astype(np.float32))
 
@@ -182,7 +193,8 @@ class AZSearchAgent(SeededAgent):
         start = time.perf_counter()
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
-                               max_considered=self.max_considered)
+                               max_considered=self.max_considered,
+                               greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None)
         while (leaves := search.leaves()) is not None:
             search.evaluate(*leaf_values(self.net, leaves))
         spent = (time.perf_counter() - start) / sims

@@ -39,6 +39,7 @@ class LeafBatch:
     seat: np.ndarray  # int32 (M,): the seat to move
     game: np.ndarray  # int32 (M,): the game's index in the batch
     num_players: np.ndarray  # int32 (M,)
+    prior: np.ndarray | None = None  # float32 (M, 2710): Greedy's prior (greedy_prior= only)
 
     def __len__(self) -> int:
         """The number of leaves."""
@@ -102,9 +103,12 @@ class BatchedSearch:
     def __init__(self, games: Sequence[Game], simulations: int = 32, seed: int = 0,
                  algorithm: str = "gumbel", max_considered: int = 16, c_visit: float = 50.0,
                  c_scale: float = 1.0, c_puct: float = 1.5, gumbel_scale: float = 1.0,
-                 threads: int = 1, indices: Sequence[int] | None = None) -> None:
+                 threads: int = 1, indices: Sequence[int] | None = None,
+                 greedy_prior: float | None = None) -> None:
         """Start the searches (``indices``: each game's place in the seeding, default 0..G-1:
-        a game searched alone with its batch index gets the batch's result)."""
+        a game searched alone with its batch index gets the batch's result; ``greedy_prior``:
+        each leaf also carries ``agents.pretrained.greedy_prior`` with this tie-break weight,
+        for networks that add it to their logits)."""
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")
@@ -123,6 +127,7 @@ class BatchedSearch:
             _count(max_considered, "max_considered", 1), _constant(c_visit, "c_visit"),
             _constant(c_scale, "c_scale", positive=True), _constant(c_puct, "c_puct"),
             _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1))
+        self._prior = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
         self._pending = 0
 
     @property
@@ -136,7 +141,10 @@ class BatchedSearch:
         if out is None:
             self._pending = 0
             return None
-        batch = LeafBatch(*cast(tuple[np.ndarray, ...], out))  # the binding types it object
+        obs, mask, seat, game, players = cast(tuple[np.ndarray, ...], out)  # typed object
+        prior = None if self._prior is None else cast(np.ndarray,
+                                                       self._search.leaf_priors(self._prior))
+        batch = LeafBatch(obs, mask, seat, game, players, prior)
         self._pending = len(batch)
         return batch
 

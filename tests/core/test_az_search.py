@@ -109,6 +109,32 @@ def test_leaves_are_the_states_reached_by_replaying_the_path(algorithm: str) -> 
     assert draws > 0  # paths through determinized draws were checked too
 
 
+def test_leaves_carry_greedys_prior_of_their_states_when_asked() -> None:
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT, greedy_prior
+
+    games = positions()
+    plain = BatchedSearch(games, simulations=6, seed=2, max_considered=4)
+    search = BatchedSearch(games, simulations=6, seed=2, max_considered=4,
+                           greedy_prior=SHAPE_WEIGHT)
+    checked = 0
+    while (leaves := search.leaves()) is not None:
+        assert leaves.prior is not None and leaves.prior.shape == (len(leaves), NUM_ACTIONS)
+        assert leaves.prior.dtype == np.float32
+        for i, g in enumerate(leaves.game):
+            state, _ = replay(games[g], search.leaf_game(i))
+            np.testing.assert_array_equal(leaves.prior[i], greedy_prior(state))
+            assert np.count_nonzero(leaves.prior[i][leaves.mask[i] == 0]) == 0
+            checked += 1
+        other = plain.leaves()
+        assert other is not None and other.prior is None
+        search.evaluate(*fixed_evaluator(leaves))
+        plain.evaluate(*fixed_evaluator(other))
+    same(search.result(), run(BatchedSearch(games, simulations=6, seed=2, max_considered=4)))
+    assert checked == 7 * len(games)
+    with pytest.raises(ValueError, match="greedy_prior must be finite"):
+        BatchedSearch(games, greedy_prior=math.inf)
+
+
 @pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
 def test_batched_search_agrees_with_one_game_searched_alone(algorithm: str) -> None:
     games = positions()

@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,6 +44,17 @@ nb::object leaves(AzSearch& s) {
   }
   return nb::make_tuple(owned(obs, rows, OBSERVATION_SIZE), owned(mask, rows, NUM_ACTIONS),
                         owned(seat, rows, 0), owned(game, rows, 0), owned(players, rows, 0));
+}
+
+nb::object leaf_priors(const AzSearch& s, double shape_weight) {
+  if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
+  const std::size_t rows = static_cast<std::size_t>(s.num_pending());
+  auto* prior = fresh<float>(rows * NUM_ACTIONS);
+  {
+    nb::gil_scoped_release release;
+    s.write_priors(shape_weight, prior);
+  }
+  return owned(prior, rows, NUM_ACTIONS);
 }
 
 void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
@@ -109,6 +121,9 @@ void bind_az_search(nb::module_& m) {
       .def("leaves", &leaves,
            "(observation, mask, seat, game, num_players) of the pending leaves, or None when "
            "every search is finished.")
+      .def("leaf_priors", &leaf_priors, nb::arg("shape_weight"),
+           "Greedy's value + shape_weight x tie-break at each pending leaf's legal ids (rows "
+           "of 2710 float32; all 0 for a forced decision).")
       .def("evaluate", &evaluate, nb::arg("policy_logits").noconvert(),
            nb::arg("values").noconvert(), "Expand the pending leaves and back up their values.")
       .def(

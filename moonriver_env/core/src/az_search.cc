@@ -421,6 +421,13 @@ void AzSearch::write_leaves(float* observation, std::int8_t* mask, std::int32_t*
   });
 }
 
+void AzSearch::write_priors(double shape_weight, float* prior) const {
+  parallel(params_.threads, num_pending(), [&](int i) {
+    greedy_prior_row(trees_[pending_[i]]->scratch, shape_weight,
+                     prior + static_cast<std::size_t>(i) * NUM_ACTIONS);
+  });
+}
+
 const Game& AzSearch::leaf_state(int i) const {
   if (i < 0 || i >= num_pending()) throw std::out_of_range("search: leaf index out of range");
   return trees_[pending_[i]]->scratch;

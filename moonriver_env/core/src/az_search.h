@@ -48,6 +48,8 @@ class AzSearch {
   // in this batch and its player count.
   void write_leaves(float* observation, std::int8_t* mask, std::int32_t* seat, std::int32_t* game,
                     std::int32_t* num_players) const;
+  // The pending leaves' Greedy priors (rows of NUM_ACTIONS, greedy_prior_row in search.h).
+  void write_priors(double shape_weight, float* prior) const;
   int num_pending() const { return static_cast<int>(pending_.size()); }
   // The ``i``-th pending leaf's state (a determinized copy).
   const Game& leaf_state(int i) const;

@@ -118,6 +118,18 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
   }
 }
 
+void greedy_prior_row(const Game& game, double shape_weight, float* row) {
+  std::int64_t ids[NUM_ACTIONS];
+  double values[NUM_ACTIONS];
+  std::int64_t shape[NUM_ACTIONS];
+  std::fill_n(row, NUM_ACTIONS, 0.0f);
+  const int m = game.legal_ids(ids);
+  if (m < 2) return;
+  greedy_values(game, ids, m, values, shape);
+  for (int i = 0; i < m; ++i)
+    row[ids[i]] = static_cast<float>(values[i] + shape_weight * static_cast<double>(shape[i]));
+}
+
 int greedy_ties(const Game& game, std::vector<std::int64_t>& ties) {
   std::int64_t ids[NUM_ACTIONS];
   const int m = game.legal_ids(ids);

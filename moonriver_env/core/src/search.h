@@ -23,6 +23,10 @@ void search_copy(Game& scratch, const Game& root, SplitMix64& rng);
 void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
                    std::int64_t* shape);
 
+// agents.pretrained.greedy_prior of ``game`` into ``row`` (NUM_ACTIONS floats): Greedy's value
+// + ``shape_weight`` x tie-break at each legal id, 0 elsewhere (all 0 for a forced decision).
+void greedy_prior_row(const Game& game, double shape_weight, float* row);
+
 // Greedy's best legal ids (the highest value, then tie-break), ascending, into ``ties``;
 // returns the number of legal ids (1: ``ties`` holds the only one, 0: the game is over).
 int greedy_ties(const Game& game, std::vector<std::int64_t>& ties);
