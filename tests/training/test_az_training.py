@@ -155,6 +155,30 @@ def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path) -> None
     assert os.path.isfile(tmp_path / "split" / "resume.prev.pt")
 
 
+def test_value_warmup_plays_the_policy_and_leaves_it_untrained(tmp_path) -> None:
+    import re
+
+    lines: list[str] = []
+    run = Run(tiny(tmp_path, iterations=2, value_warmup=1, weight_decay=0.0, batch_size=8),
+              report=lines.append)
+    before = {k: v.clone() for k, v in run.net.state_dict().items()}
+    run.step()
+    after = {k: v.clone() for k, v in run.net.state_dict().items()}
+    for key in ("dense_head.weight", "viewer_head.weight", "thief_head.bias", "prior_weight"):
+        assert torch.equal(before[key], after[key]), key  # the policy rests
+    assert not torch.equal(before["value_head.weight"], after["value_head.weight"])
+    lines.append(run.step())  # the search proper: the policy learns
+    assert not torch.equal(after["dense_head.weight"], run.net.state_dict()["dense_head.weight"])
+
+    def per_decision(line: str) -> float:
+        decisions, leaves = re.search(r"(\d+) decisions .*?(\d+) leaves", line).groups()
+        return int(leaves) / int(decisions)
+
+    warm = Run(tiny(tmp_path / "w", iterations=1, value_warmup=1), report=quiet)
+    assert per_decision(warm.step()) <= 2.0  # the root and one simulation
+    assert per_decision(lines[-1]) > 2.0  # TINY's 4 simulations
+
+
 def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
     lines: list[str] = []
     Run(tiny(tmp_path, iterations=1), report=lines.append).train()
@@ -204,15 +228,34 @@ def test_deferred_interrupt_finishes_the_block_first() -> None:
     assert finished == [True]
 
 
-def test_warm_start_copies_the_ppo_recipes_trunk_and_policy(tmp_path) -> None:
+def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> None:
     sizes = az_train.source_sizes(str(SHIPPED))
-    assert sizes == {"channels": 32, "opponent_channels": 16, "hidden": 128}
-    net = AZNet(NetConfig(**sizes))
+    assert sizes == {"channels": 32, "opponent_channels": 16, "hidden": 128, "prior": True}
+    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True))
     copied = warm_start(net, str(SHIPPED))
     with np.load(SHIPPED) as data:
-        assert "trunk.0.weight" in copied and "value_head.weight" not in copied
+        assert "trunk.0.weight" in copied and "prior_weight" in copied
+        assert "value_head.weight" not in copied
         np.testing.assert_array_equal(net.state_dict()["dense_head.bias"].numpy(),
                                       data["dense_head.bias"])
+    # the warm-started policy is the PPO policy, Greedy's prior included
+    from moonriver_env.agents.pretrained import greedy_prior, load_weights
+
+    from moonriver_env.core import Game
+
+    game = Game(variant_config("4p-base"), seed=3)
+    for _ in range(12):
+        game.apply(int(game.legal_action_ids()[-1]))
+    obs, mask = game.observe(game.current_player)[None], game.legal_mask()[None].astype(bool)
+    prior = greedy_prior(game)[None]
+    assert np.count_nonzero(prior) > 1
+    ppo_logits, _ = load_weights(str(SHIPPED))[0].forward(obs, mask, prior)
+    with torch.no_grad():
+        logp, _, _ = net.heads(torch.from_numpy(obs), torch.from_numpy(mask),
+                               torch.tensor([4]), torch.from_numpy(prior))
+    legal = mask[0]
+    expected = ppo_logits[0][legal] - np.logaddexp.reduce(ppo_logits[0][legal])
+    np.testing.assert_allclose(logp[0].numpy()[legal], expected, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="sizes differ"):
         warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), str(SHIPPED))
 

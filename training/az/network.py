@@ -1,20 +1,21 @@
 """AZNet: RanchNet's trunk and policy heads with a value per seat, for every variant.
 
-The policy is RanchNet's (logits over the 2710 action ids, masked). The value head gives four
-logits, one per seat **relative to the player to move** (index 0 is the player to move, 1 the
-next player id, ...: the observation's own order); a masked softmax over the table's
-``num_players`` seats turns them into the predicted win share of each seat (a game's tied
-winners share the win). An auxiliary head predicts each seat's score margin (its score minus
-the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not exported.
-One network plays 2, 3 and 4 players and every Legends scenario: the observation names the
-player count and the scenario. ``export_npz`` writes the numpy agents' file
+The policy is RanchNet's (logits over the 2710 action ids, masked; with ``use_prior`` plus a
+learned multiple of Greedy's one-ply values, which the search hands out with every leaf). The
+value head gives four logits, one per seat **relative to the player to move** (index 0 is the
+player to move, 1 the next player id, ...: the observation's own order); a masked softmax over
+the table's ``num_players`` seats turns them into the predicted win share of each seat (a
+game's tied winners share the win). An auxiliary head predicts each seat's score margin (its
+score minus the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not
+exported. One network plays 2, 3 and 4 players and every Legends scenario: the observation
+names the player count and the scenario. ``export_npz`` writes the numpy agents' file
 (``agents/az.py`` plays it without torch).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -32,17 +33,24 @@ class AZNet(RanchNet):
     """Policy logits over the 2710 ids, a win-share logit per relative seat and a margin."""
 
     def __init__(self, config: NetConfig | None = None) -> None:
-        super().__init__(replace(config or NetConfig(), use_prior=False))
+        super().__init__(config)
         hidden = self.config.hidden
         self.value_head = nn.Linear(hidden, SEATS)
         self.margin_head = nn.Linear(hidden, SEATS)
 
-    def heads(self, obs: torch.Tensor, mask: torch.Tensor,
-              num_players: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def heads(self, obs: torch.Tensor, mask: torch.Tensor, num_players: torch.Tensor,
+              prior: torch.Tensor | None = None,
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Log-probabilities (B, 2710) under ``mask``, log win shares (B, 4) over each row's
-        ``num_players`` seats (about MASKED beyond) and margins (B, 4)."""
+        ``num_players`` seats (about MASKED beyond) and margins (B, 4); ``prior``: the rows'
+        Greedy priors, for a network that adds them (``use_prior``)."""
         scores, state = self._scores(obs)
-        logits = scores.index_select(1, self.get_buffer("index")).masked_fill(~mask, MASKED)
+        logits = scores.index_select(1, self.get_buffer("index"))
+        if self.config.use_prior:
+            if prior is None:
+                raise ValueError("this network adds the greedy prior: pass prior=")
+            logits = logits + self.prior_weight * prior
+        logits = logits.masked_fill(~mask, MASKED)
         seats = (torch.arange(SEATS, device=num_players.device)
                  < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
@@ -89,7 +97,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     return copied
 
 
-def source_sizes(source: str) -> dict[str, int]:
+def source_sizes(source: str) -> dict[str, int | bool]:
     """The network sizes (channels, opponent_channels, hidden) of a warm-start source."""
     if source.endswith(".npz"):
         with np.load(source, allow_pickle=False) as data:
@@ -98,4 +106,5 @@ def source_sizes(source: str) -> dict[str, int]:
     else:
         blob = torch.load(source, map_location="cpu", weights_only=True)
         net = blob.get("config", {}) if isinstance(blob, dict) else {}
-    return {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}
+    sizes = {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}
+    return sizes | ({"prior": bool(net["use_prior"])} if "use_prior" in net else {})

@@ -26,6 +26,8 @@ ALL_VARIANTS = tuple(f"{n}p-base" for n in PLAYERS) + tuple(
     f"{n}p-legends-{s}" for n in PLAYERS for s in SCENARIOS)
 _VARIANT = re.compile(r"([234])p-(base|legends-([1-4]))")
 
+# a recorded decision: game index, mover, observation, mask, improved policy, Greedy prior
+Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 # (leaves) -> (logits (M, 2710), win shares by player id (M, 4)): the network's answer
 Evaluate = Callable[[Any], tuple[np.ndarray, np.ndarray]]
 # (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
@@ -65,6 +67,7 @@ class Samples:
     outcome: np.ndarray  # (n, 4) float32: win share by seat relative to the mover
     margin: np.ndarray  # (n, 4) float32: score minus the mean, by relative seat (points)
     num_players: np.ndarray  # (n,) int32
+    prior: np.ndarray  # (n, 2710) float32: Greedy's prior (zeros for a network without it)
 
     @classmethod
     def empty(cls) -> Samples:
@@ -72,7 +75,7 @@ class Samples:
         return cls(np.zeros((0, OBSERVATION_SIZE), np.float32),
                    np.zeros((0, NUM_ACTIONS), np.int8), np.zeros((0, NUM_ACTIONS), np.float32),
                    np.zeros((0, SEATS), np.float32), np.zeros((0, SEATS), np.float32),
-                   np.zeros(0, np.int32))
+                   np.zeros(0, np.int32), np.zeros((0, NUM_ACTIONS), np.float32))
 
     def __len__(self) -> int:
         return len(self.obs)
@@ -131,11 +134,14 @@ def _search_step(games: list[Any], live: list[int], evaluate: Evaluate, make_sea
 
 
 def play(games: list[Any], evaluate: Evaluate, make_search: MakeSearch,
-         rng: np.random.Generator) -> tuple[Samples, PlayStats]:
+         rng: np.random.Generator, prior: bool = False) -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, searching every decision of every game in one batch;
-    the search seeds are drawn from ``rng``."""
+    the search seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior."""
+    from moonriver_env.agents.pretrained import greedy_prior
+
     stats = PlayStats(games=len(games))
-    rows: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]] = []
+    rows: list[Row] = []
+    no_prior = np.zeros(NUM_ACTIONS, np.float32)
     _play_forced(games)
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         result = _search_step(games, live, evaluate, make_search, int(rng.integers(2**62)),
@@ -144,15 +150,15 @@ def play(games: list[Any], evaluate: Evaluate, make_search: MakeSearch,
             game = games[i]
             mover = game.current_player
             rows.append((i, mover, game.observe(mover), game.legal_mask().copy(),
-                         np.asarray(result.policy[j], np.float32)))
+                         np.asarray(result.policy[j], np.float32),
+                         greedy_prior(game) if prior else no_prior))
             game.apply(int(result.action[j]))
         stats.decisions += len(live)
         _play_forced(games)
     return _samples(games, rows), stats
 
 
-def _samples(games: list[Any], rows: list[tuple[int, int, np.ndarray, np.ndarray,
-                                                  np.ndarray]]) -> Samples:
+def _samples(games: list[Any], rows: list[Row]) -> Samples:
     """The recorded decisions with their games' outcomes."""
     if not rows:
         return Samples.empty()
@@ -162,4 +168,5 @@ def _samples(games: list[Any], rows: list[tuple[int, int, np.ndarray, np.ndarray
                    policy=np.stack([r[4] for r in rows]),
                    outcome=np.stack([t[0] for t in targets]),
                    margin=np.stack([t[1] for t in targets]),
-                   num_players=np.array([games[i].num_players for i, *_ in rows], np.int32))
+                   num_players=np.array([games[i].num_players for i, *_ in rows], np.int32),
+                   prior=np.stack([r[5] for r in rows]))

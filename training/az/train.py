@@ -60,7 +60,8 @@ FORMAT = "moonriver-az-resume/1"
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "buffer", "batch_size",
-         "updates", "channels", "opponent_channels", "hidden", "warm_start")
+         "updates", "channels", "opponent_channels", "hidden", "prior", "value_warmup",
+         "warm_start")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ class AZConfig:
     channels: int = 32
     opponent_channels: int = 16
     hidden: int = 128
+    prior: bool = True
+    value_warmup: int = 0
+    search_threads: int = 1
     warm_start: str = ""
     checkpoint_every: int = 1
     torch_threads: int = 1
@@ -114,8 +118,10 @@ class AZConfig:
             (self.iterations > 0 or self.minutes > 0,
              "set iterations or minutes (both 0 would never stop)"),
             (1 <= self.batch_size <= self.buffer, "need 1 <= batch_size <= buffer"),
-            (self.updates >= 0 and self.checkpoint_every >= 1 and self.torch_threads >= 1,
-             "updates must be >= 0, checkpoint_every and torch_threads >= 1"),
+            (self.updates >= 0 and self.value_warmup >= 0 and self.checkpoint_every >= 1
+             and self.torch_threads >= 1 and self.search_threads >= 1,
+             "updates and value_warmup must be >= 0; checkpoint_every, torch_threads and "
+             "search_threads >= 1"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0"),
@@ -183,19 +189,21 @@ class ReplayBuffer:
 
 
 def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
-           cfg: AZConfig) -> tuple[torch.Tensor, dict[str, float]]:
-    """The training loss of a minibatch: policy cross-entropy to the search's policy, value
-    cross-entropy to the win shares, ``margin_coef`` x the margins' squared error."""
+           cfg: AZConfig, policy_coef: float = 1.0) -> tuple[torch.Tensor, dict[str, float]]:
+    """The training loss of a minibatch: ``policy_coef`` x the policy's cross-entropy to the
+    search's policy, ``value_coef`` x the value's cross-entropy to the win shares,
+    ``margin_coef`` x the margins' squared error."""
     def t(key: str) -> torch.Tensor:
         return torch.from_numpy(batch[key]).to(device)
 
-    logp, logv, margin = net.heads(t("obs"), t("mask").bool(), t("num_players"))
+    logp, logv, margin = net.heads(t("obs"), t("mask").bool(), t("num_players"),
+                                   t("prior") if net.uses_prior else None)
     policy = -(t("policy").float() * logp).sum(1).mean()
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
     err = (margin - t("margin") / MARGIN_SCALE).masked_fill(~seats, 0.0)
     margin_loss = (err * err).sum(1).mean()
-    total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
+    total = policy_coef * policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
     return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
 
 
@@ -203,22 +211,29 @@ def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple
     """Leaves -> (logits, win shares by player id) from the torch network, in one call."""
     @torch.inference_mode()
     def evaluate(leaves: Any) -> tuple[np.ndarray, np.ndarray]:
+        prior = None if leaves.prior is None else torch.from_numpy(leaves.prior).to(device)
         logp, logv, _ = net.heads(torch.from_numpy(leaves.observation).to(device),
                                   torch.from_numpy(leaves.mask).to(device).bool(),
-                                  torch.from_numpy(np.asarray(leaves.num_players)))
+                                  torch.from_numpy(np.asarray(leaves.num_players)), prior)
         shares = absolute_shares(logv.exp().cpu().numpy(), leaves.seat, leaves.num_players)
         return logp.cpu().numpy().astype(np.float32), shares.astype(np.float32)
 
     return evaluate
 
 
-def batched_search(cfg: AZConfig) -> MakeSearch:
-    """The core's batched Gumbel search with the recipe's budget."""
+def batched_search(cfg: AZConfig, simulations: int | None = None,
+                   max_considered: int | None = None) -> MakeSearch:
+    """The core's batched Gumbel search with the recipe's budget (or the one given)."""
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+
     from moonriver_env.search import BatchedSearch
 
     def make(games: list[Any], seed: int) -> Any:
-        return BatchedSearch(games, simulations=cfg.simulations, seed=seed,
-                             algorithm="gumbel", max_considered=cfg.max_considered)
+        return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
+                             algorithm="gumbel",
+                             max_considered=max_considered or cfg.max_considered,
+                             threads=cfg.search_threads,
+                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None)
 
     return make
 
@@ -241,19 +256,24 @@ def deferred_interrupt() -> Iterator[list[bool]]:
         raise KeyboardInterrupt
 
 
+def say(line: str) -> None:
+    """One progress line, flushed (a run's log is read while it runs)."""
+    print(line, flush=True)
+
+
 class Run:
     """One training run: the network, optimiser, buffer and generator, saved and resumed."""
 
     def __init__(self, cfg: AZConfig, state: dict[str, Any] | None = None,
                  make_search: MakeSearch | None = None,
-                 report: Callable[[str], None] = print) -> None:
+                 report: Callable[[str], None] = say) -> None:
         self.cfg, self.report = cfg, report
         self.variants = variant_list(cfg.variants)
         self.device = pick_device(cfg.device)
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
-                                   hidden=cfg.hidden)).to(self.device)
+                                   hidden=cfg.hidden, use_prior=cfg.prior)).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
@@ -265,6 +285,9 @@ class Run:
         if state is not None:
             self._restore(state)
         self.make_search = make_search or batched_search(cfg)
+        # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
+        # draw from the network's policy, while the value heads learn and the policy rests
+        self.warmup_search = make_search or batched_search(cfg, 1, 1)
         self.started = time.monotonic() - self.seconds
 
     def _restore(self, state: dict[str, Any]) -> None:
@@ -311,12 +334,14 @@ class Run:
         play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
         games = new_games(self.variants, self.cfg.games, play_rng)
         self.net.eval()
-        samples, stats = play(games, network_evaluator(self.net, self.device), self.make_search,
-                              play_rng)
+        warmup = self.iteration < self.cfg.value_warmup
+        samples, stats = play(games, network_evaluator(self.net, self.device),
+                              self.warmup_search if warmup else self.make_search, play_rng,
+                              prior=self.cfg.prior)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
-            loss = self._train()
+            loss = self._train(0.0 if warmup else 1.0)
             self.iteration += 1
             self.samples += len(samples)
         per_s = max(t_play, 1e-9)
@@ -326,7 +351,7 @@ class Run:
                 f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
                 f"{self.elapsed():.0f}s")
 
-    def _train(self) -> dict[str, float]:
+    def _train(self, policy_coef: float) -> dict[str, float]:
         """``updates`` minibatch steps from the buffer; the mean losses."""
         totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
         if self.buffer.size < self.cfg.batch_size:
@@ -335,7 +360,7 @@ class Run:
         sums = dict.fromkeys(totals, 0.0)
         for _ in range(self.cfg.updates):
             loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
-                                 self.device, self.cfg)
+                                 self.device, self.cfg, policy_coef)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
@@ -370,7 +395,7 @@ class Run:
                 f"{' '.join(['greedy'] * (n - 1))} --players {n}{where} --games 1000")
 
 
-def load_resume(run: str, report: Callable[[str], None] = print) -> dict[str, Any]:
+def load_resume(run: str, report: Callable[[str], None] = say) -> dict[str, Any]:
     """A run's saved state: ``resume.pt``, else ``resume.prev.pt`` (one line says why)."""
     paths = [os.path.join(run, RESUME_FILE), os.path.join(run, RESUME_PREVIOUS)]
     problems = []
