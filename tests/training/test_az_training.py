@@ -159,13 +159,14 @@ def test_value_warmup_plays_the_policy_and_leaves_it_untrained(tmp_path) -> None
     import re
 
     lines: list[str] = []
-    run = Run(tiny(tmp_path, iterations=2, value_warmup=1, weight_decay=0.0, batch_size=8),
+    run = Run(tiny(tmp_path, iterations=2, value_warmup=1, batch_size=8),
               report=lines.append)
     before = {k: v.clone() for k, v in run.net.state_dict().items()}
     run.step()
     after = {k: v.clone() for k, v in run.net.state_dict().items()}
-    for key in ("dense_head.weight", "viewer_head.weight", "thief_head.bias", "prior_weight"):
-        assert torch.equal(before[key], after[key]), key  # the policy rests
+    for key in ("dense_head.weight", "viewer_head.weight", "thief_head.bias", "prior_weight",
+                "trunk.0.weight", "viewer_conv.weight", "rest.0.bias"):
+        assert torch.equal(before[key], after[key]), key  # the trunk and policy rest
     assert not torch.equal(before["value_head.weight"], after["value_head.weight"])
     lines.append(run.step())  # the search proper: the policy learns
     assert not torch.equal(after["dense_head.weight"], run.net.state_dict()["dense_head.weight"])

@@ -57,6 +57,7 @@ from moonriver_env.training.settings import load_settings
 from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
 
 FORMAT = "moonriver-az-resume/1"
+WARMUP_HEADS = ("value_head.", "margin_head.")  # what learns in the value warm-up
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "buffer", "batch_size",
@@ -341,7 +342,7 @@ class Run:
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
-            loss = self._train(0.0 if warmup else 1.0)
+            loss = self._train(warmup)
             self.iteration += 1
             self.samples += len(samples)
         per_s = max(t_play, 1e-9)
@@ -351,21 +352,30 @@ class Run:
                 f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
                 f"{self.elapsed():.0f}s")
 
-    def _train(self, policy_coef: float) -> dict[str, float]:
-        """``updates`` minibatch steps from the buffer; the mean losses."""
+    def _train(self, warmup: bool = False) -> dict[str, float]:
+        """``updates`` minibatch steps from the buffer; the mean losses. In the value
+        warm-up only the value and margin heads learn (the trunk and policy rest, so the
+        warm-started policy plays on unchanged)."""
         totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
         if self.buffer.size < self.cfg.batch_size:
             return totals
         self.net.train()
         sums = dict.fromkeys(totals, 0.0)
-        for _ in range(self.cfg.updates):
-            loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
-                                 self.device, self.cfg, policy_coef)
-            self.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            self.opt.step()
-            for k, v in parts.items():
-                sums[k] += v / self.cfg.updates
+        params = list(self.net.named_parameters())
+        for name, p in params:
+            p.requires_grad_(not warmup or name.startswith(WARMUP_HEADS))
+        try:
+            for _ in range(self.cfg.updates):
+                loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
+                                     self.device, self.cfg, 0.0 if warmup else 1.0)
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                self.opt.step()
+                for k, v in parts.items():
+                    sums[k] += v / self.cfg.updates
+        finally:
+            for _, p in params:
+                p.requires_grad_(True)
         return sums if self.cfg.updates else totals
 
     def train(self) -> int:
