@@ -48,6 +48,8 @@ action and why, and no game changes.
 
 from __future__ import annotations
 
+import os
+import zipfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,17 +80,22 @@ from moonriver_env.moonriver.observation import (
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
 SEAT_KINDS = {"learner": _core.SEAT_LEARNER, "random": _core.SEAT_RANDOM,
-              "greedy": _core.SEAT_GREEDY}
-SEAT_NAMES = "'learner', 'random', 'greedy' or 'mcts:N' (N simulations, 1..65535)"
+              "greedy": _core.SEAT_GREEDY, "pretrained": _core.SEAT_NETWORK}
+OPPONENT_NAMES = ("'random', 'greedy', 'mcts:N' (N simulations, 1..65535), 'pretrained' (the "
+                  "shipped network) or 'az:PATH.npz' (a moonriver-train-az network)")
+SEAT_NAMES = "'learner', " + OPPONENT_NAMES
 
 
 def seat_kind(name: object) -> int | None:
-    """The core's seat kind of a seat name (``SEAT_KINDS``, or ``"mcts:N"``: the core's
-    IS-MCTS with N simulations, ``MCTSAgent``'s defaults), or None for no seat kind."""
+    """The core's seat kind of a seat name (``SEAT_KINDS``, ``"mcts:N"``: the core's IS-MCTS
+    with N simulations, ``MCTSAgent``'s defaults, or ``"az:PATH"``: a network seat), or None
+    for no seat kind; a network seat's file is checked when a batch takes it."""
     if not isinstance(name, str):
         return None
     if name in SEAT_KINDS:
         return SEAT_KINDS[name]
+    if name.startswith("az:") and len(name) > 3:
+        return _core.SEAT_NETWORK
     sims = name.removeprefix("mcts:")
     if sims != name and sims.isascii() and sims.isdigit() and sims[0] != "0" \
             and int(sims) <= _core.MAX_MCTS_SIMULATIONS:
@@ -101,6 +108,33 @@ def _seat_kinds(names: Sequence[str]) -> list[int]:
     kinds = [kind for kind in map(seat_kind, names) if kind is not None]
     assert len(kinds) == len(names), names
     return kinds
+
+
+def network_path(name: str) -> str:
+    """The network file a network seat plays: the shipped one for ``"pretrained"``, PATH for
+    ``"az:PATH"``."""
+    if name == "pretrained":
+        from moonriver_env.agents.az import shipped_path
+
+        return shipped_path()
+    assert name.startswith("az:"), name
+    return name[3:]
+
+
+def load_network(name: str) -> Any:
+    """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat;
+    a missing file or one that is not a moonriver-train-az network is a ValueError."""
+    from moonriver_env.agents.az import cached_az
+
+    path = network_path(name)
+    if not os.path.isfile(path):
+        raise ValueError(f"seat {name!r}: no network file {path!r} (az:PATH.npz names a file "
+                         f"written by moonriver-train-az)")
+    try:
+        return cached_az(path)[0]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"seat {name!r}: {path!r} is not a moonriver-train-az network "
+                         f"({exc!s:.120})") from None
 
 REWARD_MODES = ("win", "rank", "score", "margin")  # the core's order
 
@@ -202,6 +236,11 @@ class BatchedGames:
         self.autoreset = autoreset
         self.config = config if config is not None else GameConfig()
         n = self.config.num_players
+        self._networks: list[Any] = []  # the networks of the batch's network seats
+        self._network_ids: dict[str, int] = {}  # a network file's path -> its index there
+        self._prior: npt.NDArray[np.float32] | None = None  # greedy_prior rows, made once
+        self.network_rounds = 0  # rounds of network decisions (one forward per network each)
+        self.network_decisions = 0  # network-seat decisions evaluated by a forward
         seats = self._check_seats(seats if seats is not None else ("learner",) * n)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
@@ -225,6 +264,7 @@ class BatchedGames:
         self._bases: list[int] = []  # game g's k-th episode: Game(config, _bases[g] + stride*k)
         self._stride = N  # a pool's size for a batch that is part of one (vector_async)
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
+        self._seat_network = np.tile(self._network_row(seats), (N, 1))
 
     def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
         n = self.config.num_players
@@ -234,7 +274,23 @@ class BatchedGames:
                              f"players, got {seats!r:.80}")
         if "learner" not in seats:
             raise ValueError(f"at least one seat must be 'learner', got {seats!r:.80}")
+        for name in seats:
+            if seat_kind(name) == _core.SEAT_NETWORK:
+                self._add_network(name)
         return seats
+
+    def _add_network(self, name: str) -> int:
+        """The index of a network seat's network among the batch's (loaded when new)."""
+        path = os.path.abspath(network_path(name))
+        if path not in self._network_ids:
+            self._networks.append(load_network(name))
+            self._network_ids[path] = len(self._networks) - 1
+        return self._network_ids[path]
+
+    def _network_row(self, seats: Sequence[str]) -> npt.NDArray[np.int16]:
+        """Each seat's network index among the batch's (-1: not a network seat)."""
+        return np.array([self._add_network(s) if seat_kind(s) == _core.SEAT_NETWORK else -1
+                         for s in seats], np.int16)
 
     @property
     def done(self) -> npt.NDArray[np.bool_]:
@@ -282,10 +338,14 @@ class BatchedGames:
                 raise ValueError(f"seats must hold one seat list per game ({N}), got "
                                  f"{len(seats)}")
             kinds = [[seat_kind(s) for s in self._check_seats(row)] for row in seats]
+            networks = np.stack([self._network_row(row) for row in seats])
+        else:
+            networks = np.tile(self._network_row(self.seats), (N, 1))
         self._batch = _core.Batch(N, _seat_kinds(self.seats), REWARD_MODES.index(self.reward),
                                   self.seed % 2**64, self.autoreset,
                                   self._plan, self.observation == "compact")
         self._bases = bases
+        self._seat_network = networks
         for g in range(N):
             if kinds is not None:
                 self._batch.set_seats(g, kinds[g])
@@ -317,6 +377,57 @@ class BatchedGames:
         """Let built-in seats play up to a learner's decision; write every game's row."""
         self._batch.start(self.player, self.obs, self.mask, self.rewards, self._done,
                           self.final_obs, self.threads)
+        self._play_networks()
+
+    def _waiting_on_networks(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
+        """The games whose next decision is a network seat's, and each one's network index."""
+        player = self.player
+        network = self._seat_network[np.arange(self.num_games), np.maximum(player, 0)]
+        network[player < 0] = -1
+        games = np.flatnonzero(network >= 0)
+        return games, network[games]
+
+    def _play_networks(self) -> None:
+        """Network seats decide in rounds until every game waits on a learner (or is over):
+        each round, the games waiting on one take their greedy prior in one core call and
+        each network's decisions in one forward, and the core applies them and plays on
+        (the learner step they belong to goes on: rewards, done and final_obs as ``step``)."""
+        if not self._networks:
+            return
+        while True:
+            games, network = self._waiting_on_networks()
+            if games.size == 0:
+                return
+            actions = np.empty(games.size, np.int64)
+            prior = None
+            if any(self._networks[k].uses_prior for k in np.unique(network).tolist()):
+                if self._prior is None:
+                    self._prior = np.empty((self.num_games, NUM_ACTIONS), np.float32)
+                from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+
+                prior = self.greedy_prior(games, out=self._prior, shape_weight=SHAPE_WEIGHT)
+            for k in np.unique(network).tolist():
+                rows = np.flatnonzero(network == k)
+                actions[rows] = self._network_moves(
+                    self._networks[k], games[rows],
+                    None if prior is None or not self._networks[k].uses_prior else prior[rows])
+            self._batch.step_network(games.astype(np.int64), actions, self.player, self.obs,
+                                     self.mask, self.rewards, self._done, self.final_obs,
+                                     self.threads)
+            self.network_rounds += 1
+            self.network_decisions += int(games.size)
+
+    def _network_moves(self, net: Any, games: npt.NDArray[np.intp],
+                       prior: npt.NDArray[np.float32] | None) -> npt.NDArray[np.int64]:
+        """The network's most likely legal action in each listed game (``agents.az.AZAgent``
+        deterministic: the argmax of its policy), from one forward."""
+        obs = self.obs[games]
+        if self.observation == "compact":
+            obs = expand_observation(obs)
+        logits, _ = net.evaluate(obs, self.mask[games], self.config.num_players, prior)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return np.argmax(p, axis=1).astype(np.int64)
 
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> None:
@@ -328,10 +439,14 @@ class BatchedGames:
             raise ValueError(f"actions must be {self.num_games} integer action ids, got "
                              f"{acts.dtype} array of shape {acts.shape}")
         acts = np.ascontiguousarray(acts, dtype=np.int64)
+        if self._networks and self._waiting_on_networks()[0].size:
+            raise RuntimeError("network seats' decisions were left unplayed (interrupted): "
+                               "reset() or restart() the batch")
         bad = self._batch.step(acts, self.player, self.obs, self.mask, self.rewards,
                                self._done, self.final_obs, self.threads)
         if bad >= 0:
             self._raise_illegal(bad, int(acts[bad]))
+        self._play_networks()
         if self.autoreset:  # ended games moved on to their next episodes inside the core
             self.episodes += self._done
 
@@ -389,8 +504,7 @@ def _learner_seat(config: GameConfig, seat: int, opponents: str) -> tuple[str, .
     n = config.num_players
     seat = _check_int("seat", seat, 0, n - 1)
     if seat_kind(opponents) in (None, SEAT_KINDS["learner"]):
-        raise ValueError(f"opponents must be 'random', 'greedy' or 'mcts:N' (N simulations, "
-                         f"1..65535), got {opponents!r:.40}")
+        raise ValueError(f"opponents must be one of {OPPONENT_NAMES}, got {opponents!r:.40}")
     return tuple("learner" if p == seat else opponents for p in range(n))
 
 

@@ -89,7 +89,8 @@ def test_bad_mcts_seats_are_refused(name: object) -> None:
     with pytest.raises(ValueError, match=r"seats must name one of .*'mcts:N' \(N simulations, "
                                          r"1\.\.65535\)"):
         BatchedGames(1, GameConfig(num_players=2), ("learner", name))
-    with pytest.raises(ValueError, match="opponents must be 'random', 'greedy' or 'mcts:N'"):
+    with pytest.raises(ValueError, match="opponents must be one of 'random', 'greedy', "
+                                         "'mcts:N'"):
         MoonRiverVectorEnv(1, GameConfig(num_players=2), opponents=name)
 
 
@@ -97,6 +98,6 @@ def test_the_core_refuses_other_seat_kinds() -> None:
     assert seat_kind("mcts:65535") == _core.SEAT_MCTS + 65535 == 2 * _core.SEAT_MCTS - 1
     batch = BatchedGames(1, GameConfig(num_players=2))
     batch.reset(0)
-    for kind in (_core.SEAT_MCTS, 2 * _core.SEAT_MCTS, 3, -1):
+    for kind in (_core.SEAT_MCTS, 2 * _core.SEAT_MCTS, 4, -1):
         with pytest.raises(ValueError, match="SEAT_MCTS \\+ simulations"):
             batch._batch.set_seats(0, [_core.SEAT_LEARNER, kind])

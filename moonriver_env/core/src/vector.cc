@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -57,18 +58,21 @@ std::uint64_t game_stream(std::uint64_t seed, int g) {
 }  // namespace
 
 namespace {
-// Greedy and MCTS seats: far more work a decision than a random one.
-bool costly_seat(int kind) { return kind != SEAT_LEARNER && kind != SEAT_RANDOM; }
+// Greedy and MCTS seats: far more work a decision than a random one (a network seat's
+// decisions are made outside the core).
+bool costly_seat(int kind) {
+  return kind != SEAT_LEARNER && kind != SEAT_RANDOM && kind != SEAT_NETWORK;
+}
 
 void check_seats(const std::vector<int>& kinds, int num_players) {
   if (static_cast<int>(kinds.size()) != num_players)
     throw std::invalid_argument("one seat kind per player");
   for (int k : kinds)
-    if (k != SEAT_LEARNER && k != SEAT_RANDOM && k != SEAT_GREEDY &&
+    if (k != SEAT_LEARNER && k != SEAT_RANDOM && k != SEAT_GREEDY && k != SEAT_NETWORK &&
         (k <= SEAT_MCTS || k > SEAT_MCTS + MAX_MCTS_SIMULATIONS))
       throw std::invalid_argument(
-          "seat kinds are SEAT_LEARNER, SEAT_RANDOM, SEAT_GREEDY or SEAT_MCTS + simulations "
-          "(1..65535)");
+          "seat kinds are SEAT_LEARNER, SEAT_RANDOM, SEAT_GREEDY, SEAT_NETWORK or SEAT_MCTS + "
+          "simulations (1..65535)");
   if (std::none_of(kinds.begin(), kinds.end(), [](int s) { return s == SEAT_LEARNER; }))
     throw std::invalid_argument("at least one seat must be a learner");
 }
@@ -96,6 +100,7 @@ VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
   episodes_.assign(num_games, 0);
   strides_.assign(num_games, static_cast<std::uint64_t>(num_games));
   builtin_.assign(num_games, 0);
+  actors_.assign(num_games, 0);
   totals_.assign(num_games, Totals{});
   rngs_.reserve(num_games);
   driver_rngs_.reserve(num_games);
@@ -156,6 +161,7 @@ void VectorGames::run_builtin(int g) {
     const int kind = kinds[player];
     if (kind == SEAT_LEARNER) return;
     const int m = game.legal_ids(ids);
+    if (kind == SEAT_NETWORK && m > 1) return;  // decided outside the core: step_network
     int action = static_cast<int>(ids[0]);
     if (m > 1 && kind == SEAT_RANDOM)
       action = static_cast<int>(ids[rng.below(m)]);
@@ -262,21 +268,56 @@ void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& o
       write(g, out);
       continue;
     }
-    const int actor = game.current_player();
-    game.apply(static_cast<int>(actions[g]));
-    run_builtin(g);
-    out.done[g] = game.is_over();
-    if (game.is_over()) {
-      final_rewards(game, rewards);
-      if (out.final_obs) observe_row(game, actor, out.final_obs, g, nullptr);
-      if (autoreset_) {
-        ++episodes_[g];
-        set_up(g);
-        run_builtin(g);
-      }
-    }
+    actors_[g] = game.current_player();
+    out.done[g] = 0;
+    play_on(g, static_cast<int>(actions[g]), out);
     write(g, out);
   }
+}
+
+void VectorGames::play_on(int g, int action, const VectorOutputs& out) {
+  Game& game = *games_[g];
+  game.apply(action);
+  run_builtin(g);
+  if (!game.is_over()) return;
+  out.done[g] = 1;
+  final_rewards(game, out.rewards + static_cast<std::size_t>(g) * num_players_);
+  if (out.final_obs) observe_row(game, actors_[g], out.final_obs, g, nullptr);
+  if (autoreset_) {
+    ++episodes_[g];
+    set_up(g);
+    run_builtin(g);
+  }
+}
+
+const char* VectorGames::network_refusal(std::int64_t g, std::int64_t action) const {
+  if (g < 0 || g >= num_games()) return "no such game";
+  const std::optional<Game>& game = games_[g];
+  if (!game || game->is_over() ||
+      seats(static_cast<int>(g))[game->current_player()] != SEAT_NETWORK)
+    return "the game does not wait on a network seat";
+  if (action < 0 || action >= NUM_ACTIONS || !game->is_legal(static_cast<int>(action)))
+    return "the action is not legal";
+  return nullptr;
+}
+
+void VectorGames::step_network(const std::int64_t* games, const std::int64_t* actions, int count,
+                               const VectorOutputs& out, int threads) {
+  std::vector<char> listed(num_games(), 0);
+  for (int r = 0; r < count; ++r) {
+    if (const char* why = network_refusal(games[r], actions[r]))
+      throw std::invalid_argument(std::string("step_network: game ") + std::to_string(games[r]) +
+                                  ": " + why);
+    if (listed[games[r]]++) throw std::invalid_argument("step_network: a game listed twice");
+  }
+  parallel(threads, count, games_per_thread(), [&](int lo, int hi) {
+    for (int r = lo; r < hi; ++r) {
+      const int g = static_cast<int>(games[r]);
+      ++builtin_[g];
+      play_on(g, static_cast<int>(actions[r]), out);
+      write(g, out);
+    }
+  });
 }
 
 WorkerPool::WorkerPool(int workers) {

@@ -28,7 +28,16 @@ namespace moonriver {
 
 // Seat kinds; SEAT_MCTS + N (N = 1..MAX_MCTS_SIMULATIONS) is the core's IS-MCTS with N
 // simulations (mcts_search, agents.MCTSAgent's defaults), seeded from the game's stream.
-enum SeatKind : int { SEAT_LEARNER = 0, SEAT_RANDOM = 1, SEAT_GREEDY = 2, SEAT_MCTS = 1 << 16 };
+// SEAT_NETWORK: a seat decided outside the core (a network in Python): the core plays its
+// forced decisions (one legal action) and stops at its others as at a learner's; the caller
+// applies them with step_network, the learner step they belong to still going on.
+enum SeatKind : int {
+  SEAT_LEARNER = 0,
+  SEAT_RANDOM = 1,
+  SEAT_GREEDY = 2,
+  SEAT_NETWORK = 3,
+  SEAT_MCTS = 1 << 16
+};
 constexpr int MAX_MCTS_SIMULATIONS = SEAT_MCTS - 1;
 enum RewardMode : int { REWARD_WIN = 0, REWARD_RANK = 1, REWARD_SCORE = 2, REWARD_MARGIN = 3 };
 
@@ -96,8 +105,8 @@ class VectorGames {
   std::int64_t episode(int g) const { return episodes_[g]; }
   const Game& game(int g) const { return *games_[g]; }
 
-  // Play the built-in seats of every game until a learner decides; write the outputs
-  // (rewards and done cleared). Threads split the batch (1: the calling thread).
+  // Play the built-in seats of every game until a learner (or a network seat) decides; write
+  // the outputs (rewards and done cleared). Threads split the batch (1: the calling thread).
   void start(const VectorOutputs& out, int threads);
   // The index of the first game whose action is not legal now, or -1 (nothing changes).
   int first_illegal(const std::int64_t* actions) const;
@@ -105,6 +114,16 @@ class VectorGames {
   // next one; every action of a game not over must be legal (first_illegal == -1). Games over
   // before the step are skipped (their action is ignored; done 0, player -1).
   void step(const std::int64_t* actions, const VectorOutputs& out, int threads);
+  // Why the network decision ``action`` cannot be applied to game g (it does not wait on a
+  // SEAT_NETWORK seat, or the action is not legal), or null.
+  const char* network_refusal(std::int64_t g, std::int64_t action) const;
+  // Apply the ``count`` listed games' network-seat decisions (none refused by
+  // network_refusal, no game listed twice) and play on as step does, within the learner step
+  // that stopped at them: their rewards and done are kept unless a game ends now (then its
+  // rewards, done and final_obs, seen by the seat of the step's learner decision, as step
+  // writes them). Only the listed games' rows change.
+  void step_network(const std::int64_t* games, const std::int64_t* actions, int count,
+                    const VectorOutputs& out, int threads);
   // For each of the ``count`` listed games (none over): Greedy's value plus ``shape_weight`` x
   // its tie-break for every legal action, 0 elsewhere (all 0 when one action is legal), into
   // row r of ``out`` (count x NUM_ACTIONS): agents.pretrained.greedy_prior in batch.
@@ -124,6 +143,9 @@ class VectorGames {
   const int* running_totals(int g);
   void final_rewards(const Game& game, float* out) const;
   void step_range(const std::int64_t* actions, const VectorOutputs& out, int lo, int hi);
+  // Apply ``action`` to game g and play on; on an ending write its rewards, done and
+  // final_obs (seen by the seat of the step's learner decision) and set up the next game.
+  void play_on(int g, int action, const VectorOutputs& out);
   void start_range(const VectorOutputs& out, int lo, int hi);
   template <typename F>
   void parallel(int threads, int n, int min_per_thread, F&& body);
@@ -144,6 +166,7 @@ class VectorGames {
   std::vector<std::uint64_t> strides_;
   std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
+  std::vector<int> actors_;  // the seat of each game's last learner decision (final_obs's)
   std::unique_ptr<WorkerPool> pool_;
   // Each game's players' running score totals and the ranch change counts they were scored at
   // (reset when a game takes the slot).

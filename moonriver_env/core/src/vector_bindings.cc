@@ -68,6 +68,7 @@ void bind_vector(nb::module_& m) {
   m.attr("SEAT_LEARNER") = int(SEAT_LEARNER);
   m.attr("SEAT_RANDOM") = int(SEAT_RANDOM);
   m.attr("SEAT_GREEDY") = int(SEAT_GREEDY);
+  m.attr("SEAT_NETWORK") = int(SEAT_NETWORK);
   m.attr("SEAT_MCTS") = int(SEAT_MCTS);
   m.attr("MAX_MCTS_SIMULATIONS") = MAX_MCTS_SIMULATIONS;
   m.attr("COMPACT_SIZE") = COMPACT_SIZE;
@@ -183,6 +184,32 @@ void bind_vector(nb::module_& m) {
           nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
           "Apply one learner decision per game; returns -1, or the index of the first game "
           "whose action is not legal (then nothing changed).")
+      .def(
+          "step_network",
+          [](Batch& b, In1<std::int64_t> games, In1<std::int64_t> actions,
+             Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask, Out2<float> rewards,
+             Out1<std::uint8_t> done, std::optional<Obs2> final_obs, int threads) {
+            const std::size_t k = games.shape(0);
+            if (actions.shape(0) != k)
+              throw nb::value_error("step_network: one action per listed game");
+            if (k > static_cast<std::size_t>(b.games.num_games()))
+              throw nb::value_error("step_network: more games listed than the batch holds");
+            const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
+            const std::int64_t* rows = games.data();
+            const std::int64_t* a = actions.data();
+            try {
+              nb::gil_scoped_release release;
+              b.games.step_network(rows, a, static_cast<int>(k), out, threads);
+            } catch (const std::invalid_argument& e) {
+              throw nb::value_error(e.what());
+            }
+          },
+          nb::arg("games").noconvert(), nb::arg("actions").noconvert(),
+          nb::arg("player").noconvert(), nb::arg("obs").noconvert(), nb::arg("mask").noconvert(),
+          nb::arg("rewards").noconvert(), nb::arg("done").noconvert(),
+          nb::arg("final_obs").noconvert().none(), nb::arg("threads"),
+          "Apply the listed games' network-seat decisions (each game waiting on a SEAT_NETWORK "
+          "seat) and play on within the learner step; only their rows change.")
       .def(
           "random_actions",
           [](Batch& b, Out1<std::int64_t> out) {
