@@ -1,7 +1,9 @@
-"""PretrainedAgent: a shipped RanchNet policy, evaluated with numpy alone (no torch needed).
+"""PretrainedAgent: a PPO recipe's RanchNet policy, evaluated with numpy alone (no torch needed).
 
-``make_agent("pretrained")`` plays the 4-player base weights, ``make_agent("pretrained:2p-base")``
-the 2-player ones (files ``weights/<variant>.npz`` of this package). Each file holds the
+``make_agent("pretrained:4p-base")`` plays the shipped 4-player base weights and
+``make_agent("pretrained:2p-base")`` the 2-player ones (files ``weights/<variant>.npz`` of this
+package), kept for comparison: bare ``pretrained`` is the one network for every variant
+(``weights/all.npz``, ``moonriver_env.agents.az``). Each file holds the
 arrays of a ``moonriver_env.training.policy_net.RanchNet`` state dict and its sizes; they were
 written by ``python -m moonriver_env.training.export_weights`` from a training run (see
 docs/training.md for the recipe). The agent plays the most likely legal action.
@@ -48,7 +50,7 @@ VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, droug
 OPPONENTS = 3
 MASKED = -1e9
 VARIANTS = ("4p-base", "2p-base")
-DEFAULT_VARIANT = "4p-base"
+DEFAULT_VARIANT = "4p-base"  # PretrainedAgent() and pretrained+puct:BUDGET (bare pretrained: az)
 
 
 def action_index() -> np.ndarray:
@@ -227,7 +229,8 @@ def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
 
 
 _CACHE: dict[str, tuple[NumpyRanchNet, dict[str, Any]]] = {}
-ANY_VARIANT_SPECS = "random, greedy, mcts:SIMS, puct:SIMS, az:PATH.npz"
+ANY_VARIANT_SPECS = ("pretrained, pretrained+search:SIMS, random, greedy, mcts:SIMS, puct:SIMS, "
+                     "az:PATH.npz")
 
 
 class VariantError(ValueError):
@@ -274,12 +277,12 @@ def _game_variant(game: TableGame) -> tuple[int, str, int | None] | None:
 class PretrainedAgent:
     """Plays the most likely legal action of a shipped (or given .npz) RanchNet policy."""
 
-    def __init__(self, variant: str = DEFAULT_VARIANT, name: str = "pretrained") -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, name: str | None = None) -> None:
         if variant not in _CACHE:
             _CACHE[variant] = load_weights(variant)
         self.net, self.meta = _CACHE[variant]
         self.variant = variant
-        self.name = name
+        self.name = f"pretrained:{variant}" if name is None else name
         self._checked: tuple[int, str, int | None] | None = None  # the variant last allowed
 
     def check_game(self, game: TableGame) -> None:

@@ -24,7 +24,9 @@ Evaluators:
   network plugs in here.
 
 Specs (see :func:`puct_from_spec`): ``puct:SIMS``, ``puct:SECONDSs``, and
-``pretrained+puct[:VARIANT]:BUDGET`` with the shipped policy as the prior.
+``pretrained+puct[:VARIANT]:BUDGET`` with a shipped PPO policy as the prior (the 4p-base one
+when no VARIANT is named; the search valued by the network for every variant is
+``pretrained+search``).
 """
 
 from __future__ import annotations
@@ -300,9 +302,10 @@ def _budget(text: str, spec: str) -> _Budget:
 def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
     """``puct:BUDGET`` (heuristic prior) or ``pretrained+puct[:VARIANT]:BUDGET`` (policy prior).
 
-    BUDGET is SIMS or SECONDSs; VARIANT names shipped weights (default 4p-base). The
-    pretrained policy gives the prior only: its value head is trained for one reward and
-    player count, so leaves are still valued by rollouts.
+    BUDGET is SIMS or SECONDSs; VARIANT names shipped PPO weights (4p-base or 2p-base;
+    without it 4p-base, as ``pretrained:4p-base``, not bare ``pretrained``), refused for any
+    other variant. The policy gives the prior only: its value head is trained for one reward
+    and player count, so leaves are still valued by rollouts.
     """
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []

@@ -4,11 +4,15 @@ Moon River (``game="moonriver"``, the default): ``random``, ``greedy``, ``mcts:S
 ``mcts:100``), ``mcts:SECONDSs`` (``mcts:0.5s``),
 ``policy:PATH.zip`` (a saved MaskablePPO model; ``policy-sample:PATH`` samples instead of
 taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint directory of
-``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped 4-player
-base policy; ``pretrained:2p-base`` the 2-player one, ``pretrained:PATH.npz`` exported weights),
-``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search, heuristic prior; ``pretrained+puct:BUDGET`` or
-``pretrained+puct:VARIANT:BUDGET`` with the pretrained policy as its prior), ``az:PATH.npz``
-(a ``moonriver-train-az`` network's policy, any variant; ``az-sample:PATH.npz`` samples) and
+``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped
+network for every variant, ``weights/all.npz``: 2-4 players, base and each Legends scenario;
+its policy alone), ``pretrained+search:SIMS`` / ``pretrained+search:SECONDSs`` (the batched
+search valued by that network, any variant), ``pretrained:4p-base`` / ``pretrained:2p-base``
+(the PPO recipe's weights for that variant alone, kept for comparison) and
+``pretrained:PATH.npz`` (exported PPO weights), ``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search,
+heuristic prior; ``pretrained+puct:BUDGET`` with the 4p-base PPO policy as its prior, or
+``pretrained+puct:VARIANT:BUDGET`` with that variant's), ``az:PATH.npz`` (a
+``moonriver-train-az`` network's policy, any variant; ``az-sample:PATH.npz`` samples) and
 ``az+search:PATH.npz:SIMS`` / ``az+search:PATH.npz:SECONDSs`` (the batched search with that
 network's values).
 
@@ -25,13 +29,15 @@ from moonriver_env.agents.base import Agent
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
-         "pretrained:VARIANT", "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
+         "pretrained+search:SIMS", "pretrained+search:SECONDSs", "pretrained:VARIANT",
+         "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
          "pretrained+puct[:VARIANT]:BUDGET", "az:PATH.npz", "az-sample:PATH.npz",
          "az+search:PATH.npz:SIMS", "az+search:PATH.npz:SECONDSs")
 CIRCLES_SPECS = ("random", "heuristic")
 GAME_SPECS = {"moonriver": SPECS, "circles": CIRCLES_SPECS}
 # The specs that name no file: an untrusted caller (a play server's request) may pick these.
 REQUEST_SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "pretrained",
+                 "pretrained+search:SIMS", "pretrained+search:SECONDSs",
                  "pretrained:VARIANT", "puct:SIMS", "puct:SECONDSs",
                  "pretrained+puct[:VARIANT]:BUDGET")
 _SIMS = re.compile(r"[0-9]{1,12}")
@@ -64,6 +70,8 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
         problem = None
     elif kind in ("mcts", "puct") and len(parts) <= 1:
         problem = budget(parts[0]) if parts else None
+    elif kind == "pretrained+search" and len(parts) == 1:
+        problem = budget(parts[0])
     elif kind == "pretrained" and len(parts) <= 1:
         if parts and parts[0] not in VARIANTS:
             problem = f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
@@ -150,10 +158,16 @@ def _moonriver_agent(spec: str, seed: int | None) -> Agent:
         from moonriver_env.agents.rllib_agent import RLlibAgent
 
         return RLlibAgent(arg, deterministic=kind == "rllib", seed=seed, name=spec)
-    if kind == "pretrained":
-        from moonriver_env.agents.pretrained import DEFAULT_VARIANT, PretrainedAgent
+    if spec == "pretrained":  # the shipped network for every variant
+        from moonriver_env.agents.az import AZAgent, shipped_path
 
-        return PretrainedAgent(arg or DEFAULT_VARIANT, name=spec)
+        return AZAgent(shipped_path(), deterministic=True, seed=seed, name=spec)
+    if kind == "pretrained" and arg:  # the PPO weights of one variant
+        from moonriver_env.agents.pretrained import PretrainedAgent
+
+        return PretrainedAgent(arg, name=spec)
+    if kind == "pretrained+search":
+        return _pretrained_search(spec, arg, seed)
     if kind in ("az", "az-sample", "az+search"):
         from moonriver_env.agents.az import az_from_spec
 
@@ -163,6 +177,24 @@ def _moonriver_agent(spec: str, seed: int | None) -> Agent:
 
         return puct_from_spec(spec, seed)
     raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")
+
+
+def _pretrained_search(spec: str, budget: str, seed: int | None) -> Agent:
+    """``pretrained+search:SIMS`` or ``pretrained+search:SECONDSs``: the batched search on the
+    shipped network for every variant; a bad budget says what is allowed."""
+    from moonriver_env.agents.az import MAX_SIMULATIONS, AZSearchAgent, shipped_path
+
+    if not (_SIMS.fullmatch(budget) or SECONDS_BUDGET.fullmatch(budget)):
+        raise ValueError(f"agent spec {spec!r:.80}: expected pretrained+search:SIMS (an integer "
+                         f"from 1 to {MAX_SIMULATIONS}) or pretrained+search:SECONDSs (a number "
+                         f"of seconds over 0)")
+    try:
+        if budget.endswith("s"):
+            return AZSearchAgent(shipped_path(), seed=seed, name=spec,
+                                 seconds=float(budget[:-1]))
+        return AZSearchAgent(shipped_path(), int(budget), seed=seed, name=spec)
+    except ValueError as exc:
+        raise ValueError(f"agent spec {spec!r:.80}: {exc}") from None
 
 
 def _circles_agent(spec: str, seed: int | None) -> Agent:

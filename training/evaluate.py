@@ -147,7 +147,8 @@ def trained_for(path: str) -> dict[str, Any] | None:
 
 def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]:
     """Warnings for SB3 policies trained on another player count or mode than this tournament
-    (``pretrained`` weights of another variant are refused when the tournament builds them)."""
+    (``pretrained:VARIANT`` weights of another variant are refused when the tournament builds
+    them)."""
     warnings = []
     for spec in dict.fromkeys(specs):
         kind, _, path = spec.partition(":")
@@ -210,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                         help="agent specs, at most one per seat: "
                              + ", ".join(SPECS) + " (e.g. mcts:100, mcts:0.5s, "
-                             "pretrained:2p-base, pretrained+puct:0.1s)")
+                             "pretrained+search:32, pretrained:2p-base, pretrained+puct:0.1s; "
+                             "pretrained and pretrained+search play every variant)")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4),
                         help="players per game (default: %(default)s)")
     parser.add_argument("--mode", default="base", choices=("base", "legends"),
