@@ -51,8 +51,11 @@ def test_shipped_checkpoint_beats_random(variant: str) -> None:
 
 
 def test_make_agent_specs_and_errors() -> None:
-    assert make_agent("pretrained").variant == "4p-base"
+    assert make_agent("pretrained:4p-base").variant == "4p-base"
     assert make_agent("pretrained:2p-base").variant == "2p-base"
+    assert PretrainedAgent().name == "pretrained:4p-base"  # bare pretrained is another agent
+    with pytest.raises(ValueError, match="unknown agent spec 'pretrained:'"):
+        make_agent("pretrained:")
     with pytest.raises(ValueError, match="shipped: 4p-base, 2p-base"):
         make_agent("pretrained:3p-legends")
     with pytest.raises(FileNotFoundError):
@@ -60,7 +63,7 @@ def test_make_agent_specs_and_errors() -> None:
 
 
 def test_policy_is_a_distribution_over_legal_actions() -> None:
-    agent = make_agent("pretrained")
+    agent = make_agent("pretrained:4p-base")
     game = Game(GameConfig(num_players=4), seed=5)
     obs = LazyObservation(ObservationEncoder(), game, game.current_player)
     probs, value = agent.policy(obs, game)

@@ -17,10 +17,10 @@ from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.observation import ObservationEncoder
 
 REFUSED = [
-    ("pretrained", GameConfig(num_players=3), "3-player base", "4-player base"),
-    ("pretrained", GameConfig(num_players=2), "2-player base", "4-player base"),
-    ("pretrained", GameConfig(mode="legends", scenario=2), "4-player Legends scenario 2",
-     "4-player base"),
+    ("pretrained:4p-base", GameConfig(num_players=3), "3-player base", "4-player base"),
+    ("pretrained:4p-base", GameConfig(num_players=2), "2-player base", "4-player base"),
+    ("pretrained:4p-base", GameConfig(mode="legends", scenario=2),
+     "4-player Legends scenario 2", "4-player base"),
     ("pretrained:2p-base", GameConfig(num_players=2, mode="legends"), "2-player Legends",
      "2-player base"),
     ("pretrained+puct:5", GameConfig(num_players=3), "3-player base", "4-player base"),
@@ -38,12 +38,16 @@ def test_registry_refuses_weights_of_another_variant(spec, config, asked, traine
     assert line.startswith(f"agent spec {spec!r} cannot play {asked}: its weights were "
                            f"trained for {trained} only")
     assert "az:PATH.npz" in line  # what can play it
+    assert "(agents for every variant: pretrained, pretrained+search:SIMS," in line
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is VariantError and str(again) == line
 
 
 @pytest.mark.parametrize(("spec", "config"), [
     ("pretrained", GameConfig()), ("pretrained:2p-base", GameConfig(num_players=2)),
+    ("pretrained", GameConfig(num_players=3, mode="legends", scenario=1)),
+    ("pretrained+search:4", GameConfig(num_players=2, mode="legends", scenario=4)),
+    ("pretrained:4p-base", GameConfig()), ("pretrained+puct:4p-base:5", GameConfig()),
     ("pretrained+puct:2p-base:5", GameConfig(num_players=2)),
     ("greedy", GameConfig(num_players=3, mode="legends", scenario=4)),
     ("mcts:5", GameConfig(num_players=2, mode="legends")), ("puct:5", GameConfig(num_players=3)),
@@ -77,10 +81,11 @@ def test_the_agent_refuses_a_game_of_another_variant_at_its_first_decision() -> 
 def test_gymnasium_make_refuses_a_named_opponent_of_another_variant() -> None:
     import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 
-    with pytest.raises(VariantError, match="'pretrained' cannot play 3-player base"):
-        gymnasium.make("MoonRiver-v0", num_players=3, opponents=["pretrained", "greedy"])
+    with pytest.raises(VariantError, match="'pretrained:4p-base' cannot play 3-player base"):
+        gymnasium.make("MoonRiver-v0", num_players=3, opponents=["pretrained:4p-base", "greedy"])
     with pytest.raises(VariantError, match="cannot play 4-player Legends scenario 1"):
-        gymnasium.make("MoonRiver-v0", mode="legends", scenario=1, opponents="pretrained")
+        gymnasium.make("MoonRiver-v0", mode="legends", scenario=1,
+                       opponents="pretrained:4p-base")
     env = gymnasium.make("MoonRiver-v0", num_players=2, opponents=["pretrained:2p-base"])
     env.reset(seed=0)
     env.close()
@@ -104,10 +109,10 @@ def test_play_server_refuses_with_a_4xx_json_line() -> None:
     from moonriver_env.play import GameOptions, create_app
 
     client = TestClient(create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",))))
-    r = client.post("/api/games", json={"players": 3, "opponents": ["pretrained"]})
+    r = client.post("/api/games", json={"players": 3, "opponents": ["pretrained:4p-base"]})
     assert 400 <= r.status_code < 500, r.text
     error = r.json()["error"]
-    assert "agent spec 'pretrained' cannot play 3-player base" in error
+    assert "agent spec 'pretrained:4p-base' cannot play 3-player base" in error
     assert "\n" not in error
     r = client.post("/api/games", json={"players": 2, "opponents": ["pretrained:2p-base"]})
     assert r.status_code == 201, r.text
@@ -117,8 +122,8 @@ def test_rllib_config_refuses_an_opponent_of_another_variant() -> None:
     pytest.importorskip("ray")
     from moonriver_env.training.rllib.train import RLlibTrainConfig, UsageError
 
-    with pytest.raises(UsageError, match="'pretrained' cannot play 2-player base"):
-        RLlibTrainConfig.load(None, {"num_players": 2, "opponents": ["pretrained"],
+    with pytest.raises(UsageError, match="'pretrained:4p-base' cannot play 2-player base"):
+        RLlibTrainConfig.load(None, {"num_players": 2, "opponents": ["pretrained:4p-base"],
                                      "env_backend": "pettingzoo"})
 
 
@@ -132,5 +137,5 @@ def test_openspiel_bot_refuses_a_game_of_another_variant() -> None:
     while state.is_chance_node():  # the setup's draws
         state.apply_action(state.chance_outcomes()[0][0])
     with pytest.raises(VariantError, match="cannot play 2-player base"):
-        AgentBot("pretrained", seed=0).step(state)
+        AgentBot("pretrained:4p-base", seed=0).step(state)
     assert np.isscalar(AgentBot("pretrained:2p-base", seed=0).step(state))

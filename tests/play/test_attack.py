@@ -93,6 +93,8 @@ def test_every_response_forbids_sniffing_framing_and_inline_script(local, method
     "rllib:.", "Random", " greedy", "greedy ", "\uff4dcts:5", "mcts:\uff15", "mcts:5000.0000001",
     "mcts:1e3s", "mcts:-1", "mcts:nan", "mcts:infs", "mcts:0s", "mcts:0", "mcts:+5", "mcts:0x10",
     "mcts:5\n", "mcts:10.000000000001s", "puct:5:5", "mcts+puct:5", "pretrained+mcts:5",
+    "pretrained+search:/etc/passwd:5", "pretrained+search:~/w.npz", "pretrained+search:",
+    "pretrained+search", "pretrained+search:0", "pretrained+search:1e3",
 ])
 def test_request_specs_that_name_files_or_odd_budgets_are_refused_unread(spec) -> None:
     client = TestClient(create_app(GameOptions()), raise_server_exceptions=False)

@@ -100,6 +100,8 @@ def test_agent_files_given_on_the_command_line_may_be_chosen_by_file_name(tmp_pa
     ("mcts:1_000", False), ("pretrained:../../x", False), ("random:1", False),
     ("mcts:10s", True), ("mcts:5000", True), ("puct:0.5s", True), ("mcts", True),
     ("pretrained:2p-base", True), ("pretrained+puct:2p-base:5", True), ("greedy", True),
+    ("pretrained+search:999999", False), ("pretrained+search:10.5s", False),
+    ("pretrained+search:50", True), ("pretrained+search:0.5s", True), ("pretrained", True),
 ])
 def test_request_budgets_are_bounded(client, spec, allowed) -> None:
     r = client.post("/api/games", json={"opponents": [spec]})

@@ -283,7 +283,7 @@ def test_eval_warns_for_a_policy_trained_for_another_player_count(capsys, policy
 
 
 @pytest.mark.parametrize(("spec", "argv", "variant"), [
-    ("pretrained", ["--players", "2"], "2-player base"),
+    ("pretrained:4p-base", ["--players", "2"], "2-player base"),
     ("pretrained+puct:5", ["--players", "3"], "3-player base"),
     ("pretrained:2p-base", ["--players", "2", "--mode", "legends", "--scenario", "2"],
      "2-player Legends scenario 2"),
