@@ -30,6 +30,14 @@ game, seeded from the reset seed and the game's index, so ``threads`` (the batch
 that many ``std::thread``s) never changes a result. The greedy seat ranks as GreedyAgent does;
 only its draws among equal choices come from the core's stream instead of the agent's.
 
+Network seats, ``"pretrained"`` (the shipped network) and ``"az:PATH.npz"`` (a
+``moonriver-train-az`` file, loaded when the batch takes the seat), play ``agents.az.AZAgent``'s
+moves (the policy's most likely legal action). The core plays their forced decisions and stops
+at their others; after each core step the batch decides them in rounds (each round: the waiting
+games' greedy priors in one core call, one numpy forward per network, then ``step_network``
+plays on in the core) until every game waits on a learner, so they too never reach Python as
+agent-steps, and rewards, autoreset, ``final_obs`` and seeds behave as with the other seats.
+
 **Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g`` (``reset(seed,
 seeds=[...])``: from ``seeds[g]``); its k-th episode (k = 0, 1, ...) uses ``seed + g + N * k``,
 so game g of a batch always replays the same games (``moonriver_env.core.Game(config, seed + g
@@ -110,7 +118,7 @@ def _seat_kinds(names: Sequence[str]) -> list[int]:
     return kinds
 
 
-def network_path(name: str) -> str:
+def _network_path(name: str) -> str:
     """The network file a network seat plays: the shipped one for ``"pretrained"``, PATH for
     ``"az:PATH"``."""
     if name == "pretrained":
@@ -121,15 +129,16 @@ def network_path(name: str) -> str:
     return name[3:]
 
 
-def load_network(name: str) -> Any:
+def _load_network(name: str) -> Any:
     """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat;
     a missing file or one that is not a moonriver-train-az network is a ValueError."""
     from moonriver_env.agents.az import cached_az
 
-    path = network_path(name)
+    path = _network_path(name)
     if not os.path.isfile(path):
-        raise ValueError(f"seat {name!r}: no network file {path!r} (az:PATH.npz names a file "
-                         f"written by moonriver-train-az)")
+        what = "the shipped network" if name == "pretrained" else \
+            "az:PATH.npz names a file written by moonriver-train-az"
+        raise ValueError(f"seat {name!r}: no network file {path!r} ({what})")
     try:
         return cached_az(path)[0]
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
@@ -281,9 +290,9 @@ class BatchedGames:
 
     def _add_network(self, name: str) -> int:
         """The index of a network seat's network among the batch's (loaded when new)."""
-        path = os.path.abspath(network_path(name))
+        path = os.path.abspath(_network_path(name))
         if path not in self._network_ids:
-            self._networks.append(load_network(name))
+            self._networks.append(_load_network(name))
             self._network_ids[path] = len(self._networks) - 1
         return self._network_ids[path]
 

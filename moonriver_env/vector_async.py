@@ -26,7 +26,8 @@ drops their results (an error among them too); a closed pool refuses ``send`` an
 episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games)`` reset with
 the same seed, whatever the parts or the order of ``recv``. Built-in seats (``seats=``) draw
 from their part's streams (part p's seed is ``seed + p * batch_size``), so their draws depend
-on ``batch_size`` but never on timing, workers or the order of ``recv``.
+on ``batch_size`` but never on timing, workers or the order of ``recv``. Network seats
+(``"pretrained"``, ``"az:PATH.npz"``) are decided on the part's worker thread, in its step.
 
 **Errors.** An illegal action raises ``BatchIllegalActionError`` from the ``recv`` that would
 have returned its part (``game_index`` is the game's env id); no game of that part changed and

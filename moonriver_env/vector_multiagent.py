@@ -19,6 +19,8 @@ step's results as a :class:`BatchState`, the batched counterpart of pgx's ``Stat
   in :mod:`moonriver_env.vector_async`).
 
 Seeds are ``BatchedGames``'s: game g's k-th episode is ``core.Game(config, seed + g + N * k)``.
+``reset(seed, seats=[...])`` may give games built-in or network seats (``"greedy"``,
+``"pretrained"``, ...), played inside the batch: their decisions are never rows.
 """
 
 from __future__ import annotations
