@@ -65,6 +65,36 @@ def test_pretrained_seats_play_the_moves_az_agent_plays(observation: str) -> Non
     assert batch.network_rounds < batch.network_decisions  # games decided side by side
 
 
+def test_endings_on_network_moves_give_the_learners_final_view_with_or_without_autoreset(
+        ) -> None:
+    """A game that ends on a network seat's move ends within the learner's step: its rewards,
+    done and final_obs (the learner's view) are those of the same game in a fixed list."""
+    seats, config = ("learner", "pretrained"), GameConfig(num_players=2)
+    fixed = BatchedGames(8, config, seats, autoreset=False)
+    auto = BatchedGames(8, config, seats)
+    fixed.reset(1)
+    auto.reset(1)
+    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    while not fixed.over.all():
+        actions, live = auto.random_actions(), ~fixed.over
+        assert np.array_equal(actions[live], fixed.random_actions()[live])
+        fixed.step(actions)  # the rows of games over are ignored
+        auto.step(actions)
+        for g in np.flatnonzero(fixed.done).tolist():
+            assert auto.done[g] and auto.episodes[g] == 1 and auto.player[g] == 0
+            assert np.array_equal(auto.rewards[g], fixed.rewards[g])
+            assert np.array_equal(auto.final_obs[g], fixed.final_obs[g])
+            seen[g] = (fixed.rewards[g].copy(), fixed.final_obs[g].copy())
+    by_network = 0
+    for g, (rewards, final) in seen.items():
+        game = fixed.game(g)
+        assert np.array_equal(final, game.observe(0))
+        assert rewards.tolist() == game.returns()
+        last = [e for e in game.history if e["type"] == "decision"][-1]
+        by_network += last["player"] == 1
+    assert len(seen) == 8 and by_network >= 1
+
+
 def test_each_round_is_one_forward_and_results_do_not_depend_on_threads(monkeypatch) -> None:
     seats = ("pretrained", "learner")
     config = GameConfig(num_players=2)
