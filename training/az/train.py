@@ -22,6 +22,7 @@ evaluates on CUDA when present, else the CPU (reproducible there: same seed, sam
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import math
 import os
@@ -57,12 +58,11 @@ from moonriver_env.training.settings import load_settings
 from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
 
 FORMAT = "moonriver-az-resume/1"
-WARMUP_HEADS = ("value_head.", "margin_head.")  # what learns in the value warm-up
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
 # Settings that fix the network or the run's draws: a resumed run keeps them.
-FIXED = ("seed", "variants", "games", "simulations", "max_considered", "buffer", "batch_size",
-         "updates", "channels", "opponent_channels", "hidden", "prior", "value_warmup",
-         "warm_start")
+FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
+         "buffer", "batch_size", "updates", "channels", "opponent_channels", "hidden", "prior",
+         "value_warmup", "warm_start")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ class AZConfig:
     games: int = 32
     simulations: int = 32
     max_considered: int = 16
+    c_visit: float = 50.0
+    c_scale: float = 1.0
     iterations: int = 0
     minutes: float = 0.0
     buffer: int = 8192
@@ -116,6 +118,8 @@ class AZConfig:
             (self.games >= 1 and self.simulations >= 1 and self.max_considered >= 1,
              "games, simulations and max_considered must be >= 1"),
             (self.iterations >= 0 and self.minutes >= 0, "iterations and minutes must be >= 0"),
+            (math.isfinite(self.c_visit) and math.isfinite(self.c_scale) and self.c_visit >= 0
+             and self.c_scale > 0, "c_visit must be finite and >= 0, c_scale finite and > 0"),
             (self.iterations > 0 or self.minutes > 0,
              "set iterations or minutes (both 0 would never stop)"),
             (1 <= self.batch_size <= self.buffer, "need 1 <= batch_size <= buffer"),
@@ -190,21 +194,27 @@ class ReplayBuffer:
 
 
 def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
-           cfg: AZConfig, policy_coef: float = 1.0) -> tuple[torch.Tensor, dict[str, float]]:
-    """The training loss of a minibatch: ``policy_coef`` x the policy's cross-entropy to the
-    search's policy, ``value_coef`` x the value's cross-entropy to the win shares,
-    ``margin_coef`` x the margins' squared error."""
+           cfg: AZConfig, teacher: AZNet | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+    """The training loss of a minibatch: the policy's cross-entropy to the search's policy
+    (to ``teacher``'s policy when given), ``value_coef`` x the value's cross-entropy to the win
+    shares, ``margin_coef`` x the margins' squared error."""
     def t(key: str) -> torch.Tensor:
         return torch.from_numpy(batch[key]).to(device)
 
-    logp, logv, margin = net.heads(t("obs"), t("mask").bool(), t("num_players"),
-                                   t("prior") if net.uses_prior else None)
-    policy = -(t("policy").float() * logp).sum(1).mean()
+    inputs = (t("obs"), t("mask").bool(), t("num_players"),
+              t("prior") if net.uses_prior else None)
+    logp, logv, margin = net.heads(*inputs)
+    if teacher is None:
+        target = t("policy").float()
+    else:
+        with torch.no_grad():
+            target = teacher.heads(*inputs)[0].exp()
+    policy = -(target * logp.masked_fill(target == 0, 0.0)).sum(1).mean()
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
     err = (margin - t("margin") / MARGIN_SCALE).masked_fill(~seats, 0.0)
     margin_loss = (err * err).sum(1).mean()
-    total = policy_coef * policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
+    total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
     return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
 
 
@@ -233,6 +243,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
                              algorithm="gumbel",
                              max_considered=max_considered or cfg.max_considered,
+                             c_visit=cfg.c_visit, c_scale=cfg.c_scale,
                              threads=cfg.search_threads,
                              greedy_prior=SHAPE_WEIGHT if cfg.prior else None)
 
@@ -278,6 +289,10 @@ class Run:
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
+        # the value warm-up holds the policy to the starting network's (a frozen copy)
+        self.teacher: AZNet | None = None
+        if cfg.value_warmup > 0:
+            self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.learning_rate,
                                      weight_decay=cfg.weight_decay)
         self.buffer = ReplayBuffer(cfg.buffer)
@@ -287,12 +302,15 @@ class Run:
             self._restore(state)
         self.make_search = make_search or batched_search(cfg)
         # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
-        # draw from the network's policy, while the value heads learn and the policy rests
+        # draw from the network's policy, while the value learns through the whole trunk and
+        # the policy is held to the starting network's
         self.warmup_search = make_search or batched_search(cfg, 1, 1)
         self.started = time.monotonic() - self.seconds
 
     def _restore(self, state: dict[str, Any]) -> None:
         self.net.load_state_dict(state["net"])
+        if self.teacher is not None and "teacher" in state:
+            self.teacher.load_state_dict(state["teacher"])
         self.opt.load_state_dict(state["opt"])
         self.buffer.restore(state["buffer"])
         self.rng.bit_generator.state = json.loads(state["rng"])
@@ -304,6 +322,8 @@ class Run:
         return {"format": FORMAT, "config": asdict(self.cfg), "iteration": self.iteration,
                 "samples": self.samples, "seconds": self.elapsed(),
                 "net": self.net.state_dict(), "opt": self.opt.state_dict(),
+                **({"teacher": self.teacher.state_dict()}
+                   if self.teacher is not None and self.in_warmup() else {}),
                 "buffer": self.buffer.state(), "rng": json.dumps(self.rng.bit_generator.state)}
 
     def elapsed(self) -> float:
@@ -335,14 +355,14 @@ class Run:
         play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
         games = new_games(self.variants, self.cfg.games, play_rng)
         self.net.eval()
-        warmup = self.iteration < self.cfg.value_warmup
+        warmup = self.in_warmup()
         samples, stats = play(games, network_evaluator(self.net, self.device),
                               self.warmup_search if warmup else self.make_search, play_rng,
                               prior=self.cfg.prior)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
-            loss = self._train(warmup)
+            loss = self._train(self.teacher if warmup else None)
             self.iteration += 1
             self.samples += len(samples)
         per_s = max(t_play, 1e-9)
@@ -352,30 +372,26 @@ class Run:
                 f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
                 f"{self.elapsed():.0f}s")
 
-    def _train(self, warmup: bool = False) -> dict[str, float]:
-        """``updates`` minibatch steps from the buffer; the mean losses. In the value
-        warm-up only the value and margin heads learn (the trunk and policy rest, so the
-        warm-started policy plays on unchanged)."""
+    def in_warmup(self) -> bool:
+        """Whether the next iteration is one of the value warm-up's."""
+        return self.iteration < self.cfg.value_warmup
+
+    def _train(self, teacher: AZNet | None) -> dict[str, float]:
+        """``updates`` minibatch steps from the buffer (the policy toward ``teacher``'s when
+        given); the mean losses."""
         totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
         if self.buffer.size < self.cfg.batch_size:
             return totals
         self.net.train()
         sums = dict.fromkeys(totals, 0.0)
-        params = list(self.net.named_parameters())
-        for name, p in params:
-            p.requires_grad_(not warmup or name.startswith(WARMUP_HEADS))
-        try:
-            for _ in range(self.cfg.updates):
-                loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
-                                     self.device, self.cfg, 0.0 if warmup else 1.0)
-                self.opt.zero_grad(set_to_none=True)
-                loss.backward()
-                self.opt.step()
-                for k, v in parts.items():
-                    sums[k] += v / self.cfg.updates
-        finally:
-            for _, p in params:
-                p.requires_grad_(True)
+        for _ in range(self.cfg.updates):
+            loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
+                                 self.device, self.cfg, teacher)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            for k, v in parts.items():
+                sums[k] += v / self.cfg.updates
         return sums if self.cfg.updates else totals
 
     def train(self) -> int:
