@@ -433,19 +433,9 @@ void VectorGames::greedy_prior(const std::int64_t* games, int count, double shap
     if (games[r] < 0 || games[r] >= num_games() || games_[games[r]]->is_over())
       throw std::invalid_argument("greedy_prior: every listed game must exist and not be over");
   parallel(threads, count, 1, [&](int lo, int hi) {
-    std::int64_t ids[NUM_ACTIONS];
-    double values[NUM_ACTIONS];
-    std::int64_t shape[NUM_ACTIONS];
-    for (int r = lo; r < hi; ++r) {
-      float* row = out + static_cast<std::size_t>(r) * NUM_ACTIONS;
-      std::fill_n(row, NUM_ACTIONS, 0.0f);
-      const Game& game = *games_[games[r]];
-      const int m = game.legal_ids(ids);
-      if (m < 2) continue;
-      greedy_values(game, ids, m, values, shape);
-      for (int i = 0; i < m; ++i)
-        row[ids[i]] = static_cast<float>(values[i] + shape_weight * static_cast<double>(shape[i]));
-    }
+    for (int r = lo; r < hi; ++r)
+      greedy_prior_row(*games_[games[r]], shape_weight,
+                       out + static_cast<std::size_t>(r) * NUM_ACTIONS);
   });
 }
 
