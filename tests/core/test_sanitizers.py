@@ -126,12 +126,12 @@ def test_differential_games_run_clean(sanitized: dict[str, str]) -> None:
 
 def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     """The differential suite's short tests (not its 5,040 games), the byte-state, binding,
-    vector and batched-search tests."""
+    vector (network seats included) and batched-search tests."""
     out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                      "tests/core/test_core_differential.py", "-k", "not five_thousand",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
                      "tests/core/test_vector.py", "tests/core/test_vector_seats.py",
-                     "tests/core/test_az_search.py")
+                     "tests/core/test_vector_net_seats.py", "tests/core/test_az_search.py")
     assert " passed" in out and " failed" not in out
 
 
