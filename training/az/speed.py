@@ -1,7 +1,11 @@
 """Self-play speed of the search recipe: the batched loop against the same search played one
 game at a time (same games, same network, the network included).
 
-    python -m moonriver_env.training.az.speed --games 16 --simulations 32
+    python -m moonriver_env.training.az.speed --games 16 --simulations 32 [--threads 2]
+
+The network is ``az_all.toml``'s (RanchNet sizes 32/16/128, Greedy's prior added: each leaf's
+prior is computed in the core), untrained: its speed does not depend on its weights.
+``--threads`` sets torch's threads and the search's core threads for both loops.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet,
     total, evaluate = PlayStats(), network_evaluator(net, device)
     start = time.perf_counter()
     for games in groups:
-        _, stats = play(games, evaluate, batched_search(cfg), np.random.default_rng(cfg.seed))
+        _, stats = play(games, evaluate, batched_search(cfg), np.random.default_rng(cfg.seed),
+                        prior=cfg.prior)
         for key, value in vars(stats).items():
             setattr(total, key, getattr(total, key) + value)
     return total, time.perf_counter() - start
@@ -45,17 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=16)
     p.add_argument("--simulations", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch and search threads (>= 1)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
     add_debug_flag(p)
     args = p.parse_args(argv)
     cfg = AZConfig(games=args.games, simulations=args.simulations, seed=args.seed,
-                   iterations=1, device=args.device)
+                   iterations=1, device=args.device, torch_threads=args.threads,
+                   search_threads=args.threads)
     cfg.validate()
     device = pick_device(cfg.device)
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
-                          hidden=cfg.hidden)).to(device).eval()
+                          hidden=cfg.hidden, use_prior=cfg.prior)).to(device).eval()
 
     def games() -> list[object]:
         return new_games(ALL_VARIANTS, cfg.games, np.random.default_rng(cfg.seed))
