@@ -1,23 +1,35 @@
-"""The agent ladder: every baseline against every other, 4-player and 2-player base game.
+"""The agent ladder: every baseline against every other, in base and Legends variants.
 
     python benchmarks/ladder.py --games 1000 --workers 2 --write
 
+``--variants`` names the variants (NP-base or NP-legends-S: N players 2-4, Legends of the West
+scenario S 1-4); by default 4p-base, 2p-base and 4p-legends-2 (scenario 2, Gold Rush: the
+Legends variant where the PPO weights were measured playing out of their variant, 0.61
+against three Greedy and 5 wins in 52 games at a table with ``mcts:100``, so its table shows
+what one network for every variant changed; a 4-player table, like the base game's main one).
 For each variant the pool is random, greedy, an MCTS agent per ``--mcts`` budget (20, 100 and
-1000 simulations by default), the pretrained policy, and the policy with search
-(``pretrained+puct``) per ``--search`` budget (30 and 12 simulations by default; on the
-compiled core 12 take about the time of ``mcts:1000`` per decision, see
-``benchmarks/decision_time.py``). When the pretrained weights are not installed, ``puct``
-(heuristic prior) stands in for the policy's agents, with a note. Every combination of
-``players`` agents of the pool is one table, played by ``run_tournament`` with seats rotated,
-for as many games as give every agent ``--games`` seat-games in all (rounded up to whole
-tables); table t of variant v uses seeds ``seed + 100_000_000 * v + 1_000_000 * t + g`` (from
-4e9 by default: no training game uses them). Per agent the script pools its seat-games over
-all tables: win rate with its 95% Wilson interval, mean score and margin, and openskill
-(Plackett-Luce) ratings updated over all games, interleaved across tables by game index. Every
-pair of agents also gets a head-to-head matrix: the share of the games they played together in
-which the row agent finished ahead of the column agent (winner first, then by score; a tie
-counts half), which for two players is the row's win rate. Tables are spread over
-``--workers`` processes, the slowest first; each finished table is saved under
+1000 simulations by default), the one network for every variant alone (``pretrained``) and
+with its batched search per ``--az-search`` budget (``pretrained+search:SIMS``; 16 simulations
+by default, about the time of ``mcts:1000`` per decision on the compiled core, see
+``benchmarks/decision_time.py``), and, where the variant has the PPO recipe's weights (4p-base
+and 2p-base only: other variants refuse them), those weights alone (``pretrained:4p-base`` or
+``pretrained:2p-base``) and as the prior of PUCT search per ``--search`` budget
+(``pretrained+puct:VARIANT:N``; 30 and 12 by default, 12 about the time of ``mcts:1000``).
+When the PPO weights are not installed, ``puct`` (heuristic prior) stands in for their agents,
+and when the one network's weights are missing its agents are left out, each with a note.
+Every combination of ``players`` agents of a variant's pool is one table, played by
+``run_tournament`` with seats rotated, for as many games as give every agent ``--games``
+seat-games in all (rounded up to whole tables); table t of variant v uses seeds
+``seed + 1_000_000_000 * v + 1_000_000 * t + g``, where v is the variant's place in
+``VARIANTS`` (4p-base 0, 2p-base 1, 3p-base 2, then the Legends variants: 4p-legends-2 is
+12), whichever variants a run names (from 4e9 by default: training games use seeds below 1e9,
+the documented evaluations 1e9 to 3.1e9). Per agent the script pools its seat-games over
+all tables of a variant: win rate with its 95% Wilson interval, mean score and margin, and
+openskill (Plackett-Luce) ratings updated over all games, interleaved across tables by game
+index. Every pair of agents also gets a head-to-head matrix: the share of the games they
+played together in which the row agent finished ahead of the column agent (winner first, then
+by score; a tie counts half), which for two players is the row's win rate. Tables are spread
+over ``--workers`` processes, the slowest first; each finished table is saved under
 ``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. It
 reports wall and CPU seconds (and the load average before and after, as the machine may be
 shared) and how long ``--games 1000`` would take at this run's pace. ``--backend`` names the
@@ -49,44 +61,82 @@ from typing import Any, NamedTuple
 
 import moonriver_env.agents as agents_package
 from machine import machine  # this script's directory is on sys.path
+from moonriver_env.agents.az import MAX_SIMULATIONS
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
 from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
 
 import moonriver_env.core as core_package
 import moonriver_env.engine as engine_package
 from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.engine.scenarios import SCENARIOS
 
-VARIANTS = {"4p-base": 4, "2p-base": 2}
-PRETRAINED = {"4p-base": "pretrained", "2p-base": "pretrained:2p-base"}
+# Every variant a ladder may play; a variant's place here fixes its seeds (4p-base and 2p-base
+# first, as in earlier ladders, then the others in moonriver-train-az's order).
+VARIANTS = ("4p-base", "2p-base",
+            *(v for v in ALL_VARIANTS if v not in ("4p-base", "2p-base")))
+DEFAULT_VARIANTS = ["4p-base", "2p-base", "4p-legends-2"]
+PPO_VARIANTS = ("4p-base", "2p-base")  # the variants with PPO weights (pretrained:VARIANT)
 MARKERS = ("<!-- ladder:start -->", "<!-- ladder:end -->")
 SUMMARY_MARKERS = ("<!-- ladder-summary:start -->", "<!-- ladder-summary:end -->")
 TABLE_STRIDE = 1_000_000
-VARIANT_STRIDE = 100_000_000
+VARIANT_STRIDE = 1_000_000_000
+MAX_TABLES = VARIANT_STRIDE // TABLE_STRIDE  # tables of one variant, so that seeds stay apart
 
 
-def pool_for(variant: str, mcts: Sequence[int], search: Sequence[str]) -> tuple[list[str], str]:
+def variant_title(variant: str) -> str:
+    """A variant in words: "4-player base game", "4-player Legends, scenario 2 (Gold Rush)"."""
+    config = variant_config(variant)
+    if config.scenario is None:
+        return f"{config.num_players}-player base game"
+    return (f"{config.num_players}-player Legends of the West, scenario {config.scenario} "
+            f"({SCENARIOS[config.scenario].name})")
+
+
+def pool_for(variant: str, mcts: Sequence[int], search: Sequence[str],
+             az_search: Sequence[int] = ()) -> tuple[list[str], str]:
     """The agent specs of a variant's ladder (random, greedy, an MCTS agent per budget of
-    ``mcts``, the pretrained policy and a ``pretrained+puct`` agent per budget of ``search``),
-    and a note on what was skipped (or "")."""
-    pool = ["random", "greedy", *(f"mcts:{sims}" for sims in mcts)]
-    pretrained = PRETRAINED[variant]
+    ``mcts``; where the variant has PPO weights, ``pretrained:VARIANT`` and a
+    ``pretrained+puct:VARIANT`` agent per budget of ``search``; the one network ``pretrained``
+    and a ``pretrained+search`` agent per budget of ``az_search``), and a note on what was
+    skipped or stood in (or "")."""
+    pool, notes = ["random", "greedy", *(f"mcts:{sims}" for sims in mcts)], []
+    if variant in PPO_VARIANTS:
+        ppo = f"pretrained:{variant}"
+        try:
+            make_agent(ppo)
+        except (ValueError, OSError, ImportError) as exc:
+            notes.append(f"`{ppo}` and `pretrained+puct:{variant}` skipped ({why_missing(exc)}); "
+                         f"{', '.join(f'`puct:{b}`' for b in search)} (heuristic prior) play "
+                         f"instead")
+            pool += [f"puct:{b}" for b in search]
+        else:
+            pool += [ppo, *(f"pretrained+puct:{variant}:{b}" for b in search)]
     try:
-        make_agent(pretrained)
+        make_agent("pretrained")
     except (ValueError, OSError, ImportError) as exc:
-        why = (f"{os.path.basename(exc.filename)} not found" if isinstance(exc, OSError)
-               and exc.filename else str(exc))
-        note = (f"`{pretrained}` and `pretrained+puct` skipped ({why}); "
-                f"{', '.join(f'`puct:{b}`' for b in search)} (heuristic prior) play instead")
-        return [*pool, *(f"puct:{b}" for b in search)], note
-    suffix = "" if variant == "4p-base" else f"{variant}:"
-    return [*pool, pretrained, *(f"pretrained+puct:{suffix}{b}" for b in search)], ""
+        notes.append(f"`pretrained` and `pretrained+search` skipped ({why_missing(exc)})")
+    else:
+        pool += ["pretrained", *(f"pretrained+search:{sims}" for sims in az_search)]
+    return pool, "; ".join(notes)
+
+
+def why_missing(exc: BaseException) -> str:
+    """Why an agent could not be built: the missing file's name, or the error's text."""
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{os.path.basename(exc.filename)} not found"
+    return str(exc)
 
 
 # On the compiled core a PUCT simulation (a network evaluation and a rollout, driven from
 # Python) costs about 70 of the core's MCTS simulations, and the core runs about 300,000 of
 # those a second (benchmarks/decision_time.py); the order of the tables only needs it rough.
 PUCT_COST = 70
+# A simulation of the batched search on the network (pretrained+search: one leaf valued by the
+# network in numpy, the tree in the core) costs about 60 (16 of them take about the time of
+# mcts:1000, 4 and 2 players alike).
+AZ_SEARCH_COST = 60
 MCTS_SIMS_PER_SECOND = 300_000
 
 
@@ -95,10 +145,14 @@ def table_cost(specs: Sequence[str]) -> int:
     agents (a time budget counts as the simulations the core runs in that time)."""
     cost = 0
     for spec in specs:
-        if spec.startswith(("mcts:", "puct:", "pretrained+puct:")):
+        if spec.startswith(("mcts:", "puct:", "pretrained+puct:", "pretrained+search:",
+                            "az+search:")):
             budget = spec.rsplit(":", 1)[1]
             if budget.isdigit():
-                cost += int(budget) * (1 if spec.startswith("mcts:") else PUCT_COST)
+                per_simulation = (1 if spec.startswith("mcts:") else PUCT_COST
+                                  if spec.startswith(("puct:", "pretrained+puct:"))
+                                  else AZ_SEARCH_COST)
+                cost += int(budget) * per_simulation
             else:  # SECONDSs: the same time whatever the search
                 cost += round(float(budget.removesuffix("s")) * MCTS_SIMS_PER_SECOND)
     return cost
@@ -127,7 +181,7 @@ def code_fingerprint() -> str:
 
 def table_path(tables_dir: str, variant: str, t: int) -> str:
     """Where table ``t`` of ``variant`` is saved once played."""
-    return os.path.join(tables_dir, f"{variant}_table{t:02d}.json")
+    return os.path.join(tables_dir, f"{variant}_table{t:03d}.json")
 
 
 class Task(NamedTuple):
@@ -147,8 +201,9 @@ def play_table(task: Task) -> dict[str, Any]:
     """Play one table (runs in a worker process), save it, and return its summary, outcomes,
     wall seconds and CPU seconds (of its worker process)."""
     start, start_cpu = time.perf_counter(), time.process_time()
-    result = run_tournament(list(task.specs), VARIANTS[task.variant], "base", task.games, task.seed,
-                            1, progress=False, backend=task.backend)
+    config = variant_config(task.variant)
+    result = run_tournament(list(task.specs), config.num_players, config.mode, task.games,
+                            task.seed, 1, progress=False, backend=task.backend, config=config)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     print(f"{task.variant} table {task.index}: {' '.join(task.specs)}: {task.games} games in "
           f"{seconds:.0f} s", file=sys.stderr, flush=True)
@@ -178,6 +233,26 @@ def saved_table(task: Task) -> dict[str, Any] | None:
     return table if same else None
 
 
+def table_seed(seed: int, variant: str, t: int) -> int:
+    """The first seed of table ``t`` of ``variant`` (its games take the next ones)."""
+    return seed + VARIANT_STRIDE * VARIANTS.index(variant) + TABLE_STRIDE * t
+
+
+def seed_problem(variant: str, pool_size: int, seat_games: int) -> str | None:
+    """Why the seeds of a variant's tables would run into another table's or variant's, or
+    None when they stay apart."""
+    players = variant_config(variant).num_players
+    tables = math.comb(pool_size, players)
+    if tables > MAX_TABLES:
+        return (f"{variant}: {pool_size} agents make {tables} tables of {players}; at most "
+                f"{MAX_TABLES} keep every table's seeds apart (fewer budgets)")
+    games = games_per_table(players, pool_size, seat_games)
+    if games > TABLE_STRIDE:
+        return (f"{variant}: {games} games per table; at most {TABLE_STRIDE} keep every "
+                f"table's seeds apart (fewer --games)")
+    return None
+
+
 def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers: int,
                tables_dir: str, resume: bool = False,
                backend: str = DEFAULT_BACKEND) -> list[dict[str, Any]]:
@@ -185,13 +260,17 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
     slowest first) on the ``backend`` implementation; with ``resume``, tables already saved
     in ``tables_dir`` are reused."""
     tasks, fingerprint = [], code_fingerprint()
+    for variant, pool in pools.items():
+        problem = seed_problem(variant, len(pool), seat_games)
+        if problem is not None:
+            raise ValueError(problem)
     os.makedirs(tables_dir, exist_ok=True)
-    for v, (variant, pool) in enumerate(pools.items()):
-        games = games_per_table(VARIANTS[variant], len(pool), seat_games)
-        for t, specs in enumerate(itertools.combinations(pool, VARIANTS[variant])):
-            tasks.append(Task(variant, t, specs, games,
-                              seed + VARIANT_STRIDE * v + TABLE_STRIDE * t, tables_dir,
-                              fingerprint, backend))
+    for variant, pool in pools.items():
+        players = variant_config(variant).num_players
+        games = games_per_table(players, len(pool), seat_games)
+        for t, specs in enumerate(itertools.combinations(pool, players)):
+            tasks.append(Task(variant, t, specs, games, table_seed(seed, variant, t),
+                              tables_dir, fingerprint, backend))
     saved = {task: table for task in tasks
              if resume and (table := saved_table(task)) is not None}
     todo = sorted((task for task in tasks if task not in saved),
@@ -201,8 +280,8 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
     if workers == 1 or not todo:
         played = [play_table(task) for task in todo]
     else:
-        with multiprocessing.get_context("spawn").Pool(workers) as pool:
-            played = pool.map(play_table, todo, chunksize=1)
+        with multiprocessing.get_context("spawn").Pool(workers) as processes:
+            played = processes.map(play_table, todo, chunksize=1)
     tables = {**saved, **dict(zip(todo, played, strict=True))}
     runs = []
     for variant, pool in pools.items():
@@ -214,7 +293,9 @@ def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers:
                 outcomes.append({**o, "lineup": [seats[a] for a in o["lineup"]],
                                  "table": task.index})
         outcomes.sort(key=lambda o: (o["game"], o["table"]))
-        runs.append({"variant": variant, "players": VARIANTS[variant], "agents": pool,
+        config = variant_config(variant)
+        runs.append({"variant": variant, "players": config.num_players, "mode": config.mode,
+                     "scenario": config.scenario, "agents": pool,
                      "tables": [tables[task] for task in mine],
                      "summary": [asdict(a) for a in summarise(pool, outcomes)],
                      "head_to_head": head_to_head(pool, outcomes),
@@ -273,18 +354,23 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
              f"({wall}; the tables' recorded times add up to "
              f"{sum(t['seconds'] for t in tables) / 60:.1f} worker-minutes{cpu} on {where}; "
              f"games played by the `{args.backend}` backend).", "",
-             "Every combination of agents of the pool plays one table of the base game, seats "
-             f"rotated, so that every agent plays at least {args.games} seat-games; win rates "
-             "pool each agent's "
+             "Every combination of agents of a variant's pool plays one table of that variant, "
+             f"seats rotated, so that every agent plays at least {args.games} seat-games; win "
+             "rates pool each agent's "
              "seat-games over all its tables (a seat-game won counts 1, a shared win 1/k), "
              "ratings are openskill Plackett-Luce ordinals (mu - 3 sigma) over all games. "
-             "Chance is 1/players per seat-game.", ""]
+             "Chance is 1/players per seat-game. `pretrained` is the one network for every "
+             "variant, `pretrained+search:N` its batched search with N simulations a decision; "
+             "`pretrained:4p-base` and `pretrained:2p-base` are the PPO recipe's weights, alone "
+             "or as the prior of `pretrained+puct:VARIANT:N`, and play only their own variant.",
+             ""]
     lines += [f"- {n}" for n in notes]
     if notes:
         lines.append("")
     for run in runs:
         rows = sorted(run["summary"], key=lambda a: -a["rating"])
-        lines += [f"### {run['variant']} ({len(run['tables'])} tables)", "",
+        lines += [f"### {run['variant']}: {variant_title(run['variant'])} "
+                  f"({len(run['tables'])} tables)", "",
                   "| agent | seat-games | win rate | 95% CI | mean score | mean margin "
                   "| openskill ordinal (mu ± sigma) |", "|---|---|---|---|---|---|---|"]
         for a in rows:
@@ -347,13 +433,21 @@ def replace_between(path: str, markers: tuple[str, str], text: str) -> None:
         fh.write(head + "\n" + text + content[end:])
 
 
+def ladder_variant(text: str) -> str:
+    """An argparse type: a variant name the ladder plays (a clear one-line error otherwise)."""
+    if text not in VARIANTS:
+        raise argparse.ArgumentTypeError(
+            f"unknown variant {text!r:.40}; allowed: NP-base or NP-legends-S with N 2-4 and "
+            f"S 1-4 ({', '.join(VARIANTS)})")
+    return text
+
+
 def command(args: argparse.Namespace) -> str:
     """The command line that reproduces this run."""
     parts = ["python benchmarks/ladder.py", f"--games {args.games}", f"--seed {args.seed}",
-             "--mcts " + " ".join(map(str, args.mcts)), "--search " + " ".join(args.search),
-             f"--workers {args.workers}"]
-    if args.variants != list(VARIANTS):
-        parts.append("--variants " + " ".join(args.variants))
+             "--variants " + " ".join(args.variants), "--mcts " + " ".join(map(str, args.mcts)),
+             "--search " + " ".join(args.search),
+             "--az-search " + " ".join(map(str, args.az_search)), f"--workers {args.workers}"]
     if args.backend != "core":
         parts.append(f"--backend {args.backend}")
     return " ".join(parts) + (" --write" if args.write else "")
@@ -370,10 +464,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mcts", type=integer_at_least(1), nargs="+", default=[20, 100, 1000],
                         metavar="SIMS", help="the MCTS budgets (simulations), one agent each")
     parser.add_argument("--search", nargs="+", default=["30", "12"], metavar="BUDGET",
-                        help="the budgets of pretrained+puct (or puct), one agent each: SIMS "
-                             "or SECONDSs (on the core, pretrained+puct:12 takes about the "
-                             "time of mcts:1000 per decision; see benchmarks/decision_time.py)")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+                        help="the budgets of pretrained+puct:VARIANT (or puct), one agent each, "
+                             "in the variants with PPO weights (4p-base, 2p-base): SIMS or "
+                             "SECONDSs (on the core, pretrained+puct:12 takes about the time of "
+                             "mcts:1000 per decision; see benchmarks/decision_time.py)")
+    parser.add_argument("--az-search", type=integer_at_least(1), nargs="+", default=[16],
+                        metavar="SIMS",
+                        help="the simulations of pretrained+search (the one network's batched "
+                             "search), one agent each (on the core, 16 take about the time of "
+                             "mcts:1000 per decision)")
+    parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS),
+                        metavar="VARIANT", type=ladder_variant,
+                        help="the variants, one ladder each: NP-base or NP-legends-S (N "
+                             "players 2-4, Legends scenario S 1-4; default: "
+                             f"{' '.join(DEFAULT_VARIANTS)})")
     parser.add_argument("--workers", type=integer_at_least(1), default=1,
                         help="worker processes, each playing whole tables")
     parser.add_argument("--out", default="runs/ladder/ladder.json", help="JSON results")
@@ -391,17 +495,30 @@ def main(argv: list[str] | None = None) -> int:
             make_agent(f"puct:{budget}")
         except ValueError as exc:
             parser.error(f"--search: {exc}")
-    for flag, budgets in (("--mcts", args.mcts), ("--search", args.search)):
+    for sims in args.az_search:
+        if sims > MAX_SIMULATIONS:
+            parser.error(f"--az-search: expected simulations from 1 to {MAX_SIMULATIONS}, "
+                         f"got {sims}")
+    for flag, budgets in (("--mcts", args.mcts), ("--search", args.search),
+                          ("--az-search", args.az_search), ("--variants", args.variants)):
         twice = sorted({b for b in budgets if budgets.count(b) > 1}, key=str)
         if twice:
-            parser.error(f"{flag}: the budgets must differ, got {twice[0]} twice")
+            what = "variants" if flag == "--variants" else "budgets"
+            parser.error(f"{flag}: the {what} must differ, got {twice[0]} twice")
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")  # workers play one game each: no BLAS threads
     pools, notes = {}, []
     for variant in args.variants:
-        pools[variant], note = pool_for(variant, tuple(args.mcts), args.search)
+        pools[variant], note = pool_for(variant, tuple(args.mcts), args.search,
+                                        tuple(args.az_search))
         if note:
             notes.append(f"{variant}: {note}")
+        try:
+            problem = seed_problem(variant, len(pools[variant]), args.games)
+        except ValueError as exc:  # fewer agents than seats
+            problem = f"{variant}: {exc}"
+        if problem is not None:
+            parser.error(problem)
     load_before, start = os.getloadavg()[0], time.perf_counter()
     tables_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "tables")
     runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume,

@@ -1,15 +1,20 @@
-"""The ladder script's bookkeeping: head-to-head counts, table sizes, saved tables."""
+"""The ladder script's bookkeeping: pools, seeds, head-to-head counts, table sizes, saved
+tables, and tiny ladders of the base game and of Legends."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import pathlib
 import sys
 import types
 
 import pytest
+from moonriver_env.training.tournament import run_tournament
+
+from moonriver_env.engine import GameConfig
 
 LADDER = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "ladder.py"
 
@@ -79,15 +84,73 @@ def test_slow_tables_cost_more(ladder) -> None:
     assert ladder.table_cost(["puct:0.1s", "mcts:20"]) > ladder.table_cost(["mcts:20"])
     # a time budget costs its time, whichever search spends it
     assert ladder.table_cost(["puct:0.01s"]) == ladder.table_cost(["mcts:0.01s"]) == 3000
+    # the network's batched search: a network evaluation per simulation
+    assert ladder.table_cost(["pretrained+search:16", "greedy"]) == 16 * ladder.AZ_SEARCH_COST
+    assert ladder.table_cost(["pretrained+search:16"]) > ladder.table_cost(["mcts:100"])
+    assert ladder.table_cost(["pretrained+search:0.01s"]) == 3000
 
 
 def test_the_pool_has_an_agent_per_budget(ladder) -> None:
-    pool, note = ladder.pool_for("2p-base", [20, 100, 1000], ["30", "12"])
+    pool, note = ladder.pool_for("2p-base", [20, 100, 1000], ["30", "12"], [16, 64])
     assert note == ""
     assert pool == ["random", "greedy", "mcts:20", "mcts:100", "mcts:1000", "pretrained:2p-base",
-                    "pretrained+puct:2p-base:30", "pretrained+puct:2p-base:12"]
-    assert ladder.pool_for("4p-base", [5, 6], ["2"])[0][-2:] == ["pretrained",
-                                                                "pretrained+puct:2"]
+                    "pretrained+puct:2p-base:30", "pretrained+puct:2p-base:12", "pretrained",
+                    "pretrained+search:16", "pretrained+search:64"]
+    assert ladder.pool_for("4p-base", [5, 6], ["2"], [3])[0][-4:] == [
+        "pretrained:4p-base", "pretrained+puct:4p-base:2", "pretrained", "pretrained+search:3"]
+
+
+@pytest.mark.parametrize("variant", ["4p-legends-2", "2p-legends-1", "3p-base"])
+def test_a_variant_without_ppo_weights_has_no_ppo_rungs(ladder, variant) -> None:
+    pool, note = ladder.pool_for(variant, [20], ["30", "12"], [16])
+    assert note == ""
+    assert pool == ["random", "greedy", "mcts:20", "pretrained", "pretrained+search:16"]
+
+
+def test_missing_weights_are_noted_and_stood_in_for(ladder, monkeypatch) -> None:
+    def missing(spec: str):
+        raise FileNotFoundError(2, "not found", f"/x/weights/{spec.split(':')[-1]}.npz")
+
+    monkeypatch.setattr(ladder, "make_agent", missing)
+    pool, note = ladder.pool_for("2p-base", [20], ["30"], [16])
+    assert pool == ["random", "greedy", "mcts:20", "puct:30"]
+    assert note == ("`pretrained:2p-base` and `pretrained+puct:2p-base` skipped (2p-base.npz not "
+                    "found); `puct:30` (heuristic prior) play instead; `pretrained` and "
+                    "`pretrained+search` skipped (pretrained.npz not found)")
+
+
+def test_seeds_are_fixed_per_variant_and_never_overlap(ladder) -> None:
+    assert ladder.VARIANTS[:2] == ("4p-base", "2p-base")  # as in earlier ladders
+    assert set(ladder.DEFAULT_VARIANTS) <= set(ladder.VARIANTS)
+    assert len(set(ladder.VARIANTS)) == len(ladder.VARIANTS) == 15
+    seed = 4_000_000_000
+    assert ladder.table_seed(seed, "4p-base", 0) == seed
+    assert ladder.table_seed(seed, "2p-base", 3) == seed + ladder.VARIANT_STRIDE + \
+        3 * ladder.TABLE_STRIDE
+    # the largest ladder allowed: every table's games take seeds no other table takes
+    spans = sorted((ladder.table_seed(seed, v, t), ladder.TABLE_STRIDE)
+                   for v in ladder.VARIANTS for t in range(ladder.MAX_TABLES))
+    for (first, games), (following, _) in itertools.pairwise(spans):
+        assert first + games <= following
+    assert ladder.seed_problem("4p-legends-2", 13, 1000) is None  # 715 tables
+    assert "14 agents make 1001 tables of 4; at most 1000" in \
+        ladder.seed_problem("4p-base", 14, 1)
+    assert "1000001 games per table; at most 1000000" in \
+        ladder.seed_problem("2p-base", 2, 1_000_001)
+
+
+def test_a_legends_table_plays_its_scenario(ladder, tmp_path) -> None:
+    specs = ("random", "greedy", "mcts:2", "random")
+    task = ladder.Task("4p-legends-2", 0, specs, 2, 4_000_000_000, str(tmp_path), "f1", "core")
+    table = ladder.play_table(task)
+    legends = run_tournament(list(specs), 4, "legends", 2, 4_000_000_000, 1, progress=False,
+                             config=GameConfig(num_players=4, mode="legends", scenario=2))
+    base = run_tournament(list(specs), 4, "base", 2, 4_000_000_000, 1, progress=False)
+    assert table["outcomes"] == legends.games
+    assert table["outcomes"] != base.games
+    assert ladder.variant_title("4p-legends-2") == \
+        "4-player Legends of the West, scenario 2 (Gold Rush)"
+    assert ladder.variant_title("2p-base") == "2-player base game"
 
 
 def test_saved_table_is_reused_only_for_the_same_task(ladder, tmp_path) -> None:
@@ -126,18 +189,29 @@ def test_fingerprint_changes_with_the_weights_and_the_code(ladder, tmp_path,
     (["--mcts", "50", "20", "50"], "--mcts: the budgets must differ, got 50 twice"),
     (["--search", "30", "30"], "--search: the budgets must differ, got 30 twice"),
     (["--search", "30", "fast"], "--search: agent spec 'puct:fast': the budget must be"),
+    (["--az-search", "16", "16"], "--az-search: the budgets must differ, got 16 twice"),
+    (["--az-search", "0"], "argument --az-search: expected an integer >= 1, got 0"),
+    (["--az-search", "100001"], "--az-search: expected simulations from 1 to 100000, got 100001"),
+    (["--variants", "5p-base"], "argument --variants: unknown variant '5p-base'; allowed: NP-base "
+                                "or NP-legends-S with N 2-4 and S 1-4 (4p-base, 2p-base,"),
+    (["--variants", "2p-base", "2p-base"], "--variants: the variants must differ, got 2p-base"),
+    (["--variants", "4p-legends-3", "--mcts", *map(str, range(1, 11))],
+     "4p-legends-3: 14 agents make 1001 tables of 4; at most 1000 keep every table's seeds"),
+    (["--variants", "2p-base", "--mcts", "1", "--search", "1", "--az-search", "1", "--games",
+      "7000000"],  # 7 agents: each meets 6 others
+     "2p-base: 1166667 games per table; at most 1000000 keep every table's seeds apart"),
 ])
-def test_equal_or_bad_budgets_are_refused(ladder, capsys, argv, message) -> None:
+def test_equal_or_bad_budgets_are_refused(ladder, capsys, tmp_path, argv, message) -> None:
     with pytest.raises(SystemExit) as exc:
-        ladder.main([*argv, "--games", "1"])
+        ladder.main(["--games", "1", *argv, "--out", str(tmp_path / "ladder.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
 
 def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> None:
     out = tmp_path / "ladder.json"
-    argv = ["--games", "3", "--mcts", "1", "2", "--search", "2", "--variants", "2p-base",
-            "--out", str(out)]
+    argv = ["--games", "3", "--mcts", "1", "2", "--search", "2", "--az-search", "2",
+            "--variants", "2p-base", "--out", str(out)]
     assert ladder.main(argv) == 0
     printed = capsys.readouterr().out
     first = printed.strip().splitlines()[-1]
@@ -145,16 +219,41 @@ def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> No
     assert "games played by the `core` backend" in printed
     saved = json.loads(next((tmp_path / "tables").glob("*.json")).read_text())
     assert saved["backend"] == "core" and saved["cpu_seconds"] >= 0
-    assert len(list((tmp_path / "tables").glob("2p-base_table*.json"))) == 15
+    assert len(list((tmp_path / "tables").glob("2p-base_table*.json"))) == 28
     assert ladder.main([*argv, "--resume"]) == 0
     captured = capsys.readouterr()
-    assert "reusing 15 saved tables of 15" in captured.err
+    assert "reusing 28 saved tables of 28" in captured.err
     again = json.loads(captured.out.strip().splitlines()[-1])
     assert again["ladder"] == json.loads(first)["ladder"]  # the machine's load may differ
     result = json.loads(first)["ladder"]["2p-base"]
     assert set(result) == {"random", "greedy", "mcts:1", "mcts:2", "pretrained:2p-base",
-                           "pretrained+puct:2p-base:2"}
-    assert all(a["games"] == 5 for a in result.values())
+                           "pretrained+puct:2p-base:2", "pretrained", "pretrained+search:2"}
+    assert all(a["games"] == 7 for a in result.values())
+
+
+def test_a_legends_ladder_plays_and_its_tables_are_reused_beside_another_variant(
+        ladder, tmp_path, capsys) -> None:
+    out = tmp_path / "ladder.json"
+    argv = ["--games", "1", "--mcts", "1", "--search", "1", "--az-search", "1", "--out", str(out)]
+    assert ladder.main([*argv, "--variants", "4p-legends-2"]) == 0
+    printed = capsys.readouterr().out
+    assert "### 4p-legends-2: 4-player Legends of the West, scenario 2 (Gold Rush) (5 tables)" \
+        in printed
+    run = json.loads(out.read_text())["runs"][0]
+    assert (run["variant"], run["players"], run["mode"], run["scenario"]) == \
+        ("4p-legends-2", 4, "legends", 2)
+    assert run["agents"] == ["random", "greedy", "mcts:1", "pretrained", "pretrained+search:1"]
+    assert [t["seed"] for t in run["tables"]] == [
+        4_000_000_000 + ladder.VARIANTS.index("4p-legends-2") * ladder.VARIANT_STRIDE
+        + t * ladder.TABLE_STRIDE for t in range(5)]
+    first = json.loads(printed.strip().splitlines()[-1])["ladder"]
+    # the variant's seeds do not depend on the other variants a run names
+    assert ladder.main([*argv, "--variants", "2p-legends-1", "4p-legends-2", "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert "reusing 5 saved tables of 15" in captured.err
+    both = json.loads(captured.out.strip().splitlines()[-1])["ladder"]
+    assert both["4p-legends-2"] == first["4p-legends-2"]
+    assert set(both["2p-legends-1"]) == set(run["agents"])
 
 
 def test_a_table_plays_the_same_games_on_both_backends(ladder, tmp_path) -> None:
@@ -174,7 +273,9 @@ def test_backend_flag_is_checked_and_named_in_the_command(ladder, capsys) -> Non
     with pytest.raises(SystemExit) as exc:
         ladder.main(["--backend", "cpp", "--games", "1"])
     assert exc.value.code == 2 and "invalid choice: 'cpp'" in capsys.readouterr().err
-    args = argparse.Namespace(games=1, seed=0, mcts=[1, 2, 3], search=["2", "0.1s"], workers=1,
-                              variants=list(ladder.VARIANTS), write=False, backend="python")
+    args = argparse.Namespace(games=1, seed=0, mcts=[1, 2, 3], search=["2", "0.1s"],
+                              az_search=[16, 4], workers=1, variants=ladder.DEFAULT_VARIANTS,
+                              write=False, backend="python")
     assert ladder.command(args).endswith(
-        "--mcts 1 2 3 --search 2 0.1s --workers 1 --backend python")
+        "--variants 4p-base 2p-base 4p-legends-2 --mcts 1 2 3 --search 2 0.1s --az-search 16 4 "
+        "--workers 1 --backend python")
