@@ -95,3 +95,14 @@ def test_many_core_refuses_bad_sizes(tmp_path) -> None:
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "many_core.py"), "--sizes", "0"],
                           capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path)
     assert proc.returncode == 2 and "--sizes: a comma-separated list" in proc.stderr
+
+
+def test_variants_measures_the_agent_in_each_named_variant(tmp_path) -> None:
+    last = _last_json("variants.py", "--agent", "greedy", "--opponent", "random", "--games",
+                      "6", "--variants", "2p-base", "3p-legends-2", "4p-legends-4", cwd=tmp_path)
+    rows = {r["variant"]: r for r in last["variants"]}
+    assert list(rows) == ["2p-base", "3p-legends-2", "4p-legends-4"]
+    assert [r["players"] for r in rows.values()] == [2, 3, 4]
+    assert all(r["games"] == 6 and 0 <= r["ci"][0] <= r["win"] <= r["ci"][1] <= 1
+               for r in rows.values())
+    assert rows["2p-base"]["win"] > 0.5  # greedy beats random

@@ -1,0 +1,82 @@
+"""One agent against co-players of one kind in every variant: the per-variant results table.
+
+    python benchmarks/variants.py --agent pretrained --games 1000 --seed 6000000000
+                                  [--opponent greedy] [--variants 3p-base 4p-legends-2 ...]
+                                  [--workers 2]
+
+For each variant (default: all 15, 2-4 players x the base game and Legends scenarios 1-4) the
+agent plays ``--games`` games against players - 1 copies of ``--opponent``, seats rotated
+(``run_tournament``), game g on seed ``seed + g`` in every variant. Per variant: the agent's
+win share (shared wins split) with its 95% Wilson interval, mean score and margin, and its
+gap to the base game at the same table size. A markdown table, then one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from machine import machine  # this script's directory is on sys.path
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
+from moonriver_env.training.tournament import run_tournament
+
+
+def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
+            workers: int) -> dict[str, Any]:
+    """The agent's summary in one variant."""
+    config = variant_config(variant)
+    n = config.num_players
+    result = run_tournament([agent] + [opponent] * (n - 1), num_players=n, games=games,
+                            seed=seed, workers=workers, progress=False, config=config)
+    me = result.agents[0]
+    return {"variant": variant, "players": n, "games": me.games, "win": me.win_rate,
+            "ci": [me.win_ci_low, me.win_ci_high], "score": me.mean_score,
+            "margin": me.mean_margin}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table, with each variant's gap to the base game at its table size."""
+    base = {r["players"]: r["win"] for r in rows if r["variant"].endswith("-base")}
+    lines = ["| variant | games | win share (95% CI) | vs base at this size | score | margin |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        gap = (r["win"] - base[r["players"]]
+               if r["players"] in base and not r["variant"].endswith("-base") else None)
+        lines.append(f"| {r['variant']} | {r['games']} | {r['win']:.3f} ({r['ci'][0]:.3f}-"
+                     f"{r['ci'][1]:.3f}) | {'' if gap is None else f'{gap:+.3f}'} | "
+                     f"{r['score']:.1f} | {r['margin']:+.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(prog="variants.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--agent", default="pretrained", help="the agent spec measured")
+    parser.add_argument("--opponent", default="greedy", help="the co-players' spec")
+    parser.add_argument("--variants", nargs="+", default=list(ALL_VARIANTS),
+                        choices=ALL_VARIANTS, metavar="VARIANT",
+                        help=f"variants (default all 15: {', '.join(ALL_VARIANTS)})")
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=6_000_000_000)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.seed < 0 or args.workers < 1:
+        parser.error("--games and --workers must be >= 1, --seed >= 0")
+    start = time.perf_counter()
+    rows = []
+    for variant in args.variants:
+        rows.append(measure(args.agent, args.opponent, variant, args.games, args.seed,
+                            args.workers))
+        r = rows[-1]
+        print(f"{variant}: {r['win']:.3f} ({r['ci'][0]:.3f}-{r['ci'][1]:.3f})", flush=True)
+    print(table(rows))
+    print(json.dumps({"agent": args.agent, "opponent": args.opponent, "games": args.games,
+                      "seed": args.seed, "seconds": round(time.perf_counter() - start, 1),
+                      "variants": rows, "machine": machine()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
