@@ -106,3 +106,15 @@ def test_variants_measures_the_agent_in_each_named_variant(tmp_path) -> None:
     assert all(r["games"] == 6 and 0 <= r["ci"][0] <= r["win"] <= r["ci"][1] <= 1
                for r in rows.values())
     assert rows["2p-base"]["win"] > 0.5  # greedy beats random
+
+
+def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tmp_path) -> None:
+    last = _last_json("equal_time.py", "--reference", "mcts:20", "--budgets", "1,2",
+                      "--games", "3", "--positions", "2", cwd=tmp_path)
+    for players, table in (("2p", 2), ("4p", 4)):
+        run = last["results"][players]
+        assert run["budget"] in (1, 2) and len(run["table"]) == table
+        assert run["table"][:2] == [f"pretrained+search:{run['budget']}", "mcts:20"]
+        assert set(run["ms_per_decision"]) == {"mcts:20", "pretrained+search:1",
+                                               "pretrained+search:2"}
+        assert 0 <= run["ahead_ci"][0] <= run["ahead"] <= run["ahead_ci"][1] <= 1
