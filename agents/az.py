@@ -154,13 +154,15 @@ class AZSearchAgent(SeededAgent):
     """The batched Gumbel search of one game, the network valuing every leaf; its budget is
     ``simulations`` a decision, or about ``seconds`` a decision (then the simulations of each
     decision are the seconds over the time a simulation took so far, ``CALIBRATION`` at the
-    first decision)."""
+    first decision). The search's constants are those the network was trained with (its
+    recipe's ``max_considered``, ``c_visit``, ``c_scale``); to play, its root takes the top
+    logits without Gumbel noise (``gumbel_scale`` 0), which won more than the noisy root."""
 
     CALIBRATION = 8  # simulations of a time-budgeted agent's first decision
 
     def __init__(self, path: str, simulations: int | None = None, seed: int | None = None,
-                 name: str = "az+search", max_considered: int = 16,
-                 seconds: float | None = None) -> None:
+                 name: str = "az+search", max_considered: int | None = None,
+                 seconds: float | None = None, gumbel_scale: float = 0.0) -> None:
         if (simulations is None) == (seconds is None):
             raise ValueError("give the budget as simulations or as seconds (one of them)")
         if simulations is not None and (isinstance(simulations, bool) or not isinstance(
@@ -173,7 +175,12 @@ class AZSearchAgent(SeededAgent):
         super().__init__(seed=seed, name=name)
         self.net, self.meta = agent_weights(path)
         self.simulations, self.seconds = simulations, seconds
-        self.max_considered = max_considered
+        # the search the network was trained with (its recipe's), unless told otherwise
+        recipe = self.meta.get("recipe", {})
+        self.search_settings: dict[str, Any] = {
+            "max_considered": max_considered or int(recipe.get("max_considered", 16)),
+            "c_visit": float(recipe.get("c_visit", 50.0)),
+            "c_scale": float(recipe.get("c_scale", 1.0)), "gumbel_scale": gumbel_scale}
         self.per_simulation: float | None = None  # seconds a simulation took, so far
         self.last_simulations = 0
 
@@ -193,8 +200,8 @@ class AZSearchAgent(SeededAgent):
         start = time.perf_counter()
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
-                               max_considered=self.max_considered,
-                               greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None)
+                               greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None,
+                               **self.search_settings)
         while (leaves := search.leaves()) is not None:
             search.evaluate(*leaf_values(self.net, leaves))
         spent = (time.perf_counter() - start) / sims

@@ -102,13 +102,28 @@ def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
     game = _positions("3p-legends-2")
     agent = AZSearchAgent(weights, 8, seed=5)
     seed = int(np.random.default_rng(5).integers(2**62))  # the agent's first draw
-    search = BatchedSearch([game], simulations=8, seed=seed, max_considered=16)
+    assert agent.search_settings == {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0,
+                                     "gumbel_scale": 0.0}  # no recipe in the file: defaults
+    search = BatchedSearch([game], simulations=8, seed=seed, **agent.search_settings)
     net = load_az(weights)[0]
     while (leaves := search.leaves()) is not None:
         search.evaluate(*leaf_values(net, leaves))
     assert agent.act(game, _observation(game)) == int(search.result().action[0])
     agent.reset(5)
     assert agent.act(game, _observation(game)) == int(search.result().action[0])
+
+
+def test_search_agent_takes_the_search_settings_its_network_was_trained_with(tmp_path) -> None:
+    torch.manual_seed(0)
+    path = str(tmp_path / "recipe.npz")
+    export_npz(AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12)), path,
+               {"recipe": {"max_considered": 4, "c_visit": 30.0, "c_scale": 0.1}})
+    agent = AZSearchAgent(path, 8, seed=1)
+    assert agent.search_settings == {"max_considered": 4, "c_visit": 30.0, "c_scale": 0.1,
+                                     "gumbel_scale": 0.0}
+    assert AZSearchAgent(path, 8, max_considered=2).search_settings["max_considered"] == 2
+    game = _positions("4p-base")
+    assert game.legal_mask()[agent.act(game, _observation(game))] == 1
 
 
 def test_search_agent_with_seconds_sizes_its_simulations_to_the_time(weights) -> None:
