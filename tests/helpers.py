@@ -211,3 +211,12 @@ def watching_opens() -> Iterator[list[str]]:
     finally:
         _OPENED = None
 
+
+
+def advance_agents(client, gid: str, moves: int = 3) -> None:
+    """Ask the play server for ``moves`` agent moves of game ``gid``; each is made."""
+    for _ in range(moves):
+        state = client.get(f"/api/games/{gid}").json()
+        r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
+        assert r.status_code == 200, r.text
+    assert client.get(f"/api/games/{gid}").json()["decision"] >= moves

@@ -25,6 +25,7 @@ from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config  # n
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
 
 from moonriver_env.backend import Encoder, make_game  # noqa: E402
+from tests.helpers import advance_agents  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
 
@@ -207,12 +208,7 @@ def test_play_server_seats_az_agents_from_the_command_line(weights) -> None:
     r = client.post("/api/games", json={"players": 3, "mode": "legends", "scenario": 3,
                                         "humans": [], "opponents": ["az:net.npz"]})
     assert r.status_code == 201, r.text
-    gid = r.json()["id"]
-    for _ in range(3):  # the agents' moves
-        state = client.get(f"/api/games/{gid}").json()
-        r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
-        assert r.status_code == 200, r.text
-    assert client.get(f"/api/games/{gid}").json()["decision"] >= 3
+    advance_agents(client, r.json()["id"])  # the agents' moves
     r = client.post("/api/games", json={"players": 3, "opponents": ["az+search:net.npz:4"]})
     assert r.status_code == 201, r.text
     r = client.post("/api/games", json={"opponents": ["az:/elsewhere/net.npz"]})

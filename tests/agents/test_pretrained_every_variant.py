@@ -19,6 +19,7 @@ from moonriver_env.agents.registry import REQUEST_SPECS, SPECS, make_agent, requ
 
 from moonriver_env.backend import Encoder, make_game
 from moonriver_env.engine import GameConfig
+from tests.helpers import advance_agents
 
 CONFIGS = [GameConfig(num_players=n, mode="base") for n in (2, 3, 4)] + [
     GameConfig(num_players=n, mode="legends", scenario=s) for n in (2, 3, 4) for s in (1, 2, 3, 4)]
@@ -166,12 +167,7 @@ def test_play_server_takes_pretrained_search_within_its_bounds() -> None:
                                         "humans": [], "opponents": ["pretrained+search:50",
                                                                     "pretrained", "greedy"]})
     assert r.status_code == 201, r.text
-    gid = r.json()["id"]
-    for _ in range(3):  # the agents' moves
-        state = client.get(f"/api/games/{gid}").json()
-        r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
-        assert r.status_code == 200, r.text
-    assert client.get(f"/api/games/{gid}").json()["decision"] >= 3
+    advance_agents(client, r.json()["id"])  # the agents' moves
     r = client.post("/api/games", json={"players": 3, "opponents": ["pretrained+search:999999"]})
     assert 400 <= r.status_code < 500, r.text
     error = r.json()["error"]
