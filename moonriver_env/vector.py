@@ -283,9 +283,6 @@ class BatchedGames:
                              f"players, got {seats!r:.80}")
         if "learner" not in seats:
             raise ValueError(f"at least one seat must be 'learner', got {seats!r:.80}")
-        for name in seats:
-            if seat_kind(name) == _core.SEAT_NETWORK:
-                self._add_network(name)
         return seats
 
     def _add_network(self, name: str) -> int:
@@ -409,13 +406,14 @@ class BatchedGames:
                 return
             actions = np.empty(games.size, np.int64)
             prior = None
-            if any(self._networks[k].uses_prior for k in np.unique(network).tolist()):
+            nets = np.unique(network).tolist()
+            if any(self._networks[k].uses_prior for k in nets):
                 if self._prior is None:
                     self._prior = np.empty((self.num_games, NUM_ACTIONS), np.float32)
                 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
                 prior = self.greedy_prior(games, out=self._prior, shape_weight=SHAPE_WEIGHT)
-            for k in np.unique(network).tolist():
+            for k in nets:
                 rows = np.flatnonzero(network == k)
                 actions[rows] = self._network_moves(
                     self._networks[k], games[rows],
@@ -434,9 +432,7 @@ class BatchedGames:
         if self.observation == "compact":
             obs = expand_observation(obs)
         logits, _ = net.evaluate(obs, self.mask[games], self.config.num_players, prior)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        return np.argmax(p, axis=1).astype(np.int64)
+        return np.argmax(logits, axis=1).astype(np.int64)  # the softmax keeps the order
 
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> None:

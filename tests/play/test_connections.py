@@ -68,6 +68,15 @@ def _answers(url: str, timeout: float) -> bool:
         return False
 
 
+def _answers_soon(url: str, pause: float) -> bool:
+    """Whether the server answers within 20 tries of up to 1 s each, ``pause`` s apart."""
+    for _ in range(20):
+        if _answers(url, timeout=1):
+            return True
+        time.sleep(pause)
+    return False
+
+
 def _hold(port: int, count: int, first: bytes) -> list[socket.socket]:
     """``count`` connections that each send ``first`` and nothing more."""
     held = []
@@ -124,12 +133,7 @@ def test_held_half_sent_requests_do_not_wedge_the_server(server) -> None:
         for conn in held:
             conn.close()
     start = time.monotonic()
-    answered = False
-    for _ in range(20):  # bounded: at most 20 tries of up to 1 s each
-        if _answers(url, timeout=1):
-            answered = True
-            break
-        time.sleep(0.25)
+    answered = _answers_soon(url, pause=0.25)
     assert answered and time.monotonic() - start < 10, "the server did not recover"
     assert proc.poll() is None
 
@@ -248,12 +252,7 @@ def test_pipelined_requests_never_read_are_timed_out(server) -> None:
     held = _pipeline_unread(port, 32, 1000)
     time.sleep(2)  # the server takes the requests in and writes until the clients' buffers fill
     try:
-        answered = False
-        for _ in range(20):  # bounded: at most 20 tries of up to 1 s each
-            if _answers(url, timeout=1):
-                answered = True
-                break
-            time.sleep(0.5)
+        answered = _answers_soon(url, pause=0.5)
         assert answered, "pipelined requests that are never read held every connection"
     finally:
         for conn in held:

@@ -23,9 +23,8 @@ constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" a
 // measurements). Greedy and MCTS seats, and greedy_prior, cost far more a game: any count.
 // A compact game-step costs about two thirds of a float32 one: more games a thread.
 constexpr int MIN_CHEAP_GAMES_PER_THREAD = 32, MIN_CHEAP_COMPACT_GAMES_PER_THREAD = 48;
-constexpr int CHUNKS_PER_THREAD = 8;
-constexpr int SPIN_US = 50;  // a worker's watch for the next step before it sleeps  // a thread's
-                             // share comes in about this many chunks
+constexpr int CHUNKS_PER_THREAD = 8;  // a thread's share comes in about this many chunks
+constexpr int SPIN_US = 50;           // a worker's watch for the next step before it sleeps
 
 // Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
 int greedy_pick(const Game& game, SplitMix64& rng) {
