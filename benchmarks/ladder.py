@@ -63,6 +63,7 @@ import moonriver_env.agents as agents_package
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import MAX_SIMULATIONS
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
 from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
@@ -212,9 +213,7 @@ def play_table(task: Task) -> dict[str, Any]:
              "cpu_seconds": cpu,
              "summary": [asdict(a) for a in result.agents], "outcomes": result.games}
     path = table_path(task.tables_dir, task.variant, task.index)
-    with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(table, fh)
-    os.replace(path + ".tmp", path)
+    atomic_save(path, lambda fh: fh.write(json.dumps(table).encode()))  # --resume reads it
     return table
 
 
