@@ -488,7 +488,7 @@ class BatchedGames:
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         out = np.empty(self.num_games, np.int64)
-        self._batch.random_actions(out)
+        self._batch.random_actions(out, self.threads)
         return out
 
     # ---------------------------------------------------------------- views

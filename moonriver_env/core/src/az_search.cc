@@ -1,15 +1,15 @@
 #include "az_search.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "observation.h"
+#include "pool.h"
 #include "search.h"
 
 namespace moonriver {
@@ -91,7 +91,9 @@ int argmax(const double* x, int m) {
   return best;
 }
 
-// Run ``fn(i)`` for i in [0, count) on up to ``threads`` threads (each i independent).
+// Run ``fn(i)`` for i in [0, count) on up to ``threads`` threads (each i independent), with
+// the calling thread's own pool of workers (kept between searches: starting threads at each of
+// a search's phases cost more than the phase).
 template <typename F>
 void parallel(int threads, int count, F&& fn) {
   const int t = std::min(threads, count);
@@ -99,14 +101,11 @@ void parallel(int threads, int count, F&& fn) {
     for (int i = 0; i < count; ++i) fn(i);
     return;
   }
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int i; (i = next.fetch_add(1)) < count;) fn(i);
-  };
-  std::vector<std::thread> pool;
-  for (int k = 1; k < t; ++k) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+  thread_local std::unique_ptr<WorkerPool> pool;
+  if (!pool || pool->workers() < t - 1) pool = std::make_unique<WorkerPool>(t - 1);
+  pool->split(count, 1, t, [&](int lo, int hi) {
+    for (int i = lo; i < hi; ++i) fn(i);
+  });
 }
 
 // Per legal id of the node at hand: a search's working rows (one set per thread, not per game).

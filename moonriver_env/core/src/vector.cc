@@ -1,13 +1,10 @@
 #include "vector.h"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <tuple>
 
 #include "numpy_random.h"
@@ -24,7 +21,6 @@ constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" a
 // A compact game-step costs about two thirds of a float32 one: more games a thread.
 constexpr int MIN_CHEAP_GAMES_PER_THREAD = 32, MIN_CHEAP_COMPACT_GAMES_PER_THREAD = 48;
 constexpr int CHUNKS_PER_THREAD = 8;  // a thread's share comes in about this many chunks
-constexpr int SPIN_US = 50;           // a worker's watch for the next step before it sleeps
 
 // Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
 int greedy_pick(const Game& game, SplitMix64& rng) {
@@ -319,70 +315,6 @@ void VectorGames::step_network(const std::int64_t* games, const std::int64_t* ac
   });
 }
 
-WorkerPool::WorkerPool(int workers) {
-  threads_.reserve(workers);
-  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
-}
-
-WorkerPool::~WorkerPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (std::thread& t : threads_) t.join();
-}
-
-namespace {
-// Watch ``generation`` for up to SPIN_US (the clock read every 64 polls); whether it moved.
-bool spin_until_changed(const std::atomic<std::uint64_t>& generation, std::uint64_t seen) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(SPIN_US);
-  for (int i = 1;; ++i) {
-    if (generation.load(std::memory_order_acquire) != seen) return true;
-    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-}
-}  // namespace
-
-void WorkerPool::loop() {
-  std::uint64_t seen = 0;
-  for (;;) {
-    const std::function<void()>* body;
-    spin_until_changed(generation_, seen);
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (!open_) continue;  // woke after the caller finished: nothing left
-      ++active_;
-      body = body_;
-    }
-    (*body)();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--active_ == 0) done_.notify_one();
-    }
-  }
-}
-
-void WorkerPool::run(const std::function<void()>& body) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    body_ = &body;
-    open_ = true;
-    ++generation_;
-  }
-  wake_.notify_all();
-  body();
-  std::unique_lock<std::mutex> lock(mutex_);
-  open_ = false;
-  done_.wait(lock, [&] { return active_ == 0; });
-}
-
 template <typename F>
 void VectorGames::parallel(int threads, int n, int min_per_thread, F&& body) {
   if (n < 1) return;
@@ -391,25 +323,21 @@ void VectorGames::parallel(int threads, int n, int min_per_thread, F&& body) {
     body(0, n);
     return;
   }
-  if (!pool_ || pool_->workers() != threads - 1) pool_ = std::make_unique<WorkerPool>(threads - 1);
-  // Small chunks from a shared counter: whoever is free takes the next (each game's result
-  // depends on the game alone, never on who steps it).
-  const int chunk = std::max(1, n / (threads * CHUNKS_PER_THREAD));
-  std::atomic<int> next{0};
-  const std::function<void()> share = [&] {
-    for (int lo = next.fetch_add(chunk); lo < n; lo = next.fetch_add(chunk))
-      body(lo, std::min(n, lo + chunk));
-  };
-  pool_->run(share);
+  if (!pool_ || pool_->workers() < threads - 1) pool_ = std::make_unique<WorkerPool>(threads - 1);
+  // Each game's result depends on the game alone, never on which thread steps it.
+  pool_->split(n, std::max(1, n / (threads * CHUNKS_PER_THREAD)), threads, body);
 }
 
-void VectorGames::random_actions(std::int64_t* out) {
-  // One thread: about 0.1 us a game, less than starting a thread costs.
-  std::int64_t ids[NUM_ACTIONS];
-  for (int g = 0; g < num_games(); ++g) {
-    const int m = games_[g]->legal_ids(ids);
-    out[g] = m > 0 ? ids[driver_rngs_[g].below(m)] : 0;  // 0 for a game that is over
-  }
+void VectorGames::random_actions(std::int64_t* out, int threads) {
+  // About 0.1 us a game, a tenth of a cheap game-step: ten times the games a thread (each game
+  // draws from its own stream, so the split never changes a draw).
+  parallel(threads, num_games(), 4 * games_per_thread(), [&](int lo, int hi) {
+    std::int64_t ids[NUM_ACTIONS];
+    for (int g = lo; g < hi; ++g) {
+      const int m = games_[g]->legal_ids(ids);
+      out[g] = m > 0 ? ids[driver_rngs_[g].below(m)] : 0;  // 0 for a game that is over
+    }
+  });
 }
 
 void VectorGames::start(const VectorOutputs& out, int threads) {

@@ -11,18 +11,14 @@
 #pragma once
 
 #include <array>
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "game.h"
 #include "playout.h"
+#include "pool.h"
 
 namespace moonriver {
 
@@ -51,34 +47,6 @@ struct VectorOutputs {
   std::uint8_t* done;    // N: the game ended in this step (and was replaced)
   void* final_obs;       // like obs, or null: on done, the ended game seen by the seat that
                          // made the last learner decision
-};
-
-// Threads kept for the batch's lifetime (starting threads at every step costs more than a
-// small batch's step): run(body) calls body() on the caller and on every worker that wakes
-// before the caller is done with its share, and returns when all that joined are done. The
-// body takes its work from a shared counter, so a worker that wakes late (a busy machine)
-// leaves its share to the others instead of making the caller wait: a step is never much
-// slower with more threads. A worker done with a step watches for the next one for a few
-// microseconds (SPIN_US) before it sleeps: steps that follow closely find it awake.
-class WorkerPool {
- public:
-  explicit WorkerPool(int workers);
-  ~WorkerPool();
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-  int workers() const { return static_cast<int>(threads_.size()); }
-  void run(const std::function<void()>& body);
-
- private:
-  void loop();
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void()>* body_ = nullptr;
-  bool open_ = false;                         // the caller is still working: workers may join
-  int active_ = 0;                            // workers inside the body
-  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, read while spinning
-  bool stop_ = false;
 };
 
 class VectorGames {
@@ -131,7 +99,7 @@ class VectorGames {
                     int threads);
   // One uniform random legal id per game into ``out`` (a random driver for benchmarks and
   // baselines), from a per-game stream apart from the built-in seats'.
-  void random_actions(std::int64_t* out);
+  void random_actions(std::int64_t* out, int threads);
   // How many decisions built-in seats made inside the core so far.
   std::int64_t builtin_decisions() const;
 

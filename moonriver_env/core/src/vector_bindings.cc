@@ -212,14 +212,15 @@ void bind_vector(nb::module_& m) {
           "seat) and play on within the learner step; only their rows change.")
       .def(
           "random_actions",
-          [](Batch& b, Out1<std::int64_t> out) {
+          [](Batch& b, Out1<std::int64_t> out, int threads) {
             if (out.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("out: one int64 entry per game");
             std::int64_t* data = out.data();
             nb::gil_scoped_release release;
-            b.games.random_actions(data);
+            b.games.random_actions(data, threads);
           },
-          nb::arg("out").noconvert(), "Write one uniform random legal id per game into ``out``.")
+          nb::arg("out").noconvert(), nb::arg("threads") = 1,
+          "Write one uniform random legal id per game into ``out`` (split over ``threads``).")
       .def_prop_ro(
           "builtin_decisions", [](const Batch& b) { return b.games.builtin_decisions(); },
           "Decisions made by built-in seats inside the core so far.");

@@ -1,0 +1,113 @@
+#include "pool.h"
+
+#include <algorithm>
+
+namespace moonriver {
+
+namespace {
+// A worker done with a run watches for the next for twice the caller's usual gap between runs
+// plus MIN_WATCH_US, then sleeps; a caller whose gap is longer than MAX_GAP_US (a network's
+// forward pass) is not worth a spinning core: MIN_WATCH_US alone. The caller watches for up to
+// MAX_GAP_US for its last worker to finish.
+constexpr int MIN_WATCH_US = 50, MAX_GAP_US = 500;
+}  // namespace
+
+WorkerPool::WorkerPool(int workers) : shares_(workers + 1), watch_us_(MIN_WATCH_US) {
+  threads_.reserve(workers);
+  for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+namespace {
+// Poll ``ready`` for up to ``watch_us`` (the clock read every 64 polls); whether it held.
+template <typename Ready>
+bool watch(Ready&& ready, int watch_us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(watch_us);
+  for (int i = 1;; ++i) {
+    if (ready()) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+}  // namespace
+
+void WorkerPool::loop(int thread) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int)>* body;
+    watch([&] { return generation_.load(std::memory_order_acquire) != seen; },
+          watch_us_.load(std::memory_order_relaxed));
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (!open_) continue;  // woke after the caller finished: nothing left
+      ++active_;
+      body = body_;
+    }
+    (*body)(thread);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--active_ == 0) done_.notify_one();
+    }
+  }
+}
+
+void WorkerPool::run(const std::function<void(int)>& body) {
+  if (returned_ != std::chrono::steady_clock::time_point{}) {  // a run before this one
+    const double gap =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - returned_)
+            .count();
+    gap_us_ = gap_us_ < 0.0 ? gap : 0.75 * gap_us_ + 0.25 * gap;
+    watch_us_.store(
+        gap_us_ < MAX_GAP_US ? MIN_WATCH_US + static_cast<int>(2.0 * gap_us_) : MIN_WATCH_US,
+        std::memory_order_relaxed);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    body_ = &body;
+    open_ = true;
+    ++generation_;
+  }
+  wake_.notify_all();
+  body(0);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = false;  // no worker joins from here on
+  }
+  // A worker still inside is on its last chunk: watch for it before sleeping.
+  if (!watch([&] { return active_.load(std::memory_order_acquire) == 0; }, MAX_GAP_US)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return active_ == 0; });
+  }
+  returned_ = std::chrono::steady_clock::now();
+}
+
+void WorkerPool::split(int n, int chunk, int threads, const std::function<void(int, int)>& body) {
+  const int chunks = (n + chunk - 1) / chunk;
+  for (int t = 0; t < threads; ++t) {
+    shares_[t].next.store(t * chunks / threads, std::memory_order_relaxed);
+    shares_[t].end = (t + 1) * chunks / threads;
+  }
+  run([&](int me) {
+    if (me >= threads) return;
+    for (int k = 0; k < threads; ++k) {  // its own share first, then the others'
+      Share& share = shares_[(me + k) % threads];
+      for (int i = share.next.fetch_add(1); i < share.end; i = share.next.fetch_add(1))
+        body(i * chunk, std::min(n, (i + 1) * chunk));
+    }
+  });
+}
+
+}  // namespace moonriver
