@@ -16,10 +16,9 @@ namespace moonriver {
 namespace {
 constexpr double SCORE_UNIT = 100.0;  // observation.py's SCORE_SCALE: "score" and "margin"
 // Fewer games than this a thread in a batch whose built-in seats are at most random: fewer
-// threads (waking one costs about as much as stepping this many games; docs/vector.md has the
-// measurements). Greedy and MCTS seats, and greedy_prior, cost far more a game: any count.
-// A compact game-step costs about two thirds of a float32 one: more games a thread.
-constexpr int MIN_CHEAP_GAMES_PER_THREAD = 32, MIN_CHEAP_COMPACT_GAMES_PER_THREAD = 48;
+// threads (below it a second thread gained nothing on the 2-core machine; docs/vector.md has
+// the measurements). Greedy and MCTS seats, and greedy_prior, cost far more a game: any count.
+constexpr int MIN_CHEAP_GAMES_PER_THREAD = 16;
 constexpr int CHUNKS_PER_THREAD = 8;  // a thread's share comes in about this many chunks
 
 // Greedy's pick (called with several legal ids): the best value, then tie-break, ties drawn.
@@ -107,7 +106,7 @@ VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
 
 int VectorGames::games_per_thread() const {
   if (costly_seats_ > 0) return 1;
-  return compact_ ? MIN_CHEAP_COMPACT_GAMES_PER_THREAD : MIN_CHEAP_GAMES_PER_THREAD;
+  return MIN_CHEAP_GAMES_PER_THREAD;
 }
 
 void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
