@@ -150,6 +150,20 @@ def leaf_values(net: NumpyAZNet, leaves: Any) -> tuple[np.ndarray, np.ndarray]:
             absolute_shares(shares, leaves.seat, leaves.num_players).astype(np.float32))
 
 
+def recipe_search_settings(meta: dict[str, Any], max_considered: int | None = None,
+                           gumbel_scale: float = 0.0) -> dict[str, Any]:
+    """``BatchedSearch``'s constants for a network of metadata ``meta``: those it was trained
+    with (its recipe's ``max_considered``, ``c_visit``, ``c_scale``; the search's defaults for a
+    file without a recipe), ``max_considered`` when given, and ``gumbel_scale`` (0: to play, the
+    root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
+    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS`` (``moonriver_env.vector``) search
+    with these."""
+    recipe = meta.get("recipe", {})
+    return {"max_considered": max_considered or int(recipe.get("max_considered", 16)),
+            "c_visit": float(recipe.get("c_visit", 50.0)),
+            "c_scale": float(recipe.get("c_scale", 1.0)), "gumbel_scale": gumbel_scale}
+
+
 class AZSearchAgent(SeededAgent):
     """The batched Gumbel search of one game, the network valuing every leaf; its budget is
     ``simulations`` a decision, or about ``seconds`` a decision (then the simulations of each
@@ -175,12 +189,7 @@ class AZSearchAgent(SeededAgent):
         super().__init__(seed=seed, name=name)
         self.net, self.meta = agent_weights(path)
         self.simulations, self.seconds = simulations, seconds
-        # the search the network was trained with (its recipe's), unless told otherwise
-        recipe = self.meta.get("recipe", {})
-        self.search_settings: dict[str, Any] = {
-            "max_considered": max_considered or int(recipe.get("max_considered", 16)),
-            "c_visit": float(recipe.get("c_visit", 50.0)),
-            "c_scale": float(recipe.get("c_scale", 1.0)), "gumbel_scale": gumbel_scale}
+        self.search_settings = recipe_search_settings(self.meta, max_considered, gumbel_scale)
         self.per_simulation: float | None = None  # seconds a simulation took, so far
         self.last_simulations = 0
 

@@ -37,6 +37,10 @@ at their others; after each core step the batch decides them in rounds (each rou
 games' greedy priors in one core call, one numpy forward per network, then ``step_network``
 plays on in the core) until every game waits on a learner, so they too never reach Python as
 agent-steps, and rewards, autoreset, ``final_obs`` and seeds behave as with the other seats.
+Search seats, ``"pretrained+search:SIMS"`` and ``"az+search:PATH.npz:SIMS"`` (SIMS simulations
+a decision, ``agents.az.AZSearchAgent``'s search), are network seats too: in each round the
+games waiting on one are searched together, one ``moonriver_env.search.BatchedSearch`` per
+network and simulation count, seeded from a generator that ``reset(seed)`` seeds.
 
 **Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g`` (``reset(seed,
 seeds=[...])``: from ``seeds[g]``); its k-th episode (k = 0, 1, ...) uses ``seed + g + N * k``,
@@ -59,7 +63,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 import numpy as np
@@ -90,19 +94,71 @@ OBS_HIGH = 64.0  # moonriver_v0's observation bound
 SEAT_KINDS = {"learner": _core.SEAT_LEARNER, "random": _core.SEAT_RANDOM,
               "greedy": _core.SEAT_GREEDY, "pretrained": _core.SEAT_NETWORK}
 OPPONENT_NAMES = ("'random', 'greedy', 'mcts:N' (N simulations, 1..65535), 'pretrained' (the "
-                  "shipped network) or 'az:PATH.npz' (a moonriver-train-az network)")
+                  "shipped network), 'az:PATH.npz' (a moonriver-train-az network), "
+                  "'pretrained+search:SIMS' or 'az+search:PATH.npz:SIMS' (the network's search, "
+                  "SIMS simulations a decision)")
 SEAT_NAMES = "'learner', " + OPPONENT_NAMES
+_SEARCH_PREFIXES = {"pretrained+search:": "pretrained", "az+search:": "az:"}
+# The search seats' generator: numpy's default_rng([reset seed, SEARCH_STREAM]).
+SEARCH_STREAM = 0x736561726368  # "search"
+
+
+def _search_parts(name: str) -> tuple[str, str] | None:
+    """A search seat name's network seat (``"pretrained"`` or ``"az:PATH"``, ``"az:"`` when
+    PATH is missing) and budget text; None for a name that is not a search seat's."""
+    for prefix, network in _SEARCH_PREFIXES.items():
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            if network == "pretrained":
+                return network, rest
+            path, _, budget = rest.rpartition(":")
+            return network + path, budget
+    return None
+
+
+def _search_problem(name: object) -> str | None:
+    """Why a seat name that starts as a search seat's names none (one line), else None."""
+    parts = _search_parts(name) if isinstance(name, str) else None
+    if parts is None:
+        return None
+    from moonriver_env.agents.az import MAX_SIMULATIONS
+    from moonriver_env.agents.registry import SECONDS_BUDGET
+
+    network, budget = parts
+    sims = f"SIMS, an integer 1..{MAX_SIMULATIONS} without a leading zero"
+    if network == "az:":
+        return (f"seat {name!r:.80}: an az search seat is 'az+search:PATH.npz:SIMS' (a network "
+                f"file, then {sims})")
+    if SECONDS_BUDGET.fullmatch(budget):
+        return (f"seat {name!r:.80}: batch seats take a simulation count ({sims}), not a time "
+                f"budget")
+    if not (budget.isascii() and budget.isdigit()) or budget[0] == "0" \
+            or int(budget) > MAX_SIMULATIONS:
+        return f"seat {name!r:.80}: a search seat's budget must be {sims}, got {budget!r:.20}"
+    return None
+
+
+def _network_seat(name: str) -> tuple[str, int] | None:
+    """A network seat's network (``"pretrained"`` or ``"az:PATH"``) and simulations a decision
+    (0: the policy alone), or None for a name that is no network seat."""
+    if name == "pretrained" or (name.startswith("az:") and len(name) > 3):
+        return name, 0
+    parts = _search_parts(name)
+    if parts is None or _search_problem(name) is not None:
+        return None
+    return parts[0], int(parts[1])
 
 
 def seat_kind(name: object) -> int | None:
     """The core's seat kind of a seat name (``SEAT_KINDS``, ``"mcts:N"``: the core's IS-MCTS
-    with N simulations, ``MCTSAgent``'s defaults, or ``"az:PATH"``: a network seat), or None
-    for no seat kind; a network seat's file is checked when a batch takes it."""
+    with N simulations, ``MCTSAgent``'s defaults, or ``"az:PATH"``, ``"pretrained+search:SIMS"``,
+    ``"az+search:PATH:SIMS"``: a network seat), or None for no seat kind; a network seat's file
+    is checked when a batch takes it."""
     if not isinstance(name, str):
         return None
     if name in SEAT_KINDS:
         return SEAT_KINDS[name]
-    if name.startswith("az:") and len(name) > 3:
+    if _network_seat(name) is not None:
         return _core.SEAT_NETWORK
     sims = name.removeprefix("mcts:")
     if sims != name and sims.isascii() and sims.isdigit() and sims[0] != "0" \
@@ -119,28 +175,31 @@ def _seat_kinds(names: Sequence[str]) -> list[int]:
 
 
 def _network_path(name: str) -> str:
-    """The network file a network seat plays: the shipped one for ``"pretrained"``, PATH for
-    ``"az:PATH"``."""
-    if name == "pretrained":
+    """The network file a network seat plays: the shipped one for ``"pretrained"`` (and
+    ``"pretrained+search:SIMS"``), PATH for ``"az:PATH"`` (and ``"az+search:PATH:SIMS"``)."""
+    seat = _network_seat(name)
+    assert seat is not None, name
+    if seat[0] == "pretrained":
         from moonriver_env.agents.az import shipped_path
 
         return shipped_path()
-    assert name.startswith("az:"), name
-    return name[3:]
+    return seat[0][3:]
 
 
-def _load_network(name: str) -> Any:
-    """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat;
-    a missing file or one that is not a moonriver-train-az network is a ValueError."""
+def _load_network(name: str) -> tuple[Any, dict[str, Any]]:
+    """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat
+    and its metadata; a missing file or one that is not a moonriver-train-az network is a
+    ValueError."""
     from moonriver_env.agents.az import cached_az
 
     path = _network_path(name)
     if not os.path.isfile(path):
-        what = "the shipped network" if name == "pretrained" else \
-            "az:PATH.npz names a file written by moonriver-train-az"
+        form = "az+search:PATH.npz:SIMS" if name.startswith("az+search:") else "az:PATH.npz"
+        what = "the shipped network" if name.startswith("pretrained") else \
+            f"{form} names a file written by moonriver-train-az"
         raise ValueError(f"seat {name!r}: no network file {path!r} ({what})")
     try:
-        return cached_az(path)[0]
+        return cached_az(path)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise ValueError(f"seat {name!r}: {path!r} is not a moonriver-train-az network "
                          f"({exc!s:.120})") from None
@@ -210,6 +269,16 @@ def expand_observation(compact: npt.ArrayLike) -> Observations:
     return raw.astype(np.float32)
 
 
+class _NetworkPlayer(NamedTuple):
+    """What a network seat plays: a batch's network (its index there) with ``simulations``
+    a decision (0: the policy alone, else the search with ``settings``)."""
+
+    network: int
+    simulations: int
+    settings: dict[str, Any]
+    policy_prior: bool  # the policy alone of a network that adds Greedy's prior
+
+
 class BatchIllegalActionError(IllegalActionError):
     """An action that is not legal in one game of a batch; ``game_index`` names the game."""
 
@@ -246,10 +315,17 @@ class BatchedGames:
         self.config = config if config is not None else GameConfig()
         n = self.config.num_players
         self._networks: list[Any] = []  # the networks of the batch's network seats
+        self._network_meta: list[dict[str, Any]] = []  # their files' metadata
         self._network_ids: dict[str, int] = {}  # a network file's path -> its index there
+        self._players: list[_NetworkPlayer] = []  # what each network seat plays
+        self._player_ids: dict[tuple[str, int], int] = {}  # (path, simulations) -> player
         self._prior: npt.NDArray[np.float32] | None = None  # greedy_prior rows, made once
-        self.network_rounds = 0  # rounds of network decisions (one forward per network each)
-        self.network_decisions = 0  # network-seat decisions evaluated by a forward
+        # the search seats' seeds, one draw per search; seeded again by reset(seed)
+        self._search_rng = np.random.default_rng([0, SEARCH_STREAM])
+        # rounds of network decisions (one forward per policy network, one search per search
+        # seat's network and simulations) and the network-seat decisions made in them
+        self.network_rounds = 0
+        self.network_decisions = 0
         seats = self._check_seats(seats if seats is not None else ("learner",) * n)
         if reward not in REWARD_MODES:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
@@ -273,12 +349,16 @@ class BatchedGames:
         self._bases: list[int] = []  # game g's k-th episode: Game(config, _bases[g] + stride*k)
         self._stride = N  # a pool's size for a batch that is part of one (vector_async)
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
+        # each game's seats' network players (indices into _players; -1: no network seat)
         self._seat_network = np.tile(self._network_row(seats), (N, 1))
 
     def _check_seats(self, seats: Sequence[str]) -> tuple[str, ...]:
         n = self.config.num_players
         seats = tuple(seats)
         if len(seats) != n or any(seat_kind(s) is None for s in seats):
+            problem = next(filter(None, map(_search_problem, seats)), None)
+            if problem is not None:
+                raise ValueError(problem)
             raise ValueError(f"seats must name one of {SEAT_NAMES} for each of the {n} "
                              f"players, got {seats!r:.80}")
         if "learner" not in seats:
@@ -286,15 +366,31 @@ class BatchedGames:
         return seats
 
     def _add_network(self, name: str) -> int:
-        """The index of a network seat's network among the batch's (loaded when new)."""
+        """The index of a network seat's player among the batch's: one per network file and
+        simulations (``"pretrained"`` and ``"pretrained+search:16"`` are two players of one
+        network, loaded once, when new)."""
+        seat = _network_seat(name)
+        assert seat is not None, name
         path = os.path.abspath(_network_path(name))
+        key = (path, seat[1])
+        if key in self._player_ids:
+            return self._player_ids[key]
         if path not in self._network_ids:
-            self._networks.append(_load_network(name))
+            net, meta = _load_network(name)
+            self._networks.append(net)
+            self._network_meta.append(meta)
             self._network_ids[path] = len(self._networks) - 1
-        return self._network_ids[path]
+        index = self._network_ids[path]
+        from moonriver_env.agents.az import recipe_search_settings
+
+        self._players.append(_NetworkPlayer(
+            index, seat[1], recipe_search_settings(self._network_meta[index]),
+            seat[1] == 0 and bool(self._networks[index].uses_prior)))
+        self._player_ids[key] = len(self._players) - 1
+        return self._player_ids[key]
 
     def _network_row(self, seats: Sequence[str]) -> npt.NDArray[np.int16]:
-        """Each seat's network index among the batch's (-1: not a network seat)."""
+        """Each seat's network player index among the batch's (-1: not a network seat)."""
         return np.array([self._add_network(s) if seat_kind(s) == _core.SEAT_NETWORK else -1
                          for s in seats], np.int16)
 
@@ -330,7 +426,8 @@ class BatchedGames:
         ``seeds``: game g from ``seeds[g]`` instead (its k-th episode from seeds[g] + N*k;
         ``seed`` still seeds the built-in seats' streams). ``seats``: one seat list per game,
         instead of the batch's ``seats`` for every game (each with at least one
-        ``"learner"``)."""
+        ``"learner"``). The search seats' generator is seeded from ``seed`` alone (numpy's
+        ``default_rng([seed, SEARCH_STREAM])``; ``restart`` goes on with it)."""
         self.seed = _check_int("seed", seed, 0)
         N = self.num_games
         bases = [self.seed + g for g in range(N)]
@@ -352,6 +449,7 @@ class BatchedGames:
                                   self._plan, self.observation == "compact")
         self._bases = bases
         self._seat_network = networks
+        self._search_rng = np.random.default_rng([self.seed, SEARCH_STREAM])
         for g in range(N):
             if kinds is not None:
                 self._batch.set_seats(g, kinds[g])
@@ -386,7 +484,8 @@ class BatchedGames:
         self._play_networks()
 
     def _waiting_on_networks(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
-        """The games whose next decision is a network seat's, and each one's network index."""
+        """The games whose next decision is a network seat's, and each one's network player
+        (an index into ``_players``)."""
         player = self.player
         network = self._seat_network[np.arange(self.num_games), np.maximum(player, 0)]
         network[player < 0] = -1
@@ -395,29 +494,39 @@ class BatchedGames:
 
     def _play_networks(self) -> None:
         """Network seats decide in rounds until every game waits on a learner (or is over):
-        each round, the games waiting on one take their greedy prior in one core call and
-        each network's decisions in one forward, and the core applies them and plays on
-        (the learner step they belong to goes on: rewards, done and final_obs as ``step``)."""
-        if not self._networks:
+        each round, the games waiting on a policy seat take their greedy prior in one core
+        call and each network's decisions in one forward, the games waiting on a search seat
+        are searched together (one search per network and simulations), and the core applies
+        the moves and plays on (the learner step they belong to goes on: rewards, done and
+        final_obs as ``step``)."""
+        if not self._players:
             return
         while True:
-            games, network = self._waiting_on_networks()
+            games, player = self._waiting_on_networks()
             if games.size == 0:
                 return
             actions = np.empty(games.size, np.int64)
             prior = None
-            nets = np.unique(network).tolist()
-            if any(self._networks[k].uses_prior for k in nets):
+            with_prior = np.flatnonzero(np.array([p.policy_prior for p in self._players])[player])
+            if with_prior.size:
                 if self._prior is None:
                     self._prior = np.empty((self.num_games, NUM_ACTIONS), np.float32)
                 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-                prior = self.greedy_prior(games, out=self._prior, shape_weight=SHAPE_WEIGHT)
-            for k in nets:
-                rows = np.flatnonzero(network == k)
-                actions[rows] = self._network_moves(
-                    self._networks[k], games[rows],
-                    None if prior is None or not self._networks[k].uses_prior else prior[rows])
+                prior = self.greedy_prior(games[with_prior], out=self._prior,
+                                          shape_weight=SHAPE_WEIGHT)
+            for k in np.unique(player).tolist():
+                rows = np.flatnonzero(player == k)
+                seat = self._players[k]
+                if seat.simulations:
+                    actions[rows] = self._search_moves(seat, games[rows])
+                    continue
+                rows_prior = None
+                if seat.policy_prior:
+                    assert prior is not None
+                    rows_prior = prior[np.searchsorted(with_prior, rows)]
+                actions[rows] = self._network_moves(self._networks[seat.network], games[rows],
+                                                    rows_prior)
             self._batch.step_network(games.astype(np.int64), actions, self.player, self.obs,
                                      self.mask, self.rewards, self._done, self.final_obs,
                                      self.threads)
@@ -434,6 +543,29 @@ class BatchedGames:
         logits, _ = net.evaluate(obs, self.mask[games], self.config.num_players, prior)
         return np.argmax(logits, axis=1).astype(np.int64)  # the softmax keeps the order
 
+    def _search_moves(self, seat: _NetworkPlayer, games: npt.NDArray[np.intp]
+                      ) -> npt.NDArray[np.int64]:
+        """The search's action in each listed game (``agents.az.AZSearchAgent``'s search: the
+        network's recipe constants, no Gumbel noise), the games searched together: one
+        ``BatchedSearch`` over their core games, its seed the next draw of the batch's
+        generator, each game seeded there by its index in the batch (a game searched alone with
+        ``indices=[g]`` and that seed gets the same search), every step's leaves valued in one
+        forward."""
+        from moonriver_env.agents.az import leaf_values
+        from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+        from moonriver_env.search import BatchedSearch
+
+        net = self._networks[seat.network]
+        rows = games.tolist()
+        search = BatchedSearch([self.game(g) for g in rows], simulations=seat.simulations,
+                               seed=int(self._search_rng.integers(2**62)), algorithm="gumbel",
+                               threads=self.threads, indices=rows,
+                               greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
+                               **seat.settings)
+        while (leaves := search.leaves()) is not None:
+            search.evaluate(*leaf_values(net, leaves))
+        return search.result().action.astype(np.int64)
+
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> None:
         """Apply one decision per game (N action ids); results land in this object's arrays."""
@@ -444,7 +576,7 @@ class BatchedGames:
             raise ValueError(f"actions must be {self.num_games} integer action ids, got "
                              f"{acts.dtype} array of shape {acts.shape}")
         acts = np.ascontiguousarray(acts, dtype=np.int64)
-        if self._networks and self._waiting_on_networks()[0].size:
+        if self._players and self._waiting_on_networks()[0].size:
             raise RuntimeError("network seats' decisions were left unplayed (interrupted): "
                                "reset() or restart() the batch")
         bad = self._batch.step(acts, self.player, self.obs, self.mask, self.rewards,
@@ -509,6 +641,9 @@ def _learner_seat(config: GameConfig, seat: int, opponents: str) -> tuple[str, .
     n = config.num_players
     seat = _check_int("seat", seat, 0, n - 1)
     if seat_kind(opponents) in (None, SEAT_KINDS["learner"]):
+        problem = _search_problem(opponents)
+        if problem is not None:
+            raise ValueError(problem)
         raise ValueError(f"opponents must be one of {OPPONENT_NAMES}, got {opponents!r:.40}")
     return tuple("learner" if p == seat else opponents for p in range(n))
 

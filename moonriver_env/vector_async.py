@@ -27,7 +27,10 @@ episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games
 the same seed, whatever the parts or the order of ``recv``. Built-in seats (``seats=``) draw
 from their part's streams (part p's seed is ``seed + p * batch_size``), so their draws depend
 on ``batch_size`` but never on timing, workers or the order of ``recv``. Network seats
-(``"pretrained"``, ``"az:PATH.npz"``) are decided on the part's worker thread, in its step.
+(``"pretrained"``, ``"az:PATH.npz"``, and the search seats ``"pretrained+search:SIMS"``,
+``"az+search:PATH.npz:SIMS"``) are decided on the part's worker thread, in its step; a part's
+searches draw their seeds from its own generator, seeded by its reset (from the part's seed, as
+its built-in seats' streams), so they too depend on ``batch_size`` alone.
 
 **Errors.** An illegal action raises ``BatchIllegalActionError`` from the ``recv`` that would
 have returned its part (``game_index`` is the game's env id); no game of that part changed and
