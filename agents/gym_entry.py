@@ -79,8 +79,9 @@ def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0
     try:  # a bad argument is raised from here, the caller's own call
         if opponents is not None and not isinstance(opponents, str):
             raise TypeError(f"the vector env's opponents are built-in seats played in the core, "
-                            f"given by name ('random', 'greedy', 'mcts:N', 'pretrained' or "
-                            f"'az:PATH.npz'); got "
+                            f"given by name ('random', 'greedy', 'mcts:N', 'pretrained', "
+                            f"'az:PATH.npz', 'pretrained+search:SIMS' or "
+                            f"'az+search:PATH.npz:SIMS'); got "
                             f"{opponents!r:.60}")
         if seat is None:
             raise ValueError("the vector env needs a fixed learner seat (a player id); "
