@@ -6,6 +6,7 @@ many turns to reach); the rules under test then run through the public ``apply``
 
 from __future__ import annotations
 
+import signal
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -22,6 +23,13 @@ from moonriver_env.engine.text import ranch_text
 # budget: the work itself is capped by counts (games, iterations), so a slow machine finishes
 # it, only later.
 HANG_GUARD = 900
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """A ``Popen`` ``preexec_fn``: the child takes SIGINT as a terminal's child does, even when
+    the suite itself runs with SIGINT ignored (a background job of a non-interactive shell,
+    whose children would otherwise ignore the Ctrl-C a test sends)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def kind_id(game: Game, label: str) -> int:

@@ -36,7 +36,7 @@ from moonriver_env.training.az.train import (  # noqa: E402
 )
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
 
-from tests.helpers import HANG_GUARD  # noqa: E402
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
 TINY = {"games": 2, "simulations": 4, "max_considered": 4, "buffer": 512, "batch_size": 16,
@@ -219,7 +219,8 @@ def test_ctrl_c_saves_the_last_finished_iteration_and_resume_continues(tmp_path)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "moonriver_env.training.az.train", "--config", str(config),
            "--out", str(out), "--iterations", "100000", "--device", "cpu"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_as_in_a_terminal)
     try:
         lines = []
         while not any(line.startswith("iter 2 ") for line in lines):

@@ -45,6 +45,7 @@ from moonriver_env.backend import Encoder  # noqa: E402
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
 from moonriver_env.engine.actions import ACTIONS, Build, Thief  # noqa: E402
 from moonriver_env.moonriver.observation import ObservationEncoder  # noqa: E402
+from tests.helpers import ctrl_c_as_in_a_terminal  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -503,7 +504,7 @@ def test_ctrl_c_saves_says_how_to_continue_and_the_run_finishes_on_resume(tmp_pa
     argv = _flags(out, workers=2, ppo_iterations=20)
     proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.fast.train", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal)
     log = out / "log.jsonl"
     try:
         # after the first PPO iteration: the workers have played and a snapshot exists
@@ -537,7 +538,8 @@ def test_ctrl_c_while_the_workers_start_leaves_one_line_and_a_resumable_run(tmp_
     out = tmp_path / "run"
     proc = subprocess.Popen(
         [sys.executable, "-m", "moonriver_env.training.fast.train", *_flags(out, workers=2)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     try:
         # a worker exists: it is most likely still importing torch (it would print a

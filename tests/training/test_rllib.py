@@ -26,7 +26,7 @@ from moonriver_env.training.rllib.env import (  # noqa: E402
 )
 
 from moonriver_env import moonriver_v0  # noqa: E402
-from tests.helpers import HANG_GUARD  # noqa: E402
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal  # noqa: E402
 
 CLI = [sys.executable, "-m", "moonriver_env.training.rllib.train"]
 TINY = ["--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1",
@@ -325,7 +325,7 @@ def test_train_interrupt_resume_and_evaluate(tmp_path):
         [*CLI, *TINY, "--num-players", "2", "--opponents", "greedy", "--iterations", "1000",
          "--checkpoint-every", "1000", "--out", str(run)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"})
+        env={**os.environ, "OMP_NUM_THREADS": "1"}, preexec_fn=ctrl_c_as_in_a_terminal)
     lines = []
     for line in train.stdout:  # Ctrl-C once the second iteration is reported
         lines.append(line)
