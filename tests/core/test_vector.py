@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import signal
+import time
+
 import numpy as np
 import pytest
 from moonriver_env.agents.greedy import action_values
@@ -17,6 +22,7 @@ from moonriver_env.vector import (
     SingleGameEnv,
     make_sb3_vec_env,
 )
+from tests.helpers import HANG_GUARD
 
 
 def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -125,6 +131,59 @@ def test_thread_count_does_not_change_results():
         for a, b in zip(runs[0], other, strict=True):
             for x, y in zip(a, b, strict=True):
                 np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("observation", ["float32", "compact"])
+def test_thread_count_does_not_change_a_batch_of_cheap_seats(observation):
+    """Learner and random seats: at least 16 games a thread, each thread its own share first."""
+    runs = []
+    for threads in (1, 2, 3):
+        batch = BatchedGames(50, GameConfig(num_players=3), seats=("learner", "random", "learner"),
+                             threads=threads, observation=observation)
+        batch.reset(5)
+        trace = []
+        for _ in range(80):
+            batch.step(batch.random_actions())
+            trace.append((batch.obs.copy(), batch.rewards.copy(), batch.done.copy()))
+        runs.append(trace)
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_steps_a_threaded_batch_with_threads_of_its_own(tmp_path):
+    """The parent's worker threads do not exist in a fork() child: the batch makes new ones
+    there, plays the same games, and lets the old ones go when it is deleted."""
+    batch = BatchedGames(64, GameConfig(num_players=4), threads=2)
+    batch.reset(3)
+    for _ in range(5):
+        batch.step(batch.random_actions())  # the parent's workers exist now
+    out = tmp_path / "child.npy"
+    pid = os.fork()
+    if pid == 0:  # the child: step on, save, leave without running the parent's cleanup
+        code = 1
+        try:
+            for _ in range(30):
+                batch.step(batch.random_actions())
+            np.save(out, batch.obs)
+            del batch  # its pools go: the parent's threads must not be joined here
+            gc.collect()
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + HANG_GUARD  # joining the parent's threads would hang
+    while (status := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if status[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung")
+    assert os.waitstatus_to_exitcode(status[1]) == 0
+    for _ in range(30):
+        batch.step(batch.random_actions())
+    np.testing.assert_array_equal(np.load(out), batch.obs)
 
 
 def test_an_illegal_action_names_the_game_and_changes_nothing():

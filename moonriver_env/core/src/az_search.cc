@@ -92,8 +92,8 @@ int argmax(const double* x, int m) {
 }
 
 // Run ``fn(i)`` for i in [0, count) on up to ``threads`` threads (each i independent), with
-// the calling thread's own pool of workers (kept between searches: starting threads at each of
-// a search's phases cost more than the phase).
+// the calling thread's pool of workers (kept between searches: starting threads at each of a
+// search's phases cost more than the phase).
 template <typename F>
 void parallel(int threads, int count, F&& fn) {
   const int t = std::min(threads, count);
@@ -101,9 +101,7 @@ void parallel(int threads, int count, F&& fn) {
     for (int i = 0; i < count; ++i) fn(i);
     return;
   }
-  thread_local std::unique_ptr<WorkerPool> pool;
-  if (!pool || pool->workers() < t - 1) pool = std::make_unique<WorkerPool>(t - 1);
-  pool->split(count, 1, t, [&](int lo, int hi) {
+  calling_thread_pool(t - 1).split(count, 1, t, [&](int lo, int hi) {
     for (int i = lo; i < hi; ++i) fn(i);
   });
 }

@@ -1,6 +1,9 @@
 #include "pool.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <memory>
 
 namespace moonriver {
 
@@ -12,18 +15,48 @@ namespace {
 constexpr int MIN_WATCH_US = 50, MAX_GAP_US = 500;
 }  // namespace
 
-WorkerPool::WorkerPool(int workers) : shares_(workers + 1), watch_us_(MIN_WATCH_US) {
+WorkerPool::WorkerPool(int workers)
+    : shares_(workers + 1), owner_(static_cast<long>(getpid())), watch_us_(MIN_WATCH_US) {
   threads_.reserve(workers);
-  for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  try {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  } catch (...) {  // no more threads to be had: stop the ones started, then say so
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    throw;
+  }
 }
 
 WorkerPool::~WorkerPool() {
+  if (!usable()) {  // a forked child: the threads are the parent's; let them go untouched
+    new std::vector<std::thread>(std::move(threads_));  // never joined, never destroyed
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : threads_) t.join();
+}
+
+bool WorkerPool::usable() const { return static_cast<long>(getpid()) == owner_; }
+
+WorkerPool& calling_thread_pool(int workers) {
+  thread_local std::unique_ptr<WorkerPool> pool;
+  if (!pool || !pool->usable() || pool->workers() < workers)
+    pool = std::make_unique<WorkerPool>(workers);
+  return *pool;
+}
+
+void WorkerPool::fail(std::exception_ptr error) {
+  failed_.store(true, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!error_) error_ = std::move(error);
 }
 
 namespace {
@@ -52,11 +85,16 @@ void WorkerPool::loop(int thread) {
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
-      if (!open_) continue;  // woke after the caller finished: nothing left
+      // woke after the caller finished (nothing left), or not one of this run's threads
+      if (!open_ || thread >= threads_in_run_) continue;
       ++active_;
       body = body_;
     }
-    (*body)(thread);
+    try {
+      (*body)(thread);
+    } catch (...) {
+      fail(std::current_exception());
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (--active_ == 0) done_.notify_one();
@@ -64,7 +102,7 @@ void WorkerPool::loop(int thread) {
   }
 }
 
-void WorkerPool::run(const std::function<void(int)>& body) {
+void WorkerPool::run(int threads, const std::function<void(int)>& body) {
   if (returned_ != std::chrono::steady_clock::time_point{}) {  // a run before this one
     const double gap =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - returned_)
@@ -77,11 +115,18 @@ void WorkerPool::run(const std::function<void(int)>& body) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     body_ = &body;
+    threads_in_run_ = threads;
     open_ = true;
+    error_ = nullptr;
+    failed_.store(false, std::memory_order_relaxed);
     ++generation_;
   }
   wake_.notify_all();
-  body(0);
+  try {
+    body(0);
+  } catch (...) {
+    fail(std::current_exception());
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     open_ = false;  // no worker joins from here on
@@ -92,6 +137,7 @@ void WorkerPool::run(const std::function<void(int)>& body) {
     done_.wait(lock, [&] { return active_ == 0; });
   }
   returned_ = std::chrono::steady_clock::now();
+  if (error_) std::rethrow_exception(error_);  // every worker is out: only this thread reads it
 }
 
 void WorkerPool::split(int n, int chunk, int threads, const std::function<void(int, int)>& body) {
@@ -100,12 +146,13 @@ void WorkerPool::split(int n, int chunk, int threads, const std::function<void(i
     shares_[t].next.store(t * chunks / threads, std::memory_order_relaxed);
     shares_[t].end = (t + 1) * chunks / threads;
   }
-  run([&](int me) {
-    if (me >= threads) return;
+  run(threads, [&](int me) {
     for (int k = 0; k < threads; ++k) {  // its own share first, then the others'
       Share& share = shares_[(me + k) % threads];
-      for (int i = share.next.fetch_add(1); i < share.end; i = share.next.fetch_add(1))
+      for (int i = share.next.fetch_add(1); i < share.end; i = share.next.fetch_add(1)) {
+        if (failed_.load(std::memory_order_relaxed)) return;
         body(i * chunk, std::min(n, (i + 1) * chunk));
+      }
     }
   });
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -27,8 +28,12 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   int workers() const { return static_cast<int>(threads_.size()); }
+  // Whether its threads are this process's (a child made by fork() has none of them: make a
+  // new pool there; the old one is let go without touching its threads).
+  bool usable() const;
   // body(lo, hi) over chunks of ``chunk`` items of [0, n), shared among the caller and the
-  // first ``threads - 1`` workers (at most workers() + 1 threads).
+  // first ``threads - 1`` workers (at most workers() + 1 threads). An exception thrown by a
+  // body stops the others' next chunks and is rethrown here once every thread is out.
   void split(int n, int chunk, int threads, const std::function<void(int, int)>& body);
 
  private:
@@ -36,21 +41,31 @@ class WorkerPool {
     std::atomic<int> next{0};
     int end = 0;
   };
-  void run(const std::function<void(int)>& body);  // body(thread): the caller is thread 0
+  // body(thread) on the caller (thread 0) and on workers 1..threads-1 that wake in time.
+  void run(int threads, const std::function<void(int)>& body);
   void loop(int thread);
+  void fail(std::exception_ptr error);  // keep the first error; stop handing out chunks
   std::vector<std::thread> threads_;
   std::vector<Share> shares_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   const std::function<void(int)>* body_ = nullptr;
+  int threads_in_run_ = 0;                    // the run's threads (workers above it skip it)
   bool open_ = false;                         // the caller is still working: workers may join
   std::atomic<int> active_{0};                // workers inside the body (changed under mutex_)
   std::atomic<std::uint64_t> generation_{0};  // written under mutex_, read while watching
   bool stop_ = false;
+  std::exception_ptr error_;         // the run's first exception (under mutex_)
+  std::atomic<bool> failed_{false};  // set with it: no more chunks
+  long owner_;                       // the process that started the threads (getpid)
   // The caller's gap between runs (running mean) sets how long workers watch for the next run.
   std::chrono::steady_clock::time_point returned_{};
   double gap_us_ = -1.0;  // none measured yet
   std::atomic<int> watch_us_;
 };
+
+// The calling thread's own pool with at least ``workers`` workers, kept between calls (made
+// anew after a fork).
+WorkerPool& calling_thread_pool(int workers);
 
 }  // namespace moonriver

@@ -322,7 +322,8 @@ void VectorGames::parallel(int threads, int n, int min_per_thread, F&& body) {
     body(0, n);
     return;
   }
-  if (!pool_ || pool_->workers() < threads - 1) pool_ = std::make_unique<WorkerPool>(threads - 1);
+  if (!pool_ || !pool_->usable() || pool_->workers() < threads - 1)
+    pool_ = std::make_unique<WorkerPool>(threads - 1);
   // Each game's result depends on the game alone, never on which thread steps it.
   pool_->split(n, std::max(1, n / (threads * CHUNKS_PER_THREAD)), threads, body);
 }
