@@ -126,7 +126,7 @@ def test_differential_games_run_clean(sanitized: dict[str, str]) -> None:
 
 def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     """The differential suite's short tests (not its 5,040 games), the byte-state, binding,
-    vector (network seats included) and batched-search tests."""
+    vector (network and search seats included) and batched-search tests."""
     out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                      "tests/core/test_core_differential.py",
                      # a fork() child of the threaded, sanitized process hung in its first
@@ -134,7 +134,8 @@ def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
                      "-k", "not five_thousand and not forked_child",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
                      "tests/core/test_vector.py", "tests/core/test_vector_seats.py",
-                     "tests/core/test_vector_net_seats.py", "tests/core/test_az_search.py")
+                     "tests/core/test_vector_net_seats.py",
+                     "tests/core/test_vector_search_seats.py", "tests/core/test_az_search.py")
     assert " passed" in out and " failed" not in out
 
 
