@@ -128,10 +128,7 @@ def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     """The differential suite's short tests (not its 5,040 games), the byte-state, binding,
     vector (network and search seats included) and batched-search tests."""
     out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                     "tests/core/test_core_differential.py",
-                     # a fork() child of the threaded, sanitized process hung in its first
-                     # step (seen once; the same test passes unsanitized): left out here
-                     "-k", "not five_thousand and not forked_child",
+                     "tests/core/test_core_differential.py", "-k", "not five_thousand",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
                      "tests/core/test_vector.py", "tests/core/test_vector_seats.py",
                      "tests/core/test_vector_net_seats.py",

@@ -160,6 +160,7 @@ def test_a_forked_child_steps_a_threaded_batch_with_threads_of_its_own(tmp_path)
     batch.reset(3)
     for _ in range(5):
         batch.step(batch.random_actions())  # the parent's workers exist now
+    time.sleep(0.1)  # and sleep on their condition variable (they watch for about 1 ms at most)
     out = tmp_path / "child.npy"
     pid = os.fork()
     if pid == 0:  # the child: step on, save, leave without running the parent's cleanup

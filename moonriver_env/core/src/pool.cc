@@ -16,31 +16,35 @@ constexpr int MIN_WATCH_US = 50, MAX_GAP_US = 500;
 }  // namespace
 
 WorkerPool::WorkerPool(int workers)
-    : shares_(workers + 1), owner_(static_cast<long>(getpid())), watch_us_(MIN_WATCH_US) {
+    : shares_(workers + 1),
+      sync_(std::make_unique<Sync>()),
+      owner_(static_cast<long>(getpid())),
+      watch_us_(MIN_WATCH_US) {
   threads_.reserve(workers);
   try {
     for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
   } catch (...) {  // no more threads to be had: stop the ones started, then say so
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(sync_->mutex);
       stop_ = true;
     }
-    wake_.notify_all();
+    sync_->wake.notify_all();
     for (std::thread& t : threads_) t.join();
     throw;
   }
 }
 
 WorkerPool::~WorkerPool() {
-  if (!usable()) {  // a forked child: the threads are the parent's; let them go untouched
-    new std::vector<std::thread>(std::move(threads_));  // never joined, never destroyed
+  if (!usable()) {  // a forked child: the threads and their waits are the parent's; let them
+    new std::vector<std::thread>(std::move(threads_));  // go untouched: never joined, and
+    (void)sync_.release();                              // never destroyed
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(sync_->mutex);
     stop_ = true;
   }
-  wake_.notify_all();
+  sync_->wake.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -55,7 +59,7 @@ WorkerPool& calling_thread_pool(int workers) {
 
 void WorkerPool::fail(std::exception_ptr error) {
   failed_.store(true, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(sync_->mutex);
   if (!error_) error_ = std::move(error);
 }
 
@@ -81,8 +85,8 @@ void WorkerPool::loop(int thread) {
     watch([&] { return generation_.load(std::memory_order_acquire) != seen; },
           watch_us_.load(std::memory_order_relaxed));
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      std::unique_lock<std::mutex> lock(sync_->mutex);
+      sync_->wake.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
       // woke after the caller finished (nothing left), or not one of this run's threads
@@ -96,8 +100,8 @@ void WorkerPool::loop(int thread) {
       fail(std::current_exception());
     }
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--active_ == 0) done_.notify_one();
+      std::lock_guard<std::mutex> lock(sync_->mutex);
+      if (--active_ == 0) sync_->done.notify_one();
     }
   }
 }
@@ -113,7 +117,7 @@ void WorkerPool::run(int threads, const std::function<void(int)>& body) {
         std::memory_order_relaxed);
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(sync_->mutex);
     body_ = &body;
     threads_in_run_ = threads;
     open_ = true;
@@ -121,20 +125,20 @@ void WorkerPool::run(int threads, const std::function<void(int)>& body) {
     failed_.store(false, std::memory_order_relaxed);
     ++generation_;
   }
-  wake_.notify_all();
+  sync_->wake.notify_all();
   try {
     body(0);
   } catch (...) {
     fail(std::current_exception());
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(sync_->mutex);
     open_ = false;  // no worker joins from here on
   }
   // A worker still inside is on its last chunk: watch for it before sleeping.
   if (!watch([&] { return active_.load(std::memory_order_acquire) == 0; }, MAX_GAP_US)) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return active_ == 0; });
+    std::unique_lock<std::mutex> lock(sync_->mutex);
+    sync_->done.wait(lock, [&] { return active_ == 0; });
   }
   returned_ = std::chrono::steady_clock::now();
   if (error_) std::rethrow_exception(error_);  // every worker is out: only this thread reads it

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -47,15 +48,18 @@ class WorkerPool {
   void fail(std::exception_ptr error);  // keep the first error; stop handing out chunks
   std::vector<std::thread> threads_;
   std::vector<Share> shares_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
+  struct Sync {        // on the heap: a fork() child lets it go without destroying it (a
+    std::mutex mutex;  // condition variable the parent's threads waited on cannot be destroyed)
+    std::condition_variable wake, done;
+  };
+  std::unique_ptr<Sync> sync_;
   const std::function<void(int)>* body_ = nullptr;
   int threads_in_run_ = 0;                    // the run's threads (workers above it skip it)
   bool open_ = false;                         // the caller is still working: workers may join
-  std::atomic<int> active_{0};                // workers inside the body (changed under mutex_)
-  std::atomic<std::uint64_t> generation_{0};  // written under mutex_, read while watching
+  std::atomic<int> active_{0};                // workers inside the body (changed under the mutex)
+  std::atomic<std::uint64_t> generation_{0};  // written under the mutex, read while watching
   bool stop_ = false;
-  std::exception_ptr error_;         // the run's first exception (under mutex_)
+  std::exception_ptr error_;         // the run's first exception (under the mutex)
   std::atomic<bool> failed_{false};  // set with it: no more chunks
   long owner_;                       // the process that started the threads (getpid)
   // The caller's gap between runs (running mean) sets how long workers watch for the next run.
