@@ -155,7 +155,7 @@ def test_thread_count_does_not_change_a_batch_of_cheap_seats(observation):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_steps_a_threaded_batch_with_threads_of_its_own(tmp_path):
     """The parent's worker threads do not exist in a fork() child: the batch makes new ones
-    there, plays the same games, and lets the old ones go when it is deleted."""
+    there, plays the same games, and deleting it there touches none of the parent's."""
     batch = BatchedGames(64, GameConfig(num_players=4), threads=2)
     batch.reset(3)
     for _ in range(5):

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <memory>
 
 namespace moonriver {
 
@@ -24,12 +23,7 @@ WorkerPool::WorkerPool(int workers)
   try {
     for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
   } catch (...) {  // no more threads to be had: stop the ones started, then say so
-    {
-      std::lock_guard<std::mutex> lock(sync_->mutex);
-      stop_ = true;
-    }
-    sync_->wake.notify_all();
-    for (std::thread& t : threads_) t.join();
+    stop_workers();
     throw;
   }
 }
@@ -40,6 +34,10 @@ WorkerPool::~WorkerPool() {
     (void)sync_.release();                              // never destroyed
     return;
   }
+  stop_workers();
+}
+
+void WorkerPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(sync_->mutex);
     stop_ = true;

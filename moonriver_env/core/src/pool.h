@@ -14,14 +14,15 @@
 
 namespace moonriver {
 
-// Threads kept for the lifetime of their owner (a batch, a calling thread's searches): starting
-// threads at every step costs more than a small batch's step. split() hands chunks of [0, n) to the
-// caller and every worker that wakes before the work is done: each thread first takes the chunks of
-// its own share (the same games at every step, so their state stays in that core's cache), then
-// helps with the others' shares, so a worker that wakes late (a busy machine) leaves its share to
-// the others instead of making the caller wait. Workers done with a run watch for the next for
-// about twice the caller's usual gap between runs before they sleep, and the caller watches for the
-// last worker to finish before it sleeps: waking a sleeping thread costs more than a small step.
+// Threads kept for the lifetime of their owner (a calling thread's batch steps and searches):
+// starting threads at every step costs more than a small batch's step. split() hands chunks of [0,
+// n) to the caller and every worker that wakes before the work is done: each thread first takes the
+// chunks of its own share (the same games at every step, so their state stays in that core's
+// cache), then helps with the others' shares, so a worker that wakes late (a busy machine) leaves
+// its share to the others instead of making the caller wait. Workers done with a run watch for the
+// next for about twice the caller's usual gap between runs before they sleep, and the caller
+// watches for the last worker to finish before it sleeps: waking a sleeping thread costs more than
+// a small step.
 class WorkerPool {
  public:
   explicit WorkerPool(int workers);
@@ -46,6 +47,7 @@ class WorkerPool {
   void run(int threads, const std::function<void(int)>& body);
   void loop(int thread);
   void fail(std::exception_ptr error);  // keep the first error; stop handing out chunks
+  void stop_workers();                  // wake every worker to end, then join it
   std::vector<std::thread> threads_;
   std::vector<Share> shares_;
   struct Sync {        // on the heap: a fork() child lets it go without destroying it (a

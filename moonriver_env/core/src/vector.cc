@@ -322,15 +322,15 @@ void VectorGames::parallel(int threads, int n, int min_per_thread, F&& body) {
     body(0, n);
     return;
   }
-  if (!pool_ || !pool_->usable() || pool_->workers() < threads - 1)
-    pool_ = std::make_unique<WorkerPool>(threads - 1);
-  // Each game's result depends on the game alone, never on which thread steps it.
-  pool_->split(n, std::max(1, n / (threads * CHUNKS_PER_THREAD)), threads, body);
+  // The calling thread's pool (the batched search's too). Each game's result depends on the
+  // game alone, never on which thread steps it.
+  calling_thread_pool(threads - 1)
+      .split(n, std::max(1, n / (threads * CHUNKS_PER_THREAD)), threads, body);
 }
 
 void VectorGames::random_actions(std::int64_t* out, int threads) {
-  // About 0.1 us a game, a tenth of a cheap game-step: ten times the games a thread (each game
-  // draws from its own stream, so the split never changes a draw).
+  // About 0.1 us a game, a tenth of a cheap game-step: four times the games a thread (each
+  // game draws from its own stream, so the split never changes a draw).
   parallel(threads, num_games(), 4 * games_per_thread(), [&](int lo, int hi) {
     std::int64_t ids[NUM_ACTIONS];
     for (int g = lo; g < hi; ++g) {

@@ -135,7 +135,6 @@ class VectorGames {
   std::vector<SplitMix64> rngs_, driver_rngs_;
   std::vector<std::int64_t> builtin_;
   std::vector<int> actors_;  // the seat of each game's last learner decision (final_obs's)
-  std::unique_ptr<WorkerPool> pool_;
   // Each game's players' running score totals and the ranch change counts they were scored at
   // (reset when a game takes the slot).
   struct Totals {
