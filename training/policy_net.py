@@ -14,7 +14,8 @@ index table puts the 110 + 49 * 50 + 3 * 50 = 2710 scores in action-id order
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import json
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -204,7 +205,10 @@ def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> No
 
 
 def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
-    """A RanchNet in eval mode and its metadata from a file written by ``save_net``."""
+    """A RanchNet in eval mode and its metadata from a file written by ``save_net``, or from
+    an agents' ``.npz`` (``load_npz``)."""
+    if str(path).endswith(".npz"):
+        return load_npz(str(path))
     blob = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(blob, dict) or "state_dict" not in blob:
         raise ValueError(f"{path}: not a RanchNet checkpoint (expected keys config, "
@@ -213,3 +217,26 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
     net.load_state_dict(blob["state_dict"])
     net.eval()
     return net, dict(blob.get("meta", {}))
+
+
+def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
+    """A RanchNet in eval mode from an agents' ``.npz`` (either recipe's export; its
+    ``__meta__`` names the sizes). A value head of another shape (the search recipe's four
+    win shares) is left fresh; any other missing or misshapen weight is an error."""
+    with np.load(path, allow_pickle=False) as data:
+        if "__meta__" not in data.files:
+            raise ValueError(f"{path}: no __meta__ entry (not an exported agents' .npz)")
+        meta = json.loads(str(data["__meta__"]))
+        arrays = {k: torch.from_numpy(data[k].copy()) for k in data.files if k != "__meta__"}
+    sizes = meta.get("net", {})
+    known = {f.name for f in fields(NetConfig)}
+    net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known}))
+    own = net.state_dict()
+    fresh = [k for k in own if k not in arrays or arrays[k].shape != own[k].shape]
+    if [k for k in fresh if not k.startswith("value_head.")]:
+        raise ValueError(f"{path}: its weights do not fit a RanchNet of its sizes at "
+                         f"{', '.join(fresh[:3])}")
+    net.load_state_dict({k: v for k, v in arrays.items() if k in own and k not in fresh},
+                        strict=False)
+    net.eval()
+    return net, meta

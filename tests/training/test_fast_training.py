@@ -19,6 +19,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.pretrained import NumpyRanchNet, action_index  # noqa: E402
+from moonriver_env.agents.registry import make_agent  # noqa: E402
+from moonriver_env.training.export_weights import export  # noqa: E402
 from moonriver_env.training.fast import rollout  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.fast.train import (  # noqa: E402
@@ -39,9 +41,10 @@ from moonriver_env.training.policy_net import (  # noqa: E402
     RanchNet,
     legal_lists,
     load_net,
+    save_net,
 )
 
-from moonriver_env.backend import Encoder  # noqa: E402
+from moonriver_env.backend import Encoder, make_game  # noqa: E402
 from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
 from moonriver_env.engine.actions import ACTIONS, Build, Thief  # noqa: E402
 from moonriver_env.moonriver.observation import ObservationEncoder  # noqa: E402
@@ -165,12 +168,12 @@ def test_advantages_follow_gae_with_the_final_reward() -> None:
 
 def test_lineups_always_seat_the_learner() -> None:
     cfg = FastConfig(games=200, p_greedy=0.5, p_self=0.2)
-    table = lineups(cfg, np.random.default_rng(0), snapshots=2)
+    table = lineups(cfg, np.random.default_rng(0), snapshots=2, num_players=cfg.num_players)
     assert all(r.count("learner") >= 1 for r in table)
     roles = [r for t in table for r in t]
     assert {"greedy", "snapshot0", "snapshot1"} <= set(roles)
     assert set(roles) <= {"learner", "greedy", "snapshot0", "snapshot1"}
-    no_pool = lineups(cfg, np.random.default_rng(0), snapshots=0)
+    no_pool = lineups(cfg, np.random.default_rng(0), snapshots=0, num_players=cfg.num_players)
     assert {r for t in no_pool for r in t} == {"learner", "greedy"}
 
 
@@ -200,6 +203,75 @@ def _tiny(out, **changes) -> FastConfig:
                     checkpoint_minutes=100, workers=1)
     settings.update(changes)
     return FastConfig(**settings)
+
+
+def test_variants_draw_one_game_kind_per_iteration_from_the_runs_generator(tmp_path) -> None:
+    cfg = _tiny(tmp_path, variants=("3p-legends-2", "2p-base", "2p-base"), bc_iterations=0)
+    runner = Runner(cfg)
+    drawn = [runner.variant() for _ in range(60)]
+    assert {(c.num_players, c.mode, c.scenario) for c in drawn} == {(3, "legends", 2),
+                                                                     (2, "base", None)}
+    assert 25 < sum(c.num_players == 2 for c in drawn) < 55  # listed twice: drawn 2 in 3
+    again = Runner(_tiny(tmp_path / "again", variants=cfg.variants, bc_iterations=0))
+    assert [again.variant() for _ in range(60)] == drawn  # from the run's seeded generator
+    plain = Runner(_tiny(tmp_path / "plain", bc_iterations=0))
+    state = plain.rng.bit_generator.state
+    assert plain.variant() == GameConfig(num_players=2, mode="base")
+    assert plain.rng.bit_generator.state == state  # no variants: no draw, runs unchanged
+    # the weights name the variants, so that the agents play any game with them
+    runner.save(str(tmp_path / "final.pt"))
+    meta = load_net(str(tmp_path / "final.pt"))[1]
+    assert meta["variants"] == ["2p-base", "3p-legends-2"] and "num_players" not in meta
+    export(str(tmp_path / "final.pt"), str(tmp_path / "agent.npz"))
+    agent = make_agent(f"pretrained:{tmp_path / 'agent.npz'}")
+    for config in (GameConfig(num_players=4), GameConfig(num_players=3, mode="legends")):
+        game = make_game(config, seed=1)
+        mask = game.legal_mask()
+        action = agent.act(game, {"observation": Encoder().encode(game, game.current_player),
+                                  "action_mask": mask})
+        assert mask[action] == 1
+
+
+def test_a_pool_plays_the_variant_each_call_names() -> None:
+    net = _tiny_net(0)
+    seeds = [21, 22, 23]
+    roles = [["learner", "greedy", "greedy"], ["greedy", "learner", "learner"],
+             ["greedy", "greedy", "learner"]]
+    config = GameConfig(num_players=3, mode="legends", scenario=2)
+    with PlayPool(2, 2, "base") as pool:  # made for 2-player base games
+        batch = pool.play(seeds, roles, {"learner": net}, np.random.default_rng(5),
+                          config=config, margin_coef=0.5)
+    # each share as one process plays it, with the pool's sampling seeds: the same games
+    sample = [int(x) for x in np.random.default_rng(5).integers(2**63, size=2)]
+    expected = {}
+    for share, sample_seed in zip(shares(3, 2), sample, strict=True):
+        part, _ = rollout.play_batched([seeds[i] for i in share], [roles[i] for i in share],
+                                       {"learner": net}, np.random.default_rng(sample_seed),
+                                       config, margin_coef=0.5)
+        expected |= {(i + share.start, seat): r for (i, seat), r in part.returns.items()}
+    assert batch.returns == expected and len(expected) == 4  # the learner seats
+    with pytest.raises(ValueError, match="unknown variant '5p-base'"):
+        FastConfig.load(None, {"variants": ["5p-base"]})
+
+
+def test_an_exported_npz_loads_as_the_same_network(tmp_path) -> None:
+    net = _tiny_net(3)
+    save_net(net, str(tmp_path / "net.pt"), {"num_players": 4, "mode": "base"})
+    export(str(tmp_path / "net.pt"), str(tmp_path / "net.npz"))
+    loaded, meta = load_net(str(tmp_path / "net.npz"))
+    assert meta["net"]["hidden"] == 16
+    for name, tensor in net.state_dict().items():
+        assert torch.equal(tensor, loaded.state_dict()[name]), name
+    with np.load(tmp_path / "net.npz") as data:  # the search recipe's four-seat value head
+        arrays = {k: data[k] for k in data.files}
+    np.savez(tmp_path / "four.npz", **(arrays | {"value_head.weight": np.zeros((4, 16))}))
+    four, _ = load_net(str(tmp_path / "four.npz"))
+    assert torch.equal(four.trunk[0].weight, net.trunk[0].weight)
+    assert four.value_head.weight.shape == (1, 16)  # left fresh
+    del arrays["trunk.0.weight"]
+    np.savez(tmp_path / "part.npz", **arrays)
+    with pytest.raises(ValueError, match=r"do not fit a RanchNet.*trunk\.0\.weight"):
+        load_net(str(tmp_path / "part.npz"))
 
 
 def _log(run) -> list[dict]:
@@ -361,6 +433,8 @@ def test_every_flag_names_its_default_and_it_is_the_setting_default() -> None:
             assert text == str(f.default).lower(), f.name
         elif isinstance(f.default, str):
             assert text == (f.default or '""'), f.name
+        elif isinstance(f.default, tuple):
+            assert tuple(json.loads(text)) == f.default, f.name
         else:
             assert type(f.default)(text) == f.default, f.name
     assert "default: none" in actions["resume"].help
@@ -378,6 +452,8 @@ def _flags(out, **changes) -> list[str]:
     for name, value in asdict(_tiny(out, **changes)).items():
         if isinstance(value, bool):
             argv.append(("--" if value else "--no-") + name.replace("_", "-"))
+        elif isinstance(value, tuple):
+            argv += ["--" + name.replace("_", "-"), *value] if value else []
         else:
             argv += ["--" + name.replace("_", "-"), str(value)]
     return argv

@@ -204,7 +204,8 @@ def _serve(conn: Connection) -> None:
                 if net is None or net.config != config:  # else reused: building one costs more
                     net = nets[name] = RanchNet(config).eval()
                 net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
-            config = GameConfig(num_players=job["num_players"], mode=job["mode"])
+            config = GameConfig(num_players=job["num_players"], mode=job["mode"],
+                                scenario=job["scenario"])
             batch = play_share(job["seeds"], job["roles"], nets,
                                np.random.default_rng(job["sample_seed"]), config,
                                job["backend"], encoder, record=job["record"],
@@ -256,9 +257,11 @@ class PlayPool:
 
     def play(self, seeds: list[int], roles: list[list[str]],
              nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
-             record: str | None = LEARNER, label_greedy: bool = False,
-             margin_coef: float = 0.0, keep: bool = False) -> Batch:
-        """Play the games of ``seeds`` (seat ``roles``) to their end across the pool; the
+             config: GameConfig | None = None, record: str | None = LEARNER,
+             label_greedy: bool = False, margin_coef: float = 0.0,
+             keep: bool = False) -> Batch:
+        """Play the games of ``seeds`` (seat ``roles``; games of ``config``, else the pool's
+        variant) to their end across the pool; the
         networks other than the learner must not change while the pool holds them. With
         ``keep`` each worker keeps its rows' observations, masks and priors for a split update
         (``begin_update``); the batch holds this process's share of them (``Batch.local``)."""
@@ -266,6 +269,7 @@ class PlayPool:
             raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
         if self._procs and not all(p.is_alive() for p in self._procs):
             raise RuntimeError("a play worker process has died; close the pool")
+        config = self.config if config is None else config
         ranges = shares(len(seeds), self.workers)
         sample_seeds = [int(s) for s in rng.integers(2**63, size=self.workers)]
         fresh = {name: net for name, net in nets.items()
@@ -277,11 +281,12 @@ class PlayPool:
             conn.send({"seeds": [seeds[i] for i in share], "roles": [roles[i] for i in share],
                        "weights": weights, "drop": drop, "sample_seed": sample_seed,
                        "record": record, "label_greedy": label_greedy,
-                       "margin_coef": margin_coef, "num_players": self.config.num_players,
-                       "mode": self.config.mode, "backend": self.backend, "keep": keep})
+                       "margin_coef": margin_coef, "num_players": config.num_players,
+                       "mode": config.mode, "scenario": config.scenario,
+                       "backend": self.backend, "keep": keep})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
         mine = play_share([seeds[i] for i in ranges[0]], [roles[i] for i in ranges[0]], nets,
-                          np.random.default_rng(sample_seeds[0]), self.config, self.backend,
+                          np.random.default_rng(sample_seeds[0]), config, self.backend,
                           self.encoder, record=record, label_greedy=label_greedy,
                           margin_coef=margin_coef)
         parts = [pack(mine, rows=not keep), *self._collect()]

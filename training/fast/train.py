@@ -75,6 +75,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
+from moonriver_env.training.az.selfplay import variant_config, variant_list
 from moonriver_env.training.export_weights import export
 from moonriver_env.training.fast.parallel_play import PlayPool, check_workers, sigint_deferred
 from moonriver_env.training.fast.ppo_loss import (
@@ -91,7 +92,6 @@ from moonriver_env.training.fast.rollout import (
     Batch,
     evaluate,
     game_seeds,
-    new_games,
     play,
     play_batched,
 )
@@ -104,7 +104,7 @@ from moonriver_env.training.policy_net import (
 )
 from moonriver_env.training.settings import load_settings
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
 from moonriver_env.engine import GameConfig
 
@@ -117,8 +117,8 @@ RESUME_SECONDS = 60.0  # resume.pt is at most this old (plus one iteration) afte
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds within a phase
 PHASES = ("imitation", "ppo", "evaluation", "done")
 # Settings that fix the network or the run's draws: a resumed run must keep them.
-LOCKED_ON_RESUME = ("num_players", "mode", "seed", "channels", "opponent_channels", "hidden",
-                    "use_prior", "prior_init", "init")
+LOCKED_ON_RESUME = ("num_players", "mode", "variants", "seed", "channels", "opponent_channels",
+                    "hidden", "use_prior", "prior_init", "init")
 
 
 @dataclass
@@ -127,6 +127,8 @@ class FastConfig:
 
     num_players: int = 4
     mode: str = "base"
+    # one variant per iteration, drawn from this list (empty: num_players and mode)
+    variants: tuple[str, ...] = ()
     seed: int = 0
     out: str = "runs/fast_4p_base"
     minutes: float = 30.0  # total wall-clock budget, imitation included (0: none)
@@ -180,6 +182,8 @@ class FastConfig:
     def validate(self) -> None:
         """Refuse settings that cannot run; the message says what is allowed."""
         GameConfig(num_players=self.num_players, mode=self.mode)  # its own clear errors
+        if self.variants:
+            variant_list(self.variants)  # its own clear errors
         check_backend(self.backend)
         check_workers(self.workers)
         if isinstance(self.update_threads, bool) or not isinstance(self.update_threads, int) \
@@ -206,6 +210,10 @@ class FastConfig:
 SETTINGS: dict[str, str] = {
     "num_players": "players per game: 2, 3 or 4",
     "mode": "rules: base or legends",
+    "variants": "one variant per iteration (imitation and PPO), drawn from this list: names "
+                "such as 2p-base or 3p-legends-2, 'all' for the 15; a name listed twice is "
+                "drawn twice as often (empty: every game is num_players and mode; the final "
+                "evaluation plays num_players and mode either way)",
     "seed": "seed of the run's generator (game seeds, seat roles, sampling, minibatches) and "
             "of the initial weights",
     "out": "run directory (a new run refuses one that already holds a run)",
@@ -263,6 +271,8 @@ def _shown(value: Any) -> str:
     """A default as the help text shows it (TOML spelling)."""
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, tuple):
+        return json.dumps(list(value))
     return '""' if value == "" else f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -353,13 +363,14 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
     return stats
 
 
-def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int) -> list[list[str]]:
-    """Seat roles of one iteration's games (see the module docstring)."""
+def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
+            num_players: int) -> list[list[str]]:
+    """Seat roles of one iteration's games of ``num_players`` (see the module docstring)."""
     out = []
     for _ in range(cfg.games):
-        me = int(rng.integers(cfg.num_players))
+        me = int(rng.integers(num_players))
         roles = []
-        for seat in range(cfg.num_players):
+        for seat in range(num_players):
             u = rng.random()
             if seat == me or cfg.p_greedy <= u < cfg.p_greedy + cfg.p_self:
                 roles.append(LEARNER)
@@ -675,31 +686,42 @@ class Runner:
         self.write_resume()
 
     def save(self, path: str) -> None:
-        """Weights plus the variant and the run's settings."""
-        save_net(self.net, path, {"num_players": self.cfg.num_players, "mode": self.cfg.mode,
-                                  "seconds": round(self.elapsed(), 1), "samples": self.steps,
-                                  "config": asdict(self.cfg)})
+        """Weights plus the variant (or the variants: any game then) and the run's settings."""
+        cfg = self.cfg
+        played: dict[str, Any] = (
+            {"variants": sorted(set(variant_list(cfg.variants)))} if cfg.variants
+            else {"num_players": cfg.num_players, "mode": cfg.mode})
+        save_net(self.net, path, played | {"seconds": round(self.elapsed(), 1),
+                                           "samples": self.steps, "config": asdict(cfg)})
 
-    def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module], *,
-              record: str | None = LEARNER, label_greedy: bool = False,
+    def variant(self) -> GameConfig:
+        """The game of the next iteration: one of ``variants`` drawn from the run's generator
+        (no draw when the list is empty: ``num_players`` and ``mode``)."""
+        cfg = self.cfg
+        if not cfg.variants:
+            return GameConfig(num_players=cfg.num_players, mode=cfg.mode)
+        names = variant_list(cfg.variants)
+        return variant_config(names[int(self.rng.integers(len(names)))])
+
+    def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module],
+              config: GameConfig, *, record: str | None = LEARNER, label_greedy: bool = False,
               keep: bool = False) -> Batch:
-        """Play ``len(roles)`` fresh games (seeds from the run's generator), in the pool's
-        processes when there is one (``keep``: they keep their rows for a split update);
-        batched in the core on the core backend."""
+        """Play ``len(roles)`` fresh games of ``config`` (seeds from the run's generator), in
+        the pool's processes when there is one (``keep``: they keep their rows for a split
+        update); batched in the core on the core backend."""
         cfg = self.cfg
         if self.pool is None and cfg.backend == "core":
             batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
-                                    GameConfig(num_players=cfg.num_players, mode=cfg.mode),
-                                    record=record, label_greedy=label_greedy,
+                                    config, record=record, label_greedy=label_greedy,
                                     margin_coef=cfg.margin_coef)
             return batch
         if self.pool is None:
-            games = new_games(len(roles), cfg.num_players, cfg.mode, self.rng,
-                              backend=cfg.backend)
+            games = [make_game(config, s, backend=cfg.backend)
+                     for s in game_seeds(len(roles), self.rng)]
             return play(games, roles, nets, self.rng, self.encoder, record=record,
                         label_greedy=label_greedy, margin_coef=cfg.margin_coef)
         return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
-                              record=record, label_greedy=label_greedy,
+                              config=config, record=record, label_greedy=label_greedy,
                               margin_coef=cfg.margin_coef, keep=keep)
 
     @contextmanager
@@ -727,8 +749,9 @@ class Runner:
         cfg = self.cfg
         opt = self._phase_optimizer("imitation")
         for _ in self._until("imitation", seconds, iterations):
-            roles = [[GREEDY] * cfg.num_players for _ in range(cfg.bc_games)]
-            batch = self._play(roles, {}, record=None, label_greedy=True)
+            config = self.variant()
+            roles = [[GREEDY] * config.num_players for _ in range(cfg.bc_games)]
+            batch = self._play(roles, {}, config, record=None, label_greedy=True)
             with self._update_threads():
                 stats = imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
                                        self.rng)
@@ -741,12 +764,13 @@ class Runner:
         opt = self._phase_optimizer("ppo")
         for _ in self._until("ppo", seconds, iterations):
             t0 = time.perf_counter()
-            roles = lineups(cfg, self.rng, len(self.snapshots))
+            config = self.variant()
+            roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players)
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
             split = self.pool is not None and cfg.split_updates
             self.net.eval()
-            batch = self._play(roles, nets, keep=split)
+            batch = self._play(roles, nets, config, keep=split)
             self.net.train()
             with self._update_threads(split):
                 stats = ppo_step(self.net, opt, batch, cfg, self.rng,
@@ -862,6 +886,10 @@ def build_parser() -> argparse.ArgumentParser:
     for f in fields(FastConfig):
         flag = "--" + f.name.replace("_", "-")
         help_text = f"{SETTINGS[f.name]} (default: {_shown(f.default)})".replace("%", "%%")
+        if str(f.type) == "tuple[str, ...]":
+            parser.add_argument(flag, dest=f.name, nargs="+", default=None, help=help_text,
+                                metavar="NAME")
+            continue
         if str(f.type) == "bool":
             parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=None, help=help_text)
@@ -888,6 +916,15 @@ def _budget(cfg: FastConfig) -> str:
     return f"{total} in all; {imitation}; {evaluation}"
 
 
+def _games(cfg: FastConfig) -> str:
+    """The games a run plays, in words."""
+    if not cfg.variants:
+        return f"{cfg.num_players}-player {cfg.mode} game"
+    names = variant_list(cfg.variants)
+    return (f"{len(set(names))} variants, one drawn per iteration from {' '.join(names)} "
+            f"(evaluation: {cfg.num_players}-player {cfg.mode})")
+
+
 def summary(cfg: FastConfig) -> str:
     """The few lines a run opens with: variant, budget, device, network, output."""
     processes = (f"{cfg.workers} play processes" if cfg.workers > 1
@@ -896,7 +933,7 @@ def summary(cfg: FastConfig) -> str:
     prior = "on" if cfg.use_prior else "off"
     start = f", from {cfg.init}" if cfg.init else ""
     return "\n".join([
-        f"{PROG}: {cfg.num_players}-player {cfg.mode} game, seed {cfg.seed}",
+        f"{PROG}: {_games(cfg)}, seed {cfg.seed}",
         f"  budget:   {_budget(cfg)}",
         f"  device:   CPU, {processes}{'s' if cfg.torch_threads > 1 else ''}, {cfg.backend} "
         f"backend{split}",

@@ -34,9 +34,12 @@ def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict]:
             continue  # final.pt saved at the same moment as the last checkpoint
         point = {"checkpoint": os.path.basename(path), "seconds": meta["seconds"],
                  "samples": meta["samples"]}
+        recipe = meta.get("config", {})  # a run over variants: its evaluation variant
+        players = meta.get("num_players", recipe.get("num_players"))
+        mode = meta.get("mode", recipe.get("mode"))
         for opponent in opponents:
-            point[f"vs_{opponent}"] = evaluate(net, meta["num_players"], meta["mode"], games,
-                                               opponent=opponent, seed=TRAINING_SEEDS)
+            point[f"vs_{opponent}"] = evaluate(net, players, mode, games, opponent=opponent,
+                                               seed=TRAINING_SEEDS)
         print(json.dumps(point), flush=True)
         points.append(point)
     with open(os.path.join(run, "curve.json"), "w", encoding="utf-8") as fh:
