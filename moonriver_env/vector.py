@@ -318,6 +318,7 @@ class BatchedGames:
         self._network_meta: list[dict[str, Any]] = []  # their files' metadata
         self._network_ids: dict[str, int] = {}  # a network file's path -> its index there
         self._players: list[_NetworkPlayer] = []  # what each network seat plays
+        self._with_prior = np.zeros(0, bool)  # by network seat: its policy takes Greedy's prior
         self._player_ids: dict[tuple[str, int], int] = {}  # (path, simulations) -> player
         self._prior: npt.NDArray[np.float32] | None = None  # greedy_prior rows, made once
         # the search seats' seeds, one draw per search; seeded again by reset(seed)
@@ -387,6 +388,7 @@ class BatchedGames:
             index, seat[1], recipe_search_settings(self._network_meta[index]),
             seat[1] == 0 and bool(self._networks[index].uses_prior)))
         self._player_ids[key] = len(self._players) - 1
+        self._with_prior = np.array([p.policy_prior for p in self._players])
         return self._player_ids[key]
 
     def _network_row(self, seats: Sequence[str]) -> npt.NDArray[np.int16]:
@@ -507,7 +509,7 @@ class BatchedGames:
                 return
             actions = np.empty(games.size, np.int64)
             prior = None
-            with_prior = np.flatnonzero(np.array([p.policy_prior for p in self._players])[player])
+            with_prior = np.flatnonzero(self._with_prior[player])
             if with_prior.size:
                 if self._prior is None:
                     self._prior = np.empty((self.num_games, NUM_ACTIONS), np.float32)
