@@ -254,6 +254,41 @@ def test_a_pool_plays_the_variant_each_call_names() -> None:
         FastConfig.load(None, {"variants": ["5p-base"]})
 
 
+def test_variants_per_iteration_play_each_drawn_variant_and_update_together(
+        tmp_path, monkeypatch) -> None:
+    import moonriver_env.training.fast.train as fast_train
+
+    cfg = _tiny(tmp_path, variants=("3p-legends-2", "4p-base", "2p-base"), bc_iterations=0,
+                variants_per_iteration=3, workers=2)
+    played, updated = [], []
+    real_step = fast_train.ppo_step
+
+    def step(net, opt, batch, cfg, rng, pool):
+        updated.append((len(batch), sorted({g for g, _ in batch.keys}), pool))
+        return real_step(net, opt, batch, cfg, rng, pool)
+
+    monkeypatch.setattr(fast_train, "ppo_step", step)
+    with Runner(cfg) as runner:
+        real_play = runner._play
+
+        def play(roles, nets, config, **kwargs):
+            batch = real_play(roles, nets, config, **kwargs)
+            played.append((config.num_players, {len(r) for r in roles}, len(batch),
+                           kwargs["keep"]))
+            return batch
+
+        runner._play = play
+        runner.ppo(iterations=1)
+    assert len(played) == 3 and len(updated) == 1
+    assert all(sizes == {players} for players, sizes, _, _ in played)
+    assert not any(keep for *_, keep in played)  # the update gathers every part's rows
+    rows, games, pool = updated[0]
+    assert rows == sum(n for _, _, n, _ in played) and pool is None
+    assert {g // cfg.games for g in games} == {0, 1, 2}  # each part's games, offset
+    with pytest.raises(ValueError, match="variants_per_iteration must be >= 1"):
+        FastConfig.load(None, {"variants_per_iteration": 0})
+
+
 def test_an_exported_npz_loads_as_the_same_network(tmp_path) -> None:
     net = _tiny_net(3)
     save_net(net, str(tmp_path / "net.pt"), {"num_players": 4, "mode": "base"})

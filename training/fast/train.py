@@ -77,7 +77,13 @@ import torch
 from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
 from moonriver_env.training.az.selfplay import variant_config, variant_list
 from moonriver_env.training.export_weights import export
-from moonriver_env.training.fast.parallel_play import PlayPool, check_workers, sigint_deferred
+from moonriver_env.training.fast.parallel_play import (
+    PlayPool,
+    check_workers,
+    merge,
+    pack,
+    sigint_deferred,
+)
 from moonriver_env.training.fast.ppo_loss import (
     LossWeights,
     Shard,
@@ -129,6 +135,7 @@ class FastConfig:
     mode: str = "base"
     # one variant per iteration, drawn from this list (empty: num_players and mode)
     variants: tuple[str, ...] = ()
+    variants_per_iteration: int = 1  # PPO: this many variants drawn, `games` games of each
     seed: int = 0
     out: str = "runs/fast_4p_base"
     minutes: float = 30.0  # total wall-clock budget, imitation included (0: none)
@@ -200,9 +207,9 @@ class FastConfig:
             raise ValueError("set minutes or ppo_iterations (both 0 would never stop)")
         if self.eval_every and not self.eval_games:
             raise ValueError("eval_every needs eval_games >= 1")
-        for name in ("bc_games", "bc_epochs", "games", "epochs", "minibatch", "snapshot_every",
-                     "max_snapshots", "channels", "opponent_channels", "hidden",
-                     "torch_threads"):
+        for name in ("bc_games", "bc_epochs", "games", "variants_per_iteration", "epochs",
+                     "minibatch", "snapshot_every", "max_snapshots", "channels",
+                     "opponent_channels", "hidden", "torch_threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
@@ -214,6 +221,9 @@ SETTINGS: dict[str, str] = {
                 "such as 2p-base or 3p-legends-2, 'all' for the 15; a name listed twice is "
                 "drawn twice as often (empty: every game is num_players and mode; the final "
                 "evaluation plays num_players and mode either way)",
+    "variants_per_iteration": "PPO: variants drawn for each iteration, games games of each, "
+                              "their decisions updated together (above 1 the update runs in "
+                              "the main process, not split)",
     "seed": "seed of the run's generator (game seeds, seat roles, sampling, minibatches) and "
             "of the initial weights",
     "out": "run directory (a new run refuses one that already holds a run)",
@@ -764,13 +774,18 @@ class Runner:
         opt = self._phase_optimizer("ppo")
         for _ in self._until("ppo", seconds, iterations):
             t0 = time.perf_counter()
-            config = self.variant()
-            roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players)
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
-            split = self.pool is not None and cfg.split_updates
+            split = (self.pool is not None and cfg.split_updates
+                     and cfg.variants_per_iteration == 1)
             self.net.eval()
-            batch = self._play(roles, nets, config, keep=split)
+            parts = []
+            for _ in range(cfg.variants_per_iteration):
+                config = self.variant()
+                roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players)
+                parts.append(self._play(roles, nets, config, keep=split))
+            batch = parts[0] if len(parts) == 1 else merge(
+                [pack(part) for part in parts], [k * cfg.games for k in range(len(parts))])
             self.net.train()
             with self._update_threads(split):
                 stats = ppo_step(self.net, opt, batch, cfg, self.rng,
@@ -921,15 +936,17 @@ def _games(cfg: FastConfig) -> str:
     if not cfg.variants:
         return f"{cfg.num_players}-player {cfg.mode} game"
     names = variant_list(cfg.variants)
-    return (f"{len(set(names))} variants, one drawn per iteration from {' '.join(names)} "
-            f"(evaluation: {cfg.num_players}-player {cfg.mode})")
+    return (f"{len(set(names))} variants, {cfg.variants_per_iteration} drawn per PPO iteration "
+            f"(one per imitation iteration) from {' '.join(names)} (evaluation: "
+            f"{cfg.num_players}-player {cfg.mode})")
 
 
 def summary(cfg: FastConfig) -> str:
     """The few lines a run opens with: variant, budget, device, network, output."""
     processes = (f"{cfg.workers} play processes" if cfg.workers > 1
                  else "1 play process") + f" x {cfg.torch_threads} torch thread"
-    split = ", split PPO updates" if cfg.split_updates and cfg.workers > 1 else ""
+    split = (", split PPO updates" if cfg.split_updates and cfg.workers > 1
+             and cfg.variants_per_iteration == 1 else "")
     prior = "on" if cfg.use_prior else "off"
     start = f", from {cfg.init}" if cfg.init else ""
     return "\n".join([
@@ -937,7 +954,8 @@ def summary(cfg: FastConfig) -> str:
         f"  budget:   {_budget(cfg)}",
         f"  device:   CPU, {processes}{'s' if cfg.torch_threads > 1 else ''}, {cfg.backend} "
         f"backend{split}",
-        f"  settings: {cfg.games} games/iteration, lr {cfg.learning_rate:g}, net "
+        f"  settings: {cfg.games * cfg.variants_per_iteration} games/iteration, "
+        f"lr {cfg.learning_rate:g}, net "
         f"{cfg.channels}/{cfg.opponent_channels} channels x {cfg.hidden} hidden, Greedy prior "
         f"{prior}{start}",
         f"  output:   {cfg.out} (every setting: {os.path.join(cfg.out, CONFIG_FILE)})"])
