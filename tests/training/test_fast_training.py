@@ -395,7 +395,7 @@ def test_one_worker_plays_exactly_as_a_single_process(tmp_path) -> None:
     runner = Runner(cfg)
     assert runner.pool is None
     roles = [["greedy", "greedy"]] * 2
-    batch = runner._play(roles, {}, record=None, label_greedy=True)
+    batch = runner._play(roles, {}, runner.variant(), record=None, label_greedy=True)
     rng = np.random.default_rng(3)
     direct = rollout.play(rollout.new_games(2, 2, "base", rng), roles, {}, rng,
                           Encoder(), record=None, label_greedy=True,
