@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
@@ -353,6 +354,17 @@ def test_shipped_config_is_valid_and_covers_every_variant() -> None:
     assert variant_list(cfg.variants) == ALL_VARIANTS
     assert 16 <= cfg.simulations <= 64
     assert replace(cfg, iterations=1).iterations == 1
+
+
+def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    shipped = configs / ".." / ".." / "agents" / "weights" / "4p-base.npz"
+    # its warm start is a run's final.pt: stand the PPO weights in for it
+    cfg = AZConfig.load(str(configs / "az_value.toml"), {"warm_start": str(shipped)})
+    assert cfg.value_warmup == cfg.iterations > 0  # every iteration is the value warm-up
+    assert variant_list(cfg.variants) == ALL_VARIANTS
+    with open(configs / "az_value.toml", "rb") as fh:
+        assert tomllib.load(fh)["warm_start"] == "runs/fast_all/final.pt"
 
 
 def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None:

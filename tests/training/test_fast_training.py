@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.pretrained import NumpyRanchNet, action_index  # noqa: E402
 from moonriver_env.agents.registry import make_agent  # noqa: E402
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_list  # noqa: E402
 from moonriver_env.training.export_weights import export  # noqa: E402
 from moonriver_env.training.fast import rollout  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
@@ -450,6 +451,14 @@ def test_the_defaults_are_the_shipped_recipe() -> None:
     two = tomllib.loads((SHIPPED.parent / "fast_2p_base.toml").read_text())
     assert set(two) == set(shipped)
     assert FastConfig.load(str(SHIPPED.parent / "fast_2p_base.toml"), {}).num_players == 2
+
+
+def test_the_every_variant_config_continues_the_ppo_weights_over_all_variants() -> None:
+    cfg = FastConfig.load(str(SHIPPED.parent / "fast_all.toml"), {})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    assert cfg.init == "agents/weights/4p-base.npz" and (ROOT / cfg.init).is_file()
+    assert cfg.variants_per_iteration > 1 and not cfg.bc_minutes and not cfg.bc_iterations
+    assert cfg.ppo_iterations and not cfg.minutes  # ends at the shipped weights' iteration
 
 
 def _default_in_help(text: str) -> str:
