@@ -34,7 +34,9 @@ def test_the_main_job_opens_with_a_short_summary_and_ends_with_the_measuring_com
     assert not any(line.startswith("training with") or "{" in line for line in out)
     assert any(line.startswith("  device:   CPU, 1 play process") for line in opening)
     assert opening[-1] == f"  output:   {run} (every setting: {run / 'config.json'})"
-    assert json.loads((run / "config.json").read_text()) == asdict(_tiny(run))
+    # every setting, as JSON spells it (a tuple of variants is a list there)
+    settings = json.loads(json.dumps(asdict(_tiny(run))))
+    assert json.loads((run / "config.json").read_text()) == settings
     # the end: the agent file, written by the run, and the one command that measures it
     assert out[-2] == f"saved the network {run / 'final.pt'} and the agent {run / 'agent.npz'}"
     assert out[-1] == f"measure it: {eval_command(_tiny(run))}"
