@@ -78,13 +78,9 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``) with the same name and
     shape; returns the names copied. The value heads differ (one value, four here): not
     copied. A source of other sizes is a clear error."""
-    if source.endswith(".npz"):
-        with np.load(source, allow_pickle=False) as data:
-            arrays = {k: torch.from_numpy(data[k]) for k in data.files if k != "__meta__"}
-    else:
-        from moonriver_env.training.policy_net import load_net
+    from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
-        arrays = load_net(source)[0].state_dict()
+    arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
     wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
              and not k.startswith("value_head.")]

@@ -104,14 +104,16 @@ def _stacked(rows: Any) -> np.ndarray | None:
     return np.stack(rows) if isinstance(rows[0], np.ndarray) else np.asarray(rows)
 
 
-def pack(batch: Batch, rows: bool = True) -> dict[str, Any]:
-    """A Batch as a few stacked arrays (cheap to pickle); Greedy's prior rows, zero outside
-    the legal actions, travel as their values at the legal actions only. ``rows=False``
-    leaves out the observations, masks and priors (``held_rows`` keeps them where they are)."""
+def pack(batch: Batch, rows: bool = True, legal_priors: bool = True) -> dict[str, Any]:
+    """A Batch as a few stacked arrays (cheap to pickle); with ``legal_priors`` Greedy's prior
+    rows, zero outside the legal actions, travel as their values at the legal actions only
+    (False: whole, for a merge in the same process). ``rows=False`` leaves out the
+    observations, masks and priors (``held_rows`` keeps them where they are)."""
     out: dict[str, Any] = {"keys": batch.keys, "returns": batch.returns}
     for name in _LIST_FIELDS:
         out[name] = None if not rows and name in _HELD_FIELDS else _stacked(getattr(batch, name))
-    if out["priors"] is not None:
+    out["legal_priors"] = legal_priors and out["priors"] is not None
+    if out["legal_priors"]:
         out["priors"] = out["priors"][out["masks"].astype(bool)]
     return out
 
@@ -130,7 +132,7 @@ def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
     by each share's offset."""
     batch = Batch()
     for part in parts:
-        if part["priors"] is not None:  # back to full rows
+        if part["legal_priors"]:  # back to full rows
             legal = part["masks"].astype(bool)
             rows = np.zeros(legal.shape, np.float32)
             rows[legal] = part["priors"]

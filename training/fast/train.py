@@ -82,6 +82,7 @@ from moonriver_env.training.fast.parallel_play import (
     check_workers,
     merge,
     pack,
+    play_share,
     sigint_deferred,
 )
 from moonriver_env.training.fast.ppo_loss import (
@@ -98,8 +99,6 @@ from moonriver_env.training.fast.rollout import (
     Batch,
     evaluate,
     game_seeds,
-    play,
-    play_batched,
 )
 from moonriver_env.training.policy_net import (
     LegalRows,
@@ -110,7 +109,7 @@ from moonriver_env.training.policy_net import (
 )
 from moonriver_env.training.settings import load_settings
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
 from moonriver_env.engine import GameConfig
 
@@ -167,7 +166,7 @@ class FastConfig:
     hidden: int = 128
     use_prior: bool = True  # logits add a learned multiple of Greedy's one-ply values
     prior_init: float = 3.0
-    init: str = ""  # start from these weights (a .pt of save_net) instead of scratch
+    init: str = ""  # start from these weights (a .pt of save_net or an agents' .npz)
     torch_threads: int = 1
     update_threads: int = 0  # torch threads of the updates in the main process
     # (0: max(torch_threads, workers); a split PPO update runs on torch_threads)
@@ -263,7 +262,8 @@ SETTINGS: dict[str, str] = {
     "hidden": "network: trunk units",
     "use_prior": "network: the logits add a learned multiple of Greedy's one-ply values",
     "prior_init": "network: starting weight of that prior (logits per point)",
-    "init": "start from these weights (a .pt of save_net) instead of fresh ones (empty: fresh)",
+    "init": "start from these weights (a .pt of save_net or an exported .npz) instead of fresh "
+            "ones (empty: fresh)",
     "torch_threads": "torch threads of each play process",
     "update_threads": "torch threads of the updates run in the main process alone "
                       "(0: one per play process)",
@@ -720,16 +720,10 @@ class Runner:
         the pool's processes when there is one (``keep``: they keep their rows for a split
         update); batched in the core on the core backend."""
         cfg = self.cfg
-        if self.pool is None and cfg.backend == "core":
-            batch, _ = play_batched(game_seeds(len(roles), self.rng), roles, nets, self.rng,
-                                    config, record=record, label_greedy=label_greedy,
-                                    margin_coef=cfg.margin_coef)
-            return batch
         if self.pool is None:
-            games = [make_game(config, s, backend=cfg.backend)
-                     for s in game_seeds(len(roles), self.rng)]
-            return play(games, roles, nets, self.rng, self.encoder, record=record,
-                        label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+            return play_share(game_seeds(len(roles), self.rng), roles, nets, self.rng, config,
+                              cfg.backend, self.encoder, record=record,
+                              label_greedy=label_greedy, margin_coef=cfg.margin_coef)
         return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
                               config=config, record=record, label_greedy=label_greedy,
                               margin_coef=cfg.margin_coef, keep=keep)
@@ -785,7 +779,8 @@ class Runner:
                 roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players)
                 parts.append(self._play(roles, nets, config, keep=split))
             batch = parts[0] if len(parts) == 1 else merge(
-                [pack(part) for part in parts], [k * cfg.games for k in range(len(parts))])
+                [pack(part, legal_priors=False) for part in parts],
+                [k * cfg.games for k in range(len(parts))])
             self.net.train()
             with self._update_threads(split):
                 stats = ppo_step(self.net, opt, batch, cfg, self.rng,
