@@ -15,7 +15,6 @@ players, base and every Legends scenario), so these agents are never refused a v
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
-from moonriver_env.agents.pretrained import SHAPE_WEIGHT, NumpyRanchNet, greedy_prior
+from moonriver_env.agents.pretrained import SHAPE_WEIGHT, NumpyRanchNet, greedy_prior, read_npz
 from moonriver_env.agents.registry import SECONDS_BUDGET
 
 AZ_FORMAT = "moonriver-az/1"
@@ -78,9 +77,7 @@ def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
     clear error."""
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "az network file not found", path)
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
-        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    arrays, meta = read_npz(path)
     if meta.get("format") != AZ_FORMAT:
         raise ValueError(f"{os.path.basename(path)} is not an az network (written by "
                          f"moonriver-train-az, format {AZ_FORMAT}); pretrained:PATH.npz plays "

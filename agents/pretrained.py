@@ -211,6 +211,14 @@ def weights_path(variant: str) -> Any:
     return resources.files("moonriver_env.agents").joinpath("weights", f"{variant}.npz")
 
 
+def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays of an agents' ``.npz`` and its JSON ``__meta__`` ({} without one)."""
+    with np.load(file, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    return arrays, meta
+
+
 def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
     """A numpy network and its metadata from a packaged variant name or an .npz path."""
     if isinstance(source, str) and source.endswith(".npz"):
@@ -222,9 +230,8 @@ def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
     else:
         path = weights_path(source)
     opener = nullcontext(path) if isinstance(path, str) else resources.as_file(path)
-    with opener as p, np.load(p, allow_pickle=False) as data:
-        meta = json.loads(str(data["__meta__"])) if "__meta__" in data else {}
-        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    with opener as p:
+        arrays, meta = read_npz(p)
     return NumpyRanchNet(arrays), meta
 
 

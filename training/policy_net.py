@@ -14,7 +14,6 @@ index table puts the 110 + 49 * 50 + 3 * 50 = 2710 scores in action-id order
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -27,6 +26,7 @@ from moonriver_env.agents.pretrained import (
     VIEWER_CHANNELS,
     NumpyRanchNet,
     action_index,
+    read_npz,
 )
 from moonriver_env.training.atomic import atomic_save
 from torch import nn
@@ -223,11 +223,10 @@ def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
     """A RanchNet in eval mode from an agents' ``.npz`` (either recipe's export; its
     ``__meta__`` names the sizes). A value head of another shape (the search recipe's four
     win shares) is left fresh; any other missing or misshapen weight is an error."""
-    with np.load(path, allow_pickle=False) as data:
-        if "__meta__" not in data.files:
-            raise ValueError(f"{path}: no __meta__ entry (not an exported agents' .npz)")
-        meta = json.loads(str(data["__meta__"]))
-        arrays = {k: torch.from_numpy(data[k].copy()) for k in data.files if k != "__meta__"}
+    found, meta = read_npz(path)
+    if not meta:
+        raise ValueError(f"{path}: no __meta__ entry (not an exported agents' .npz)")
+    arrays = {k: torch.from_numpy(v) for k, v in found.items()}
     sizes = meta.get("net", {})
     known = {f.name for f in fields(NetConfig)}
     net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known}))
