@@ -1,20 +1,22 @@
-"""Agents on the search recipe's network (``moonriver-train-az``), played with numpy alone.
+"""Agents on the search recipe's network (``moonriver-train-az``), played without torch.
 
 The network (``training/az/network.py``, saved by the recipe as ``.npz``) is RanchNet's trunk
 and policy with a value per seat: four logits, seats relative to the player to move, turned into
 win shares by a softmax over the table's player count. One network plays every variant (2-4
 players, base and every Legends scenario), so these agents are never refused a variant.
 
-- ``az:PATH.npz``: the policy alone, its most likely legal action (``az-sample:PATH.npz``
-  samples from it instead).
+- ``az:PATH.npz``: the policy alone (numpy's forward), its most likely legal action
+  (``az-sample:PATH.npz`` samples from it instead).
 - ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.search``) of one
-  game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat);
-  it plays the search's chosen action. ``az+search:PATH.npz:SECONDSs`` takes about SECONDS a
-  decision instead (simulations sized from the time the earlier ones took).
+  game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat)
+  inside the core (its C++ forward, ``NumpyAZNet.core``); it plays the search's chosen action.
+  ``az+search:PATH.npz:SECONDSs`` takes about SECONDS a decision instead (simulations sized
+  from the time the earlier ones took).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -22,7 +24,13 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
-from moonriver_env.agents.pretrained import SHAPE_WEIGHT, NumpyRanchNet, greedy_prior, read_npz
+from moonriver_env.agents.pretrained import (
+    SHAPE_WEIGHT,
+    NumpyRanchNet,
+    action_index,
+    greedy_prior,
+    read_npz,
+)
 from moonriver_env.agents.registry import SECONDS_BUDGET
 
 AZ_FORMAT = "moonriver-az/1"
@@ -63,6 +71,17 @@ class NumpyAZNet(NumpyRanchNet):
         value = np.where(seats, value, -np.inf)
         value = np.exp(value - value.max(axis=1, keepdims=True))
         return logits, (value / value.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    @functools.cached_property
+    def core(self) -> Any:
+        """The same network evaluated in C++ (``moonriver_env.core._core.AzNet``, the same
+        ``evaluate``): ``BatchedSearch.run`` values a search's leaves with it inside the core.
+        It reads the sparse observation a non-zero input at a time and the policy at the legal
+        ids only; its logits and shares match this forward to float rounding."""
+        from moonriver_env.core import _core
+
+        return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32)
+                            for k, v in self.w.items()}, action_index())
 
 
 def shipped_path() -> str:
@@ -138,36 +157,27 @@ def core_game(game: Any) -> Any:
     return CoreGame.from_record(game.to_record(include_seed=True))
 
 
-def leaf_values(net: NumpyAZNet, leaves: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The network's logits (M, 2710) and win shares by player id (M, 4) of a search's leaves
-    (``moonriver_env.search.LeafBatch``)."""
-    logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players,
-                                  leaves.prior)
-    return (logits.astype(np.float32),
-            absolute_shares(shares, leaves.seat, leaves.num_players).astype(np.float32))
+PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the search's defaults
 
 
-def recipe_search_settings(meta: dict[str, Any], max_considered: int | None = None,
-                           gumbel_scale: float = 0.0) -> dict[str, Any]:
-    """``BatchedSearch``'s constants for a network of metadata ``meta``: those it was trained
-    with (its recipe's ``max_considered``, ``c_visit``, ``c_scale``; the search's defaults for a
-    file without a recipe), ``max_considered`` when given, and ``gumbel_scale`` (0: to play, the
-    root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
+def play_search_settings(max_considered: int | None = None,
+                         gumbel_scale: float = 0.0) -> dict[str, Any]:
+    """``BatchedSearch``'s constants to play: ``PLAY_SEARCH`` (16 root actions considered,
+    c_visit 50, c_scale 1: the search's defaults, whatever a network's recipe trained with;
+    docs/training.md compares them), ``max_considered`` when given, and ``gumbel_scale`` (0:
+    the root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
     ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS`` (``moonriver_env.vector``) search
     with these."""
-    recipe = meta.get("recipe", {})
-    return {"max_considered": max_considered or int(recipe.get("max_considered", 16)),
-            "c_visit": float(recipe.get("c_visit", 50.0)),
-            "c_scale": float(recipe.get("c_scale", 1.0)), "gumbel_scale": gumbel_scale}
+    return {**PLAY_SEARCH, "max_considered": max_considered or PLAY_SEARCH["max_considered"],
+            "gumbel_scale": gumbel_scale}
 
 
 class AZSearchAgent(SeededAgent):
     """The batched Gumbel search of one game, the network valuing every leaf; its budget is
     ``simulations`` a decision, or about ``seconds`` a decision (then the simulations of each
     decision are the seconds over the time a simulation took so far, ``CALIBRATION`` at the
-    first decision). The search's constants are those the network was trained with (its
-    recipe's ``max_considered``, ``c_visit``, ``c_scale``); to play, its root takes the top
-    logits without Gumbel noise (``gumbel_scale`` 0), which won more than the noisy root."""
+    first decision). The search's constants are ``play_search_settings``: its root takes the
+    top logits without Gumbel noise (``gumbel_scale`` 0), which won more than the noisy root."""
 
     CALIBRATION = 8  # simulations of a time-budgeted agent's first decision
 
@@ -186,7 +196,7 @@ class AZSearchAgent(SeededAgent):
         super().__init__(seed=seed, name=name)
         self.net, self.meta = agent_weights(path)
         self.simulations, self.seconds = simulations, seconds
-        self.search_settings = recipe_search_settings(self.meta, max_considered, gumbel_scale)
+        self.search_settings = play_search_settings(max_considered, gumbel_scale)
         self.per_simulation: float | None = None  # seconds a simulation took, so far
         self.last_simulations = 0
 
@@ -208,13 +218,12 @@ class AZSearchAgent(SeededAgent):
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
                                greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None,
                                **self.search_settings)
-        while (leaves := search.leaves()) is not None:
-            search.evaluate(*leaf_values(self.net, leaves))
+        result = search.run(self.net.core)
         spent = (time.perf_counter() - start) / sims
         self.per_simulation = spent if self.per_simulation is None else \
             0.7 * self.per_simulation + 0.3 * spent
         self.last_simulations = sims
-        return int(search.result().action[0])
+        return int(result.action[0])
 
 
 def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:

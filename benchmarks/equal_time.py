@@ -1,7 +1,7 @@
 """A search agent against ``mcts:1000`` at equal time per decision, 2 and 4 players.
 
     python benchmarks/equal_time.py [--agent pretrained+search] [--reference mcts:1000]
-                                    [--budgets 8,12,16,24,32] [--games 1000]
+                                    [--budgets 32,48,64,80,96,112,128,160] [--games 1000]
                                     [--seed 6200000000] [--positions 40] [--workers 1]
 
 First the time: on the same positions (from seeded games of Greedy agents, 2 and 4 players),
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", default="pretrained+search",
                         help="a search spec taking :SIMS (default pretrained+search)")
     parser.add_argument("--reference", default="mcts:1000")
-    parser.add_argument("--budgets", default="8,12,16,24,32",
+    parser.add_argument("--budgets", default="32,48,64,80,96,112,128,160",
                         help="comma-separated simulation budgets to time")
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=6_200_000_000)

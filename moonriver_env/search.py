@@ -159,6 +159,21 @@ class BatchedSearch:
         self._search.evaluate(logits, seats)
         self._pending = 0
 
+    def run(self, net: Any) -> SearchResult:
+        """Run every search to its end, each leaf valued inside the core by ``net`` (a
+        ``_core.AzNet``, ``agents.az.NumpyAZNet.core``): the same steps as the ``leaves`` /
+        ``evaluate`` loop with that network, without a Python call per step; the result."""
+        if self._pending:
+            raise ValueError("run: leaves are pending (evaluate them first)")
+        if not isinstance(net, _core.AzNet):
+            raise ValueError(f"run: net must be a moonriver_env.core._core.AzNet "
+                             f"(agents.az.NumpyAZNet.core), got {type(net).__name__}")
+        if net.uses_prior and self._prior is None:
+            raise ValueError("run: this network adds the greedy prior; make the search with "
+                             "greedy_prior=")
+        self._search.run(net, self._prior or 0.0)
+        return self.result()
+
     def leaf_game(self, index: int) -> Any:
         """A copy of the ``index``-th pending leaf's compiled state (tests, debugging)."""
         if not 0 <= index < self._pending:

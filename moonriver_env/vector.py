@@ -315,7 +315,6 @@ class BatchedGames:
         self.config = config if config is not None else GameConfig()
         n = self.config.num_players
         self._networks: list[Any] = []  # the networks of the batch's network seats
-        self._network_meta: list[dict[str, Any]] = []  # their files' metadata
         self._network_ids: dict[str, int] = {}  # a network file's path -> its index there
         self._players: list[_NetworkPlayer] = []  # what each network seat plays
         self._with_prior = np.zeros(0, bool)  # by network seat: its policy takes Greedy's prior
@@ -377,15 +376,14 @@ class BatchedGames:
         if key in self._player_ids:
             return self._player_ids[key]
         if path not in self._network_ids:
-            net, meta = _load_network(name)
+            net, _ = _load_network(name)
             self._networks.append(net)
-            self._network_meta.append(meta)
             self._network_ids[path] = len(self._networks) - 1
         index = self._network_ids[path]
-        from moonriver_env.agents.az import recipe_search_settings
+        from moonriver_env.agents.az import play_search_settings
 
         self._players.append(_NetworkPlayer(
-            index, seat[1], recipe_search_settings(self._network_meta[index]),
+            index, seat[1], play_search_settings(),
             seat[1] == 0 and bool(self._networks[index].uses_prior)))
         self._player_ids[key] = len(self._players) - 1
         self._with_prior = np.array([p.policy_prior for p in self._players])
@@ -551,9 +549,8 @@ class BatchedGames:
         network's recipe constants, no Gumbel noise), the games searched together: one
         ``BatchedSearch`` over their core games, its seed the next draw of the batch's
         generator, each game seeded there by its index in the batch (a game searched alone with
-        ``indices=[g]`` and that seed gets the same search), every step's leaves valued in one
-        forward."""
-        from moonriver_env.agents.az import leaf_values
+        ``indices=[g]`` and that seed gets the same search), the leaves valued inside the core
+        (``BatchedSearch.run``)."""
         from moonriver_env.agents.pretrained import SHAPE_WEIGHT
         from moonriver_env.search import BatchedSearch
 
@@ -564,9 +561,7 @@ class BatchedGames:
                                threads=self.threads, indices=rows,
                                greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
                                **seat.settings)
-        while (leaves := search.leaves()) is not None:
-            search.evaluate(*leaf_values(net, leaves))
-        return search.result().action.astype(np.int64)
+        return search.run(net.core).action.astype(np.int64)
 
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> None:

@@ -16,7 +16,6 @@ from moonriver_env.agents.az import (  # noqa: E402
     AZAgent,
     AZSearchAgent,
     absolute_shares,
-    leaf_values,
     load_az,
 )
 from moonriver_env.agents.registry import make_agent  # noqa: E402
@@ -106,21 +105,22 @@ def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
     assert agent.search_settings == {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0,
                                      "gumbel_scale": 0.0}  # no recipe in the file: defaults
     search = BatchedSearch([game], simulations=8, seed=seed, **agent.search_settings)
-    net = load_az(weights)[0]
+    net = load_az(weights)[0].core  # the agent's leaves are valued by the core's forward
     while (leaves := search.leaves()) is not None:
-        search.evaluate(*leaf_values(net, leaves))
+        logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players)
+        search.evaluate(logits, absolute_shares(shares, leaves.seat, leaves.num_players))
     assert agent.act(game, _observation(game)) == int(search.result().action[0])
     agent.reset(5)
     assert agent.act(game, _observation(game)) == int(search.result().action[0])
 
 
-def test_search_agent_takes_the_search_settings_its_network_was_trained_with(tmp_path) -> None:
+def test_search_agent_plays_the_play_settings_whatever_its_recipe(tmp_path) -> None:
     torch.manual_seed(0)
     path = str(tmp_path / "recipe.npz")
     export_npz(AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12)), path,
                {"recipe": {"max_considered": 4, "c_visit": 30.0, "c_scale": 0.1}})
     agent = AZSearchAgent(path, 8, seed=1)
-    assert agent.search_settings == {"max_considered": 4, "c_visit": 30.0, "c_scale": 0.1,
+    assert agent.search_settings == {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0,
                                      "gumbel_scale": 0.0}
     assert AZSearchAgent(path, 8, max_considered=2).search_settings["max_considered"] == 2
     game = _positions("4p-base")

@@ -14,8 +14,7 @@ import pytest
 from moonriver_env.agents.az import (
     AZAgent,
     cached_az,
-    leaf_values,
-    recipe_search_settings,
+    play_search_settings,
     shipped_path,
 )
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
@@ -98,7 +97,7 @@ def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed() -> N
     seed the next draw of default_rng([reset seed, SEARCH_STREAM])."""
     batch = BatchedGames(1, TWO, ("learner", "pretrained+search:3"), autoreset=False)
     _run_out(batch, seed=5)
-    net, meta = cached_az(shipped_path())
+    net, _ = cached_az(shipped_path())
     rng = np.random.default_rng([5, SEARCH_STREAM])
     game, searched = CoreGame(TWO, batch.episode_seed(0)), 0
     for event in batch.game(0).history:
@@ -108,10 +107,8 @@ def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed() -> N
             search = BatchedSearch([game], simulations=3, seed=int(rng.integers(2**62)),
                                    algorithm="gumbel",
                                    greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
-                                   **recipe_search_settings(meta))
-            while (leaves := search.leaves()) is not None:
-                search.evaluate(*leaf_values(net, leaves))
-            assert int(search.result().action[0]) == event["action"], len(game.history)
+                                   **play_search_settings())
+            assert int(search.run(net.core).action[0]) == event["action"], len(game.history)
             searched += 1
         game.apply(event["action"])
     assert searched == batch.network_decisions > 10
@@ -146,9 +143,7 @@ def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) ->
         kwargs = call["kwargs"]
         for i, (game, index) in enumerate(zip(call["games"], kwargs["indices"], strict=True)):
             alone = BatchedSearch([game], **{**kwargs, "indices": [index]})
-            while (leaves := alone.leaves()) is not None:
-                alone.evaluate(*leaf_values(net, leaves))
-            assert alone.result().action[0] == call["actions"][i]
+            assert alone.run(net.core).action[0] == call["actions"][i]
 
 
 @pytest.mark.parametrize(("name", "match"), [

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "az_net.h"
 #include "observation.h"
 #include "pool.h"
 #include "search.h"
@@ -458,6 +459,30 @@ void AzSearch::evaluate(const float* logits, const float* values, int count) {
     trees_[pending_[i]]->expand(logits + row * NUM_ACTIONS, values + row * MAX_PLAYERS);
   });
   pending_.clear();
+}
+
+void AzSearch::run(const AzNet& net, double shape_weight) {
+  if (!pending_.empty())
+    throw std::invalid_argument("run: leaves are pending (evaluate them first)");
+  while (prepare() > 0) {
+    parallel(params_.threads, num_pending(), [&](int i) {
+      static thread_local std::vector<float> obs(OBSERVATION_SIZE), prior(NUM_ACTIONS),
+          row(NUM_ACTIONS);
+      std::int64_t ids[NUM_ACTIONS];
+      float logits[NUM_ACTIONS], relative[MAX_PLAYERS], value[MAX_PLAYERS] = {};
+      Tree& tree = *trees_[pending_[i]];
+      const Game& state = tree.scratch;
+      const int seat = state.current_player(), n = state.num_players();
+      observe(state, seat, obs.data());
+      const int m = state.legal_ids(ids);
+      if (net.uses_prior()) greedy_prior_row(state, shape_weight, prior.data());
+      net.evaluate(obs.data(), prior.data(), ids, m, n, logits, relative);
+      for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
+      for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
+      tree.expand(row.data(), value);
+    });
+    pending_.clear();
+  }
 }
 
 bool AzSearch::finished() const {

@@ -1,0 +1,251 @@
+#include "az_net.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "observation.h"
+
+namespace moonriver {
+
+namespace {
+
+constexpr int OPPONENTS = MAX_PLAYERS - 1;
+constexpr int VIEWER_CHANNELS = 49;  // per cell: build 40, cowboy 4, drought 1, bonus 4
+constexpr int REST_SIZE = OBSERVATION_SIZE - O_RESERVES;  // everything after the ranches
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+// The array ``name`` of ``arrays`` with ``shape`` (finite values), else std::invalid_argument.
+const std::vector<float>& take(const std::map<std::string, NetArray>& arrays,
+                               const std::string& name, const std::vector<std::size_t>& shape) {
+  const auto it = arrays.find(name);
+  if (it == arrays.end()) throw std::invalid_argument("network: no array " + name);
+  const NetArray& a = it->second;
+  if (a.shape != shape)
+    throw std::invalid_argument("network: " + name + " has shape " + shape_text(a.shape) +
+                                ", expected " + shape_text(shape));
+  for (float v : a.data)
+    if (!std::isfinite(v)) throw std::invalid_argument("network: " + name + " is not finite");
+  return a.data;
+}
+
+// The leading size of ``name`` (its output count), else std::invalid_argument.
+std::size_t outputs(const std::map<std::string, NetArray>& arrays, const std::string& name) {
+  const auto it = arrays.find(name);
+  if (it == arrays.end()) throw std::invalid_argument("network: no array " + name);
+  if (it->second.shape.empty() || it->second.shape[0] == 0)
+    throw std::invalid_argument("network: " + name + " has no outputs");
+  return it->second.shape[0];
+}
+
+// ``w`` (out x in) stored input-major (in x out).
+std::vector<float> transposed(const std::vector<float>& w, std::size_t out, std::size_t in) {
+  std::vector<float> t(w.size());
+  for (std::size_t o = 0; o < out; ++o)
+    for (std::size_t i = 0; i < in; ++i) t[i * out + o] = w[o * in + i];
+  return t;
+}
+
+// The helpers below are inlined into evaluate, so that each of its clones compiles them for its
+// target.
+#define NET_INLINE inline __attribute__((always_inline))
+
+// out[0..n) += x * row[0..n)
+NET_INLINE void add_row(float* out, const float* row, float x, int n) {
+  for (int k = 0; k < n; ++k) out[k] += x * row[k];
+}
+
+NET_INLINE void relu(float* x, int n) {
+  for (int k = 0; k < n; ++k) x[k] = std::max(x[k], 0.0f);
+}
+
+// y = b + sum_i x[i] * t[i] (rows of t of n outputs), skipping the zero inputs.
+NET_INLINE void sparse_linear(const float* x, int in, const std::vector<float>& t,
+                              const std::vector<float>& b, float* y) {
+  const int n = static_cast<int>(b.size());
+  std::copy(b.begin(), b.end(), y);
+  for (int i = 0; i < in; ++i)
+    if (x[i] != 0.0f) add_row(y, t.data() + static_cast<std::size_t>(i) * n, x[i], n);
+}
+
+struct Scratch {
+  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads;
+};
+
+}  // namespace
+
+AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::int64_t>& index) {
+  const std::size_t c = outputs(a, "viewer_conv.weight"),
+                    oc = outputs(a, "opponent_cells.0.weight");
+  const std::size_t h = outputs(a, "rest.0.weight"), t = outputs(a, "trunk.0.weight");
+  const std::size_t d = outputs(a, "dense_head.weight"), planes = NUM_RANCH_CHANNELS;
+  channels_ = static_cast<int>(c), opponent_channels_ = static_cast<int>(oc);
+  rest_ = static_cast<int>(h), hidden_ = static_cast<int>(t), dense_ = static_cast<int>(d);
+  conv_t_ = transposed(take(a, "viewer_conv.weight", {c, planes, 3, 3}), c, planes * 9);
+  conv_b_ = take(a, "viewer_conv.bias", {c});
+  cells_t_ = transposed(take(a, "viewer_cells.1.weight", {c, c}), c, c);
+  cells_b_ = take(a, "viewer_cells.1.bias", {c});
+  opp_t_ = transposed(take(a, "opponent_cells.0.weight", {oc, planes}), oc, planes);
+  opp_b_ = take(a, "opponent_cells.0.bias", {oc});
+  rest_t_ = transposed(take(a, "rest.0.weight", {h, REST_SIZE}), h, REST_SIZE);
+  rest_b_ = take(a, "rest.0.bias", {h});
+  const std::size_t pooled = 2 * c + 2 * OPPONENTS * oc;
+  trunk_t_ = transposed(take(a, "trunk.0.weight", {t, h + pooled}), t, h + pooled);
+  trunk_b_ = take(a, "trunk.0.bias", {t});
+  std::vector<float> heads;  // out x in, in the order the scores read them
+  for (auto [name, rows] : {std::pair<const char*, std::size_t>{"dense_head", d},
+                            {"viewer_film", c},
+                            {"thief_film", oc},
+                            {"value_head", MAX_PLAYERS}}) {
+    const auto& w = take(a, std::string(name) + ".weight", {rows, t});
+    const auto& b = take(a, std::string(name) + ".bias", {rows});
+    heads.insert(heads.end(), w.begin(), w.end());
+    heads_b_.insert(heads_b_.end(), b.begin(), b.end());
+  }
+  heads_t_ = transposed(heads, heads_b_.size(), t);
+  viewer_head_ = take(a, "viewer_head.weight", {VIEWER_CHANNELS, c});
+  viewer_b_ = take(a, "viewer_head.bias", {VIEWER_CHANNELS});
+  thief_head_ = take(a, "thief_head.weight", {1, oc});
+  thief_b_ = take(a, "thief_head.bias", {1});
+  const auto prior = a.find("prior_weight");
+  uses_prior_ = prior != a.end();
+  if (uses_prior_) {
+    if (prior->second.data.size() != 1 || !std::isfinite(prior->second.data[0]))
+      throw std::invalid_argument("network: prior_weight must be one finite number");
+    prior_weight_ = prior->second.data[0];
+  }
+  const std::size_t scores = d + static_cast<std::size_t>(VIEWER_CHANNELS + OPPONENTS) * NUM_CELLS;
+  if (index.size() != NUM_ACTIONS || scores != NUM_ACTIONS)
+    throw std::invalid_argument("network: the index must place the " + std::to_string(NUM_ACTIONS) +
+                                " ids among as many scores (got " + std::to_string(index.size()) +
+                                " ids, " + std::to_string(scores) + " scores)");
+  std::vector<char> seen(NUM_ACTIONS, 0);
+  for (std::int64_t pos : index) {
+    if (pos < 0 || pos >= NUM_ACTIONS || seen[pos])
+      throw std::invalid_argument("network: the index is not a permutation of the scores");
+    seen[pos] = 1;
+    index_.push_back(static_cast<std::int32_t>(pos));
+  }
+}
+
+// Compiled twice, chosen when the module loads: for x86-64-v3 (AVX2, FMA) and for any x86-64
+// (the linear maps' loops vectorize 8 floats wide on the first). Rounding may differ between
+// the two clones (FMA), never between two calls on one machine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* ids, int m,
+                     int num_players, float* logits, float* shares) const {
+  static thread_local Scratch s;
+  const int c = channels_, oc = opponent_channels_;
+  s.conv.assign(static_cast<std::size_t>(NUM_CELLS) * c, 0.0f);
+  // The viewer's ranch: a 3x3 convolution (zero padding), each non-zero input added to the
+  // up to 9 cells whose patch holds it.
+  for (int cell = 0; cell < NUM_CELLS; ++cell)
+    std::copy(conv_b_.begin(), conv_b_.end(), s.conv.begin() + cell * c);
+  for (int p = 0; p < NUM_RANCH_CHANNELS; ++p)
+    for (int cell = 0; cell < NUM_CELLS; ++cell) {
+      const float x = obs[p * NUM_CELLS + cell];
+      if (x == 0.0f) continue;
+      const int r = cell / COLS, col = cell % COLS;
+      for (int dy = 0; dy < 3; ++dy) {
+        const int rr = r - dy + 1;
+        if (rr < 0 || rr >= MAX_ROWS) continue;
+        for (int dx = 0; dx < 3; ++dx) {
+          const int cc = col - dx + 1;
+          if (cc < 0 || cc >= COLS) continue;
+          add_row(s.conv.data() + (rr * COLS + cc) * c,
+                  conv_t_.data() + ((p * 3 + dy) * 3 + dx) * c, x, c);
+        }
+      }
+    }
+  relu(s.conv.data(), NUM_CELLS * c);
+  s.viewer.resize(static_cast<std::size_t>(NUM_CELLS) * c);
+  for (int cell = 0; cell < NUM_CELLS; ++cell) {
+    float* v = s.viewer.data() + cell * c;
+    sparse_linear(s.conv.data() + cell * c, c, cells_t_, cells_b_, v);
+    relu(v, c);
+  }
+  // The opponents' ranches: one linear map per cell of each.
+  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
+  for (int i = 0; i < OPPONENTS * NUM_CELLS; ++i)
+    std::copy(opp_b_.begin(), opp_b_.end(), s.others.begin() + i * oc);
+  for (int o = 0; o < OPPONENTS; ++o)
+    for (int p = 0; p < NUM_RANCH_CHANNELS; ++p)
+      for (int cell = 0; cell < NUM_CELLS; ++cell) {
+        const float x = obs[RANCH_SIZE * (1 + o) + p * NUM_CELLS + cell];
+        if (x != 0.0f)
+          add_row(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, x, oc);
+      }
+  relu(s.others.data(), OPPONENTS * NUM_CELLS * oc);
+  // The trunk: the rest of the observation and the cells pooled (mean and max).
+  s.trunk_in.assign(static_cast<std::size_t>(rest_) + 2 * c + 2 * OPPONENTS * oc, 0.0f);
+  float* rest = s.trunk_in.data();
+  sparse_linear(obs + O_RESERVES, REST_SIZE, rest_t_, rest_b_, rest);
+  relu(rest, rest_);
+  float* mean = rest + rest_;
+  float* high = mean + c;
+  std::fill(high, high + c, -INFINITY);
+  for (int cell = 0; cell < NUM_CELLS; ++cell)
+    for (int k = 0; k < c; ++k) {
+      const float v = s.viewer[cell * c + k];
+      mean[k] += v;
+      high[k] = std::max(high[k], v);
+    }
+  for (int k = 0; k < c; ++k) mean[k] /= NUM_CELLS;
+  float* omean = high + c;
+  float* ohigh = omean + OPPONENTS * oc;
+  std::fill(ohigh, ohigh + OPPONENTS * oc, -INFINITY);
+  for (int o = 0; o < OPPONENTS; ++o)
+    for (int cell = 0; cell < NUM_CELLS; ++cell)
+      for (int k = 0; k < oc; ++k) {
+        const float v = s.others[(o * NUM_CELLS + cell) * oc + k];
+        omean[o * oc + k] += v;
+        ohigh[o * oc + k] = std::max(ohigh[o * oc + k], v);
+      }
+  for (int k = 0; k < OPPONENTS * oc; ++k) omean[k] /= NUM_CELLS;
+  s.state.resize(static_cast<std::size_t>(hidden_));
+  sparse_linear(s.trunk_in.data(), static_cast<int>(s.trunk_in.size()), trunk_t_, trunk_b_,
+                s.state.data());
+  relu(s.state.data(), hidden_);
+  s.heads.resize(heads_b_.size());
+  sparse_linear(s.state.data(), hidden_, heads_t_, heads_b_, s.heads.data());
+  const float* film = s.heads.data() + dense_;
+  const float* thief_film = film + c;
+  const float* value = thief_film + oc;
+  // The policy at the legal ids: a dense score, a viewer cell's channel or an opponent's cell.
+  for (int i = 0; i < m; ++i) {
+    const std::int32_t pos = index_[ids[i]];
+    float score;
+    if (pos < dense_) {
+      score = s.heads[pos];
+    } else if (pos < dense_ + VIEWER_CHANNELS * NUM_CELLS) {
+      const int q = pos - dense_, cell = q / VIEWER_CHANNELS, ch = q % VIEWER_CHANNELS;
+      const float* v = s.viewer.data() + cell * c;
+      const float* w = viewer_head_.data() + ch * c;
+      score = viewer_b_[ch];
+      for (int k = 0; k < c; ++k) score += std::max(v[k] + film[k], 0.0f) * w[k];
+    } else {
+      const int q = pos - dense_ - VIEWER_CHANNELS * NUM_CELLS;
+      const float* v = s.others.data() + q * oc;  // q = opponent x cells + cell
+      score = thief_b_[0];
+      for (int k = 0; k < oc; ++k) score += std::max(v[k] + thief_film[k], 0.0f) * thief_head_[k];
+    }
+    if (uses_prior_) score += prior_weight_ * prior[ids[i]];
+    logits[i] = score;
+  }
+  // The value: a softmax over the seats at the table.
+  float hi = value[0];
+  for (int k = 1; k < num_players; ++k) hi = std::max(hi, value[k]);
+  double sum = 0.0, e[MAX_PLAYERS] = {};
+  for (int k = 0; k < num_players; ++k) sum += e[k] = std::exp(static_cast<double>(value[k] - hi));
+  for (int k = 0; k < MAX_PLAYERS; ++k)
+    shares[k] = k < num_players ? static_cast<float>(e[k] / sum) : 0.0f;
+}
+
+}  // namespace moonriver

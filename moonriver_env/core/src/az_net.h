@@ -1,0 +1,55 @@
+// The search recipe's network (RanchNet's trunk and policy with a value per seat,
+// moonriver_env/agents/az.py's NumpyAZNet) evaluated in C++, one state at a time: the inputs
+// are sparse (a few dozen of the 4934 values are not zero), so the first layers add a weight
+// row per non-zero input, and the policy is computed at the legal ids only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actions.h"
+
+namespace moonriver {
+
+// A float32 array and its shape (C order), as read from the network's file.
+struct NetArray {
+  std::vector<float> data;
+  std::vector<std::size_t> shape;
+};
+
+class AzNet {
+ public:
+  // ``arrays``: the state dict's arrays by name (``viewer_conv.weight``, ... ``value_head.bias``
+  // and optional ``prior_weight``); ``index``: each action id's place in the concatenated
+  // (dense, viewer cells, thief) scores (agents/pretrained.py action_index). A missing array,
+  // a shape that does not fit or a value that is not finite: std::invalid_argument.
+  AzNet(const std::map<std::string, NetArray>& arrays, const std::vector<std::int64_t>& index);
+
+  bool uses_prior() const { return uses_prior_; }
+  // The logits at the ``m`` legal ``ids`` of a state seen by its player to move
+  // (``observation``: OBSERVATION_SIZE values; ``prior``: its greedy prior row of NUM_ACTIONS,
+  // read when uses_prior) and the win shares by seat relative to that player (``shares``:
+  // MAX_PLAYERS values, zero from ``num_players`` on, summing to 1).
+  void evaluate(const float* observation, const float* prior, const std::int64_t* ids, int m,
+                int num_players, float* logits, float* shares) const;
+
+ private:
+  int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;
+  bool uses_prior_ = false;
+  float prior_weight_ = 0.0f;
+  // Weights stored input-major (in x out), so an input's row is contiguous; biases as given.
+  std::vector<float> conv_t_, conv_b_;  // (planes x 3 x 3) x channels
+  std::vector<float> cells_t_, cells_b_;
+  std::vector<float> opp_t_, opp_b_;
+  std::vector<float> rest_t_, rest_b_;
+  std::vector<float> trunk_t_, trunk_b_;
+  std::vector<float> heads_t_, heads_b_;       // dense, viewer film, thief film, value
+  std::vector<float> viewer_head_, viewer_b_;  // out x in (a legal id reads one output's row)
+  std::vector<float> thief_head_, thief_b_;
+  std::vector<std::int32_t> index_;
+};
+
+}  // namespace moonriver

@@ -1,0 +1,139 @@
+"""The search recipe's network evaluated in C++ (``NumpyAZNet.core``): it matches the numpy
+forward in every variant, a search run inside the core is the leaves / evaluate loop with it,
+and bad weights or calls are refused with clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from moonriver_env.agents.az import NumpyAZNet, absolute_shares, shipped_path
+from moonriver_env.agents.pretrained import SHAPE_WEIGHT, action_index, read_npz
+from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
+
+from moonriver_env.core import Game, _core
+from moonriver_env.search import BatchedSearch
+
+
+def shipped_arrays() -> dict[str, np.ndarray]:
+    return read_npz(shipped_path())[0]
+
+
+def shaken_arrays(seed: int) -> dict[str, np.ndarray]:
+    """The shipped arrays with every weight moved by noise of its own scale (another network
+    of the same shapes, its prior weight included)."""
+    rng = np.random.default_rng(seed)
+    return {k: (v + rng.normal(0.0, float(np.std(v)) + 0.05, v.shape)).astype(np.float32)
+            for k, v in shipped_arrays().items()}
+
+
+def positions(seed: int) -> list[Game]:
+    """One mid-game position of every variant, at a decision with a choice."""
+    games = []
+    for i, variant in enumerate(ALL_VARIANTS):
+        game, rng = Game(variant_config(variant), seed=seed + i), np.random.default_rng(seed + i)
+        for _ in range(int(rng.integers(0, 90))):
+            if game.is_over:
+                break
+            game.apply(int(rng.choice(game.legal_action_ids())))
+        while not game.is_over and game.legal_action_ids().size == 1:
+            game.apply(int(game.legal_action_ids()[0]))
+        if not game.is_over:
+            games.append(game)
+    return games
+
+
+def leaves_of(games: list[Game]):
+    """The first leaves of a search over ``games``, then of its second step (deeper states)."""
+    search = BatchedSearch(games, simulations=4, seed=1, greedy_prior=SHAPE_WEIGHT)
+    first = search.leaves()
+    search.evaluate(np.zeros((len(first), 2710), np.float32),
+                    np.full((len(first), 4), 0.5, np.float32))
+    return [first, search.leaves()]
+
+
+@pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3)],
+                         ids=["shipped", "shaken"])
+def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None:
+    net = NumpyAZNet(arrays())
+    for leaves in leaves_of(positions(100)):
+        legal = leaves.mask.astype(bool)
+        logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players,
+                                      leaves.prior)
+        core_logits, core_shares = net.core.evaluate(leaves.observation, leaves.mask,
+                                                     leaves.num_players, leaves.prior)
+        scale = np.abs(logits[legal]).max()
+        np.testing.assert_allclose(core_logits[legal], logits[legal], atol=2e-6 * scale + 1e-5)
+        assert (core_logits[~legal] == -1e9).all()
+        np.testing.assert_allclose(core_shares, shares, atol=2e-6)
+        np.testing.assert_allclose(core_shares.sum(1), 1.0, atol=1e-6)
+        for n in (2, 3):
+            assert (core_shares[leaves.num_players == n][:, n:] == 0).all()
+
+
+def loop(search: BatchedSearch, net) -> object:
+    """The leaves / evaluate loop with the core network answering from Python."""
+    while (leaves := search.leaves()) is not None:
+        logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players,
+                                      leaves.prior)
+        search.evaluate(logits, absolute_shares(shares, leaves.seat, leaves.num_players))
+    return search.result()
+
+
+@pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_search_run_in_the_core_is_the_leaf_loop_with_that_network(algorithm, threads) -> None:
+    net = NumpyAZNet(shaken_arrays(5)).core
+    games = positions(200)
+
+    def search() -> BatchedSearch:
+        return BatchedSearch(games, simulations=24, seed=9, algorithm=algorithm,
+                             max_considered=4, threads=threads, greedy_prior=SHAPE_WEIGHT)
+
+    inside, outside = search().run(net), loop(search(), net)
+    for name in ("action", "policy", "visits", "root_value", "searched"):
+        np.testing.assert_array_equal(getattr(inside, name), getattr(outside, name), name)
+    assert inside.searched.all() and (inside.visits.sum(1) > 0).all()
+
+
+def test_bad_networks_are_refused_with_clear_errors() -> None:
+    good, index = shipped_arrays(), action_index()
+
+    def refused(arrays, words: str, order=index) -> None:
+        with pytest.raises(ValueError, match=words):
+            _core.AzNet(arrays, order)
+
+    refused({k: v for k, v in good.items() if k != "rest.0.weight"}, "no array rest.0.weight")
+    refused({**good, "trunk.0.weight": good["trunk.0.weight"][:, :10].copy()},
+            r"trunk.0.weight has shape \(128, 10\), expected \(128, 288\)")
+    bad = good["value_head.bias"].copy()
+    bad[1] = np.nan
+    refused({**good, "value_head.bias": bad}, "value_head.bias is not finite")
+    refused({**good, "rest.0.bias": "weights"}, "rest.0.bias must be an array of numbers")
+    refused({**good, "prior_weight": np.ones(2, np.float32)}, "prior_weight must be one")
+    twice = index.copy()
+    twice[1] = twice[0]
+    refused(good, "not a permutation", twice)
+    refused(good, "index must place", index[:-1].copy())
+
+
+def test_bad_calls_are_refused_and_change_nothing() -> None:
+    net = NumpyAZNet(shipped_arrays()).core
+    game = positions(300)[0]
+    leaves = leaves_of([game])[0]
+    with pytest.raises(ValueError, match="greedy prior"):
+        net.evaluate(leaves.observation, leaves.mask, leaves.num_players)
+    with pytest.raises(ValueError, match="num_players must be 2 to 4"):
+        net.evaluate(leaves.observation, leaves.mask, np.array([5], np.int32), leaves.prior)
+    with pytest.raises(ValueError, match="expected observation"):
+        net.evaluate(leaves.observation[:, :10].copy(), leaves.mask, leaves.num_players,
+                     leaves.prior)
+    with pytest.raises(ValueError, match="greedy_prior="):
+        BatchedSearch([game], simulations=4).run(net)
+    with pytest.raises(ValueError, match=r"must be a moonriver_env\.core\._core\.AzNet"):
+        BatchedSearch([game], simulations=4, greedy_prior=SHAPE_WEIGHT).run("net.npz")
+    search = BatchedSearch([game], simulations=4, seed=2, greedy_prior=SHAPE_WEIGHT)
+    search.leaves()
+    with pytest.raises(ValueError, match="leaves are pending"):
+        search.run(net)
+    fresh = BatchedSearch([game], simulations=4, seed=2, greedy_prior=SHAPE_WEIGHT)
+    np.testing.assert_array_equal(loop(search, net).policy, fresh.run(net).policy)
