@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "observation.h"
@@ -64,13 +65,58 @@ NET_INLINE void relu(float* x, int n) {
   for (int k = 0; k < n; ++k) x[k] = std::max(x[k], 0.0f);
 }
 
-// y = b + sum_i x[i] * t[i] (rows of t of n outputs), skipping the zero inputs.
+// fn(i, x[i]) for each non-zero x[i] of x[0..n), in order; blocks of 8 zeros are skipped
+// with one test (their bits or-ed, no branch per value).
+template <typename F>
+NET_INLINE void for_nonzero(const float* x, int n, F&& fn) {
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint32_t bits[8], any = 0;
+    std::memcpy(bits, x + i, sizeof bits);
+    for (std::uint32_t b : bits) any |= b << 1;  // << 1: -0.0 is zero too
+    if (any == 0) continue;
+    for (int k = i; k < i + 8; ++k)
+      if (x[k] != 0.0f) fn(k, x[k]);
+  }
+  for (; i < n; ++i)
+    if (x[i] != 0.0f) fn(i, x[i]);
+}
+
+// y = b + sum_i x[i] * t[i] (rows of t of n outputs), skipping the zero inputs; the outputs
+// 64 at a time, their sums kept in registers.
 NET_INLINE void sparse_linear(const float* x, int in, const std::vector<float>& t,
                               const std::vector<float>& b, float* y) {
+  constexpr int BLOCK = 64;
   const int n = static_cast<int>(b.size());
-  std::copy(b.begin(), b.end(), y);
-  for (int i = 0; i < in; ++i)
-    if (x[i] != 0.0f) add_row(y, t.data() + static_cast<std::size_t>(i) * n, x[i], n);
+  int start = 0;
+  for (; start + BLOCK <= n; start += BLOCK) {
+    float acc[BLOCK];
+    for (int k = 0; k < BLOCK; ++k) acc[k] = b[start + k];
+    for_nonzero(x, in, [&](int i, float v) {
+      const float* row = t.data() + static_cast<std::size_t>(i) * n + start;
+      for (int k = 0; k < BLOCK; ++k) acc[k] += v * row[k];
+    });
+    std::copy(acc, acc + BLOCK, y + start);
+  }
+  if (start == n) return;
+  std::copy(b.begin() + start, b.end(), y + start);
+  for_nonzero(x, in, [&](int i, float v) {
+    add_row(y + start, t.data() + static_cast<std::size_t>(i) * n + start, v, n - start);
+  });
+}
+
+// relu(b + sum_i x[i] * t[i]) for N outputs known when compiled: the sums stay in registers
+// (the shipped network's 32 viewer channels take this path; any other size the general one).
+template <int N>
+NET_INLINE void relu_linear_fixed(const float* x, int in, const float* t, const float* b,
+                                  float* y) {
+  float acc[N];
+  for (int k = 0; k < N; ++k) acc[k] = b[k];
+  for (int i = 0; i < in; ++i) {
+    const float v = x[i];
+    for (int k = 0; k < N; ++k) acc[k] += v * t[i * N + k];
+  }
+  for (int k = 0; k < N; ++k) y[k] = std::max(acc[k], 0.0f);
 }
 
 struct Scratch {
@@ -143,45 +189,52 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
                      int num_players, float* logits, float* shares) const {
   static thread_local Scratch s;
   const int c = channels_, oc = opponent_channels_;
-  s.conv.assign(static_cast<std::size_t>(NUM_CELLS) * c, 0.0f);
   // The viewer's ranch: a 3x3 convolution (zero padding), each non-zero input added to the
-  // up to 9 cells whose patch holds it.
+  // up to 9 cells whose patch holds it; ``touched``: the cells that got one.
+  s.conv.resize(static_cast<std::size_t>(NUM_CELLS) * c);
   for (int cell = 0; cell < NUM_CELLS; ++cell)
     std::copy(conv_b_.begin(), conv_b_.end(), s.conv.begin() + cell * c);
-  for (int p = 0; p < NUM_RANCH_CHANNELS; ++p)
-    for (int cell = 0; cell < NUM_CELLS; ++cell) {
-      const float x = obs[p * NUM_CELLS + cell];
-      if (x == 0.0f) continue;
-      const int r = cell / COLS, col = cell % COLS;
-      for (int dy = 0; dy < 3; ++dy) {
-        const int rr = r - dy + 1;
-        if (rr < 0 || rr >= MAX_ROWS) continue;
-        for (int dx = 0; dx < 3; ++dx) {
-          const int cc = col - dx + 1;
-          if (cc < 0 || cc >= COLS) continue;
-          add_row(s.conv.data() + (rr * COLS + cc) * c,
-                  conv_t_.data() + ((p * 3 + dy) * 3 + dx) * c, x, c);
-        }
+  std::uint64_t touched = 0;
+  for_nonzero(obs, RANCH_SIZE, [&](int i, float x) {
+    const int p = i / NUM_CELLS, r = i % NUM_CELLS / COLS, col = i % COLS;
+    for (int dy = 0; dy < 3; ++dy) {
+      const int rr = r - dy + 1;
+      if (rr < 0 || rr >= MAX_ROWS) continue;
+      for (int dx = 0; dx < 3; ++dx) {
+        const int cc = col - dx + 1;
+        if (cc < 0 || cc >= COLS) continue;
+        add_row(s.conv.data() + (rr * COLS + cc) * c, conv_t_.data() + ((p * 3 + dy) * 3 + dx) * c,
+                x, c);
+        touched |= std::uint64_t{1} << (rr * COLS + cc);
       }
     }
+  });
   relu(s.conv.data(), NUM_CELLS * c);
+  // A cell no input reached holds the bias alone: its output is computed once.
   s.viewer.resize(static_cast<std::size_t>(NUM_CELLS) * c);
+  int blank = -1;
   for (int cell = 0; cell < NUM_CELLS; ++cell) {
     float* v = s.viewer.data() + cell * c;
-    sparse_linear(s.conv.data() + cell * c, c, cells_t_, cells_b_, v);
-    relu(v, c);
+    if (!(touched >> cell & 1) && blank >= 0) {
+      std::copy(s.viewer.begin() + blank * c, s.viewer.begin() + (blank + 1) * c, v);
+      continue;
+    }
+    if (c == 32) {
+      relu_linear_fixed<32>(s.conv.data() + cell * c, c, cells_t_.data(), cells_b_.data(), v);
+    } else {
+      sparse_linear(s.conv.data() + cell * c, c, cells_t_, cells_b_, v);
+      relu(v, c);
+    }
+    if (!(touched >> cell & 1)) blank = cell;
   }
   // The opponents' ranches: one linear map per cell of each.
   s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
   for (int i = 0; i < OPPONENTS * NUM_CELLS; ++i)
     std::copy(opp_b_.begin(), opp_b_.end(), s.others.begin() + i * oc);
-  for (int o = 0; o < OPPONENTS; ++o)
-    for (int p = 0; p < NUM_RANCH_CHANNELS; ++p)
-      for (int cell = 0; cell < NUM_CELLS; ++cell) {
-        const float x = obs[RANCH_SIZE * (1 + o) + p * NUM_CELLS + cell];
-        if (x != 0.0f)
-          add_row(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, x, oc);
-      }
+  for_nonzero(obs + RANCH_SIZE, OPPONENTS * RANCH_SIZE, [&](int i, float x) {
+    const int o = i / RANCH_SIZE, p = i % RANCH_SIZE / NUM_CELLS, cell = i % NUM_CELLS;
+    add_row(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, x, oc);
+  });
   relu(s.others.data(), OPPONENTS * NUM_CELLS * oc);
   // The trunk: the rest of the observation and the cells pooled (mean and max).
   s.trunk_in.assign(static_cast<std::size_t>(rest_) + 2 * c + 2 * OPPONENTS * oc, 0.0f);
