@@ -129,6 +129,7 @@ class BatchedSearch:
             _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1))
         self._prior = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
         self._pending = 0
+        self.evaluated = 0  # leaves valued inside the core by run()
 
     @property
     def num_games(self) -> int:
@@ -162,7 +163,8 @@ class BatchedSearch:
     def run(self, net: Any) -> SearchResult:
         """Run every search to its end, each leaf valued inside the core by ``net`` (a
         ``_core.AzNet``, ``agents.az.NumpyAZNet.core``): the same steps as the ``leaves`` /
-        ``evaluate`` loop with that network, without a Python call per step; the result."""
+        ``evaluate`` loop with that network, without a Python call per step; the result
+        (``evaluated`` then holds the number of leaves valued)."""
         if self._pending:
             raise ValueError("run: leaves are pending (evaluate them first)")
         if not isinstance(net, _core.AzNet):
@@ -171,7 +173,7 @@ class BatchedSearch:
         if net.uses_prior and self._prior is None:
             raise ValueError("run: this network adds the greedy prior; make the search with "
                              "greedy_prior=")
-        self._search.run(net, self._prior or 0.0)
+        self.evaluated = int(self._search.run(net, self._prior or 0.0))
         return self.result()
 
     def leaf_game(self, index: int) -> Any:

@@ -93,6 +93,36 @@ def test_self_play_targets_and_one_network_call_per_search_step() -> None:
         assert (samples.outcome[samples.num_players == n][:, n:] == 0).all()
 
 
+def test_core_leaves_play_the_games_of_the_core_networks_leaf_loop() -> None:
+    """``leaves = "core"``: each search runs inside the core with a C++ copy of the network;
+    the same samples as the Python leaf loop with that copy answering."""
+    from moonriver_env.agents.az import absolute_shares
+    from moonriver_env.training.az.network import core_network
+    from moonriver_env.training.az.selfplay import CoreLeaves
+
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
+    core = core_network(net)
+
+    def loop(leaves):
+        logits, shares = core.evaluate(leaves.observation, leaves.mask, leaves.num_players,
+                                       leaves.prior)
+        return logits, absolute_shares(shares, leaves.seat, leaves.num_players)
+
+    def games():
+        return new_games(("2p-base", "3p-legends-1", "4p-legends-3"), 3,
+                         np.random.default_rng(4))
+
+    make = batched_search(tiny(Path("x")))
+    inside, in_stats = play(games(), CoreLeaves(core), make, np.random.default_rng(0), True)
+    outside, out_stats = play(games(), loop, make, np.random.default_rng(0), True)
+    for name in ("obs", "mask", "policy", "outcome", "margin", "num_players", "prior"):
+        np.testing.assert_array_equal(getattr(inside, name), getattr(outside, name), name)
+    assert in_stats.leaves == out_stats.leaves > in_stats.decisions > 100
+    # one call a round of searches (every live game's), against one per simulation step
+    assert in_stats.steps < in_stats.decisions and out_stats.steps > 3 * in_stats.steps
+
+
 def test_outcome_is_by_seat_relative_to_the_mover() -> None:
     from moonriver_env.training.az.selfplay import _outcome
 
@@ -135,16 +165,18 @@ def _weights(run: Run) -> dict[str, np.ndarray]:
     return {k: v.detach().clone().numpy() for k, v in run.net.state_dict().items()}
 
 
-def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path) -> None:
-    whole = Run(tiny(tmp_path / "whole", iterations=3), report=quiet)
+@pytest.mark.parametrize("leaves", ["torch", "core"])
+def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path, leaves) -> None:
+    whole = Run(tiny(tmp_path / "whole", iterations=3, leaves=leaves), report=quiet)
     assert whole.train() == 0
-    again = Run(tiny(tmp_path / "again", iterations=3), report=quiet)
+    again = Run(tiny(tmp_path / "again", iterations=3, leaves=leaves), report=quiet)
     again.train()
-    first = Run(tiny(tmp_path / "split", iterations=1), report=quiet)
+    first = Run(tiny(tmp_path / "split", iterations=1, leaves=leaves), report=quiet)
     first.train()
     state = az_train.load_resume(str(tmp_path / "split"))
     assert state["iteration"] == 1
-    resumed = Run(tiny(tmp_path / "split", iterations=3), state=state, report=quiet)
+    resumed = Run(tiny(tmp_path / "split", iterations=3, leaves=leaves), state=state,
+                  report=quiet)
     resumed.train()
     reference = _weights(whole)
     for other in (again, resumed):
@@ -304,6 +336,7 @@ def one_error(capsys) -> str:
     (["--iterations", "1", "--games", "0"], "games, simulations and max_considered"),
     (["--iterations", "1", "--warm-start", "nowhere.pt"], "warm_start 'nowhere.pt': no such"),
     (["--resume", "no-such-run"], "cannot resume 'no-such-run'"),
+    (["--iterations", "1", "--leaves", "gpu"], "leaves must be torch or core"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, words) -> None:
     assert az_train.main(["--out", str(tmp_path / "o"), *argv]) == 2
@@ -375,3 +408,5 @@ def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None
     assert out[0].startswith("batched: 2 games, ") and "leaf evaluations/s" in out[0]
     assert out[1].startswith("one game at a time: 2 games, ")
     assert out[2].startswith("batched / one at a time: x")
+    assert out[3].startswith("batched, leaves valued inside the core: 2 games, ")
+    assert out[4].startswith("inside the core / batched: x")

@@ -64,6 +64,17 @@ def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
             if not k.startswith(EXPORT_SKIP)}
 
 
+def core_network(net: AZNet) -> Any:
+    """A C++ copy of ``net``'s current weights (``_core.AzNet``, docs/core.md) for a search
+    whose leaves the core values."""
+    from moonriver_env.agents.pretrained import action_index
+
+    from moonriver_env.core import _core
+
+    arrays = {k: np.ascontiguousarray(v) for k, v in export_arrays(net).items()}
+    return _core.AzNet(arrays, action_index())
+
+
 def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str:
     """Write the agents' ``.npz`` (arrays plus a JSON ``__meta__``) atomically."""
     info = {"format": AZ_FORMAT, "net": asdict(net.config),

@@ -121,10 +121,24 @@ def _play_forced(games: list[Any]) -> None:
             game.apply(int(legal[0]))
 
 
-def _search_step(games: list[Any], live: list[int], evaluate: Evaluate, make_search: MakeSearch,
-                 seed: int, stats: PlayStats) -> Any:
+@dataclass(frozen=True)
+class CoreLeaves:
+    """Leaves valued inside the core by ``net`` (a ``_core.AzNet``: ``network.core_network``),
+    each search run to its end there (``BatchedSearch.run``) instead of one Python call per
+    step."""
+
+    net: Any
+
+
+def _search_step(games: list[Any], live: list[int], evaluate: Evaluate | CoreLeaves,
+                 make_search: MakeSearch, seed: int, stats: PlayStats) -> Any:
     """One batched search over the live games; returns its result."""
     search = make_search([games[i] for i in live], seed)
+    if isinstance(evaluate, CoreLeaves):
+        result = search.run(evaluate.net)
+        stats.leaves += search.evaluated
+        stats.steps += 1
+        return result
     while (leaves := search.leaves()) is not None:
         logits, values = evaluate(leaves)
         search.evaluate(logits, values)
@@ -133,10 +147,11 @@ def _search_step(games: list[Any], live: list[int], evaluate: Evaluate, make_sea
     return search.result()
 
 
-def play(games: list[Any], evaluate: Evaluate, make_search: MakeSearch,
+def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
          rng: np.random.Generator, prior: bool = False) -> tuple[Samples, PlayStats]:
-    """Play ``games`` to their ends, searching every decision of every game in one batch;
-    the search seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior."""
+    """Play ``games`` to their ends, searching every decision of every game in one batch
+    (its leaves valued by ``evaluate``, or inside the core for ``CoreLeaves``); the search
+    seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior."""
     from moonriver_env.agents.pretrained import greedy_prior
 
     stats = PlayStats(games=len(games))

@@ -1,5 +1,6 @@
 """Self-play speed of the search recipe: the batched loop against the same search played one
-game at a time (same games, same network, the network included).
+game at a time (same games, same network, the network included), then the batch with its
+leaves valued inside the core (``leaves = "core"``: a C++ copy of the network).
 
     python -m moonriver_env.training.az.speed --games 16 --simulations 32 [--threads 2]
 
@@ -14,18 +15,26 @@ import time
 
 import numpy as np
 import torch
-from moonriver_env.training.az.network import AZNet
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, PlayStats, new_games, play
+from moonriver_env.training.az.network import AZNet, core_network
+from moonriver_env.training.az.selfplay import (
+    ALL_VARIANTS,
+    CoreLeaves,
+    PlayStats,
+    new_games,
+    play,
+)
 from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
 from moonriver_env.training.policy_net import NetConfig
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
 
 
-def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet,
-          device: torch.device) -> tuple[PlayStats, float]:
-    """Play each group of games as one batch; the summed stats and the seconds."""
-    total, evaluate = PlayStats(), network_evaluator(net, device)
+def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet, device: torch.device,
+          core: bool = False) -> tuple[PlayStats, float]:
+    """Play each group of games as one batch (``core``: the leaves valued inside the core);
+    the summed stats and the seconds."""
+    total = PlayStats()
+    evaluate = CoreLeaves(core_network(net)) if core else network_evaluator(net, device)
     start = time.perf_counter()
     for games in groups:
         _, stats = play(games, evaluate, batched_search(cfg), np.random.default_rng(cfg.seed),
@@ -72,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     single, t_single = timed([[g] for g in games()], cfg, net, device)
     print(line("one game at a time", single, t_single))
     ratio = (batched.decisions / t_batched) / (single.decisions / t_single)
-    print(f"batched / one at a time: x{ratio:.2f} decisions/s (device {device})")
+    print(f"batched / one at a time: x{ratio:.2f} decisions/s (device {device})", flush=True)
+    inside, t_inside = timed([games()], cfg, net, device, core=True)
+    print(line("batched, leaves valued inside the core", inside, t_inside))
+    gain = (inside.decisions / t_inside) / (batched.decisions / t_batched)
+    print(f"inside the core / batched: x{gain:.2f} decisions/s")
     return 0
 
 

@@ -40,11 +40,14 @@ from moonriver_env.training.atomic import atomic_save, first_line, keep_copy
 from moonriver_env.training.az.network import (
     MARGIN_SCALE,
     AZNet,
+    core_network,
     export_npz,
     source_sizes,
     warm_start,
 )
 from moonriver_env.training.az.selfplay import (
+    CoreLeaves,
+    Evaluate,
     MakeSearch,
     Samples,
     new_games,
@@ -62,7 +65,8 @@ RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "buffer", "batch_size", "updates", "channels", "opponent_channels", "hidden", "prior",
-         "value_warmup", "warm_start")
+         "value_warmup", "warm_start", "leaves")
+LEAVES = ("torch", "core")  # who values the search's leaves
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ class AZConfig:
     prior: bool = True
     value_warmup: int = 0
     search_threads: int = 1
+    leaves: str = "torch"
     warm_start: str = ""
     checkpoint_every: int = 1
     torch_threads: int = 1
@@ -133,6 +138,7 @@ class AZConfig:
             (min(self.channels, self.opponent_channels, self.hidden) >= 1,
              "channels, opponent_channels and hidden must be >= 1"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
+            (self.leaves in LEAVES, f"leaves must be {' or '.join(LEAVES)}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -230,6 +236,16 @@ def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple
         return logp.cpu().numpy().astype(np.float32), shares.astype(np.float32)
 
     return evaluate
+
+
+def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate | CoreLeaves:
+    """Who values the self-play's leaves: the torch network, every search step's leaves of all
+    games in one batch on ``device`` (``leaves = "torch"``), or a C++ copy of its weights made
+    now, each search run to its end inside the core (``"core"``; the CPU, the leaves split
+    over ``search_threads``)."""
+    if cfg.leaves == "core":
+        return CoreLeaves(core_network(net))
+    return network_evaluator(net, device)
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
@@ -356,7 +372,7 @@ class Run:
         games = new_games(self.variants, self.cfg.games, play_rng)
         self.net.eval()
         warmup = self.in_warmup()
-        samples, stats = play(games, network_evaluator(self.net, self.device),
+        samples, stats = play(games, leaf_evaluator(self.cfg, self.net, self.device),
                               self.warmup_search if warmup else self.make_search, play_rng,
                               prior=self.cfg.prior)
         t_play = time.monotonic() - t0
@@ -457,6 +473,9 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--simulations", type=int, help="search simulations per decision")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
+    p.add_argument("--leaves", help="who values the search's leaves: torch (default: every "
+                   "step's leaves in one batch on --device) or core (a C++ copy of the "
+                   "network, inside the core; CPU)")
     add_debug_flag(p)
     return p
 
@@ -467,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
                                                "minutes", "games", "simulations",
-                                               "warm_start")}
+                                               "warm_start", "leaves")}
     state = None
     if args.resume:
         state = load_resume(args.resume)

@@ -201,10 +201,11 @@ void bind_az_search(nb::module_& m) {
           [](AzSearch& s, const AzNet& net, double shape_weight) {
             if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
             nb::gil_scoped_release release;
-            s.run(net, shape_weight);
+            return s.run(net, shape_weight);
           },
           nb::arg("net"), nb::arg("shape_weight"),
-          "Run every search to its end, each leaf valued by ``net`` in the core.")
+          "Run every search to its end, each leaf valued by ``net`` in the core; the number of "
+          "leaves valued.")
       .def("result", &result, "(action, policy, root_value, visits, searched) per game.");
   nb::class_<AzNet>(m, "AzNet", "The search recipe's network, evaluated in C++ (agents/az.py).")
       .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index"))

@@ -461,7 +461,8 @@ void AzSearch::evaluate(const float* logits, const float* values, int count) {
   pending_.clear();
 }
 
-void AzSearch::run(const AzNet& net, double shape_weight) {
+int AzSearch::run(const AzNet& net, double shape_weight) {
+  int valued = 0;
   if (!pending_.empty())
     throw std::invalid_argument("run: leaves are pending (evaluate them first)");
   while (prepare() > 0) {
@@ -481,8 +482,10 @@ void AzSearch::run(const AzNet& net, double shape_weight) {
       for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
       tree.expand(row.data(), value);
     });
+    valued += num_pending();
     pending_.clear();
   }
+  return valued;
 }
 
 bool AzSearch::finished() const {

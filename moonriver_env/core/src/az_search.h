@@ -62,8 +62,9 @@ class AzSearch {
   bool finished() const;
   // Run every search to its end with each leaf valued here by ``net`` (the leaves a step at a
   // time, as prepare and evaluate; ``shape_weight``: the greedy prior's tie-break weight, read
-  // when the network uses the prior). Pending leaves: std::invalid_argument.
-  void run(const AzNet& net, double shape_weight);
+  // when the network uses the prior); returns the number of leaves valued. Pending leaves:
+  // std::invalid_argument.
+  int run(const AzNet& net, double shape_weight);
   // Each game's result (finished only, else std::invalid_argument), one row each: the chosen
   // action, the improved policy (NUM_ACTIONS), the root's value per seat (MAX_PLAYERS), its
   // visits (NUM_ACTIONS) and whether it was searched (0: one legal id, its value NaN).
