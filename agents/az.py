@@ -72,6 +72,10 @@ class NumpyAZNet(NumpyRanchNet):
         value = np.exp(value - value.max(axis=1, keepdims=True))
         return logits, (value / value.sum(axis=1, keepdims=True)).astype(np.float32)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The arrays only (pickling): the C++ copy, ``core``, is made again where used."""
+        return {k: v for k, v in self.__dict__.items() if k != "core"}
+
     @functools.cached_property
     def core(self) -> Any:
         """The same network evaluated in C++ (``moonriver_env.core._core.AzNet``, the same

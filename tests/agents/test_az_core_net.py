@@ -4,6 +4,8 @@ and bad weights or calls are refused with clear errors."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from moonriver_env.agents.az import NumpyAZNet, absolute_shares, shipped_path
@@ -137,3 +139,14 @@ def test_bad_calls_are_refused_and_change_nothing() -> None:
         search.run(net)
     fresh = BatchedSearch([game], simulations=4, seed=2, greedy_prior=SHAPE_WEIGHT)
     np.testing.assert_array_equal(loop(search, net).policy, fresh.run(net).policy)
+
+
+def test_a_network_with_its_core_copy_pickles_and_makes_it_again() -> None:
+    net = NumpyAZNet(shipped_arrays())
+    leaves = leaves_of(positions(400))[0]
+    before = net.core.evaluate(leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
+    again = pickle.loads(pickle.dumps(net))
+    assert "core" not in again.__dict__
+    after = again.core.evaluate(leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(a, b)
