@@ -126,13 +126,14 @@ def test_differential_games_run_clean(sanitized: dict[str, str]) -> None:
 
 def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     """The differential suite's short tests (not its 5,040 games), the byte-state, binding,
-    vector (network and search seats included) and batched-search tests."""
+    vector (network and search seats included), batched-search and C++ network tests."""
     out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                      "tests/core/test_core_differential.py", "-k", "not five_thousand",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
                      "tests/core/test_vector.py", "tests/core/test_vector_seats.py",
                      "tests/core/test_vector_net_seats.py",
-                     "tests/core/test_vector_search_seats.py", "tests/core/test_az_search.py")
+                     "tests/core/test_vector_search_seats.py", "tests/core/test_az_search.py",
+                     "tests/agents/test_az_core_net.py")
     assert " passed" in out and " failed" not in out
 
 
