@@ -111,6 +111,7 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
     bad[1] = np.nan
     refused({**good, "value_head.bias": bad}, "value_head.bias is not finite")
     refused({**good, "rest.0.bias": "weights"}, "rest.0.bias must be an array of numbers")
+    refused({**good, 7: good["rest.0.bias"]}, "array names must be strings")
     refused({**good, "prior_weight": np.ones(2, np.float32)}, "prior_weight must be one")
     twice = index.copy()
     twice[1] = twice[0]
@@ -150,3 +151,53 @@ def test_a_network_with_its_core_copy_pickles_and_makes_it_again() -> None:
     after = again.core.evaluate(leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
     for a, b in zip(before, after, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_wrong_dtypes_and_oversized_layers_are_refused() -> None:
+    net = NumpyAZNet(shipped_arrays()).core
+    leaves = leaves_of(positions(500))[0]
+    args = (leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
+    for bad in ((args[0], args[1].astype(np.float32), *args[2:]),
+                (*args[:2], args[2].astype(np.float64), args[3])):
+        with pytest.raises(TypeError):
+            net.evaluate(*bad)
+    with pytest.raises(TypeError):
+        _core.AzNet(shipped_arrays(), action_index().astype(np.float64))
+    wide = {**shipped_arrays(), "opponent_cells.0.weight": np.zeros((5000, 22), np.float32)}
+    with pytest.raises(ValueError, match="layers of at most 4096 outputs"):
+        _core.AzNet(wide, action_index())
+
+
+def test_a_network_output_that_overflows_stops_the_run_and_the_search() -> None:
+    arrays = {**shipped_arrays(), "prior_weight": np.array(1e38, np.float32)}
+    net = NumpyAZNet(arrays).core
+    search = BatchedSearch(positions(600)[:3], simulations=8, greedy_prior=SHAPE_WEIGHT)
+    with pytest.raises(ValueError, match="output is not finite"):
+        search.run(net)
+    with pytest.raises(ValueError, match="unusable"):
+        search.leaves()
+    with pytest.raises(ValueError, match="unusable"):
+        search.result()
+
+
+def test_a_search_used_from_two_threads_at_once_refuses_the_second() -> None:
+    import threading
+
+    net = NumpyAZNet(shipped_arrays()).core
+    search = BatchedSearch(positions(700)[:2], simulations=20_000, greedy_prior=SHAPE_WEIGHT)
+    start, errors, done = threading.Barrier(2), [], []
+
+    def call() -> None:
+        start.wait()
+        try:
+            done.append(search.run(net))
+        except ValueError as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(done) == 1 and errors == ["search: already in use by another thread"]
+    assert search.result().visits.sum() > 0

@@ -23,12 +23,29 @@ using namespace moonriver;
 
 namespace {
 
+// Marks a search in use while a call runs without the GIL: set and tested with the GIL held,
+// so a second Python thread entering the same search is refused instead of racing it.
+class InUse {
+ public:
+  explicit InUse(AzSearch& s) : s_(s) {
+    if (s_.busy) throw nb::value_error("search: already in use by another thread");
+    s_.busy = true;
+  }
+  ~InUse() { s_.busy = false; }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  AzSearch& s_;
+};
+
 template <typename T>
 T* fresh(std::size_t n) {
   return new T[n > 0 ? n : 1]();
 }
 
 nb::object leaves(AzSearch& s) {
+  InUse guard(s);
   int m;
   {
     nb::gil_scoped_release release;
@@ -49,8 +66,9 @@ nb::object leaves(AzSearch& s) {
                         owned(seat, rows, 0), owned(game, rows, 0), owned(players, rows, 0));
 }
 
-nb::object leaf_priors(const AzSearch& s, double shape_weight) {
+nb::object leaf_priors(AzSearch& s, double shape_weight) {
   if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
+  InUse guard(s);
   const std::size_t rows = static_cast<std::size_t>(s.num_pending());
   auto* prior = fresh<float>(rows * NUM_ACTIONS);
   {
@@ -61,6 +79,7 @@ nb::object leaf_priors(const AzSearch& s, double shape_weight) {
 }
 
 void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
+  InUse guard(s);
   const std::size_t m = static_cast<std::size_t>(s.num_pending());
   if (logits.shape(0) != m || logits.shape(1) != NUM_ACTIONS || values.shape(0) != m ||
       values.shape(1) != MAX_PLAYERS)
@@ -73,7 +92,8 @@ void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
   s.evaluate(l, v, static_cast<int>(m));
 }
 
-nb::tuple result(const AzSearch& s) {
+nb::tuple result(AzSearch& s) {
+  InUse guard(s);
   const std::size_t g = static_cast<std::size_t>(s.num_games());
   auto* action = fresh<std::int64_t>(g);
   auto* policy = fresh<float>(g * NUM_ACTIONS);
@@ -96,8 +116,11 @@ nb::tuple result(const AzSearch& s) {
 void make_net(AzNet* self, nb::dict arrays, In1<std::int64_t> index) {
   using Array = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
   std::map<std::string, NetArray> named;
-  for (auto [key, value] : arrays) {
-    const std::string name = nb::cast<std::string>(key);
+  const nb::list items = arrays.items();  // owned pairs: a conversion cannot free them
+  for (nb::handle item : items) {
+    const nb::handle key = item[0], value = item[1];
+    std::string name;
+    if (!nb::try_cast(key, name)) throw nb::value_error("network: array names must be strings");
     Array a;
     if (!nb::try_cast(value, a))
       throw nb::value_error(("network: " + name + " must be an array of numbers").c_str());
@@ -200,6 +223,7 @@ void bind_az_search(nb::module_& m) {
           "run",
           [](AzSearch& s, const AzNet& net, double shape_weight) {
             if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
+            InUse guard(s);
             nb::gil_scoped_release release;
             return s.run(net, shape_weight);
           },
@@ -208,9 +232,9 @@ void bind_az_search(nb::module_& m) {
           "leaves valued.")
       .def("result", &result, "(action, policy, root_value, visits, searched) per game.");
   nb::class_<AzNet>(m, "AzNet", "The search recipe's network, evaluated in C++ (agents/az.py).")
-      .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index"))
+      .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index").noconvert())
       .def_prop_ro("uses_prior", &AzNet::uses_prior)
-      .def("evaluate", &net_evaluate, nb::arg("observation"), nb::arg("mask"),
-           nb::arg("num_players"), nb::arg("prior") = nb::none(),
+      .def("evaluate", &net_evaluate, nb::arg("observation"), nb::arg("mask").noconvert(),
+           nb::arg("num_players").noconvert(), nb::arg("prior") = nb::none(),
            "(logits (B, 2710), win shares by relative seat (B, 4)) of B states.");
 }

@@ -130,6 +130,11 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
                     oc = outputs(a, "opponent_cells.0.weight");
   const std::size_t h = outputs(a, "rest.0.weight"), t = outputs(a, "trunk.0.weight");
   const std::size_t d = outputs(a, "dense_head.weight"), planes = NUM_RANCH_CHANNELS;
+  constexpr std::size_t MAX_WIDTH = 4096;  // keeps every offset far inside an int
+  for (std::size_t size : {c, oc, h, t, d})
+    if (size > MAX_WIDTH)
+      throw std::invalid_argument("network: layers of at most " + std::to_string(MAX_WIDTH) +
+                                  " outputs (got " + std::to_string(size) + ")");
   channels_ = static_cast<int>(c), opponent_channels_ = static_cast<int>(oc);
   rest_ = static_cast<int>(h), hidden_ = static_cast<int>(t), dense_ = static_cast<int>(d);
   conv_t_ = transposed(take(a, "viewer_conv.weight", {c, planes, 3, 3}), c, planes * 9);

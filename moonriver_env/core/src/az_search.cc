@@ -1,6 +1,7 @@
 #include "az_search.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -398,7 +399,15 @@ AzSearch::~AzSearch() = default;
 
 int AzSearch::num_games() const { return static_cast<int>(trees_.size()); }
 
+void AzSearch::check_usable() const {
+  if (broken_)
+    throw std::invalid_argument(
+        "search: unusable after run() met a network output it could not "
+        "use; start a new search");
+}
+
 int AzSearch::prepare() {
+  check_usable();
   parallel(params_.threads, num_games(), [this](int g) { trees_[g]->advance(); });
   pending_.clear();
   for (int g = 0; g < num_games(); ++g)
@@ -432,6 +441,7 @@ const Game& AzSearch::leaf_state(int i) const {
 }
 
 void AzSearch::evaluate(const float* logits, const float* values, int count) {
+  check_usable();
   if (pending_.empty())
     throw std::invalid_argument("evaluate: no leaves are pending (call leaves() first)");
   if (count != num_pending())
@@ -462,10 +472,12 @@ void AzSearch::evaluate(const float* logits, const float* values, int count) {
 }
 
 int AzSearch::run(const AzNet& net, double shape_weight) {
-  int valued = 0;
+  check_usable();
   if (!pending_.empty())
     throw std::invalid_argument("run: leaves are pending (evaluate them first)");
+  int valued = 0;
   while (prepare() > 0) {
+    std::atomic<bool> unusable{false};
     parallel(params_.threads, num_pending(), [&](int i) {
       static thread_local std::vector<float> obs(OBSERVATION_SIZE), prior(NUM_ACTIONS),
           row(NUM_ACTIONS);
@@ -478,10 +490,24 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
       const int m = state.legal_ids(ids);
       if (net.uses_prior()) greedy_prior_row(state, shape_weight, prior.data());
       net.evaluate(obs.data(), prior.data(), ids, m, n, logits, relative);
+      bool usable = true;  // evaluate's checks: finite logits at the legal ids, shares in [0, 1]
+      for (int k = 0; k < m; ++k) usable &= std::isfinite(logits[k]);
+      for (int k = 0; k < n; ++k) usable &= relative[k] >= 0.0f && relative[k] <= 1.0f;
+      if (!usable) {
+        unusable = true;
+        return;
+      }
       for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
       for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
       tree.expand(row.data(), value);
     });
+    if (unusable) {
+      broken_ = true;
+      pending_.clear();
+      throw std::invalid_argument(
+          "run: the network's output is not finite at a leaf (its weights or the greedy "
+          "prior overflow float32); this search is unusable");
+    }
     valued += num_pending();
     pending_.clear();
   }
@@ -496,6 +522,7 @@ bool AzSearch::finished() const {
 
 void AzSearch::result(std::int64_t* action, float* policy, float* root_value, std::int32_t* visits,
                       std::uint8_t* searched) const {
+  check_usable();
   if (!finished())
     throw std::invalid_argument(
         "result: the search is not finished (call leaves() and evaluate() until leaves() "

@@ -41,6 +41,7 @@ class AzSearch {
   AzSearch& operator=(const AzSearch&) = delete;
 
   int num_games() const;
+  bool busy = false;  // set by the bindings while a call runs without the GIL
   // Run every unfinished search to its next leaf (terminal states are backed up here) and
   // return how many leaves are pending (0: every search is finished). Called again before
   // evaluate: the same leaves.
@@ -62,8 +63,9 @@ class AzSearch {
   bool finished() const;
   // Run every search to its end with each leaf valued here by ``net`` (the leaves a step at a
   // time, as prepare and evaluate; ``shape_weight``: the greedy prior's tie-break weight, read
-  // when the network uses the prior); returns the number of leaves valued. Pending leaves:
-  // std::invalid_argument.
+  // when the network uses the prior); returns the number of leaves valued. Pending leaves, or
+  // a network whose output is not finite at a leaf (its logits at the legal ids, its shares):
+  // std::invalid_argument, and the search is then unusable (every later call refused).
   int run(const AzNet& net, double shape_weight);
   // Each game's result (finished only, else std::invalid_argument), one row each: the chosen
   // action, the improved policy (NUM_ACTIONS), the root's value per seat (MAX_PLAYERS), its
@@ -76,6 +78,8 @@ class AzSearch {
   AzParams params_;
   std::vector<std::unique_ptr<Tree>> trees_;
   std::vector<int> pending_;  // games whose leaf waits for evaluate, in game order
+  bool broken_ = false;       // a run stopped at a network output it could not use
+  void check_usable() const;
 };
 
 }  // namespace moonriver
