@@ -82,10 +82,16 @@ class NumpyAZNet(NumpyRanchNet):
         ``evaluate``): ``BatchedSearch.run`` values a search's leaves with it inside the core.
         It reads the sparse observation a non-zero input at a time and the policy at the legal
         ids only; its logits and shares match this forward to float rounding."""
-        from moonriver_env.core import _core
+        return core_net(self.w)
 
-        return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32)
-                            for k, v in self.w.items()}, action_index())
+
+def core_net(arrays: dict[str, np.ndarray]) -> Any:
+    """The C++ network (``_core.AzNet``) of a state dict's arrays (an ``.npz``'s or an
+    ``AZNet``'s, float32)."""
+    from moonriver_env.core import _core
+
+    return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()},
+                       action_index())
 
 
 def shipped_path() -> str:

@@ -186,9 +186,9 @@ def _network_path(name: str) -> str:
     return seat[0][3:]
 
 
-def _load_network(name: str) -> tuple[Any, dict[str, Any]]:
-    """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat
-    and its metadata; a missing file or one that is not a moonriver-train-az network is a
+def _load_network(name: str) -> Any:
+    """The numpy network (``agents.az.NumpyAZNet``, loaded once per file) of a network seat;
+    a missing file or one that is not a moonriver-train-az network is a
     ValueError."""
     from moonriver_env.agents.az import cached_az
 
@@ -199,7 +199,7 @@ def _load_network(name: str) -> tuple[Any, dict[str, Any]]:
             f"{form} names a file written by moonriver-train-az"
         raise ValueError(f"seat {name!r}: no network file {path!r} ({what})")
     try:
-        return cached_az(path)
+        return cached_az(path)[0]
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise ValueError(f"seat {name!r}: {path!r} is not a moonriver-train-az network "
                          f"({exc!s:.120})") from None
@@ -376,7 +376,7 @@ class BatchedGames:
         if key in self._player_ids:
             return self._player_ids[key]
         if path not in self._network_ids:
-            net, _ = _load_network(name)
+            net = _load_network(name)
             self._networks.append(net)
             self._network_ids[path] = len(self._networks) - 1
         index = self._network_ids[path]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.agents.az import AZ_FORMAT, SEATS
+from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
 from torch import nn
@@ -67,12 +67,7 @@ def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
 def core_network(net: AZNet) -> Any:
     """A C++ copy of ``net``'s current weights (``_core.AzNet``, docs/core.md) for a search
     whose leaves the core values."""
-    from moonriver_env.agents.pretrained import action_index
-
-    from moonriver_env.core import _core
-
-    arrays = {k: np.ascontiguousarray(v) for k, v in export_arrays(net).items()}
-    return _core.AzNet(arrays, action_index())
+    return core_net(export_arrays(net))
 
 
 def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str:

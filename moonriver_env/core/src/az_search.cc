@@ -77,6 +77,22 @@ void play_forced(Game& game) {
   }
 }
 
+// What makes a leaf's network output unusable ("" when nothing): a logit that is not finite at
+// one of its ``m`` legal ``ids`` (``row``: NUM_ACTIONS logits) or a value of one of its
+// ``players`` seats outside [0, 1]; ``i``: the leaf's row, for the message.
+std::string leaf_problem(const std::int64_t* ids, int m, int players, const float* row,
+                         const float* values, int i) {
+  for (int k = 0; k < m; ++k)
+    if (!std::isfinite(row[ids[k]]))
+      return "policy_logits row " + std::to_string(i) + " is not finite at legal id " +
+             std::to_string(ids[k]);
+  for (int s = 0; s < players; ++s)
+    if (!(values[s] >= 0.0f && values[s] <= 1.0f))
+      return "values row " + std::to_string(i) + " seat " + std::to_string(s) +
+             " must be within [0, 1] (got " + std::to_string(values[s]) + ")";
+  return "";
+}
+
 // Softmax of ``x`` (``m`` entries) into ``out``.
 void softmax(const double* x, int m, double* out) {
   double hi = NEG_INF;
@@ -451,18 +467,10 @@ void AzSearch::evaluate(const float* logits, const float* values, int count) {
     const Game& state = trees_[pending_[i]]->scratch;
     std::int64_t ids[NUM_ACTIONS];
     const int m = state.legal_ids(ids);
-    const float* row = logits + static_cast<std::size_t>(i) * NUM_ACTIONS;
-    for (int k = 0; k < m; ++k)
-      if (!std::isfinite(row[ids[k]]))
-        throw std::invalid_argument("evaluate: policy_logits row " + std::to_string(i) +
-                                    " is not finite at legal id " + std::to_string(ids[k]));
-    for (int s = 0; s < state.num_players(); ++s) {
-      const float v = values[static_cast<std::size_t>(i) * MAX_PLAYERS + s];
-      if (!(v >= 0.0f && v <= 1.0f))
-        throw std::invalid_argument("evaluate: values row " + std::to_string(i) + " seat " +
-                                    std::to_string(s) + " must be within [0, 1] (got " +
-                                    std::to_string(v) + ")");
-    }
+    const std::string problem = leaf_problem(ids, m, state.num_players(),
+                                             logits + static_cast<std::size_t>(i) * NUM_ACTIONS,
+                                             values + static_cast<std::size_t>(i) * MAX_PLAYERS, i);
+    if (!problem.empty()) throw std::invalid_argument("evaluate: " + problem);
   }
   parallel(params_.threads, count, [&](int i) {
     const std::size_t row = static_cast<std::size_t>(i);
@@ -490,15 +498,12 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
       const int m = state.legal_ids(ids);
       if (net.uses_prior()) greedy_prior_row(state, shape_weight, prior.data());
       net.evaluate(obs.data(), prior.data(), ids, m, n, logits, relative);
-      bool usable = true;  // evaluate's checks: finite logits at the legal ids, shares in [0, 1]
-      for (int k = 0; k < m; ++k) usable &= std::isfinite(logits[k]);
-      for (int k = 0; k < n; ++k) usable &= relative[k] >= 0.0f && relative[k] <= 1.0f;
-      if (!usable) {
+      for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
+      for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
+      if (!leaf_problem(ids, m, n, row.data(), value, i).empty()) {  // evaluate's checks
         unusable = true;
         return;
       }
-      for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
-      for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
       tree.expand(row.data(), value);
     });
     if (unusable) {
