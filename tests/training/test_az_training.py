@@ -29,6 +29,7 @@ from moonriver_env.training.az.selfplay import (  # noqa: E402
 )
 from moonriver_env.training.az.train import (  # noqa: E402
     AZConfig,
+    CLIError,
     ReplayBuffer,
     Run,
     batched_search,
@@ -121,6 +122,75 @@ def test_core_leaves_play_the_games_of_the_core_networks_leaf_loop() -> None:
     assert in_stats.leaves == out_stats.leaves > in_stats.decisions > 100
     # one call a round of searches (every live game's), against one per simulation step
     assert in_stats.steps < in_stats.decisions and out_stats.steps > 3 * in_stats.steps
+
+
+def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
+    """``target = "action"``: the same games, each recorded policy one-hot at the action the
+    search chose (and the game played); ``"improved"`` keeps the search's policy."""
+    from moonriver_env.training.az.network import core_network
+    from moonriver_env.training.az.selfplay import CoreLeaves
+
+    torch.manual_seed(0)
+    core = CoreLeaves(core_network(AZNet(NetConfig(channels=4, opponent_channels=2,
+                                                   hidden=8)).eval()))
+    make = batched_search(tiny(Path("x")))
+
+    def games():
+        return new_games(("2p-base", "4p-legends-3"), 2, np.random.default_rng(5))
+
+    played, improved = games(), games()
+    chosen, _ = play(played, core, make, np.random.default_rng(0), target="action")
+    searched, _ = play(improved, core, make, np.random.default_rng(0))
+    np.testing.assert_array_equal(chosen.obs, searched.obs)  # the same games
+    assert (chosen.policy.sum(1) == 1).all() and (chosen.policy.max(1) == 1).all()
+    picks = chosen.policy.argmax(1)
+    assert chosen.mask[np.arange(len(picks)), picks].all()
+    assert (searched.policy.max(1) < 1).any()  # the improved policy is not one-hot
+    # each pick is the action the game then played: the picks replay the recorded games
+    replay, row = games(), 0
+    for game in replay:
+        while not game.is_over and len(game.legal_action_ids()) == 1:
+            game.apply(int(game.legal_action_ids()[0]))
+    while live := [g for g in replay if not g.is_over]:
+        for game in live:
+            np.testing.assert_array_equal(game.observe(game.current_player), chosen.obs[row])
+            game.apply(int(picks[row]))
+            row += 1
+        for game in live:
+            while not game.is_over and len(game.legal_action_ids()) == 1:
+                game.apply(int(game.legal_action_ids()[0]))
+    assert row == len(picks) > 50
+    with pytest.raises(CLIError, match="target must be improved or action"):
+        tiny(Path("x"), target="best").validate()
+
+
+@pytest.mark.parametrize("leaves", ["torch", "core"])
+def test_an_expert_file_values_the_leaves_whatever_the_trained_network(tmp_path,
+                                                                       leaves) -> None:
+    """``expert = PATH``: that fixed network's search plays and sets the targets, so two
+    different trained networks record the same games; without it each plays its own."""
+    from moonriver_env.training.az.network import export_npz
+
+    torch.manual_seed(0)
+    expert = export_npz(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)),
+                        str(tmp_path / "expert.npz"))
+    nets = [AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
+            for _ in range(2)]
+    cfg = tiny(tmp_path, leaves=leaves, expert=expert)
+    cfg.validate()
+    make = batched_search(cfg)
+
+    def record(config, net):
+        games = new_games(("2p-base", "4p-legends-3"), 2, np.random.default_rng(6))
+        evaluate = az_train.leaf_evaluator(config, net, torch.device("cpu"))
+        return play(games, evaluate, make, np.random.default_rng(0))[0].policy
+
+    np.testing.assert_array_equal(record(cfg, nets[0]), record(cfg, nets[1]))
+    plain = replace(cfg, expert="")
+    first, second = record(plain, nets[0]), record(plain, nets[1])
+    assert first.shape != second.shape or not np.array_equal(first, second)
+    with pytest.raises(CLIError, match=r"expert 'nowhere\.npz': no such file"):
+        tiny(tmp_path, expert="nowhere.npz").validate()
 
 
 def test_outcome_is_by_seat_relative_to_the_mover() -> None:
@@ -314,6 +384,17 @@ def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> N
         warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), str(SHIPPED))
 
 
+def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
+    every = SHIPPED.parent / "all.npz"  # the shipped network for every variant (az format)
+    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True))
+    copied = warm_start(net, str(every))
+    with np.load(every) as data:
+        assert sorted(copied) == sorted(k for k in data.files if k != "__meta__")
+        assert "value_head.weight" in copied
+        for name in copied:
+            np.testing.assert_array_equal(net.state_dict()[name].numpy(), data[name])
+
+
 def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:
     out = tmp_path / "warm"
     args = ["--out", str(out), "--iterations", "1", "--games", "1", "--simulations", "2",
@@ -398,6 +479,20 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
         assert tomllib.load(fh)["warm_start"] == "runs/fast_all/final.pt"
+
+
+def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    every = configs / ".." / ".." / "agents" / "weights" / "all.npz"
+    # its expert and warm start are az_value.toml's output: stand the shipped file in for it
+    cfg = AZConfig.load(str(configs / "az_expert.toml"),
+                        {"warm_start": str(every), "expert": str(every)})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    assert variant_list(cfg.variants).count("4p-base") == 5
+    assert (cfg.target, cfg.leaves, cfg.value_warmup) == ("action", "core", 0)
+    with open(configs / "az_expert.toml", "rb") as fh:
+        raw = tomllib.load(fh)
+    assert raw["warm_start"] == raw["expert"] == "runs/az_value/az.npz"
 
 
 def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None:

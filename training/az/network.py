@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
+from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net, load_az
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
 from torch import nn
@@ -80,13 +80,16 @@ def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str
 
 
 def warm_start(net: AZNet, source: str) -> list[str]:
-    """Copy into ``net`` every weight of the PPO recipe's network at ``source`` (a
-    ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``) with the same name and
-    shape; returns the names copied. The value heads differ (one value, four here): not
-    copied. A source of other sizes is a clear error."""
+    """Copy into ``net`` every weight of ``source`` with the same name and shape: the PPO
+    recipe's network (a ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``,
+    whose one-value head is not copied) or this recipe's ``az.npz`` (value heads included);
+    returns the names copied. A source of other sizes is a clear error."""
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
-    arrays = load_net(source)[0].state_dict()
+    if _is_az_file(source):
+        arrays = {k: torch.from_numpy(np.asarray(v)) for k, v in load_az(source)[0].w.items()}
+    else:
+        arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
     wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
              and not k.startswith("value_head.")]
@@ -99,12 +102,21 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     return copied
 
 
+def _is_az_file(source: str) -> bool:
+    """Whether ``source`` is this recipe's ``.npz`` (its metadata names ``AZ_FORMAT``)."""
+    return source.endswith(".npz") and _npz_meta(source).get("format") == AZ_FORMAT
+
+
+def _npz_meta(source: str) -> dict[str, Any]:
+    """The JSON ``__meta__`` of an ``.npz`` (empty when it has none)."""
+    with np.load(source, allow_pickle=False) as data:
+        return json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+
+
 def source_sizes(source: str) -> dict[str, int | bool]:
     """The network sizes (channels, opponent_channels, hidden) of a warm-start source."""
     if source.endswith(".npz"):
-        with np.load(source, allow_pickle=False) as data:
-            meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
-        net = meta.get("net", {})
+        net = _npz_meta(source).get("net", {})
     else:
         blob = torch.load(source, map_location="cpu", weights_only=True)
         net = blob.get("config", {}) if isinstance(blob, dict) else {}

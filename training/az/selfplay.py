@@ -148,10 +148,12 @@ def _search_step(games: list[Any], live: list[int], evaluate: Evaluate | CoreLea
 
 
 def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
-         rng: np.random.Generator, prior: bool = False) -> tuple[Samples, PlayStats]:
+         rng: np.random.Generator, prior: bool = False,
+         target: str = "improved") -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, searching every decision of every game in one batch
     (its leaves valued by ``evaluate``, or inside the core for ``CoreLeaves``); the search
-    seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior."""
+    seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior; ``target``:
+    record the search's improved policy or (``"action"``) its chosen action, one-hot."""
     from moonriver_env.agents.pretrained import greedy_prior
 
     stats = PlayStats(games=len(games))
@@ -165,12 +167,21 @@ def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSea
             game = games[i]
             mover = game.current_player
             rows.append((i, mover, game.observe(mover), game.legal_mask().copy(),
-                         np.asarray(result.policy[j], np.float32),
+                         _policy_target(result, j, target),
                          greedy_prior(game) if prior else no_prior))
             game.apply(int(result.action[j]))
         stats.decisions += len(live)
         _play_forced(games)
     return _samples(games, rows), stats
+
+
+def _policy_target(result: Any, j: int, target: str) -> np.ndarray:
+    """Game ``j``'s policy target: the search's improved policy, or its chosen action."""
+    if target == "improved":
+        return np.asarray(result.policy[j], np.float32)
+    onehot = np.zeros(NUM_ACTIONS, np.float32)
+    onehot[int(result.action[j])] = 1.0
+    return onehot
 
 
 def _samples(games: list[Any], rows: list[Row]) -> Samples:

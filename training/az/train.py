@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import math
 import os
@@ -65,8 +66,9 @@ RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "buffer", "batch_size", "updates", "channels", "opponent_channels", "hidden", "prior",
-         "value_warmup", "warm_start", "leaves")
+         "value_warmup", "warm_start", "leaves", "target", "expert")
 LEAVES = ("torch", "core")  # who values the search's leaves
+TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class AZConfig:
     value_warmup: int = 0
     search_threads: int = 1
     leaves: str = "torch"
+    target: str = "improved"
+    expert: str = ""
     warm_start: str = ""
     checkpoint_every: int = 1
     torch_threads: int = 1
@@ -139,6 +143,7 @@ class AZConfig:
              "channels, opponent_channels and hidden must be >= 1"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
             (self.leaves in LEAVES, f"leaves must be {' or '.join(LEAVES)}"),
+            (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -147,6 +152,9 @@ class AZConfig:
             variant_list(self.variants)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
+        if self.expert and not (os.path.isfile(self.expert) and self.expert.endswith(".npz")):
+            raise CLIError(f"expert {self.expert!r}: no such file (an az.npz of this recipe, "
+                           f"whose search plays and sets the targets)")
         if self.warm_start and not os.path.isfile(self.warm_start):
             raise CLIError(f"warm_start {self.warm_start!r}: no such file (a "
                            f"moonriver-train-fast .pt checkpoint or exported .npz)")
@@ -242,10 +250,23 @@ def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate 
     """Who values the self-play's leaves: the torch network, every search step's leaves of all
     games in one batch on ``device`` (``leaves = "torch"``), or a C++ copy of its weights made
     now, each search run to its end inside the core (``"core"``; the CPU, the leaves split
-    over ``search_threads``)."""
+    over ``search_threads``). With an ``expert`` file, that fixed network instead of ``net``."""
+    if cfg.expert:
+        net = expert_network(cfg.expert, device)
     if cfg.leaves == "core":
         return CoreLeaves(core_network(net))
     return network_evaluator(net, device)
+
+
+@functools.cache
+def expert_network(path: str, device: torch.device) -> AZNet:
+    """The fixed network of an ``expert`` file (read once per process)."""
+    sizes = source_sizes(path)
+    net = AZNet(NetConfig(channels=int(sizes["channels"]), hidden=int(sizes["hidden"]),
+                          opponent_channels=int(sizes["opponent_channels"]),
+                          use_prior=bool(sizes.get("prior", False))))
+    warm_start(net, path)
+    return net.to(device).eval().requires_grad_(False)
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
@@ -374,7 +395,7 @@ class Run:
         warmup = self.in_warmup()
         samples, stats = play(games, leaf_evaluator(self.cfg, self.net, self.device),
                               self.warmup_search if warmup else self.make_search, play_rng,
-                              prior=self.cfg.prior)
+                              prior=self.cfg.prior, target=self.cfg.target)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
