@@ -189,8 +189,12 @@ def test_an_expert_file_values_the_leaves_whatever_the_trained_network(tmp_path,
     plain = replace(cfg, expert="")
     first, second = record(plain, nets[0]), record(plain, nets[1])
     assert first.shape != second.shape or not np.array_equal(first, second)
-    with pytest.raises(CLIError, match=r"expert 'nowhere\.npz': no such file"):
-        tiny(tmp_path, expert="nowhere.npz").validate()
+    ppo = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"PK\x03\x04 not a zip")
+    for bad in ("nowhere.npz", str(ppo), str(garbage), str(tmp_path)):
+        with pytest.raises(CLIError, match=r"not an az\.npz of this recipe"):
+            tiny(tmp_path, expert=bad).validate()
 
 
 def test_outcome_is_by_seat_relative_to_the_mover() -> None:

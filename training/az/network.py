@@ -15,6 +15,7 @@ names the player count and the scenario. ``export_npz`` writes the numpy agents'
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import asdict
 from typing import Any
 
@@ -86,7 +87,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     returns the names copied. A source of other sizes is a clear error."""
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
-    if _is_az_file(source):
+    if is_az_file(source):
         arrays = {k: torch.from_numpy(np.asarray(v)) for k, v in load_az(source)[0].w.items()}
     else:
         arrays = load_net(source)[0].state_dict()
@@ -102,9 +103,13 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     return copied
 
 
-def _is_az_file(source: str) -> bool:
-    """Whether ``source`` is this recipe's ``.npz`` (its metadata names ``AZ_FORMAT``)."""
-    return source.endswith(".npz") and _npz_meta(source).get("format") == AZ_FORMAT
+def is_az_file(source: str) -> bool:
+    """Whether ``source`` is a readable ``.npz`` of this recipe (its metadata names
+    ``AZ_FORMAT``)."""
+    try:
+        return source.endswith(".npz") and _npz_meta(source).get("format") == AZ_FORMAT
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, AttributeError):
+        return False
 
 
 def _npz_meta(source: str) -> dict[str, Any]:

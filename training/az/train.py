@@ -43,6 +43,7 @@ from moonriver_env.training.az.network import (
     AZNet,
     core_network,
     export_npz,
+    is_az_file,
     source_sizes,
     warm_start,
 )
@@ -152,9 +153,9 @@ class AZConfig:
             variant_list(self.variants)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
-        if self.expert and not (os.path.isfile(self.expert) and self.expert.endswith(".npz")):
-            raise CLIError(f"expert {self.expert!r}: no such file (an az.npz of this recipe, "
-                           f"whose search plays and sets the targets)")
+        if self.expert and not is_az_file(self.expert):
+            raise CLIError(f"expert {self.expert!r}: not an az.npz of this recipe (a file "
+                           f"moonriver-train-az wrote; its search plays and sets the targets)")
         if self.warm_start and not os.path.isfile(self.warm_start):
             raise CLIError(f"warm_start {self.warm_start!r}: no such file (a "
                            f"moonriver-train-fast .pt checkpoint or exported .npz)")
