@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net, load_az
+from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
+from moonriver_env.agents.pretrained import read_npz
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
 from torch import nn
@@ -88,7 +89,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
     if is_az_file(source):
-        arrays = {k: torch.from_numpy(np.asarray(v)) for k, v in load_az(source)[0].w.items()}
+        arrays = {k: torch.from_numpy(v) for k, v in read_npz(source)[0].items()}
     else:
         arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
@@ -107,21 +108,15 @@ def is_az_file(source: str) -> bool:
     """Whether ``source`` is a readable ``.npz`` of this recipe (its metadata names
     ``AZ_FORMAT``)."""
     try:
-        return source.endswith(".npz") and _npz_meta(source).get("format") == AZ_FORMAT
+        return source.endswith(".npz") and read_npz(source)[1].get("format") == AZ_FORMAT
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, AttributeError):
         return False
-
-
-def _npz_meta(source: str) -> dict[str, Any]:
-    """The JSON ``__meta__`` of an ``.npz`` (empty when it has none)."""
-    with np.load(source, allow_pickle=False) as data:
-        return json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
 
 
 def source_sizes(source: str) -> dict[str, int | bool]:
     """The network sizes (channels, opponent_channels, hidden) of a warm-start source."""
     if source.endswith(".npz"):
-        net = _npz_meta(source).get("net", {})
+        net = read_npz(source)[1].get("net", {})
     else:
         blob = torch.load(source, map_location="cpu", weights_only=True)
         net = blob.get("config", {}) if isinstance(blob, dict) else {}

@@ -253,21 +253,26 @@ def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate 
     now, each search run to its end inside the core (``"core"``; the CPU, the leaves split
     over ``search_threads``). With an ``expert`` file, that fixed network instead of ``net``."""
     if cfg.expert:
-        net = expert_network(cfg.expert, device)
+        return expert_evaluator(cfg.expert, cfg.leaves, device)
     if cfg.leaves == "core":
         return CoreLeaves(core_network(net))
     return network_evaluator(net, device)
 
 
 @functools.cache
-def expert_network(path: str, device: torch.device) -> AZNet:
-    """The fixed network of an ``expert`` file (read once per process)."""
+def expert_evaluator(path: str, leaves: str, device: torch.device) -> Evaluate | CoreLeaves:
+    """The leaf evaluator of an ``expert`` file's fixed network (made once per process): its
+    C++ copy (``leaves = "core"``) or a torch copy on ``device``."""
+    if leaves == "core":
+        from moonriver_env.agents.az import cached_az
+
+        return CoreLeaves(cached_az(path)[0].core)
     sizes = source_sizes(path)
     net = AZNet(NetConfig(channels=int(sizes["channels"]), hidden=int(sizes["hidden"]),
                           opponent_channels=int(sizes["opponent_channels"]),
                           use_prior=bool(sizes.get("prior", False))))
     warm_start(net, path)
-    return net.to(device).eval().requires_grad_(False)
+    return network_evaluator(net.to(device).eval().requires_grad_(False), device)
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
