@@ -671,15 +671,16 @@ class Runner:
         self.done[phase] += 1
         line = {"phase": phase, "iteration": self.iteration, "seconds": round(self.elapsed(), 1),
                 "samples": self.steps, **{k: round(v, 4) for k, v in stats.items()}}
-        with open(self.log_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line) + "\n")
         if self.elapsed() >= self.next_checkpoint:
             self.save(os.path.join(self.cfg.out, "checkpoints",
                                    f"net_it{self.iteration:06d}.pt"))
             self.next_checkpoint += self.cfg.checkpoint_minutes * 60
             if self.next_checkpoint <= self.elapsed():  # a long iteration: no catching up
                 self.next_checkpoint = self.elapsed() + self.cfg.checkpoint_minutes * 60
+        # the state before the log line: an interrupt once the line is there saves this iteration
         self.boundary = self.state()
+        with open(self.log_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
         if self.elapsed() - self.saved_at >= RESUME_SECONDS or self.iteration == 1:
             self.write_resume()
         if self.progress is not None:
