@@ -677,10 +677,10 @@ class Runner:
             self.next_checkpoint += self.cfg.checkpoint_minutes * 60
             if self.next_checkpoint <= self.elapsed():  # a long iteration: no catching up
                 self.next_checkpoint = self.elapsed() + self.cfg.checkpoint_minutes * 60
-        # the state before the log line: an interrupt once the line is there saves this iteration
-        self.boundary = self.state()
-        with open(self.log_path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line) + "\n")
+        with sigint_deferred():  # the state and the log line name the same iteration
+            self.boundary = self.state()
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
         if self.elapsed() - self.saved_at >= RESUME_SECONDS or self.iteration == 1:
             self.write_resume()
         if self.progress is not None:
