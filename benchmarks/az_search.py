@@ -94,7 +94,7 @@ def run_slice(play: SelfPlay, net: Network, args: argparse.Namespace, batched: b
     """Decide for about ``seconds``; (decisions, leaf evaluations, elapsed)."""
     decisions = rows = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while not decisions or time.perf_counter() - start < seconds:  # one decision at least
         groups = [list(range(len(play.games)))] if batched else \
             [[g] for g in range(len(play.games))]
         for group in groups:

@@ -44,7 +44,7 @@ def run(make: Callable[[], object], seconds: float, seed: int) -> tuple[int, int
     rng = np.random.default_rng(seed)
     steps = games = 0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while not games or time.perf_counter() - start < seconds:  # one whole game at least
         env.reset(seed=seed + games)
         for _agent in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()

@@ -48,13 +48,15 @@ def run_batch(batch: BatchedGames, seconds: float, rng: np.random.Generator,
     steps = games = 0
     in_step = 0.0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while True:  # one step at least, however late the first check comes
         actions = batch.random_actions() if draw == "core" else random_legal(batch.mask, rng)
         t0 = time.perf_counter()
         batch.step(actions)
         in_step += time.perf_counter() - t0
         steps += batch.num_games
         games += int(batch.done.sum())
+        if time.perf_counter() - start >= seconds:
+            break
     return steps, games, time.perf_counter() - start, in_step
 
 

@@ -15,6 +15,7 @@ from moonriver_env.common.contract import MoonRiverGame, RanchView, TableGame
 from moonriver_env.core import Game as CoreGame
 from moonriver_env.engine import Game as EngineGame
 from moonriver_env.engine.game import why_illegal
+from tests.helpers import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPECHECK = ROOT / "scripts" / "typecheck.py"
@@ -24,7 +25,7 @@ pytest.importorskip("mypy")
 
 def _typecheck(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(TYPECHECK), *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600)
+                          text=True, cwd=ROOT, timeout=HANG_GUARD)
 
 
 def _check_file(tmp_path: Path, source: str) -> list[str]:

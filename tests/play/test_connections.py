@@ -69,9 +69,10 @@ def _answers(url: str, timeout: float) -> bool:
 
 
 def _answers_soon(url: str, pause: float) -> bool:
-    """Whether the server answers within 20 tries of up to 1 s each, ``pause`` s apart."""
-    for _ in range(20):
-        if _answers(url, timeout=1):
+    """Whether the server answers within 40 tries of up to 5 s each, ``pause`` s apart (a
+    server that recovers answers at once; the tries leave room for a busy machine)."""
+    for _ in range(40):
+        if _answers(url, timeout=5):
             return True
         time.sleep(pause)
     return False
@@ -118,10 +119,11 @@ def test_the_soft_descriptor_limit_is_raised_to_the_hard_one() -> None:
     assert run.stdout.split() == ["512", "512", "512"], run.stderr
 
 
+@pytest.mark.parametrize("server", [["--header-timeout", "3600"]], indirect=True)
 def test_held_half_sent_requests_do_not_wedge_the_server(server) -> None:
     """Twice the cap of connections that send half a request head: a normal GET answers
     while they are held and right after they close (the old server, with no cap, ran out
-    of descriptors and answered nothing)."""
+    of descriptors and answered nothing). The head timeout is an hour: no timeout frees them."""
     url, proc = server
     port = int(url.rsplit(":", 1)[1])
     cap = default_max_connections(DESCRIPTORS)
@@ -132,9 +134,7 @@ def test_held_half_sent_requests_do_not_wedge_the_server(server) -> None:
     finally:
         for conn in held:
             conn.close()
-    start = time.monotonic()
-    answered = _answers_soon(url, pause=0.25)
-    assert answered and time.monotonic() - start < 10, "the server did not recover"
+    assert _answers_soon(url, pause=0.25), "the server did not recover"
     assert proc.poll() is None
 
 

@@ -289,13 +289,14 @@ def test_unknown_opponent_is_refused_before_ray_starts(tmp_path):
 def test_unreachable_address_is_refused_before_ray_starts(tmp_path):
     """Nothing listening at --address: one line from a socket probe, before Ray is imported
     (Ray's own connection attempts would retry for a minute or more)."""
-    with socket.socket() as s:  # a port with nothing listening
+    with socket.socket() as s:  # bound, never listening: refused, and no one else takes it
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code = ("import sys; from moonriver_env.training.rllib.train import main; "
-            f"rc = main(['--address', '127.0.0.1:{port}', '--out', {str(tmp_path / 'run')!r}]); "
-            "print('ray imported' if 'ray' in sys.modules else 'no ray', rc)")
-    proc = _run([sys.executable, "-c", code], timeout=HANG_GUARD)
+        code = ("import sys; from moonriver_env.training.rllib.train import main; "
+                f"rc = main(['--address', '127.0.0.1:{port}', '--out', "
+                f"{str(tmp_path / 'run')!r}]); "
+                "print('ray imported' if 'ray' in sys.modules else 'no ray', rc)")
+        proc = _run([sys.executable, "-c", code], timeout=HANG_GUARD)
     assert proc.stdout.split() == ["no", "ray", "2"], proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
