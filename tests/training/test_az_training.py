@@ -164,6 +164,31 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
         tiny(Path("x"), target="best").validate()
 
 
+def test_gumbel_scale_zero_picks_the_top_logit_as_the_agents_search_does() -> None:
+    """``gumbel_scale = 0``: with one simulation and one root action considered the search
+    plays the network's most likely action; the default noise (1) plays others too."""
+    from moonriver_env.training.az.network import core_network
+    from moonriver_env.training.az.selfplay import CoreLeaves
+
+    torch.manual_seed(0)
+    net = core_network(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval())
+
+    def agreement(gumbel_scale: float) -> float:
+        cfg = tiny(Path("x"), simulations=1, max_considered=1, gumbel_scale=gumbel_scale)
+        games = new_games(("2p-base", "4p-legends-3"), 2, np.random.default_rng(7))
+        chosen, _ = play(games, CoreLeaves(net), batched_search(cfg), np.random.default_rng(0),
+                         target="action")
+        logits, _ = net.evaluate(chosen.obs, chosen.mask, chosen.num_players, chosen.prior)
+        assert len(chosen.obs) > 50
+        return float(np.mean(chosen.policy.argmax(1) == logits.argmax(1)))
+
+    assert agreement(0.0) == 1.0
+    assert agreement(1.0) < 0.9
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(CLIError, match="gumbel_scale must be finite and >= 0"):
+            tiny(Path("x"), gumbel_scale=bad).validate()
+
+
 @pytest.mark.parametrize("leaves", ["torch", "core"])
 def test_an_expert_file_values_the_leaves_whatever_the_trained_network(tmp_path,
                                                                        leaves) -> None:

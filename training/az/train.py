@@ -66,8 +66,8 @@ FORMAT = "moonriver-az-resume/1"
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
-         "buffer", "batch_size", "updates", "channels", "opponent_channels", "hidden", "prior",
-         "value_warmup", "warm_start", "leaves", "target", "expert")
+         "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
+         "hidden", "prior", "value_warmup", "warm_start", "leaves", "target", "expert")
 LEAVES = ("torch", "core")  # who values the search's leaves
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -84,6 +84,7 @@ class AZConfig:
     max_considered: int = 16
     c_visit: float = 50.0
     c_scale: float = 1.0
+    gumbel_scale: float = 1.0
     iterations: int = 0
     minutes: float = 0.0
     buffer: int = 8192
@@ -130,6 +131,8 @@ class AZConfig:
             (self.iterations >= 0 and self.minutes >= 0, "iterations and minutes must be >= 0"),
             (math.isfinite(self.c_visit) and math.isfinite(self.c_scale) and self.c_visit >= 0
              and self.c_scale > 0, "c_visit must be finite and >= 0, c_scale finite and > 0"),
+            (math.isfinite(self.gumbel_scale) and self.gumbel_scale >= 0,
+             "gumbel_scale must be finite and >= 0 (0: no noise at the root)"),
             (self.iterations > 0 or self.minutes > 0,
              "set iterations or minutes (both 0 would never stop)"),
             (1 <= self.batch_size <= self.buffer, "need 1 <= batch_size <= buffer"),
@@ -287,7 +290,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
                              algorithm="gumbel",
                              max_considered=max_considered or cfg.max_considered,
                              c_visit=cfg.c_visit, c_scale=cfg.c_scale,
-                             threads=cfg.search_threads,
+                             gumbel_scale=cfg.gumbel_scale, threads=cfg.search_threads,
                              greedy_prior=SHAPE_WEIGHT if cfg.prior else None)
 
     return make
