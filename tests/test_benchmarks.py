@@ -8,6 +8,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.helpers import HANG_GUARD
@@ -118,3 +119,22 @@ def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tm
         assert set(run["ms_per_decision"]) == {"mcts:20", "pretrained+search:1",
                                                "pretrained+search:2"}
         assert 0 <= run["ahead_ci"][0] <= run["ahead"] <= run["ahead_ci"][1] <= 1
+
+
+def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path) -> None:
+    """With one simulation the search plays the teacher's most likely action: its policy agrees
+    everywhere and the two searches agree; a policy that leans less on Greedy does not."""
+    from moonriver_env.agents.az import shipped_path
+    from moonriver_env.agents.pretrained import read_npz
+
+    arrays, meta = read_npz(shipped_path())
+    arrays["prior_weight"] = arrays["prior_weight"] * 0.25
+    other = tmp_path / "other.npz"
+    np.savez(other, **arrays, __meta__=np.array(json.dumps(meta)))
+    last = _last_json("search_agreement.py", "--games", "2", "--simulations", "1",
+                      "--policies", "pretrained", str(other), cwd=tmp_path)
+    assert last["search_vs_search"]["agree"] == 1.0
+    own, changed = last["policies"]["pretrained"], last["policies"][str(other)]
+    assert own["vs_search_1"]["agree"] == own["vs_search_2"]["agree"] == 1.0
+    assert own["vs_search_1"]["positions"] == last["search_vs_search"]["positions"] > 10
+    assert changed["vs_search_1"]["agree"] < 1.0
