@@ -9,8 +9,9 @@ Greedy (ties drawn), one decision in ten uniformly at random so that they vary. 
 teacher's batched Gumbel search (``--simulations``, the search agents' constants:
 ``agents.az.play_search_settings``) chooses twice with two search seeds, and each policy (an
 ``az.npz`` or ``pretrained``) plays its most likely action. Printed: how often the two searches
-agree (the most a policy can agree with one search, when the search's own draws decide) and
-how often each policy agrees with each search, with 95% Wilson intervals. One JSON line last.
+agree, how often each policy agrees with each search, and how often both searches chose the
+same action and the policy another (what a policy could learn from the search), with 95%
+Wilson intervals. One JSON line last.
 """
 
 from __future__ import annotations
@@ -105,10 +106,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['search_vs_search']['agree']:.3f}")
     for policy in args.policies:
         picks = argmax_actions(weights_path(policy), games)
+        # both searches agree on another action: what a policy could learn from the search
+        steady = (first == second) & (picks != first)
         result["policies"][policy] = {"vs_search_1": share(picks == first),
-                                      "vs_search_2": share(picks == second)}
+                                      "vs_search_2": share(picks == second),
+                                      "both_searches_elsewhere": share(steady)}
         print(f"{policy}: agrees with the search {np.mean(picks == first):.3f} / "
-              f"{np.mean(picks == second):.3f}")
+              f"{np.mean(picks == second):.3f}; both searches chose another action "
+              f"{np.mean(steady):.3f}")
     print(json.dumps({"benchmark": "search_agreement", "teacher": args.teacher,
                       "simulations": args.simulations, "players": args.players,
                       "games": args.games, "seed": args.seed, **result,

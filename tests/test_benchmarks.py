@@ -138,3 +138,6 @@ def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path)
     assert own["vs_search_1"]["agree"] == own["vs_search_2"]["agree"] == 1.0
     assert own["vs_search_1"]["positions"] == last["search_vs_search"]["positions"] > 10
     assert changed["vs_search_1"]["agree"] < 1.0
+    assert own["both_searches_elsewhere"]["agree"] == 0.0  # the searches agree everywhere
+    assert changed["both_searches_elsewhere"]["agree"] == pytest.approx(
+        1.0 - changed["vs_search_1"]["agree"])
