@@ -104,6 +104,16 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     return copied
 
 
+def load_az_net(path: str) -> AZNet:
+    """An ``az.npz`` as a torch ``AZNet``: its sizes from the metadata, every exported weight
+    (the training-only margin head keeps its initial weights)."""
+    arrays, meta = read_npz(path)
+    fields = NetConfig.__dataclass_fields__
+    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in fields}))
+    net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
+    return net
+
+
 def is_az_file(source: str) -> bool:
     """Whether ``source`` is a readable ``.npz`` of this recipe (its metadata names
     ``AZ_FORMAT``)."""

@@ -44,6 +44,7 @@ from moonriver_env.training.az.network import (
     core_network,
     export_npz,
     is_az_file,
+    load_az_net,
     source_sizes,
     warm_start,
 )
@@ -270,12 +271,8 @@ def expert_evaluator(path: str, leaves: str, device: torch.device) -> Evaluate |
         from moonriver_env.agents.az import cached_az
 
         return CoreLeaves(cached_az(path)[0].core)
-    sizes = source_sizes(path)
-    net = AZNet(NetConfig(channels=int(sizes["channels"]), hidden=int(sizes["hidden"]),
-                          opponent_channels=int(sizes["opponent_channels"]),
-                          use_prior=bool(sizes.get("prior", False))))
-    warm_start(net, path)
-    return network_evaluator(net.to(device).eval().requires_grad_(False), device)
+    net = load_az_net(path).to(device).eval().requires_grad_(False)
+    return network_evaluator(net, device)
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
