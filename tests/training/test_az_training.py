@@ -50,6 +50,11 @@ def tiny(out: Path, **changes) -> AZConfig:
     return AZConfig(**(TINY | {"out": str(out), "iterations": 2} | changes))
 
 
+def tiny_net() -> AZNet:
+    """A network of ``TINY``'s sizes (its weights drawn from torch's generator)."""
+    return AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8))
+
+
 def quiet(line: str) -> None:
     """A progress sink for tests."""
 
@@ -66,7 +71,7 @@ def test_variants_are_the_fifteen_and_others_are_refused() -> None:
 
 def test_self_play_targets_and_one_network_call_per_search_step() -> None:
     torch.manual_seed(0)
-    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
+    net = tiny_net().eval()
     rng = np.random.default_rng(0)
     from moonriver_env.core import Game
 
@@ -102,7 +107,7 @@ def test_core_leaves_play_the_games_of_the_core_networks_leaf_loop() -> None:
     from moonriver_env.training.az.selfplay import CoreLeaves
 
     torch.manual_seed(0)
-    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
+    net = tiny_net().eval()
     core = core_network(net)
 
     def loop(leaves):
@@ -131,8 +136,7 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
     from moonriver_env.training.az.selfplay import CoreLeaves
 
     torch.manual_seed(0)
-    core = CoreLeaves(core_network(AZNet(NetConfig(channels=4, opponent_channels=2,
-                                                   hidden=8)).eval()))
+    core = CoreLeaves(core_network(tiny_net().eval()))
     make = batched_search(tiny(Path("x")))
 
     def games():
@@ -171,7 +175,7 @@ def test_gumbel_scale_zero_picks_the_top_logit_as_the_agents_search_does() -> No
     from moonriver_env.training.az.selfplay import CoreLeaves
 
     torch.manual_seed(0)
-    net = core_network(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval())
+    net = core_network(tiny_net().eval())
 
     def agreement(gumbel_scale: float) -> float:
         cfg = tiny(Path("x"), simulations=1, max_considered=1, gumbel_scale=gumbel_scale)
@@ -197,10 +201,8 @@ def test_an_expert_file_values_the_leaves_whatever_the_trained_network(tmp_path,
     from moonriver_env.training.az.network import export_npz
 
     torch.manual_seed(0)
-    expert = export_npz(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)),
-                        str(tmp_path / "expert.npz"))
-    nets = [AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)).eval()
-            for _ in range(2)]
+    expert = export_npz(tiny_net(), str(tmp_path / "expert.npz"))
+    nets = [tiny_net().eval() for _ in range(2)]
     cfg = tiny(tmp_path, leaves=leaves, expert=expert)
     cfg.validate()
     make = batched_search(cfg)
@@ -410,7 +412,7 @@ def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> N
     expected = ppo_logits[0][legal] - np.logaddexp.reduce(ppo_logits[0][legal])
     np.testing.assert_allclose(logp[0].numpy()[legal], expected, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="sizes differ"):
-        warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), str(SHIPPED))
+        warm_start(tiny_net(), str(SHIPPED))
 
 
 def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
