@@ -68,7 +68,8 @@ RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
-         "hidden", "prior", "value_warmup", "warm_start", "leaves", "target", "expert")
+         "hidden", "prior", "value_warmup", "hold_policy", "warm_start", "leaves", "target",
+         "expert")
 LEAVES = ("torch", "core")  # who values the search's leaves
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -100,6 +101,7 @@ class AZConfig:
     hidden: int = 128
     prior: bool = True
     value_warmup: int = 0
+    hold_policy: bool = False
     search_threads: int = 1
     leaves: str = "torch"
     target: str = "improved"
@@ -332,9 +334,10 @@ class Run:
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
-        # the value warm-up holds the policy to the starting network's (a frozen copy)
+        # the value warm-up (and hold_policy throughout) holds the policy to the starting
+        # network's (a frozen copy)
         self.teacher: AZNet | None = None
-        if cfg.value_warmup > 0:
+        if cfg.value_warmup > 0 or cfg.hold_policy:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.learning_rate,
                                      weight_decay=cfg.weight_decay)
@@ -366,7 +369,7 @@ class Run:
                 "samples": self.samples, "seconds": self.elapsed(),
                 "net": self.net.state_dict(), "opt": self.opt.state_dict(),
                 **({"teacher": self.teacher.state_dict()}
-                   if self.teacher is not None and self.in_warmup() else {}),
+                   if self.teacher is not None and self.holds_policy() else {}),
                 "buffer": self.buffer.state(), "rng": json.dumps(self.rng.bit_generator.state)}
 
     def elapsed(self) -> float:
@@ -405,7 +408,7 @@ class Run:
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
-            loss = self._train(self.teacher if warmup else None)
+            loss = self._train(self.teacher if self.holds_policy() else None)
             self.iteration += 1
             self.samples += len(samples)
         per_s = max(t_play, 1e-9)
@@ -418,6 +421,10 @@ class Run:
     def in_warmup(self) -> bool:
         """Whether the next iteration is one of the value warm-up's."""
         return self.iteration < self.cfg.value_warmup
+
+    def holds_policy(self) -> bool:
+        """Whether the next iteration's policy target is the frozen starting network's."""
+        return self.cfg.hold_policy or self.in_warmup()
 
     def _train(self, teacher: AZNet | None) -> dict[str, float]:
         """``updates`` minibatch steps from the buffer (the policy toward ``teacher``'s when
