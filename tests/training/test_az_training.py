@@ -542,7 +542,7 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     assert cfg.value_warmup == cfg.iterations > 0  # every iteration is the value warm-up
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
-        assert tomllib.load(fh)["warm_start"] == "runs/fast_all/final.pt"
+        assert tomllib.load(fh)["warm_start"] == "runs/fast_greedy/final.pt"
 
 
 def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
@@ -555,6 +555,20 @@ def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
     assert variant_list(cfg.variants).count("4p-base") == 5
     assert (cfg.target, cfg.leaves, cfg.value_warmup) == ("action", "core", 0)
     with open(configs / "az_expert.toml", "rb") as fh:
+        raw = tomllib.load(fh)
+    assert raw["warm_start"] == raw["expert"] == "runs/az_value/az.npz"
+
+
+def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    every = configs / ".." / ".." / "agents" / "weights" / "all.npz"
+    # its expert and warm start are az_value.toml's output: stand the shipped file in for it
+    cfg = AZConfig.load(str(configs / "az_search_values.toml"),
+                        {"warm_start": str(every), "expert": str(every)})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
+    assert cfg.simulations == 128 and cfg.iterations > 0
+    with open(configs / "az_search_values.toml", "rb") as fh:
         raw = tomllib.load(fh)
     assert raw["warm_start"] == raw["expert"] == "runs/az_value/az.npz"
 

@@ -461,6 +461,15 @@ def test_the_every_variant_config_continues_the_ppo_weights_over_all_variants() 
     assert cfg.ppo_iterations and not cfg.minutes  # ends at the shipped weights' iteration
 
 
+def test_the_greedy_config_continues_the_every_variant_run_against_greedy_alone() -> None:
+    cfg = FastConfig.load(str(SHIPPED.parent / "fast_greedy.toml"), {})
+    every = FastConfig.load(str(SHIPPED.parent / "fast_all.toml"), {})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    assert cfg.init == f"{every.out}/final.pt"  # the every-variant run's last weights
+    assert (cfg.p_greedy, cfg.p_self) == (1.0, 0.0)  # every other seat Greedy
+    assert cfg.ppo_iterations and not cfg.minutes and not cfg.bc_minutes and not cfg.bc_iterations
+
+
 def _default_in_help(text: str) -> str:
     assert text.count("(default: ") == 1, text
     return text.split("(default: ")[1].rsplit(")", 1)[0]
