@@ -545,32 +545,30 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
         assert tomllib.load(fh)["warm_start"] == "runs/fast_greedy/final.pt"
 
 
-def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
+def _after_the_value_run(name: str) -> AZConfig:
+    """A config whose expert and warm start are az_value.toml's output (``runs/az_value/az.npz``,
+    checked), loaded with the shipped file standing in for it; every variant is played."""
     configs = Path(__file__).resolve().parents[2] / "training" / "configs"
-    every = configs / ".." / ".." / "agents" / "weights" / "all.npz"
-    # its expert and warm start are az_value.toml's output: stand the shipped file in for it
-    cfg = AZConfig.load(str(configs / "az_expert.toml"),
-                        {"warm_start": str(every), "expert": str(every)})
-    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
-    assert variant_list(cfg.variants).count("4p-base") == 5
-    assert (cfg.target, cfg.leaves, cfg.value_warmup) == ("action", "core", 0)
-    with open(configs / "az_expert.toml", "rb") as fh:
+    with open(configs / name, "rb") as fh:
         raw = tomllib.load(fh)
     assert raw["warm_start"] == raw["expert"] == "runs/az_value/az.npz"
+    every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
+    cfg = AZConfig.load(str(configs / name), {"warm_start": every, "expert": every})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    return cfg
+
+
+def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
+    cfg = _after_the_value_run("az_expert.toml")
+    assert variant_list(cfg.variants).count("4p-base") == 5
+    assert (cfg.target, cfg.leaves, cfg.value_warmup, cfg.hold_policy) == ("action", "core", 0,
+                                                                           False)
 
 
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
-    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
-    every = configs / ".." / ".." / "agents" / "weights" / "all.npz"
-    # its expert and warm start are az_value.toml's output: stand the shipped file in for it
-    cfg = AZConfig.load(str(configs / "az_search_values.toml"),
-                        {"warm_start": str(every), "expert": str(every)})
-    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
     assert cfg.simulations == 128 and cfg.iterations > 0
-    with open(configs / "az_search_values.toml", "rb") as fh:
-        raw = tomllib.load(fh)
-    assert raw["warm_start"] == raw["expert"] == "runs/az_value/az.npz"
 
 
 def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None:
