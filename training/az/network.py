@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 import numpy as np
@@ -108,8 +108,8 @@ def load_az_net(path: str) -> AZNet:
     """An ``az.npz`` as a torch ``AZNet``: its sizes from the metadata, every exported weight
     (the training-only margin head keeps its initial weights)."""
     arrays, meta = read_npz(path)
-    fields = NetConfig.__dataclass_fields__
-    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in fields}))
+    names = {f.name for f in fields(NetConfig)}
+    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in names}))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
     return net
 
