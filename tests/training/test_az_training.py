@@ -542,7 +542,7 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     assert cfg.value_warmup == cfg.iterations > 0  # every iteration is the value warm-up
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
-        assert tomllib.load(fh)["warm_start"] == "runs/fast_greedy/final.pt"
+        assert tomllib.load(fh)["warm_start"] == "runs/fast_greedy_legends_4/final.pt"
 
 
 def _after_the_value_run(name: str) -> AZConfig:

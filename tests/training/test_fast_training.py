@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 import os
@@ -453,21 +454,34 @@ def test_the_defaults_are_the_shipped_recipe() -> None:
     assert FastConfig.load(str(SHIPPED.parent / "fast_2p_base.toml"), {}).num_players == 2
 
 
-def test_the_every_variant_config_continues_the_ppo_weights_over_all_variants() -> None:
-    cfg = FastConfig.load(str(SHIPPED.parent / "fast_all.toml"), {})
-    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
-    assert cfg.init == "agents/weights/4p-base.npz" and (ROOT / cfg.init).is_file()
-    assert cfg.variants_per_iteration > 1 and not cfg.bc_minutes and not cfg.bc_iterations
-    assert cfg.ppo_iterations and not cfg.minutes  # ends at the shipped weights' iteration
+# The shipped `pretrained`'s PPO steps (docs/training.md): each starts from the last.
+PPO_CHAIN = ("fast_4p_greedy.toml", "fast_all.toml", "fast_greedy.toml",
+             "fast_greedy_legends.toml", "fast_greedy_legends_4.toml")
 
 
-def test_the_greedy_config_continues_the_every_variant_run_against_greedy_alone() -> None:
-    cfg = FastConfig.load(str(SHIPPED.parent / "fast_greedy.toml"), {})
-    every = FastConfig.load(str(SHIPPED.parent / "fast_all.toml"), {})
-    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
-    assert cfg.init == f"{every.out}/final.pt"  # the every-variant run's last weights
+def test_the_chain_starts_from_the_greedy_only_4_player_recipe() -> None:
+    cfg = FastConfig.load(str(SHIPPED.parent / PPO_CHAIN[0]), {})
+    recipe = FastConfig.load(str(SHIPPED), {})
+    assert not cfg.variants and (cfg.num_players, cfg.mode, cfg.init) == (4, "base", "")
     assert (cfg.p_greedy, cfg.p_self) == (1.0, 0.0)  # every other seat Greedy
-    assert cfg.ppo_iterations and not cfg.minutes and not cfg.bc_minutes and not cfg.bc_iterations
+    # the 30-minute run's iteration counts instead of its minutes: a rerun ends at its weights
+    assert (cfg.bc_iterations, cfg.ppo_iterations, cfg.minutes, cfg.bc_minutes) == (659, 5927,
+                                                                                   0, 0)
+    differ = {"minutes", "bc_minutes", "bc_iterations", "ppo_iterations", "p_greedy", "p_self",
+            "out", "eval_games"}
+    assert {k: v for k, v in asdict(cfg).items() if k not in differ} == \
+        {k: v for k, v in asdict(recipe).items() if k not in differ}
+
+
+def test_each_step_of_the_chain_continues_the_last_over_every_variant() -> None:
+    steps = [FastConfig.load(str(SHIPPED.parent / name), {}) for name in PPO_CHAIN]
+    for before, cfg in itertools.pairwise(steps):
+        assert cfg.init == f"{before.out}/final.pt"  # the step before's last weights
+        assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+        assert cfg.variants_per_iteration > 1 and not cfg.bc_minutes and not cfg.bc_iterations
+        assert cfg.ppo_iterations and not cfg.minutes  # capped by iterations, not time
+    assert all((cfg.p_greedy, cfg.p_self) == (1.0, 0.0) for cfg in steps[2:])
+    assert len({cfg.out for cfg in steps}) == len(steps)
 
 
 def _default_in_help(text: str) -> str:
