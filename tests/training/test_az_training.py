@@ -366,6 +366,29 @@ def test_hold_policy_keeps_the_starting_policy_as_target_while_the_search_plays(
     assert gaps[0] < 0.75 * gaps[1], gaps  # measured: 0.029 against 0.049
 
 
+def test_freeze_policy_trains_the_value_heads_alone_and_resumes_to_the_same_weights(
+        tmp_path) -> None:
+    """``freeze_policy``: through a warm-up iteration and a searched one, every weight but
+    the value and margin heads stays the starting network's, bit for bit (so its policy
+    does); a stopped and resumed run ends at the uninterrupted run's weights."""
+    settings = {"updates": 8, "learning_rate": 0.03, "freeze_policy": True, "value_warmup": 1}
+    whole = Run(tiny(tmp_path / "whole", iterations=2, **settings), report=quiet)
+    assert whole.teacher is None
+    start = {k: v.clone() for k, v in whole.net.state_dict().items()}
+    assert whole.train() == 0
+    moved = {k for k, v in whole.net.state_dict().items() if not torch.equal(v, start[k])}
+    assert moved == {"value_head.weight", "value_head.bias", "margin_head.weight",
+                     "margin_head.bias"}
+    first = Run(tiny(tmp_path / "split", iterations=1, **settings), report=quiet)
+    first.train()
+    state = az_train.load_resume(str(tmp_path / "split"))
+    resumed = Run(tiny(tmp_path / "split", iterations=2, **settings), state=state, report=quiet)
+    resumed.train()
+    reference = _weights(whole)
+    for key, value in _weights(resumed).items():
+        np.testing.assert_array_equal(value, reference[key], err_msg=key)
+
+
 def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
     lines: list[str] = []
     Run(tiny(tmp_path, iterations=1), report=lines.append).train()

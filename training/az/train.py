@@ -68,8 +68,9 @@ RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
-         "hidden", "prior", "value_warmup", "hold_policy", "warm_start", "leaves", "target",
-         "expert")
+         "hidden", "prior", "value_warmup", "hold_policy", "freeze_policy", "warm_start",
+         "leaves", "target", "expert")
+VALUE_HEADS = ("value_head.", "margin_head.")  # what freeze_policy trains
 LEAVES = ("torch", "core")  # who values the search's leaves
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -102,6 +103,7 @@ class AZConfig:
     prior: bool = True
     value_warmup: int = 0
     hold_policy: bool = False
+    freeze_policy: bool = False
     search_threads: int = 1
     leaves: str = "torch"
     target: str = "improved"
@@ -334,13 +336,17 @@ class Run:
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
-        # the value warm-up (and hold_policy throughout) holds the policy to the starting
-        # network's (a frozen copy)
+        # freeze_policy trains the value heads alone (the policy stays the starting one
+        # exactly); else the value warm-up (and hold_policy throughout) holds the policy to
+        # the starting network's (a frozen copy)
         self.teacher: AZNet | None = None
-        if cfg.value_warmup > 0 or cfg.hold_policy:
+        if cfg.freeze_policy:
+            for name, weight in self.net.named_parameters():
+                weight.requires_grad_(name.startswith(VALUE_HEADS))
+        elif cfg.value_warmup > 0 or cfg.hold_policy:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
-        self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.learning_rate,
-                                     weight_decay=cfg.weight_decay)
+        self.opt = torch.optim.AdamW([w for w in self.net.parameters() if w.requires_grad],
+                                     lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
         self.buffer = ReplayBuffer(cfg.buffer)
         self.rng = np.random.default_rng([cfg.seed, 1])  # minibatch draws
         self.iteration, self.samples, self.seconds = 0, 0, 0.0
