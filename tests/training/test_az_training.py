@@ -266,6 +266,18 @@ def _weights(run: Run) -> dict[str, np.ndarray]:
     return {k: v.detach().clone().numpy() for k, v in run.net.state_dict().items()}
 
 
+def assert_resumes_to(whole: Run, out: Path, settings: dict) -> None:
+    """A run of ``settings`` stopped after one iteration and resumed to two ends at the
+    weights of ``whole`` (two iterations uninterrupted)."""
+    Run(tiny(out, iterations=1, **settings), report=quiet).train()
+    state = az_train.load_resume(str(out))
+    resumed = Run(tiny(out, iterations=2, **settings), state=state, report=quiet)
+    resumed.train()
+    reference = _weights(whole)
+    for key, value in _weights(resumed).items():
+        np.testing.assert_array_equal(value, reference[key], err_msg=key)
+
+
 @pytest.mark.parametrize("leaves", ["torch", "core"])
 def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path, leaves) -> None:
     whole = Run(tiny(tmp_path / "whole", iterations=3, leaves=leaves), report=quiet)
@@ -345,14 +357,7 @@ def test_hold_policy_keeps_the_starting_policy_as_target_while_the_search_plays(
     assert "teacher" in whole.state()
     for key, value in whole.teacher.state_dict().items():
         assert torch.equal(value, start[key]), key  # the target never moves
-    first = Run(tiny(tmp_path / "split", iterations=1, **settings), report=quiet)
-    first.train()
-    state = az_train.load_resume(str(tmp_path / "split"))
-    resumed = Run(tiny(tmp_path / "split", iterations=2, **settings), state=state, report=quiet)
-    resumed.train()
-    reference = _weights(whole)
-    for key, value in _weights(resumed).items():
-        np.testing.assert_array_equal(value, reference[key], err_msg=key)
+    assert_resumes_to(whole, tmp_path / "split", settings)
     batch = whole.buffer.batch(np.random.default_rng(0), 64)
     inputs = (torch.from_numpy(batch["obs"]), torch.from_numpy(batch["mask"]).bool(),
               torch.from_numpy(batch["num_players"]), torch.from_numpy(batch["prior"]))
@@ -379,14 +384,7 @@ def test_freeze_policy_trains_the_value_heads_alone_and_resumes_to_the_same_weig
     moved = {k for k, v in whole.net.state_dict().items() if not torch.equal(v, start[k])}
     assert moved == {"value_head.weight", "value_head.bias", "margin_head.weight",
                      "margin_head.bias"}
-    first = Run(tiny(tmp_path / "split", iterations=1, **settings), report=quiet)
-    first.train()
-    state = az_train.load_resume(str(tmp_path / "split"))
-    resumed = Run(tiny(tmp_path / "split", iterations=2, **settings), state=state, report=quiet)
-    resumed.train()
-    reference = _weights(whole)
-    for key, value in _weights(resumed).items():
-        np.testing.assert_array_equal(value, reference[key], err_msg=key)
+    assert_resumes_to(whole, tmp_path / "split", settings)
 
 
 def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
