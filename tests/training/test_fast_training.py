@@ -19,7 +19,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from moonriver_env.agents.pretrained import NumpyRanchNet, action_index  # noqa: E402
+from moonriver_env.agents.pretrained import (  # noqa: E402
+    NumpyRanchNet,
+    action_index,
+    weights_path,
+)
 from moonriver_env.agents.registry import make_agent  # noqa: E402
 from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_list  # noqa: E402
 from moonriver_env.training.export_weights import export  # noqa: E402
@@ -177,6 +181,45 @@ def test_lineups_always_seat_the_learner() -> None:
     assert set(roles) <= {"learner", "greedy", "snapshot0", "snapshot1"}
     no_pool = lineups(cfg, np.random.default_rng(0), snapshots=0, num_players=cfg.num_players)
     assert {r for t in no_pool for r in t} == {"learner", "greedy"}
+
+
+def test_lineups_seat_league_networks_only_where_they_fit() -> None:
+    cfg = FastConfig(games=300, p_greedy=0.5, p_self=0.2, p_league=0.5)
+    table = lineups(cfg, np.random.default_rng(0), 1, 4, league=("league0", "league1"))
+    assert all(r.count("learner") >= 1 for r in table)
+    others = [r for t in table for r in t if r != "learner"]
+    assert 0.4 < (others.count("league0") + others.count("league1")) / len(others) < 0.6
+    assert min(others.count("league0"), others.count("league1")) > 100
+    # no league network for the variant: the draws of a run without a league
+    plain = FastConfig(games=300, p_greedy=0.5, p_self=0.2)
+    assert lineups(cfg, np.random.default_rng(0), 1, 4) == \
+        lineups(plain, np.random.default_rng(0), 1, 4)
+
+
+def test_a_league_network_plays_only_its_own_variant(tmp_path) -> None:
+    league = str(weights_path("2p-base"))
+    cfg = _tiny(tmp_path, variants=("2p-base", "3p-base"), bc_iterations=0, ppo_iterations=4,
+                league=(league,), p_league=1.0)
+    runner = Runner(cfg)
+    assert runner.league_for(GameConfig(num_players=2)) == ("league0",)
+    assert runner.league_for(GameConfig(num_players=3)) == ()
+    assert runner.league_for(GameConfig(num_players=2, mode="legends", scenario=1)) == ()
+    seen = []
+    play = runner._play
+
+    def spy(roles, nets, config, **kwargs):
+        seen.append((config.num_players, {r for t in roles for r in t}))
+        assert nets["league0"] is runner.league[0][0]
+        return play(roles, nets, config, **kwargs)
+
+    runner._play = spy
+    runner.ppo(iterations=4)
+    assert {n for n, _ in seen} == {2, 3}
+    for players, roles in seen:
+        assert roles == ({"learner", "league0"} if players == 2 else {"learner", "greedy"})
+    with pytest.raises(ValueError, match="p_league"):
+        FastConfig.load(None, {"p_league": 0.5})
+    assert {"league", "p_league"} <= set(LOCKED_ON_RESUME)
 
 
 def test_config_rejects_unknown_and_bad_settings() -> None:

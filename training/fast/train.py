@@ -27,7 +27,9 @@ reference engine) each share is a list of per-game ``Game`` objects played by
    (0 is no limit; one of them must be set): each iteration plays ``games`` whole games.
    One seat of each game is the learner; each other seat is, independently, Greedy
    (``p_greedy``), the learner again (``p_self``; its decisions are trained on too) or a frozen
-   snapshot of the learner (the rest; Greedy while there is none). A snapshot is taken every
+   snapshot of the learner (the rest; Greedy while there is none); before that draw, with
+   chance ``p_league``, one of the fixed ``league`` networks trained for the game's variant
+   (a past release; none sits in a variant it was not trained for). A snapshot is taken every
    ``snapshot_every`` iterations; the newest ``max_snapshots`` are kept. The reward is +1 for
    a win (shared wins count), -1 otherwise, plus ``margin_coef`` x (own score - best other) /
    100, all at the end of the game; advantages by GAE over each seat's decisions.
@@ -74,6 +76,7 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
+from moonriver_env.agents.pretrained import variant_refusal
 from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
 from moonriver_env.training.az.selfplay import variant_config, variant_list
 from moonriver_env.training.export_weights import export
@@ -123,7 +126,7 @@ PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds withi
 PHASES = ("imitation", "ppo", "evaluation", "done")
 # Settings that fix the network or the run's draws: a resumed run must keep them.
 LOCKED_ON_RESUME = ("num_players", "mode", "variants", "seed", "channels", "opponent_channels",
-                    "hidden", "use_prior", "prior_init", "init")
+                    "hidden", "use_prior", "prior_init", "init", "league", "p_league")
 
 
 @dataclass
@@ -156,6 +159,8 @@ class FastConfig:
     margin_coef: float = 0.5
     p_greedy: float = 0.5
     p_self: float = 0.3
+    league: tuple[str, ...] = ()  # agents' .npz files of fixed networks (see p_league)
+    p_league: float = 0.0
     snapshot_every: int = 10
     max_snapshots: int = 5
     checkpoint_minutes: float = 2.5
@@ -198,6 +203,9 @@ class FastConfig:
                              f"process), got {self.update_threads!r}")
         if not 0 <= self.p_greedy + self.p_self <= 1 or min(self.p_greedy, self.p_self) < 0:
             raise ValueError("p_greedy and p_self must be >= 0 with p_greedy + p_self <= 1")
+        if not 0 <= self.p_league <= 1 or (self.p_league and not self.league):
+            raise ValueError(f"p_league must be in [0, 1] and above 0 only with league files, "
+                             f"got {self.p_league!r} with league {list(self.league)!r}")
         for name in ("minutes", "bc_minutes", "bc_iterations", "ppo_iterations", "eval_games",
                      "eval_every", "checkpoint_minutes"):
             if getattr(self, name) < 0:
@@ -249,6 +257,11 @@ SETTINGS: dict[str, str] = {
     "p_greedy": "PPO: chance that a seat other than the learner's is Greedy",
     "p_self": "PPO: chance that a seat other than the learner's is the learner again "
               "(p_greedy + p_self <= 1; the rest are snapshots)",
+    "league": "PPO: agents' .npz files of fixed networks (a past release, another run), "
+              "seated only in games of a variant their weights were trained for",
+    "p_league": "PPO: chance that a seat other than the learner's is a league network (one "
+                "of those trained for the game's variant, uniformly), drawn before the "
+                "p_greedy and p_self draw, which seats the rest (0: none)",
     "snapshot_every": "iterations (both phases counted) between frozen snapshots of the learner",
     "max_snapshots": "snapshots kept (the newest)",
     "checkpoint_minutes": "minutes between the weights saved in checkpoints/ for learning "
@@ -374,15 +387,18 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
 
 
 def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
-            num_players: int) -> list[list[str]]:
-    """Seat roles of one iteration's games of ``num_players`` (see the module docstring)."""
+            num_players: int, league: tuple[str, ...] = ()) -> list[list[str]]:
+    """Seat roles of one iteration's games of ``num_players`` (see the module docstring);
+    ``league`` names the league networks that may sit in this variant."""
     out = []
     for _ in range(cfg.games):
         me = int(rng.integers(num_players))
         roles = []
         for seat in range(num_players):
             u = rng.random()
-            if seat == me or cfg.p_greedy <= u < cfg.p_greedy + cfg.p_self:
+            if seat != me and league and cfg.p_league and rng.random() < cfg.p_league:
+                roles.append(league[int(rng.integers(len(league)))])
+            elif seat == me or cfg.p_greedy <= u < cfg.p_greedy + cfg.p_self:
                 roles.append(LEARNER)
             elif u < cfg.p_greedy or not snapshots:
                 roles.append(GREEDY)
@@ -539,6 +555,7 @@ class Runner:
         self.rng = np.random.default_rng(cfg.seed)
         self.encoder = Encoder()
         self.snapshots: list[RanchNet] = []
+        self.league = [load_net(path) for path in cfg.league]  # fixed: read again on resume
         self.steps = 0
         self.iteration = 0
         self.done = {"imitation": 0, "ppo": 0}  # iterations of each phase
@@ -714,6 +731,12 @@ class Runner:
         names = variant_list(cfg.variants)
         return variant_config(names[int(self.rng.integers(len(names)))])
 
+    def league_for(self, config: GameConfig) -> tuple[str, ...]:
+        """Names of the league networks whose weights were trained for ``config``'s variant."""
+        return tuple(f"league{i}" for i, (_, meta) in enumerate(self.league)
+                     if variant_refusal("league", meta, config.num_players, config.mode,
+                                        config.scenario) is None)
+
     def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module],
               config: GameConfig, *, record: str | None = LEARNER, label_greedy: bool = False,
               keep: bool = False) -> Batch:
@@ -771,13 +794,15 @@ class Runner:
             t0 = time.perf_counter()
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
+            nets.update({f"league{i}": net for i, (net, _) in enumerate(self.league)})
             split = (self.pool is not None and cfg.split_updates
                      and cfg.variants_per_iteration == 1)
             self.net.eval()
             parts = []
             for _ in range(cfg.variants_per_iteration):
                 config = self.variant()
-                roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players)
+                roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players,
+                                self.league_for(config))
                 parts.append(self._play(roles, nets, config, keep=split))
             batch = parts[0] if len(parts) == 1 else merge(
                 [pack(part, legal_priors=False) for part in parts],
@@ -945,6 +970,8 @@ def summary(cfg: FastConfig) -> str:
              and cfg.variants_per_iteration == 1 else "")
     prior = "on" if cfg.use_prior else "off"
     start = f", from {cfg.init}" if cfg.init else ""
+    league = (f", league {' '.join(cfg.league)} (p_league {cfg.p_league:g})"
+              if cfg.p_league else "")
     return "\n".join([
         f"{PROG}: {_games(cfg)}, seed {cfg.seed}",
         f"  budget:   {_budget(cfg)}",
@@ -953,7 +980,7 @@ def summary(cfg: FastConfig) -> str:
         f"  settings: {cfg.games * cfg.variants_per_iteration} games/iteration, "
         f"lr {cfg.learning_rate:g}, net "
         f"{cfg.channels}/{cfg.opponent_channels} channels x {cfg.hidden} hidden, Greedy prior "
-        f"{prior}{start}",
+        f"{prior}{start}{league}",
         f"  output:   {cfg.out} (every setting: {os.path.join(cfg.out, CONFIG_FILE)})"])
 
 
