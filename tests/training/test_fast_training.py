@@ -31,6 +31,7 @@ from moonriver_env.training.fast import rollout  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.fast.train import (  # noqa: E402
     LOCKED_ON_RESUME,
+    RESUME_FILE,
     FastConfig,
     Runner,
     advantages,
@@ -654,6 +655,17 @@ def test_resume_refuses_changed_network_settings_and_new_runs_refuse_a_used_dir(
     assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 5
     assert main(["--resume", str(tmp_path)]) == 2
     assert "has finished" in capsys.readouterr().err
+
+
+def test_a_run_saved_before_the_league_settings_resumes_with_their_defaults(tmp_path) -> None:
+    with pytest.raises(KeyboardInterrupt):
+        train(_tiny(tmp_path), quiet=True, on_iteration=_stop_after(1))
+    path = tmp_path / RESUME_FILE
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    del state["config"]["league"], state["config"]["p_league"]
+    torch.save(state, path)
+    assert main(["--resume", str(tmp_path), "--quiet"]) == 0
+    assert [line["phase"] for line in _log(tmp_path)] == ["imitation"] * 2 + ["ppo"] * 3
 
 
 @pytest.mark.parametrize("backend", ["core", "python"])  # batched threads; play processes

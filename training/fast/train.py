@@ -998,11 +998,13 @@ def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
                    overrides: dict[str, Any]) -> FastConfig:
     """A saved run's settings, its directory as ``out``, then the file and flags; settings
     that fix the network or the draws must not change."""
-    base = {**state["config"], "out": os.path.dirname(_resume_path(run)) or "."}
+    # a run saved before a setting existed ran with its default
+    before = {**asdict(FastConfig()), **state["config"]}
+    base = {**before, "out": os.path.dirname(_resume_path(run)) or "."}
     cfg = FastConfig.load(config_path, overrides, base=base)
-    changed = [name for name in LOCKED_ON_RESUME if getattr(cfg, name) != state["config"][name]]
+    changed = [name for name in LOCKED_ON_RESUME if getattr(cfg, name) != before[name]]
     if changed:
-        saved = ", ".join(f"{name}={state['config'][name]!r}" for name in changed)
+        saved = ", ".join(f"{name}={before[name]!r}" for name in changed)
         raise CLIError(f"a resumed run keeps its {saved}; only budgets, rates and the like "
                        f"may change")
     if state["phase"] == "done":
