@@ -561,9 +561,10 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     # its warm start is a run's final.pt: stand the PPO weights in for it
     cfg = AZConfig.load(str(configs / "az_value.toml"), {"warm_start": str(shipped)})
     assert cfg.value_warmup == cfg.iterations > 0  # every iteration is the value warm-up
+    assert cfg.freeze_policy  # the policy is the last PPO step's exactly
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
-        assert tomllib.load(fh)["warm_start"] == "runs/fast_greedy_legends_4/final.pt"
+        assert tomllib.load(fh)["warm_start"] == "runs/fast_league_2/final.pt"
 
 
 def _after_the_value_run(name: str) -> AZConfig:

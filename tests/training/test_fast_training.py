@@ -500,7 +500,8 @@ def test_the_defaults_are_the_shipped_recipe() -> None:
 
 # The shipped `pretrained`'s PPO steps (docs/training.md): each starts from the last.
 PPO_CHAIN = ("fast_4p_greedy.toml", "fast_all.toml", "fast_greedy.toml",
-             "fast_greedy_legends.toml", "fast_greedy_legends_4.toml")
+             "fast_greedy_legends.toml", "fast_greedy_legends_4.toml", "fast_league.toml",
+             "fast_league_2.toml")
 
 
 def test_the_chain_starts_from_the_greedy_only_4_player_recipe() -> None:
@@ -526,6 +527,9 @@ def test_each_step_of_the_chain_continues_the_last_over_every_variant() -> None:
         assert cfg.ppo_iterations and not cfg.minutes  # capped by iterations, not time
     assert all((cfg.p_greedy, cfg.p_self) == (1.0, 0.0) for cfg in steps[2:])
     assert len({cfg.out for cfg in steps}) == len(steps)
+    # the last steps seat the 2-player reference in 2-player base games only (its variant)
+    assert all(cfg.league == ("agents/weights/2p-base.npz",) for cfg in steps[5:])
+    assert not any(cfg.league or cfg.p_league for cfg in steps[:5])
 
 
 def _default_in_help(text: str) -> str:
