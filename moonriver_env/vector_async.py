@@ -34,7 +34,9 @@ its built-in seats' streams), so they too depend on ``batch_size`` alone.
 
 **Errors.** An illegal action raises ``BatchIllegalActionError`` from the ``recv`` that would
 have returned its part (``game_index`` is the game's env id); no game of that part changed and
-the part may be sent again. Bad ids (out of range, repeated, part of a part, a part still
+the part may be sent again; when several parts of one ``step(actions)`` or ``reset`` raise,
+the error of the part with the lowest game ids is raised, whatever the order they finished in.
+Bad ids (out of range, repeated, part of a part, a part still
 stepping) are refused by ``send`` with a ``ValueError``.
 """
 
@@ -117,17 +119,20 @@ class AsyncBatchedGames:
         return self._recv_all()
 
     def _recv_all(self) -> BatchState:
-        """Every part in flight received: the state of all their games, by env id (the first
-        error raised by a part is raised once all are received)."""
-        states, error = [], None
-        while self._in_flight:
+        """Every part in flight received: the state of all their games, by env id (when parts
+        raised, once all are back, the error of the part with the lowest game ids)."""
+        wait(list(self._in_flight.values()))
+        states, errors = [], []
+        for p in sorted(self._in_flight):
             try:
-                states.append(self.recv())
-            except Exception as exc:  # the part is back and unchanged; wait for the others
-                error = error or exc
-        if error is not None:
-            raise error
-        states.sort(key=lambda s: int(s.env_id[0]))
+                self._in_flight.pop(p).result()
+            except Exception as exc:  # the part is back and unchanged
+                errors.append(exc)
+                continue
+            part = self.parts[p]
+            states.append(batch_state(part, part.env_id.copy(), self.copy))
+        if errors:
+            raise errors[0]
         return BatchState(*(np.concatenate([getattr(s, f.name) for s in states])
                             for f in dataclasses.fields(BatchState)))
 

@@ -7,6 +7,7 @@ import pathlib
 import pickle
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -221,6 +222,29 @@ def test_step_without_ids_steps_and_returns_every_game():
         with pytest.raises(BatchIllegalActionError, match="in game 0"):
             pool.step(bad)
         assert pool.step(ref.random_actions()).env_id.size == 4  # no part left stepping
+
+
+def test_step_raises_the_lowest_parts_error_whatever_finishes_first():
+    """Part 0 is held until part 1 has raised: the error is still game 0's."""
+    with AsyncBatchedGames(4, 2, GameConfig(num_players=2)) as pool:
+        pool.reset(3)
+        first, second = pool.parts
+        raised = threading.Event()
+        step_first, step_second = first.step, second.step
+
+        def late(actions):
+            assert raised.wait(timeout=60)
+            return step_first(actions)
+
+        def early(actions):
+            try:
+                return step_second(actions)
+            finally:
+                raised.set()
+
+        first.step, second.step = late, early
+        with pytest.raises(BatchIllegalActionError, match="in game 0"):
+            pool.step(np.full(4, 99999))
 
 
 def test_a_closed_pool_says_so():
