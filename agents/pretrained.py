@@ -17,6 +17,7 @@ refuses a game of another variant at its first decision (``VariantError``).
 from __future__ import annotations
 
 import json
+import zipfile
 from contextlib import nullcontext
 from importlib import resources
 from typing import Any
@@ -212,10 +213,18 @@ def weights_path(variant: str) -> Any:
 
 
 def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays of an agents' ``.npz`` and its JSON ``__meta__`` ({} without one)."""
-    with np.load(file, allow_pickle=False) as data:
-        meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
-        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    """The arrays of an agents' ``.npz`` and its JSON ``__meta__`` ({} without one); anything
+    else (not a zip archive, a damaged one, pickled arrays, bad metadata) is a ValueError."""
+    try:
+        data = np.load(file, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with data:
+            meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+            arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{file}: not an agents' .npz (a numpy .npz archive of plain arrays "
+                         f"and a JSON __meta__): {exc!s:.120}") from None
     return arrays, meta
 
 

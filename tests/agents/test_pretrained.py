@@ -129,3 +129,21 @@ def test_weights_are_package_data() -> None:
     for variant in VARIANTS:
         size = (root / "agents" / "weights" / f"{variant}.npz").stat().st_size
         assert 10_000 < size < 5_000_000  # weights only: a few hundred kB
+
+
+@pytest.mark.parametrize("content", ["junk", "npy", "truncated", "objects"])
+def test_a_file_that_is_not_an_agents_npz_is_refused_in_one_line(tmp_path, content) -> None:
+    path = tmp_path / "w.npz"
+    if content == "junk":
+        path.write_text("junk")
+    elif content == "npy":
+        with open(path, "wb") as fh:
+            np.save(fh, np.zeros(3))
+    elif content == "truncated":
+        whole = weights_path("2p-base").read_bytes()
+        path.write_bytes(whole[: len(whole) // 2])
+    else:
+        np.savez(path, a=np.array([{"code": 1}], dtype=object))
+    with pytest.raises(ValueError, match=r"not an agents' \.npz") as err:
+        make_agent(f"pretrained:{path}")
+    assert "\n" not in str(err.value)
