@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import zipfile
-from contextlib import nullcontext
+import zlib
+from contextlib import ExitStack, nullcontext
 from importlib import resources
 from typing import Any
 
@@ -216,15 +217,19 @@ def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays of an agents' ``.npz`` and its JSON ``__meta__`` ({} without one); anything
     else (not a zip archive, a damaged one, pickled arrays, bad metadata) is a ValueError."""
     try:
-        data = np.load(file, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ValueError("a single .npy array, not an .npz archive")
-        with data:
-            meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
-            arrays = {k: data[k] for k in data.files if k != "__meta__"}
-    except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        with ExitStack() as stack:
+            fh = file if hasattr(file, "read") else stack.enter_context(open(file, "rb"))
+            data = np.load(fh, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise ValueError("a single .npy array, not an .npz archive")
+            with data:
+                meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
+                arrays = {k: data[k] for k in data.files if k != "__meta__"}
+            if not isinstance(meta, dict):
+                raise ValueError(f"its __meta__ is a JSON {type(meta).__name__}, not an object")
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ValueError(f"{file}: not an agents' .npz (a numpy .npz archive of plain arrays "
-                         f"and a JSON __meta__): {exc!s:.120}") from None
+                         f"and a JSON __meta__ object): {exc!s:.120}") from None
     return arrays, meta
 
 

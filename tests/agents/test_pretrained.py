@@ -131,7 +131,7 @@ def test_weights_are_package_data() -> None:
         assert 10_000 < size < 5_000_000  # weights only: a few hundred kB
 
 
-@pytest.mark.parametrize("content", ["junk", "npy", "truncated", "objects"])
+@pytest.mark.parametrize("content", ["junk", "npy", "truncated", "objects", "meta"])
 def test_a_file_that_is_not_an_agents_npz_is_refused_in_one_line(tmp_path, content) -> None:
     path = tmp_path / "w.npz"
     if content == "junk":
@@ -142,8 +142,10 @@ def test_a_file_that_is_not_an_agents_npz_is_refused_in_one_line(tmp_path, conte
     elif content == "truncated":
         whole = weights_path("2p-base").read_bytes()
         path.write_bytes(whole[: len(whole) // 2])
-    else:
+    elif content == "objects":
         np.savez(path, a=np.array([{"code": 1}], dtype=object))
+    else:  # metadata that is JSON but not an object
+        np.savez(path, a=np.zeros(2), __meta__=np.array("[1, 2]"))
     with pytest.raises(ValueError, match=r"not an agents' \.npz") as err:
         make_agent(f"pretrained:{path}")
     assert "\n" not in str(err.value)
