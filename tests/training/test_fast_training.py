@@ -199,8 +199,8 @@ def test_lineups_seat_league_networks_only_where_they_fit() -> None:
 
 def test_a_league_network_plays_only_its_own_variant(tmp_path) -> None:
     league = str(weights_path("2p-base"))
-    cfg = _tiny(tmp_path, variants=("2p-base", "3p-base"), bc_iterations=0, ppo_iterations=4,
-                league=(league,), p_league=1.0)
+    cfg = _tiny(tmp_path, variants=("2p-base", "3p-base"), bc_iterations=0, ppo_iterations=10,
+                league=(league,), p_league=1.0, p_greedy=1.0, p_self=0.0)
     runner = Runner(cfg)
     assert runner.league_for(GameConfig(num_players=2)) == ("league0",)
     assert runner.league_for(GameConfig(num_players=3)) == ()
@@ -214,13 +214,21 @@ def test_a_league_network_plays_only_its_own_variant(tmp_path) -> None:
         return play(roles, nets, config, **kwargs)
 
     runner._play = spy
-    runner.ppo(iterations=4)
+    runner.ppo(iterations=10)  # both variants drawn (seeded: the same every run)
     assert {n for n, _ in seen} == {2, 3}
     for players, roles in seen:
         assert roles == ({"learner", "league0"} if players == 2 else {"learner", "greedy"})
     with pytest.raises(ValueError, match="p_league"):
         FastConfig.load(None, {"p_league": 0.5})
     assert {"league", "p_league"} <= set(LOCKED_ON_RESUME)
+    # a league that fits no variant of the run would seat nobody: refused
+    with pytest.raises(ValueError, match=r"no league network .* was trained for a variant"):
+        Runner(_tiny(tmp_path / "none", variants=("3p-base",), league=(league,), p_league=0.5))
+    # building the league networks leaves torch's draws (a fresh network's weights) alone
+    fresh = Runner(_tiny(tmp_path / "fresh")).net.state_dict()
+    with_league = Runner(_tiny(tmp_path / "with", league=(league,), p_league=0.5)).net
+    for name, tensor in fresh.items():
+        assert torch.equal(tensor, with_league.state_dict()[name]), name
 
 
 def test_config_rejects_unknown_and_bad_settings() -> None:

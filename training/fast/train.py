@@ -555,7 +555,9 @@ class Runner:
         self.rng = np.random.default_rng(cfg.seed)
         self.encoder = Encoder()
         self.snapshots: list[RanchNet] = []
-        self.league = [load_net(path) for path in cfg.league]  # fixed: read again on resume
+        with torch.random.fork_rng(devices=[]):  # building them must not move torch's draws
+            self.league = [load_net(path) for path in cfg.league]  # fixed: read again on resume
+        self._check_league()
         self.steps = 0
         self.iteration = 0
         self.done = {"imitation": 0, "ppo": 0}  # iterations of each phase
@@ -730,6 +732,18 @@ class Runner:
             return GameConfig(num_players=cfg.num_players, mode=cfg.mode)
         names = variant_list(cfg.variants)
         return variant_config(names[int(self.rng.integers(len(names)))])
+
+    def _check_league(self) -> None:
+        """Refuse a p_league that would seat nobody: no league network fits a played variant."""
+        cfg = self.cfg
+        if not cfg.p_league:
+            return
+        played = ([variant_config(n) for n in variant_list(cfg.variants)] if cfg.variants
+                  else [GameConfig(num_players=cfg.num_players, mode=cfg.mode)])
+        if not any(self.league_for(config) for config in played):
+            raise ValueError(f"p_league is {cfg.p_league:g} but no league network "
+                             f"({', '.join(cfg.league)}) was trained for a variant this run "
+                             f"plays: a league network sits only in its own variant")
 
     def league_for(self, config: GameConfig) -> tuple[str, ...]:
         """Names of the league networks whose weights were trained for ``config``'s variant."""
