@@ -125,12 +125,9 @@ class AsyncBatchedGames:
         states, errors = [], []
         for p in sorted(self._in_flight):
             try:
-                self._in_flight.pop(p).result()
+                states.append(self._collect(p))
             except Exception as exc:  # the part is back and unchanged
                 errors.append(exc)
-                continue
-            part = self.parts[p]
-            states.append(batch_state(part, part.env_id.copy(), self.copy))
         if errors:
             raise errors[0]
         return BatchState(*(np.concatenate([getattr(s, f.name) for s in states])
@@ -194,8 +191,11 @@ class AsyncBatchedGames:
         if not self._in_flight:
             raise RuntimeError("nothing to recv: send() actions (or async_reset) first")
         done, _ = wait(self._in_flight.values(), return_when=FIRST_COMPLETED)
-        p = next(q for q, fut in self._in_flight.items() if fut in done)
-        self._in_flight.pop(p).result()  # the part's own error, if it raised
+        return self._collect(next(q for q, fut in self._in_flight.items() if fut in done))
+
+    def _collect(self, p: int) -> BatchState:
+        """Part ``p``, finished, taken out of flight: its games' state, or its own error."""
+        self._in_flight.pop(p).result()
         part = self.parts[p]
         return batch_state(part, part.env_id.copy(), self.copy)
 
