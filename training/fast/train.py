@@ -724,23 +724,24 @@ class Runner:
         save_net(self.net, path, played | {"seconds": round(self.elapsed(), 1),
                                            "samples": self.steps, "config": asdict(cfg)})
 
-    def variant(self) -> GameConfig:
-        """The game of the next iteration: one of ``variants`` drawn from the run's generator
-        (no draw when the list is empty: ``num_players`` and ``mode``)."""
+    def played(self) -> list[GameConfig]:
+        """The games the run draws from: one per name of ``variants`` (repeats kept), or
+        ``num_players`` and ``mode`` when the list is empty."""
         cfg = self.cfg
         if not cfg.variants:
-            return GameConfig(num_players=cfg.num_players, mode=cfg.mode)
-        names = variant_list(cfg.variants)
-        return variant_config(names[int(self.rng.integers(len(names)))])
+            return [GameConfig(num_players=cfg.num_players, mode=cfg.mode)]
+        return [variant_config(name) for name in variant_list(cfg.variants)]
+
+    def variant(self) -> GameConfig:
+        """The game of the next iteration: one of ``played()`` drawn from the run's generator
+        (no draw when ``variants`` is empty)."""
+        games = self.played()
+        return games[int(self.rng.integers(len(games)))] if self.cfg.variants else games[0]
 
     def _check_league(self) -> None:
         """Refuse a p_league that would seat nobody: no league network fits a played variant."""
         cfg = self.cfg
-        if not cfg.p_league:
-            return
-        played = ([variant_config(n) for n in variant_list(cfg.variants)] if cfg.variants
-                  else [GameConfig(num_players=cfg.num_players, mode=cfg.mode)])
-        if not any(self.league_for(config) for config in played):
+        if cfg.p_league and not any(self.league_for(config) for config in self.played()):
             raise ValueError(f"p_league is {cfg.p_league:g} but no league network "
                              f"({', '.join(cfg.league)}) was trained for a variant this run "
                              f"plays: a league network sits only in its own variant")
