@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
-from contextlib import ExitStack, nullcontext
+from contextlib import nullcontext
 from importlib import resources
 from typing import Any
 
@@ -214,11 +214,11 @@ def weights_path(variant: str) -> Any:
 
 
 def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays of an agents' ``.npz`` and its JSON ``__meta__`` ({} without one); anything
-    else (not a zip archive, a damaged one, pickled arrays, bad metadata) is a ValueError."""
+    """The arrays of the agents' ``.npz`` at path ``file`` and its JSON ``__meta__`` ({}
+    without one); anything else (not a zip archive, a damaged one, pickled arrays, bad
+    metadata) is a ValueError."""
     try:
-        with ExitStack() as stack:
-            fh = file if hasattr(file, "read") else stack.enter_context(open(file, "rb"))
+        with open(file, "rb") as fh:
             data = np.load(fh, allow_pickle=False)
             if not isinstance(data, np.lib.npyio.NpzFile):
                 raise ValueError("a single .npy array, not an .npz archive")
