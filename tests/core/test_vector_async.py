@@ -233,7 +233,7 @@ def test_step_raises_the_lowest_parts_error_whatever_finishes_first():
         step_first, step_second = first.step, second.step
 
         def late(actions):
-            assert raised.wait(timeout=60)
+            assert raised.wait(timeout=HANG_GUARD)  # a hang guard, not a time budget
             return step_first(actions)
 
         def early(actions):
