@@ -133,7 +133,15 @@ class NumpyRanchNet:
         for name in ("viewer_cells.1", "opponent_cells.0", "rest.0", "trunk.0", "viewer_head",
                      "thief_head"):
             self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
-        heads = ("dense_head", "viewer_film", "thief_film", "value_head")
+        # the value head reads the state, or a hidden layer of its own over the trunk's input
+        # and state (``value_hidden``, an option of the search recipe's network)
+        self.value_hidden = "value_hidden.weight" in self.w
+        heads: tuple[str, ...] = ("dense_head", "viewer_film", "thief_film")
+        if self.value_hidden:
+            for name in ("value_hidden", "value_head"):
+                self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
+        else:
+            heads += ("value_head",)
         self.wt["heads"] = np.ascontiguousarray(
             np.concatenate([self.w[h + ".weight"] for h in heads]).T)
         self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
@@ -187,9 +195,13 @@ class NumpyRanchNet:
                                  others.mean(axis=2).reshape(b, -1),
                                  others.max(axis=2).reshape(b, -1)], axis=1)
         rest = self._linear("rest.0", obs[:, self.ranch_stop:])
-        state = self._linear("trunk.0", np.concatenate([rest, pooled], axis=1))
-        dense, viewer_film, thief_film, value = np.split(
+        trunk_in = np.concatenate([rest, pooled], axis=1)
+        state = self._linear("trunk.0", trunk_in)
+        dense, viewer_film, thief_film, *value = np.split(
             self._linear("heads", state, relu=False), self.head_splits, axis=1)
+        if self.value_hidden:
+            value = [self._linear("value_head", self._linear(
+                "value_hidden", np.concatenate([trunk_in, state], axis=1)), relu=False)]
         viewer += viewer_film[:, None, :]
         others += thief_film[:, None, None, :]
         scores = np.concatenate([
@@ -203,7 +215,7 @@ class NumpyRanchNet:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             scores += self.w["prior_weight"] * prior
         logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
-        return logits, value
+        return logits, value[0]
 
 
 def weights_path(variant: str) -> Any:

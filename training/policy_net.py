@@ -124,6 +124,11 @@ class RanchNet(nn.Module):
 
     def _scores(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every action's score in network order (dense, viewer cells, thief) and the state."""
+        scores, state, _ = self._features(obs)
+        return scores, state
+
+    def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``_scores`` and the trunk's input (the rest's features, then the pooled cells)."""
         # The layers' functions on their parameters (not the modules' calls): the play runs
         # this on a few rows per decision wave, where per-call overhead is most of the cost.
         b, cells = obs.shape[0], self.rows * self.cols
@@ -141,13 +146,14 @@ class RanchNet(nn.Module):
                             others.mean(dim=2).reshape(b, -1),
                             others.amax(dim=2).reshape(b, -1)], dim=1)
         rest = _linear(self.rest[0], obs[:, self.ranch_stop:]).relu()
-        state = _linear(self.trunk[0], torch.cat([rest, pooled], dim=1)).relu()
+        trunk_in = torch.cat([rest, pooled], dim=1)
+        state = _linear(self.trunk[0], trunk_in).relu()
         viewer = (viewer + _linear(self.viewer_film, state).unsqueeze(1)).relu()
         others = (others + _linear(self.thief_film, state)[:, None, None, :]).relu()
         scores = torch.cat([_linear(self.dense_head, state),
                             _linear(self.viewer_head, viewer).reshape(b, -1),
                             _linear(self.thief_head, others).reshape(b, -1)], dim=1)
-        return scores, state
+        return scores, state, trunk_in
 
 
 def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ from moonriver_env.agents.az import (  # noqa: E402
     load_az,
 )
 from moonriver_env.agents.registry import make_agent  # noqa: E402
-from moonriver_env.training.az.network import AZNet, export_npz  # noqa: E402
+from moonriver_env.training.az.network import AZNet, export_npz, load_az_net  # noqa: E402
 from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
 
@@ -53,17 +53,24 @@ def _observation(game) -> dict[str, np.ndarray]:
             "action_mask": game.legal_mask()}
 
 
-def test_numpy_forward_matches_torch_in_every_variant(weights) -> None:
+@pytest.mark.parametrize("value_hidden", [0, 5])
+def test_numpy_forward_matches_torch_in_every_variant(weights, value_hidden, tmp_path) -> None:
     games = [_positions(v) for v in ALL_VARIANTS]
     obs = np.stack([Encoder().encode(g, g.current_player) for g in games])
     mask = np.stack([g.legal_mask() for g in games])
     players = np.array([g.num_players for g in games], np.int32)
     torch.manual_seed(0)
-    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12)).eval()
+    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12),
+                value_hidden=value_hidden).eval()
+    if value_hidden:  # the value's own layer: another file, read back with its width
+        weights = str(tmp_path / "value_hidden.npz")
+        export_npz(net, weights)
+        assert load_az_net(weights).value_hidden is not None
     with torch.no_grad():
         logp, logv, _ = net.heads(torch.from_numpy(obs), torch.from_numpy(mask).bool(),
                                   torch.from_numpy(players))
     numpy_net, meta = load_az(weights)
+    assert numpy_net.value_hidden == bool(value_hidden)
     assert meta["format"] == "moonriver-az/1" and "relative to the player to move" in meta["value"]
     logits, shares = numpy_net.evaluate(obs, mask, players)
     legal = mask.astype(bool)

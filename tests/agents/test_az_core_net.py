@@ -28,6 +28,18 @@ def shaken_arrays(seed: int) -> dict[str, np.ndarray]:
             for k, v in shipped_arrays().items()}
 
 
+def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
+    """The shipped arrays with a random value layer of its own (``value_hidden``) of
+    ``width``, over the trunk's input and state, and a value head that reads it."""
+    rng = np.random.default_rng(seed)
+    arrays = shipped_arrays()
+    hidden, trunk_in = arrays["trunk.0.weight"].shape
+    arrays["value_hidden.weight"] = rng.normal(0, 0.1, (width, trunk_in + hidden))
+    arrays["value_hidden.bias"] = rng.normal(0, 0.1, width)
+    arrays["value_head.weight"] = rng.normal(0, 0.3, (4, width))
+    return {k: np.asarray(v, np.float32) for k, v in arrays.items()}
+
+
 def positions(seed: int) -> list[Game]:
     """One mid-game position of every variant, at a decision with a choice."""
     games = []
@@ -53,8 +65,9 @@ def leaves_of(games: list[Game]):
     return [first, search.leaves()]
 
 
-@pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3)],
-                         ids=["shipped", "shaken"])
+@pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3),
+                                    lambda: value_hidden_arrays(4)],
+                         ids=["shipped", "shaken", "value_hidden"])
 def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None:
     net = NumpyAZNet(arrays())
     for leaves in leaves_of(positions(100)):
@@ -117,6 +130,13 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
     twice[1] = twice[0]
     refused(good, "not a permutation", twice)
     refused(good, "index must place", index[:-1].copy())
+    own = value_hidden_arrays(1)  # a value layer of its own: its head must read its width
+    refused({**own, "value_head.weight": good["value_head.weight"]},
+            r"value_head.weight has shape \(4, 128\), expected \(4, 24\)")
+    refused({k: v for k, v in own.items() if k != "value_hidden.bias"},
+            "no array value_hidden.bias")
+    refused({**own, "value_hidden.weight": own["value_hidden.weight"][:, :400].copy()},
+            r"value_hidden.weight has shape \(24, 400\), expected \(24, 416\)")
 
 
 def test_bad_calls_are_refused_and_change_nothing() -> None:
@@ -166,6 +186,8 @@ def test_wrong_dtypes_and_oversized_layers_are_refused() -> None:
     wide = {**shipped_arrays(), "opponent_cells.0.weight": np.zeros((5000, 22), np.float32)}
     with pytest.raises(ValueError, match="layers of at most 4096 outputs"):
         _core.AzNet(wide, action_index())
+    with pytest.raises(ValueError, match=r"layers of at most 4096 outputs \(got 5000\)"):
+        _core.AzNet(value_hidden_arrays(2, width=5000), action_index())
 
 
 def test_a_network_output_that_overflows_stops_the_run_and_the_search() -> None:

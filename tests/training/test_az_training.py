@@ -17,6 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.training.az import train as az_train  # noqa: E402
 from moonriver_env.training.az.network import AZNet, warm_start  # noqa: E402
 from moonriver_env.training.az.selfplay import (  # noqa: E402
@@ -371,19 +372,27 @@ def test_hold_policy_keeps_the_starting_policy_as_target_while_the_search_plays(
     assert gaps[0] < 0.75 * gaps[1], gaps  # measured: 0.029 against 0.049
 
 
+@pytest.mark.parametrize("value_hidden", [0, 6])
 def test_freeze_policy_trains_the_value_heads_alone_and_resumes_to_the_same_weights(
-        tmp_path) -> None:
+        tmp_path, value_hidden) -> None:
     """``freeze_policy``: through a warm-up iteration and a searched one, every weight but
-    the value and margin heads stays the starting network's, bit for bit (so its policy
-    does); a stopped and resumed run ends at the uninterrupted run's weights."""
-    settings = {"updates": 8, "learning_rate": 0.03, "freeze_policy": True, "value_warmup": 1}
+    the value layers (the value and margin heads, and ``value_hidden``'s layer when set)
+    stays the starting network's, bit for bit (so its policy does); a stopped and resumed run
+    ends at the uninterrupted run's weights."""
+    settings = {"updates": 8, "learning_rate": 0.03, "freeze_policy": True, "value_warmup": 1,
+                "value_hidden": value_hidden}
     whole = Run(tiny(tmp_path / "whole", iterations=2, **settings), report=quiet)
     assert whole.teacher is None
     start = {k: v.clone() for k, v in whole.net.state_dict().items()}
     assert whole.train() == 0
     moved = {k for k, v in whole.net.state_dict().items() if not torch.equal(v, start[k])}
+    own = {"value_hidden.weight", "value_hidden.bias"} if value_hidden else set()
     assert moved == {"value_head.weight", "value_head.bias", "margin_head.weight",
-                     "margin_head.bias"}
+                     "margin_head.bias"} | own
+    if value_hidden:  # the agents' file holds the layer; the numpy agents read it
+        arrays = read_npz(str(tmp_path / "whole" / "az.npz"))[0]
+        assert arrays["value_hidden.weight"].shape[0] == value_hidden
+        assert arrays["value_head.weight"].shape == (4, value_hidden)
     assert_resumes_to(whole, tmp_path / "split", settings)
 
 
@@ -478,6 +487,17 @@ def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
         assert "value_head.weight" in copied
         for name in copied:
             np.testing.assert_array_equal(net.state_dict()[name].numpy(), data[name])
+
+
+def test_warm_start_into_a_value_layer_of_its_own_keeps_the_policy_not_the_head() -> None:
+    every = SHIPPED.parent / "all.npz"  # its value head reads the state: 128 inputs
+    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True),
+                value_hidden=16)
+    copied = warm_start(net, str(every))
+    with np.load(every) as data:
+        assert sorted(copied) == sorted(k for k in data.files
+                                        if k not in ("__meta__", "value_head.weight"))
+    assert net.state_dict()["value_head.weight"].shape == (4, 16)
 
 
 def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:

@@ -8,7 +8,9 @@ the table's ``num_players`` seats turns them into the predicted win share of eac
 game's tied winners share the win). An auxiliary head predicts each seat's score margin (its
 score minus the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not
 exported. One network plays 2, 3 and 4 players and every Legends scenario: the observation
-names the player count and the scenario. ``export_npz`` writes the numpy agents' file
+names the player count and the scenario. With ``value_hidden`` the value and margin heads
+read a hidden layer of their own (over the trunk's input and its state) instead of the trunk's
+state, so that they can learn on a frozen policy. ``export_npz`` writes the numpy agents' file
 (``agents/az.py`` plays it without torch).
 """
 
@@ -29,14 +31,21 @@ from torch import nn
 
 MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
 EXPORT_SKIP = ("margin_head.",)  # training-only heads, left out of the agents' file
+VALUE_LAYERS = ("value_hidden.", "value_head.", "margin_head.")  # the value's own layers
 
 
 class AZNet(RanchNet):
     """Policy logits over the 2710 ids, a win-share logit per relative seat and a margin."""
 
-    def __init__(self, config: NetConfig | None = None) -> None:
+    def __init__(self, config: NetConfig | None = None, value_hidden: int = 0) -> None:
         super().__init__(config)
         hidden = self.config.hidden
+        self.value_hidden: nn.Linear | None = None
+        if value_hidden:  # a hidden layer of the value's own over the trunk's input and state
+            trunk = self.trunk[0]
+            assert isinstance(trunk, nn.Linear)
+            self.value_hidden = nn.Linear(trunk.in_features + hidden, value_hidden)
+            hidden = value_hidden
         self.value_head = nn.Linear(hidden, SEATS)
         self.margin_head = nn.Linear(hidden, SEATS)
 
@@ -46,7 +55,7 @@ class AZNet(RanchNet):
         """Log-probabilities (B, 2710) under ``mask``, log win shares (B, 4) over each row's
         ``num_players`` seats (about MASKED beyond) and margins (B, 4); ``prior``: the rows'
         Greedy priors, for a network that adds them (``use_prior``)."""
-        scores, state = self._scores(obs)
+        scores, state, trunk_in = self._features(obs)
         logits = scores.index_select(1, self.get_buffer("index"))
         if self.config.use_prior:
             if prior is None:
@@ -55,6 +64,8 @@ class AZNet(RanchNet):
         logits = logits.masked_fill(~mask, MASKED)
         seats = (torch.arange(SEATS, device=num_players.device)
                  < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
+        if self.value_hidden is not None:
+            state = _linear(self.value_hidden, torch.cat([trunk_in, state], dim=1)).relu()
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
                 _linear(self.margin_head, state))
@@ -94,7 +105,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
         arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
     wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
-             and not k.startswith("value_head.")]
+             and not k.startswith(VALUE_LAYERS)]
     if wrong:
         raise ValueError(f"warm start {source!r}: its sizes differ from this network's at "
                          f"{', '.join(wrong[:3])} (set channels, opponent_channels and hidden "
@@ -109,9 +120,16 @@ def load_az_net(path: str) -> AZNet:
     (the training-only margin head keeps its initial weights)."""
     arrays, meta = read_npz(path)
     names = {f.name for f in fields(NetConfig)}
-    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in names}))
+    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in names}),
+                value_hidden=value_hidden_size(arrays))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
     return net
+
+
+def value_hidden_size(arrays: dict[str, Any]) -> int:
+    """The width of a network's own value layer (0: its value head reads the trunk's state)."""
+    weight = arrays.get("value_hidden.weight")
+    return 0 if weight is None else int(weight.shape[0])
 
 
 def is_az_file(source: str) -> bool:

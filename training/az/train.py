@@ -40,6 +40,7 @@ from moonriver_env.agents.az import absolute_shares, seat_mask
 from moonriver_env.training.atomic import atomic_save, first_line, keep_copy
 from moonriver_env.training.az.network import (
     MARGIN_SCALE,
+    VALUE_LAYERS,
     AZNet,
     core_network,
     export_npz,
@@ -68,9 +69,8 @@ RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
-         "hidden", "prior", "value_warmup", "hold_policy", "freeze_policy", "warm_start",
-         "leaves", "target", "expert")
-VALUE_HEADS = ("value_head.", "margin_head.")  # what freeze_policy trains
+         "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
+         "warm_start", "leaves", "target", "expert")
 LEAVES = ("torch", "core")  # who values the search's leaves
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -100,6 +100,7 @@ class AZConfig:
     channels: int = 32
     opponent_channels: int = 16
     hidden: int = 128
+    value_hidden: int = 0
     prior: bool = True
     value_warmup: int = 0
     hold_policy: bool = False
@@ -148,8 +149,9 @@ class AZConfig:
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0"),
-            (min(self.channels, self.opponent_channels, self.hidden) >= 1,
-             "channels, opponent_channels and hidden must be >= 1"),
+            (min(self.channels, self.opponent_channels, self.hidden) >= 1
+             and 0 <= self.value_hidden <= 4096,
+             "channels, opponent_channels and hidden must be >= 1, value_hidden 0 to 4096"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
             (self.leaves in LEAVES, f"leaves must be {' or '.join(LEAVES)}"),
             (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
@@ -332,7 +334,8 @@ class Run:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
-                                   hidden=cfg.hidden, use_prior=cfg.prior)).to(self.device)
+                                   hidden=cfg.hidden, use_prior=cfg.prior),
+                         value_hidden=cfg.value_hidden).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
@@ -342,7 +345,7 @@ class Run:
         self.teacher: AZNet | None = None
         if cfg.freeze_policy:
             for name, weight in self.net.named_parameters():
-                weight.requires_grad_(name.startswith(VALUE_HEADS))
+                weight.requires_grad_(name.startswith(VALUE_LAYERS))
         elif cfg.value_warmup > 0 or cfg.hold_policy:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
         self.opt = torch.optim.AdamW([w for w in self.net.parameters() if w.requires_grad],

@@ -120,7 +120,7 @@ NET_INLINE void relu_linear_fixed(const float* x, int in, const float* t, const 
 }
 
 struct Scratch {
-  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads;
+  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads, value_in, value_hidden;
 };
 
 }  // namespace
@@ -148,11 +148,23 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t pooled = 2 * c + 2 * OPPONENTS * oc;
   trunk_t_ = transposed(take(a, "trunk.0.weight", {t, h + pooled}), t, h + pooled);
   trunk_b_ = take(a, "trunk.0.bias", {t});
+  std::vector<std::pair<const char*, std::size_t>> named_heads = {
+      {"dense_head", d}, {"viewer_film", c}, {"thief_film", oc}};
+  if (a.count("value_hidden.weight")) {
+    const std::size_t vh = outputs(a, "value_hidden.weight"), in = h + pooled + t;
+    if (vh > MAX_WIDTH)
+      throw std::invalid_argument("network: layers of at most " + std::to_string(MAX_WIDTH) +
+                                  " outputs (got " + std::to_string(vh) + ")");
+    value_hidden_ = static_cast<int>(vh);
+    value_hidden_t_ = transposed(take(a, "value_hidden.weight", {vh, in}), vh, in);
+    value_hidden_b_ = take(a, "value_hidden.bias", {vh});
+    value_head_ = take(a, "value_head.weight", {MAX_PLAYERS, vh});
+    value_b_ = take(a, "value_head.bias", {MAX_PLAYERS});
+  } else {
+    named_heads.emplace_back("value_head", MAX_PLAYERS);
+  }
   std::vector<float> heads;  // out x in, in the order the scores read them
-  for (auto [name, rows] : {std::pair<const char*, std::size_t>{"dense_head", d},
-                            {"viewer_film", c},
-                            {"thief_film", oc},
-                            {"value_head", MAX_PLAYERS}}) {
+  for (auto [name, rows] : named_heads) {
     const auto& w = take(a, std::string(name) + ".weight", {rows, t});
     const auto& b = take(a, std::string(name) + ".bias", {rows});
     heads.insert(heads.end(), w.begin(), w.end());
@@ -276,6 +288,22 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
   const float* film = s.heads.data() + dense_;
   const float* thief_film = film + c;
   const float* value = thief_film + oc;
+  float own_value[MAX_PLAYERS];
+  if (value_hidden_ > 0) {  // the value's own layer over the trunk's input, then its state
+    s.value_in.assign(s.trunk_in.begin(), s.trunk_in.end());
+    s.value_in.insert(s.value_in.end(), s.state.begin(), s.state.end());
+    s.value_hidden.resize(static_cast<std::size_t>(value_hidden_));
+    sparse_linear(s.value_in.data(), static_cast<int>(s.value_in.size()), value_hidden_t_,
+                  value_hidden_b_, s.value_hidden.data());
+    relu(s.value_hidden.data(), value_hidden_);
+    for (int k = 0; k < MAX_PLAYERS; ++k) {
+      float sum = value_b_[k];
+      const float* w = value_head_.data() + static_cast<std::size_t>(k) * value_hidden_;
+      for (int j = 0; j < value_hidden_; ++j) sum += w[j] * s.value_hidden[j];
+      own_value[k] = sum;
+    }
+    value = own_value;
+  }
   // The policy at the legal ids: a dense score, a viewer cell's channel or an opponent's cell.
   for (int i = 0; i < m; ++i) {
     const std::int32_t pos = index_[ids[i]];

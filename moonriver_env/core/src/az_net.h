@@ -22,10 +22,12 @@ struct NetArray {
 
 class AzNet {
  public:
-  // ``arrays``: the state dict's arrays by name (``viewer_conv.weight``, ... ``value_head.bias``
-  // and optional ``prior_weight``); ``index``: each action id's place in the concatenated
-  // (dense, viewer cells, thief) scores (agents/pretrained.py action_index). A missing array,
-  // a shape that does not fit or a value that is not finite: std::invalid_argument.
+  // ``arrays``: the state dict's arrays by name (``viewer_conv.weight``, ... ``value_head.bias``,
+  // optional ``prior_weight`` and optional ``value_hidden.weight`` / ``.bias``: then the value
+  // head reads that layer over the trunk's input and state instead of the state); ``index``: each
+  // action id's place in the concatenated (dense, viewer cells, thief) scores (agents/pretrained.py
+  // action_index). A missing array, a shape that does not fit or a value that is not finite:
+  // std::invalid_argument.
   AzNet(const std::map<std::string, NetArray>& arrays, const std::vector<std::int64_t>& index);
 
   bool uses_prior() const { return uses_prior_; }
@@ -38,6 +40,7 @@ class AzNet {
 
  private:
   int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;
+  int value_hidden_ = 0;  // 0: the value head is one of the heads read from the state
   bool uses_prior_ = false;
   float prior_weight_ = 0.0f;
   // Weights stored input-major (in x out), so an input's row is contiguous; biases as given.
@@ -46,7 +49,9 @@ class AzNet {
   std::vector<float> opp_t_, opp_b_;
   std::vector<float> rest_t_, rest_b_;
   std::vector<float> trunk_t_, trunk_b_;
-  std::vector<float> heads_t_, heads_b_;       // dense, viewer film, thief film, value
+  std::vector<float> heads_t_, heads_b_;                // dense, viewer film, thief film[, value]
+  std::vector<float> value_hidden_t_, value_hidden_b_;  // (trunk input + state) x value_hidden
+  std::vector<float> value_head_, value_b_;    // MAX_PLAYERS x value_hidden, with value_hidden
   std::vector<float> viewer_head_, viewer_b_;  // out x in (a legal id reads one output's row)
   std::vector<float> thief_head_, thief_b_;
   std::vector<std::int32_t> index_;
