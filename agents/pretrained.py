@@ -133,8 +133,9 @@ class NumpyRanchNet:
         for name in ("viewer_cells.1", "opponent_cells.0", "rest.0", "trunk.0", "viewer_head",
                      "thief_head"):
             self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
-        # the value head reads the state, or a hidden layer of its own over the trunk's input
-        # and state (``value_hidden``, an option of the search recipe's network)
+        # the value head reads the state, or a hidden layer of its own over the observation
+        # after the ranches, the trunk's input and its state (``value_hidden``, an option of
+        # the search recipe's network)
         self.value_hidden = "value_hidden.weight" in self.w
         heads: tuple[str, ...] = ("dense_head", "viewer_film", "thief_film")
         if self.value_hidden:
@@ -201,7 +202,8 @@ class NumpyRanchNet:
             self._linear("heads", state, relu=False), self.head_splits, axis=1)
         if self.value_hidden:
             value = [self._linear("value_head", self._linear(
-                "value_hidden", np.concatenate([trunk_in, state], axis=1)), relu=False)]
+                "value_hidden", np.concatenate([obs[:, self.ranch_stop:], trunk_in, state],
+                                               axis=1)), relu=False)]
         viewer += viewer_film[:, None, :]
         others += thief_film[:, None, None, :]
         scores = np.concatenate([

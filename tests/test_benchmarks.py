@@ -141,3 +141,27 @@ def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path)
     assert own["both_searches_elsewhere"]["agree"] == 0.0  # the searches agree everywhere
     assert changed["both_searches_elsewhere"]["agree"] == pytest.approx(
         1.0 - changed["vs_search_1"]["agree"])
+
+
+def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_itself(
+        tmp_path) -> None:
+    """A value head of zeros predicts even shares: its cross-entropy is ln 2 in every 2-player
+    position whatever the outcome; the same network twice differs by exactly 0."""
+    import math
+
+    from moonriver_env.agents.az import shipped_path
+    from moonriver_env.agents.pretrained import read_npz
+
+    arrays, meta = read_npz(shipped_path())
+    arrays["value_head.weight"] = np.zeros_like(arrays["value_head.weight"])
+    arrays["value_head.bias"] = np.zeros_like(arrays["value_head.bias"])
+    even = tmp_path / "even.npz"
+    np.savez(even, **arrays, __meta__=np.array(json.dumps(meta)))
+    last = _last_json("value_quality.py", "--networks", "pretrained", str(even), "pretrained",
+                      "--variants", "2p-base", "--games", "3", cwd=tmp_path)
+    result = last["results"]["2p-base"]
+    assert result["positions"] > 30
+    assert result[str(even)]["cross_entropy"] == pytest.approx(math.log(2), abs=1e-6)
+    own = result["pretrained"]
+    assert own["minus_first"] == 0.0 and own["minus_first_ci"] == [0.0, 0.0]
+    assert 0.0 <= own["top_winner_ci"][0] <= own["top_winner"] <= own["top_winner_ci"][1] <= 1

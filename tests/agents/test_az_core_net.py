@@ -30,11 +30,13 @@ def shaken_arrays(seed: int) -> dict[str, np.ndarray]:
 
 def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
     """The shipped arrays with a random value layer of its own (``value_hidden``) of
-    ``width``, over the trunk's input and state, and a value head that reads it."""
+    ``width``, over the observation after the ranches, the trunk's input and its state, and a
+    value head that reads it."""
     rng = np.random.default_rng(seed)
     arrays = shipped_arrays()
     hidden, trunk_in = arrays["trunk.0.weight"].shape
-    arrays["value_hidden.weight"] = rng.normal(0, 0.1, (width, trunk_in + hidden))
+    rest = arrays["rest.0.weight"].shape[1]
+    arrays["value_hidden.weight"] = rng.normal(0, 0.1, (width, rest + trunk_in + hidden))
     arrays["value_hidden.bias"] = rng.normal(0, 0.1, width)
     arrays["value_head.weight"] = rng.normal(0, 0.3, (4, width))
     return {k: np.asarray(v, np.float32) for k, v in arrays.items()}
@@ -136,7 +138,7 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
     refused({k: v for k, v in own.items() if k != "value_hidden.bias"},
             "no array value_hidden.bias")
     refused({**own, "value_hidden.weight": own["value_hidden.weight"][:, :400].copy()},
-            r"value_hidden.weight has shape \(24, 400\), expected \(24, 416\)")
+            r"value_hidden.weight has shape \(24, 400\), expected \(24, 950\)")
 
 
 def test_bad_calls_are_refused_and_change_nothing() -> None:

@@ -19,7 +19,12 @@ torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.training.az import train as az_train  # noqa: E402
-from moonriver_env.training.az.network import AZNet, warm_start  # noqa: E402
+from moonriver_env.training.az.network import (  # noqa: E402
+    AZNet,
+    export_npz,
+    value_hidden_size,
+    warm_start,
+)
 from moonriver_env.training.az.selfplay import (  # noqa: E402
     ALL_VARIANTS,
     Samples,
@@ -480,7 +485,9 @@ def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> N
 
 def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
     every = SHIPPED.parent / "all.npz"  # the shipped network for every variant (az format)
-    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True))
+    width = value_hidden_size(read_npz(str(every))[0])
+    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True),
+                value_hidden=width)
     copied = warm_start(net, str(every))
     with np.load(every) as data:
         assert sorted(copied) == sorted(k for k in data.files if k != "__meta__")
@@ -489,15 +496,20 @@ def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
             np.testing.assert_array_equal(net.state_dict()[name].numpy(), data[name])
 
 
-def test_warm_start_into_a_value_layer_of_its_own_keeps_the_policy_not_the_head() -> None:
-    every = SHIPPED.parent / "all.npz"  # its value head reads the state: 128 inputs
-    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True),
-                value_hidden=16)
-    copied = warm_start(net, str(every))
-    with np.load(every) as data:
-        assert sorted(copied) == sorted(k for k in data.files
-                                        if k not in ("__meta__", "value_head.weight"))
-    assert net.state_dict()["value_head.weight"].shape == (4, 16)
+@pytest.mark.parametrize("width", [0, 16, 128])
+def test_warm_start_copies_the_value_layers_whole_or_not_at_all(tmp_path, width) -> None:
+    """Between value layers of other widths (0: the head reads the state) the policy is
+    copied and no value weight is, even one whose shape happens to fit."""
+    torch.manual_seed(0)
+    source = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8), value_hidden=8)
+    path = str(tmp_path / "source.npz")
+    export_npz(source, path)
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8), value_hidden=width)
+    copied = warm_start(net, path)
+    policy = sorted(k for k in read_npz(path)[0] if not k.startswith(("value_", "margin_")))
+    assert sorted(copied) == policy
+    same = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8), value_hidden=8)
+    assert sorted(warm_start(same, path)) == sorted(read_npz(path)[0])
 
 
 def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:

@@ -9,9 +9,9 @@ game's tied winners share the win). An auxiliary head predicts each seat's score
 score minus the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not
 exported. One network plays 2, 3 and 4 players and every Legends scenario: the observation
 names the player count and the scenario. With ``value_hidden`` the value and margin heads
-read a hidden layer of their own (over the trunk's input and its state) instead of the trunk's
-state, so that they can learn on a frozen policy. ``export_npz`` writes the numpy agents' file
-(``agents/az.py`` plays it without torch).
+read a hidden layer of their own (over the observation after the ranches, the trunk's input and
+its state) instead of the trunk's state, so that they can learn on a frozen policy.
+``export_npz`` writes the numpy agents' file (``agents/az.py`` plays it without torch).
 """
 
 from __future__ import annotations
@@ -41,10 +41,13 @@ class AZNet(RanchNet):
         super().__init__(config)
         hidden = self.config.hidden
         self.value_hidden: nn.Linear | None = None
-        if value_hidden:  # a hidden layer of the value's own over the trunk's input and state
-            trunk = self.trunk[0]
+        if value_hidden:  # a layer of the value's own: the observation after the ranches,
+            trunk = self.trunk[0]  # the trunk's input and its state
             assert isinstance(trunk, nn.Linear)
-            self.value_hidden = nn.Linear(trunk.in_features + hidden, value_hidden)
+            rest = self.rest[0]
+            assert isinstance(rest, nn.Linear)
+            self.value_hidden = nn.Linear(rest.in_features + trunk.in_features + hidden,
+                                          value_hidden)
             hidden = value_hidden
         self.value_head = nn.Linear(hidden, SEATS)
         self.margin_head = nn.Linear(hidden, SEATS)
@@ -65,7 +68,8 @@ class AZNet(RanchNet):
         seats = (torch.arange(SEATS, device=num_players.device)
                  < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
         if self.value_hidden is not None:
-            state = _linear(self.value_hidden, torch.cat([trunk_in, state], dim=1)).relu()
+            state = _linear(self.value_hidden, torch.cat(
+                [obs[:, self.ranch_stop:], trunk_in, state], dim=1)).relu()
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
                 _linear(self.margin_head, state))
@@ -95,8 +99,9 @@ def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str
 def warm_start(net: AZNet, source: str) -> list[str]:
     """Copy into ``net`` every weight of ``source`` with the same name and shape: the PPO
     recipe's network (a ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``,
-    whose one-value head is not copied) or this recipe's ``az.npz`` (value heads included);
-    returns the names copied. A source of other sizes is a clear error."""
+    whose one-value head is not copied) or this recipe's ``az.npz`` (its value layers only if
+    its ``value_hidden`` width is ``net``'s: they are copied whole or not at all); returns the
+    names copied. A source of other sizes is a clear error."""
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
     if is_az_file(source):
@@ -110,6 +115,9 @@ def warm_start(net: AZNet, source: str) -> list[str]:
         raise ValueError(f"warm start {source!r}: its sizes differ from this network's at "
                          f"{', '.join(wrong[:3])} (set channels, opponent_channels and hidden "
                          f"as in its recipe)")
+    width = 0 if net.value_hidden is None else net.value_hidden.out_features
+    if value_hidden_size(arrays) != width:  # a value head that read another layer
+        arrays = {k: v for k, v in arrays.items() if not k.startswith(VALUE_LAYERS)}
     copied = [k for k, v in arrays.items() if k in own and own[k].shape == v.shape]
     net.load_state_dict({k: arrays[k] for k in copied}, strict=False)
     return copied

@@ -151,7 +151,7 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   std::vector<std::pair<const char*, std::size_t>> named_heads = {
       {"dense_head", d}, {"viewer_film", c}, {"thief_film", oc}};
   if (a.count("value_hidden.weight")) {
-    const std::size_t vh = outputs(a, "value_hidden.weight"), in = h + pooled + t;
+    const std::size_t vh = outputs(a, "value_hidden.weight"), in = REST_SIZE + h + pooled + t;
     if (vh > MAX_WIDTH)
       throw std::invalid_argument("network: layers of at most " + std::to_string(MAX_WIDTH) +
                                   " outputs (got " + std::to_string(vh) + ")");
@@ -289,8 +289,9 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
   const float* thief_film = film + c;
   const float* value = thief_film + oc;
   float own_value[MAX_PLAYERS];
-  if (value_hidden_ > 0) {  // the value's own layer over the trunk's input, then its state
-    s.value_in.assign(s.trunk_in.begin(), s.trunk_in.end());
+  if (value_hidden_ > 0) {  // the value's own layer: the observation after the ranches, the
+    s.value_in.assign(obs + O_RESERVES, obs + OBSERVATION_SIZE);  // trunk's input, its state
+    s.value_in.insert(s.value_in.end(), s.trunk_in.begin(), s.trunk_in.end());
     s.value_in.insert(s.value_in.end(), s.state.begin(), s.state.end());
     s.value_hidden.resize(static_cast<std::size_t>(value_hidden_));
     sparse_linear(s.value_in.data(), static_cast<int>(s.value_in.size()), value_hidden_t_,

@@ -24,7 +24,8 @@ class AzNet {
  public:
   // ``arrays``: the state dict's arrays by name (``viewer_conv.weight``, ... ``value_head.bias``,
   // optional ``prior_weight`` and optional ``value_hidden.weight`` / ``.bias``: then the value
-  // head reads that layer over the trunk's input and state instead of the state); ``index``: each
+  // head reads that layer over the observation after the ranches, the trunk's input and its state
+  // instead of the state); ``index``: each
   // action id's place in the concatenated (dense, viewer cells, thief) scores (agents/pretrained.py
   // action_index). A missing array, a shape that does not fit or a value that is not finite:
   // std::invalid_argument.
@@ -49,8 +50,9 @@ class AzNet {
   std::vector<float> opp_t_, opp_b_;
   std::vector<float> rest_t_, rest_b_;
   std::vector<float> trunk_t_, trunk_b_;
-  std::vector<float> heads_t_, heads_b_;                // dense, viewer film, thief film[, value]
-  std::vector<float> value_hidden_t_, value_hidden_b_;  // (trunk input + state) x value_hidden
+  std::vector<float> heads_t_, heads_b_;  // dense, viewer film, thief film[, value]
+  std::vector<float> value_hidden_t_,
+      value_hidden_b_;                         // (rest + trunk input + state) x value_hidden
   std::vector<float> value_head_, value_b_;    // MAX_PLAYERS x value_hidden, with value_hidden
   std::vector<float> viewer_head_, viewer_b_;  // out x in (a legal id reads one output's row)
   std::vector<float> thief_head_, thief_b_;
