@@ -111,7 +111,10 @@ def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
         raise ValueError(f"{os.path.basename(path)} is not an az network (written by "
                          f"moonriver-train-az, format {AZ_FORMAT}); pretrained:PATH.npz plays "
                          f"the PPO recipe's weights")
-    return NumpyAZNet(arrays), meta
+    try:
+        return NumpyAZNet(arrays), meta
+    except ValueError as exc:
+        raise ValueError(f"{os.path.basename(path)}: {exc}") from None
 
 
 _CACHE: dict[str, tuple[NumpyAZNet, dict[str, Any]]] = {}

@@ -139,6 +139,17 @@ class NumpyRanchNet:
         self.value_hidden = "value_hidden.weight" in self.w
         heads: tuple[str, ...] = ("dense_head", "viewer_film", "thief_film")
         if self.value_hidden:
+            hidden, trunk_in = self.w["trunk.0.weight"].shape
+            inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
+            width = self.w["value_hidden.weight"].shape[0]
+            if self.w["value_hidden.weight"].shape[1:] != (inputs,):
+                raise ValueError(f"value_hidden.weight has shape "
+                                 f"{self.w['value_hidden.weight'].shape}, expected (N, {inputs}):"
+                                 f" the observation after the ranches, the trunk's input and "
+                                 f"its state")
+            if self.w["value_head.weight"].shape[1:] != (width,):
+                raise ValueError(f"value_head.weight has shape {self.w['value_head.weight'].shape}"
+                                 f", expected (outputs, {width}): it reads value_hidden")
             for name in ("value_hidden", "value_head"):
                 self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         else:

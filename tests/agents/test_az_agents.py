@@ -4,6 +4,7 @@ checked, and no variant is refused (one network plays them all)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from moonriver_env.agents.az import (  # noqa: E402
     absolute_shares,
     load_az,
 )
+from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.agents.registry import make_agent  # noqa: E402
 from moonriver_env.training.az.network import AZNet, export_npz, load_az_net  # noqa: E402
 from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config  # noqa: E402
@@ -220,3 +222,21 @@ def test_play_server_seats_az_agents_from_the_command_line(weights) -> None:
     assert r.status_code == 201, r.text
     r = client.post("/api/games", json={"opponents": ["az:/elsewhere/net.npz"]})
     assert r.status_code == 400
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ("value_hidden.weight", r"net.npz: value_hidden.weight has shape \(5, 40\), expected \(N, "),
+    ("value_head.weight", r"net.npz: value_head.weight has shape \(4, 3\), expected \(outputs, "),
+])
+def test_a_value_layer_that_does_not_fit_is_refused_naming_the_file(tmp_path, change,
+                                                                      words) -> None:
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12), value_hidden=5)
+    path = tmp_path / "net.npz"
+    export_npz(net, str(path))
+    arrays, meta = read_npz(str(path))
+    arrays[change] = arrays[change][:, :40] if change == "value_hidden.weight" else \
+        arrays[change][:, :3]
+    np.savez(path, **arrays, __meta__=np.array(json.dumps(meta)))
+    with pytest.raises(ValueError, match=words):
+        make_agent(f"az:{path}")
