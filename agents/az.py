@@ -61,6 +61,12 @@ def absolute_shares(relative: np.ndarray, seat: Any, num_players: Any) -> np.nda
 class NumpyAZNet(NumpyRanchNet):
     """The AZNet forward in numpy: masked logits and win shares per relative seat."""
 
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        super().__init__(arrays)
+        if self.w["value_head.weight"].shape[0] != SEATS:
+            raise ValueError(f"value_head.weight has shape {self.w['value_head.weight'].shape}:"
+                             f" an az network gives {SEATS} seats' values")
+
     def evaluate(self, obs: np.ndarray, mask: np.ndarray, num_players: Any,
                  prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits (B, 2710) and win shares (B, 4) by seat relative to the player to

@@ -111,6 +111,9 @@ def greedy_prior(game: MoonRiverGame) -> np.ndarray:
     return prior
 
 
+MAX_VALUE_WIDTH = 4096  # the widest value layer read (as the core's AzNet's layers)
+
+
 class NumpyRanchNet:
     """The RanchNet forward pass in numpy, from its state-dict arrays (float32).
 
@@ -139,17 +142,7 @@ class NumpyRanchNet:
         self.value_hidden = "value_hidden.weight" in self.w
         heads: tuple[str, ...] = ("dense_head", "viewer_film", "thief_film")
         if self.value_hidden:
-            hidden, trunk_in = self.w["trunk.0.weight"].shape
-            inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
-            width = self.w["value_hidden.weight"].shape[0]
-            if self.w["value_hidden.weight"].shape[1:] != (inputs,):
-                raise ValueError(f"value_hidden.weight has shape "
-                                 f"{self.w['value_hidden.weight'].shape}, expected (N, {inputs}):"
-                                 f" the observation after the ranches, the trunk's input and "
-                                 f"its state")
-            if self.w["value_head.weight"].shape[1:] != (width,):
-                raise ValueError(f"value_head.weight has shape {self.w['value_head.weight'].shape}"
-                                 f", expected (outputs, {width}): it reads value_hidden")
+            self._check_value_layer()
             for name in ("value_hidden", "value_head"):
                 self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         else:
@@ -158,6 +151,26 @@ class NumpyRanchNet:
             np.concatenate([self.w[h + ".weight"] for h in heads]).T)
         self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
+
+    def _check_value_layer(self) -> None:
+        """A value layer of its own must fit the trunk and its head (as the core's AzNet
+        checks): else a ValueError saying which array and what was expected."""
+        hidden, trunk_in = self.w["trunk.0.weight"].shape
+        inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
+        width, outputs = self.w["value_hidden.weight"].shape[0], MAX_VALUE_WIDTH
+        if "value_head.weight" in self.w:
+            outputs = self.w["value_head.weight"].shape[0]
+        expected = {"value_hidden.weight": (width, inputs), "value_hidden.bias": (width,),
+                    "value_head.weight": (outputs, width), "value_head.bias": (outputs,)}
+        for name, shape in expected.items():
+            if name not in self.w:
+                raise ValueError(f"no array {name} (a network with value_hidden needs it)")
+            if self.w[name].shape != shape:
+                raise ValueError(f"{name} has shape {self.w[name].shape}, expected {shape}: "
+                                 f"value_hidden reads the observation after the ranches, the "
+                                 f"trunk's input and its state, and the value head reads it")
+        if not 1 <= width <= MAX_VALUE_WIDTH:
+            raise ValueError(f"value_hidden has {width} units, at most {MAX_VALUE_WIDTH}")
 
     def _patch_index(self) -> np.ndarray:
         """For each cell and each (plane, dy, dx) of its 3x3 patch (torch's order), where the

@@ -4,12 +4,14 @@
         --variants 4p-base 2p-base --games 200 --seed 7900000000
 
 Positions: every decision with a choice of ``--games`` games of each variant (game g on seed
-``seed + g``), played by ``--player``'s policy sampled (``az-sample``, its own seed), so the
-games are those the network's search and training see. At each position every network predicts
-the win share of each seat; printed per variant and network: the mean cross-entropy of the
+``seed + g``), played by ``--player``'s policy sampled (``az-sample``, its own seed), as the
+value warm-up of ``moonriver-train-az`` plays its games. At each position every network
+predicts the win share of each seat; printed per variant and network: the cross-entropy of the
 predictions to the game's outcome (a tie's winners share it; lower is better) and the share of
-positions whose most likely winner won, with 95% intervals over games (the positions of one
-game are not independent). One JSON line last.
+positions whose most likely winner won, each the mean over games of a game's mean over its
+positions (every game counts once), with 95% intervals over games (the positions of one game
+are not independent); after the first network, the game-by-game difference to it. A network
+whose policy is not the player's is scored on the player's games. One JSON line last.
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ def main() -> None:
     p.add_argument("--games", type=int, default=200)
     p.add_argument("--seed", type=int, default=7900000000)
     args = p.parse_args()
+    if args.games < 2:
+        p.error("--games must be at least 2 (the intervals are over games)")
     start = time.perf_counter()
     results: dict[str, Any] = {}
     for variant in args.variants:

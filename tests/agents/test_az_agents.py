@@ -224,19 +224,37 @@ def test_play_server_seats_az_agents_from_the_command_line(weights) -> None:
     assert r.status_code == 400
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    ("value_hidden.weight", r"net.npz: value_hidden.weight has shape \(5, 40\), expected \(N, "),
-    ("value_head.weight", r"net.npz: value_head.weight has shape \(4, 3\), expected \(outputs, "),
+@pytest.mark.parametrize(("name", "cut", "words"), [
+    ("value_hidden.weight", np.s_[:, :40], r"value_hidden.weight has shape \(5, 40\), expected"),
+    ("value_head.weight", np.s_[:, :3], r"value_head.weight has shape \(4, 3\), expected \(4, 5"),
+    ("value_hidden.bias", np.s_[:4], r"value_hidden.bias has shape \(4,\), expected \(5,\)"),
+    ("value_hidden.bias", None, "no array value_hidden.bias"),
+    ("value_head.weight", np.s_[:1], r"value_head.bias has shape \(4,\), expected \(1,\)"),
 ])
-def test_a_value_layer_that_does_not_fit_is_refused_naming_the_file(tmp_path, change,
+def test_a_value_layer_that_does_not_fit_is_refused_naming_the_file(tmp_path, name, cut,
                                                                       words) -> None:
     torch.manual_seed(0)
     net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12), value_hidden=5)
     path = tmp_path / "net.npz"
     export_npz(net, str(path))
     arrays, meta = read_npz(str(path))
-    arrays[change] = arrays[change][:, :40] if change == "value_hidden.weight" else \
-        arrays[change][:, :3]
+    if cut is None:
+        del arrays[name]
+    else:
+        arrays[name] = arrays[name][cut]
     np.savez(path, **arrays, __meta__=np.array(json.dumps(meta)))
+    words = "net.npz: " + words
     with pytest.raises(ValueError, match=words):
+        make_agent(f"az:{path}")
+
+
+def test_an_az_file_whose_value_head_is_not_four_seats_is_refused(tmp_path) -> None:
+    torch.manual_seed(0)
+    path = tmp_path / "one.npz"
+    export_npz(AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12)), str(path))
+    arrays, meta = read_npz(str(path))
+    arrays["value_head.weight"], arrays["value_head.bias"] = (arrays["value_head.weight"][:1],
+                                                              arrays["value_head.bias"][:1])
+    np.savez(path, **arrays, __meta__=np.array(json.dumps(meta)))
+    with pytest.raises(ValueError, match=r"one.npz: .*an az network gives 4 seats' values"):
         make_agent(f"az:{path}")

@@ -100,8 +100,9 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     """Copy into ``net`` every weight of ``source`` with the same name and shape: the PPO
     recipe's network (a ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``,
     whose one-value head is not copied) or this recipe's ``az.npz`` (its value layers only if
-    its ``value_hidden`` width is ``net``'s: they are copied whole or not at all); returns the
-    names copied. A source of other sizes is a clear error."""
+    every one of them fits ``net``'s: they are copied whole or not at all; the margin head,
+    not in the file, starts anew); returns the names copied. A source of other sizes is a
+    clear error."""
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
     if is_az_file(source):
@@ -115,8 +116,12 @@ def warm_start(net: AZNet, source: str) -> list[str]:
         raise ValueError(f"warm start {source!r}: its sizes differ from this network's at "
                          f"{', '.join(wrong[:3])} (set channels, opponent_channels and hidden "
                          f"as in its recipe)")
-    width = 0 if net.value_hidden is None else net.value_hidden.out_features
-    if value_hidden_size(arrays) != width:  # a value head that read another layer
+    # the exported value layers (value_hidden, value_head): the source's must be exactly
+    # net's, name for name and shape for shape, else none of them is copied
+    exported = VALUE_LAYERS[:2]
+    mine = {k: tuple(v.shape) for k, v in own.items() if k.startswith(exported)}
+    theirs = {k: tuple(v.shape) for k, v in arrays.items() if k.startswith(exported)}
+    if mine != theirs:
         arrays = {k: v for k, v in arrays.items() if not k.startswith(VALUE_LAYERS)}
     copied = [k for k, v in arrays.items() if k in own and own[k].shape == v.shape]
     net.load_state_dict({k: arrays[k] for k in copied}, strict=False)
