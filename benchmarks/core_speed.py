@@ -7,6 +7,9 @@ Each measure names what it times:
 - ``clone_determinize``: ``clone()`` then ``determinize(rng)`` of a mid-game state, the
   contract's call pair (numpy's shuffles, the same orders: in Python on the engine, in C++
   over the generator's own bit generator on the core);
+- ``clone_determinize_floor``: the same copy and reshuffle by the core's own calls with the
+  least Python around them (the C++ copy, the generator's lock and capsule, the shuffles; no
+  ``Game`` wrapper): about the least the contract's pair could take on the core;
 - ``new_game``: ``make_game(config, seed)`` for fresh seeds: the set-up's draws (numpy's on
   the engine, their C++ twin on the core) and the opening table (saloon, first column);
 - ``search_determinized_clone``: search's copy-and-reshuffle of a mid-game state: the engine's
@@ -90,6 +93,20 @@ def clone_determinize(backend: str, calls: int) -> float:
 
     def step() -> None:
         game.clone().determinize(rng)
+    return per_call(step, calls)
+
+
+def clone_determinize_floor(calls: int) -> float:
+    """Seconds per clone and numpy reshuffle made by the core's own calls with the least Python
+    around them (the C++ copy, numpy's generator lock and capsule, the two shuffles; no
+    ``Game`` wrapper): about the least ``clone()`` + ``determinize(rng)`` could take."""
+    game = mid_game("core", 7)._core
+    bits = np.random.default_rng(0).bit_generator
+
+    def step() -> None:
+        copy = game.copy()
+        with bits.lock:
+            copy.determinize_numpy(bits.capsule)
     return per_call(step, calls)
 
 
@@ -236,6 +253,8 @@ def main() -> None:
                 1e3 * mcts_decision(backend, args.positions, seed=r + 1))
         runs.setdefault("determinized_clone_call_core_us", []).append(
             1e6 * determinized_clone_call(args.calls))
+        runs.setdefault("clone_determinize_floor_core_us", []).append(
+            1e6 * clone_determinize_floor(args.calls))
         d, s = core_playout(args.playouts, seed=r + 1)
         runs.setdefault("core_playout_decisions_per_s", []).append(d / s)
     med = {k: statistics.median(v) for k, v in runs.items()}
@@ -249,6 +268,8 @@ def main() -> None:
         "one_ply": med["one_ply_python_us_per_action"] / med["one_ply_core_us_per_action"],
         "search_determinized_clone": med["search_determinized_clone_python_us"]
         / med["search_determinized_clone_core_us"],
+        "clone_determinize_floor": med["clone_determinize_python_us"]
+        / med["clone_determinize_floor_core_us"],
         "determinized_clone_call_vs_python_clone_determinize":
         med["clone_determinize_python_us"] / med["determinized_clone_call_core_us"],
         "greedy_decision": med["greedy_decision_python_us"] / med["greedy_decision_core_us"],
