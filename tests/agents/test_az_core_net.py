@@ -133,8 +133,8 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
     refused(good, "not a permutation", twice)
     refused(good, "index must place", index[:-1].copy())
     own = value_hidden_arrays(1)  # a value layer of its own: its head must read its width
-    refused({**own, "value_head.weight": good["value_head.weight"]},
-            r"value_head.weight has shape \(4, 128\), expected \(4, 24\)")
+    refused({**own, "value_head.weight": np.zeros((4, 7), np.float32)},
+            r"value_head.weight has shape \(4, 7\), expected \(4, 24\)")
     refused({k: v for k, v in own.items() if k != "value_hidden.bias"},
             "no array value_hidden.bias")
     refused({**own, "value_hidden.weight": own["value_hidden.weight"][:, :400].copy()},

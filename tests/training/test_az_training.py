@@ -4,6 +4,7 @@ weights as an uninterrupted run, Ctrl-C saves, warm start, and one-line CLI erro
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -510,6 +511,12 @@ def test_warm_start_copies_the_value_layers_whole_or_not_at_all(tmp_path, width)
     assert sorted(copied) == policy
     same = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8), value_hidden=8)
     assert sorted(warm_start(same, path)) == sorted(read_npz(path)[0])
+    # the same width over other inputs (a layer that read less): still none of it
+    arrays, meta = read_npz(path)
+    arrays["value_hidden.weight"] = arrays["value_hidden.weight"][:, :20].copy()
+    np.savez(path, **arrays, __meta__=np.array(json.dumps(meta)))
+    same = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8), value_hidden=8)
+    assert sorted(warm_start(same, path)) == policy
 
 
 def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:
@@ -594,6 +601,9 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     cfg = AZConfig.load(str(configs / "az_value.toml"), {"warm_start": str(shipped)})
     assert cfg.value_warmup == cfg.iterations > 0  # every iteration is the value warm-up
     assert cfg.freeze_policy  # the policy is the last PPO step's exactly
+    assert cfg.value_hidden == 64  # the value layers of the shipped file
+    arrays = read_npz(str(configs / ".." / ".." / "agents" / "weights" / "all.npz"))[0]
+    assert value_hidden_size(arrays) == cfg.value_hidden
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
         assert tomllib.load(fh)["warm_start"] == "runs/fast_league_2/final.pt"
