@@ -526,6 +526,7 @@ def test_cli_warm_start_takes_the_sources_sizes(tmp_path, capsys) -> None:
     assert az_train.main(args) == 0
     text = capsys.readouterr().out
     assert "warm start: " in text and "done: 1 iterations" in text
+    assert "(not its value layers" in text  # the PPO weights' one-value head never fits
     assert az_train.load_resume(str(out))["config"]["hidden"] == 128
 
 
@@ -619,6 +620,9 @@ def _after_the_value_run(name: str) -> AZConfig:
     every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
     cfg = AZConfig.load(str(configs / name), {"warm_start": every, "expert": every})
     assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    # its warm start keeps az_value.toml's value layers: the same width
+    assert cfg.value_hidden == AZConfig.load(str(configs / "az_value.toml"), {
+        "warm_start": every}).value_hidden
     return cfg
 
 

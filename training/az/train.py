@@ -338,7 +338,10 @@ class Run:
                          value_hidden=cfg.value_hidden).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
-            report(f"warm start: {len(copied)} weights from {cfg.warm_start}")
+            kept = any(k.startswith(VALUE_LAYERS) for k in copied)
+            report(f"warm start: {len(copied)} weights from {cfg.warm_start}"
+                   + ("" if kept else " (not its value layers: they do not fit value_hidden = "
+                      f"{cfg.value_hidden}; the value starts anew)"))
         # freeze_policy trains the value heads alone (the policy stays the starting one
         # exactly); else the value warm-up (and hold_policy throughout) holds the policy to
         # the starting network's (a frozen copy)
