@@ -155,16 +155,16 @@ class NumpyRanchNet:
     def _check_value_layer(self) -> None:
         """A value layer of its own must fit the trunk and its head (as the core's AzNet
         checks): else a ValueError saying which array and what was expected."""
+        for name in ("value_hidden.bias", "value_head.weight", "value_head.bias"):
+            if name not in self.w:
+                raise ValueError(f"no array {name} (a network with value_hidden needs it)")
         hidden, trunk_in = self.w["trunk.0.weight"].shape
         inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
-        width, outputs = self.w["value_hidden.weight"].shape[0], MAX_VALUE_WIDTH
-        if "value_head.weight" in self.w:
-            outputs = self.w["value_head.weight"].shape[0]
+        width = self.w["value_hidden.weight"].shape[0]
+        outputs = self.w["value_head.weight"].shape[0]
         expected = {"value_hidden.weight": (width, inputs), "value_hidden.bias": (width,),
                     "value_head.weight": (outputs, width), "value_head.bias": (outputs,)}
         for name, shape in expected.items():
-            if name not in self.w:
-                raise ValueError(f"no array {name} (a network with value_hidden needs it)")
             if self.w[name].shape != shape:
                 raise ValueError(f"{name} has shape {self.w[name].shape}, expected {shape}: "
                                  f"value_hidden reads the observation after the ranches, the "
@@ -222,12 +222,13 @@ class NumpyRanchNet:
         rest = self._linear("rest.0", obs[:, self.ranch_stop:])
         trunk_in = np.concatenate([rest, pooled], axis=1)
         state = self._linear("trunk.0", trunk_in)
-        dense, viewer_film, thief_film, *value = np.split(
-            self._linear("heads", state, relu=False), self.head_splits, axis=1)
+        heads = np.split(self._linear("heads", state, relu=False), self.head_splits, axis=1)
+        dense, viewer_film, thief_film = heads[:3]
         if self.value_hidden:
-            value = [self._linear("value_head", self._linear(
-                "value_hidden", np.concatenate([obs[:, self.ranch_stop:], trunk_in, state],
-                                               axis=1)), relu=False)]
+            value = self._linear("value_head", self._linear("value_hidden", np.concatenate(
+                [obs[:, self.ranch_stop:], trunk_in, state], axis=1)), relu=False)
+        else:
+            value = heads[3]
         viewer += viewer_film[:, None, :]
         others += thief_film[:, None, None, :]
         scores = np.concatenate([
@@ -241,7 +242,7 @@ class NumpyRanchNet:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             scores += self.w["prior_weight"] * prior
         logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
-        return logits, value[0]
+        return logits, value
 
 
 def weights_path(variant: str) -> Any:

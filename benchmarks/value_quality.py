@@ -23,17 +23,11 @@ from typing import Any
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.agents.az import AZAgent, agent_weights, shipped_path
-from moonriver_env.training.az.selfplay import _outcome, variant_config
+from moonriver_env.agents.az import AZAgent, agent_weights
+from moonriver_env.training.az.selfplay import seat_outcome, variant_config
+from search_agreement import SHIPPED, weights_path
 
 from moonriver_env.core import Game
-
-SHIPPED = "pretrained"  # the shipped network (agents.az.shipped_path)
-
-
-def weights_path(name: str) -> str:
-    """An az.npz path; ``pretrained``: the shipped network."""
-    return shipped_path() if name == SHIPPED else name
 
 
 def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np.ndarray, ...]]:
@@ -52,7 +46,7 @@ def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np
                 masks.append(observation["action_mask"])
                 movers.append(mover)
             game.apply(agent.act(game, observation) if ids.size > 1 else int(ids[0]))
-        outcome = np.stack([_outcome(game, m)[0] for m in movers])
+        outcome = np.stack([seat_outcome(game, m)[0] for m in movers])
         out.append((np.stack(obs), np.stack(masks), np.full(len(obs), game.num_players,
                                                              np.int32), outcome))
     return out

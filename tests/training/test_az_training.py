@@ -232,7 +232,7 @@ def test_an_expert_file_values_the_leaves_whatever_the_trained_network(tmp_path,
 
 
 def test_outcome_is_by_seat_relative_to_the_mover() -> None:
-    from moonriver_env.training.az.selfplay import _outcome
+    from moonriver_env.training.az.selfplay import seat_outcome
 
     game = new_games(("3p-base",), 1, np.random.default_rng(1))[0]
     rng = np.random.default_rng(0)
@@ -241,7 +241,7 @@ def test_outcome_is_by_seat_relative_to_the_mover() -> None:
         game.apply(int(ids[rng.integers(ids.size)]))
     winners, totals = game.winners(), [s.total for s in game.scores()]
     for mover in range(3):
-        share, margin = _outcome(game, mover)
+        share, margin = seat_outcome(game, mover)
         for k in range(3):
             player = (mover + k) % 3
             assert share[k] == (1 / len(winners) if player in winners else 0.0)

@@ -101,7 +101,7 @@ def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> 
             for v, s in zip(picks, seeds, strict=True)]
 
 
-def _outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
+def seat_outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
     """Win share and score margin of every seat relative to ``mover`` (zeros beyond)."""
     n = game.num_players
     winners = game.winners()
@@ -188,7 +188,7 @@ def _samples(games: list[Any], rows: list[Row]) -> Samples:
     """The recorded decisions with their games' outcomes."""
     if not rows:
         return Samples.empty()
-    targets = [_outcome(games[i], mover) for i, mover, *_ in rows]
+    targets = [seat_outcome(games[i], mover) for i, mover, *_ in rows]
     return Samples(obs=np.stack([r[2] for r in rows]).astype(np.float32),
                    mask=np.stack([r[3] for r in rows]).astype(np.int8),
                    policy=np.stack([r[4] for r in rows]),

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents.az import absolute_shares, seat_mask
+from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
 from moonriver_env.training.atomic import atomic_save, first_line, keep_copy
 from moonriver_env.training.az.network import (
     MARGIN_SCALE,
@@ -150,8 +151,9 @@ class AZConfig:
              and self.margin_coef >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0"),
             (min(self.channels, self.opponent_channels, self.hidden) >= 1
-             and 0 <= self.value_hidden <= 4096,
-             "channels, opponent_channels and hidden must be >= 1, value_hidden 0 to 4096"),
+             and 0 <= self.value_hidden <= MAX_VALUE_WIDTH,
+             f"channels, opponent_channels and hidden must be >= 1, value_hidden 0 to "
+             f"{MAX_VALUE_WIDTH}"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
             (self.leaves in LEAVES, f"leaves must be {' or '.join(LEAVES)}"),
             (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
