@@ -147,6 +147,11 @@ class NumpyRanchNet:
                 self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         else:
             heads += ("value_head",)
+        # the fast recipe's critic (``critic_hidden``): a layer of the value's own, whose head
+        # adds to the linear one's value
+        self.critic_hidden = "critic_hidden.weight" in self.w
+        for name in ("critic_hidden", "critic_head") if self.critic_hidden else ():
+            self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         self.wt["heads"] = np.ascontiguousarray(
             np.concatenate([self.w[h + ".weight"] for h in heads]).T)
         self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
@@ -224,11 +229,13 @@ class NumpyRanchNet:
         state = self._linear("trunk.0", trunk_in)
         heads = np.split(self._linear("heads", state, relu=False), self.head_splits, axis=1)
         dense, viewer_film, thief_film = heads[:3]
-        if self.value_hidden:
-            value = self._linear("value_head", self._linear("value_hidden", np.concatenate(
-                [obs[:, self.ranch_stop:], trunk_in, state], axis=1)), relu=False)
-        else:
-            value = heads[3]
+        after = (np.concatenate([obs[:, self.ranch_stop:], trunk_in, state], axis=1)
+                 if self.value_hidden or self.critic_hidden else state)  # a value layer's input
+        value = (self._linear("value_head", self._linear("value_hidden", after), relu=False)
+                 if self.value_hidden else heads[3])
+        if self.critic_hidden:  # the PPO recipe's value layer of its own, added to the head's
+            value = value + self._linear("critic_head", self._linear("critic_hidden", after),
+                                         relu=False)
         viewer += viewer_film[:, None, :]
         others += thief_film[:, None, None, :]
         scores = np.concatenate([

@@ -14,7 +14,7 @@ index table puts the 110 + 49 * 50 + 3 * 50 = 2710 scores in action-id order
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from torch.nn import functional as F
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
 
 __all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "legal_lists",
-           "load_net", "save_net"]
+           "load_net", "save_net", "with_critic"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ class NetConfig:
     hidden: int = 192
     use_prior: bool = False  # add a learned multiple of agents.pretrained.greedy_prior
     prior_init: float = 3.0  # its starting weight (logits per point)
+    critic_hidden: int = 0  # units of the value's own layer (0: a linear head on the state)
 
 
 class RanchNet(nn.Module):
@@ -69,6 +70,14 @@ class RanchNet(nn.Module):
         self.rest = nn.Sequential(nn.Linear(rest, h), nn.ReLU())
         self.trunk = nn.Sequential(nn.Linear(h + 2 * c + 2 * o * OPPONENTS, h), nn.ReLU())
         self.value_head = nn.Linear(h, 1)
+        if self.config.critic_hidden:  # the value's own layer over the observation after the
+            # ranches, the trunk's input and its state; its head starts at zero, so the value
+            # starts as the linear head's
+            self.critic_hidden = nn.Linear(rest + h + 2 * c + 2 * o * OPPONENTS + h,
+                                           self.config.critic_hidden)
+            self.critic_head = nn.Linear(self.config.critic_hidden, 1)
+            nn.init.zeros_(self.critic_head.weight)
+            nn.init.zeros_(self.critic_head.bias)
         self.dense_head = nn.Linear(h, DENSE_SCORES)
         self.viewer_film = nn.Linear(h, c)
         self.viewer_head = nn.Linear(c, VIEWER_CHANNELS)
@@ -97,14 +106,14 @@ class RanchNet(nn.Module):
                 prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations
         (and of their greedy priors, for a network that uses them)."""
-        scores, state = self._scores(obs)
+        scores, state, trunk_in = self._features(obs)
         logits = scores.index_select(1, self.index)
         if self.config.use_prior:
             if prior is None:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             logits = logits + self.prior_weight * prior
         logits = logits.masked_fill(~mask, MASKED)
-        return torch.log_softmax(logits, dim=1), _linear(self.value_head, state).squeeze(1)
+        return torch.log_softmax(logits, dim=1), self._value(obs, state, trunk_in)
 
     def legal_forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor,
                       prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -113,22 +122,28 @@ class RanchNet(nn.Module):
         -1e9 - logsumexp, probability 0) and values (B,); ``prior`` (B, L) holds the greedy
         prior at those ids. The same numbers as ``forward`` gives at those ids (up to float
         rounding), without the 2710-wide masked softmax: a decision has a few legal actions."""
-        scores, state = self._scores(obs)
+        scores, state, trunk_in = self._features(obs)
         logits = scores.gather(1, self.index[legal])
         if self.config.use_prior:
             if prior is None:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             logits = logits + self.prior_weight * prior
         logits = logits.masked_fill(~valid, MASKED)
-        return torch.log_softmax(logits, dim=1), _linear(self.value_head, state).squeeze(1)
+        return torch.log_softmax(logits, dim=1), self._value(obs, state, trunk_in)
 
-    def _scores(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Every action's score in network order (dense, viewer cells, thief) and the state."""
-        scores, state, _ = self._features(obs)
-        return scores, state
+    def _value(self, obs: torch.Tensor, state: torch.Tensor,
+               trunk_in: torch.Tensor) -> torch.Tensor:
+        """The values (B,): the linear head on the state, plus the value's own layer's."""
+        value = _linear(self.value_head, state).squeeze(1)
+        if not self.config.critic_hidden:
+            return value
+        own = _linear(self.critic_hidden, torch.cat([obs[:, self.ranch_stop:], trunk_in, state],
+                                                    dim=1)).relu()
+        return value + _linear(self.critic_head, own).squeeze(1)
 
     def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``_scores`` and the trunk's input (the rest's features, then the pooled cells)."""
+        """Every action's score in network order (dense, viewer cells, thief), the state and
+        the trunk's input (the rest's features, then the pooled cells)."""
         # The layers' functions on their parameters (not the modules' calls): the play runs
         # this on a few rows per decision wave, where per-call overhead is most of the cost.
         b, cells = obs.shape[0], self.rows * self.cols
@@ -200,6 +215,21 @@ class LegalRows:
         obs = torch.from_numpy(self.obs.take(idx, axis=0))
         return net.legal_forward(obs, self.legal[t], self.valid[t],
                                  None if self.priors is None else self.priors[t])
+
+
+def with_critic(net: RanchNet, critic_hidden: int, source: str) -> RanchNet:
+    """``net`` (read from ``source``) with a value layer of ``critic_hidden`` units: itself when
+    it has that width; a copy with the layer added (its head at zero: the same values) when it
+    has none; a ValueError naming both widths when it has another."""
+    have = net.config.critic_hidden
+    if have == critic_hidden:
+        return net
+    if have:
+        raise ValueError(f"{source}: its value layer has {have} units; set critic_hidden = "
+                         f"{have} to continue it (asked: {critic_hidden})")
+    grown = RanchNet(replace(net.config, critic_hidden=critic_hidden))
+    grown.load_state_dict(net.state_dict(), strict=False)
+    return grown.train(net.training)
 
 
 def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,7 @@ from moonriver_env.training.policy_net import (  # noqa: E402
     legal_lists,
     load_net,
     save_net,
+    with_critic,
 )
 
 from moonriver_env.backend import Encoder, make_game  # noqa: E402
@@ -995,3 +996,63 @@ def test_numpy_twin_scores_like_torch_and_follows_weight_changes() -> None:
             for p in net.parameters():
                 p.add_(0.05)
     assert net.numpy_twin() is not twin_before
+
+
+def test_a_value_layer_of_its_own_starts_at_the_linear_heads_values_and_numpy_agrees(
+        tmp_path) -> None:
+    net = _tiny_net(4)
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.2)
+    obs, masks = _positions(40, players=4, seed=6)
+    prior = np.random.default_rng(1).normal(size=masks.shape).astype(np.float32) * masks
+    args = (torch.from_numpy(obs), torch.from_numpy(masks), torch.from_numpy(prior))
+    grown = with_critic(net, 12, "net.pt")
+    assert grown.config.critic_hidden == 12 and with_critic(grown, 12, "net.pt") is grown
+    with torch.no_grad():
+        (logp, value), (logp2, value2) = net(*args), grown(*args)
+    assert torch.equal(logp, logp2) and torch.equal(value, value2)  # its head starts at zero
+    for p in grown.parameters():
+        torch.nn.init.normal_(p, std=0.2)
+    with torch.no_grad():
+        _, value3 = grown(*args)
+        legal, valid = legal_lists(masks)
+        _, value4 = grown.legal_forward(args[0], torch.from_numpy(legal), torch.from_numpy(valid),
+                                        torch.from_numpy(np.take_along_axis(prior, legal, 1)))
+    assert (value3 - value).abs().max() > 0.1  # the layer now moves the value
+    assert torch.equal(value3, value4)
+    _, value_np = grown.numpy_twin().forward(obs, masks, prior)
+    assert np.abs(value3.numpy() - value_np).max() < 1e-4
+    save_net(grown, str(tmp_path / "grown.pt"))
+    export(str(tmp_path / "grown.pt"), str(tmp_path / "grown.npz"))
+    loaded, meta = load_net(str(tmp_path / "grown.npz"))
+    assert meta["net"]["critic_hidden"] == 12
+    for name, tensor in grown.state_dict().items():
+        assert torch.equal(tensor, loaded.state_dict()[name]), name
+    with pytest.raises(ValueError, match="its value layer has 12 units; set critic_hidden = 12"):
+        with_critic(grown, 0, "grown.pt")
+
+
+def test_a_run_with_a_value_layer_of_its_own_resumes_to_the_same_weights(tmp_path) -> None:
+    cfg = _tiny(tmp_path / "whole", critic_hidden=8)
+    whole = train(cfg, quiet=True)
+    assert whole.critic_head.weight.abs().sum() > 0  # the layer learned
+    parts = _tiny(tmp_path / "parts", critic_hidden=8)
+    with pytest.raises(KeyboardInterrupt):
+        train(parts, quiet=True, on_iteration=_stop_after(4))
+    resumed = train(parts, load_resume(str(tmp_path / "parts")), quiet=True)
+    for name, tensor in whole.state_dict().items():
+        assert torch.equal(tensor, resumed.state_dict()[name]), name
+    with pytest.raises(ValueError, match=r"critic_hidden must be in 0\.\.4096"):
+        FastConfig.load(None, {"critic_hidden": -1})
+    assert "critic_hidden" in LOCKED_ON_RESUME
+
+
+def test_a_run_from_weights_without_the_layer_adds_it_and_keeps_the_rest(tmp_path) -> None:
+    net = _tiny_net(5)
+    save_net(net, str(tmp_path / "init.pt"))
+    runner = Runner(_tiny(tmp_path / "run", init=str(tmp_path / "init.pt"), critic_hidden=8,
+                          channels=32, hidden=128, use_prior=False))  # sizes come from init
+    assert runner.net.config == replace(net.config, critic_hidden=8)
+    for name, tensor in net.state_dict().items():
+        assert torch.equal(tensor, runner.net.state_dict()[name]), name
+    assert not runner.net.critic_head.weight.any()

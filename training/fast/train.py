@@ -76,7 +76,7 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
-from moonriver_env.agents.pretrained import variant_refusal
+from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH, variant_refusal
 from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
 from moonriver_env.training.az.selfplay import variant_config, variant_list
 from moonriver_env.training.export_weights import export
@@ -109,6 +109,7 @@ from moonriver_env.training.policy_net import (
     RanchNet,
     load_net,
     save_net,
+    with_critic,
 )
 from moonriver_env.training.settings import load_settings
 
@@ -126,7 +127,8 @@ PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds withi
 PHASES = ("imitation", "ppo", "evaluation", "done")
 # Settings that fix the network or the run's draws: a resumed run must keep them.
 LOCKED_ON_RESUME = ("num_players", "mode", "variants", "seed", "channels", "opponent_channels",
-                    "hidden", "use_prior", "prior_init", "init", "league", "p_league")
+                    "hidden", "use_prior", "prior_init", "critic_hidden", "init", "league",
+                    "p_league")
 
 
 @dataclass
@@ -171,6 +173,7 @@ class FastConfig:
     hidden: int = 128
     use_prior: bool = True  # logits add a learned multiple of Greedy's one-ply values
     prior_init: float = 3.0
+    critic_hidden: int = 0  # units of the value's own layer (0: a linear head on the state)
     init: str = ""  # start from these weights (a .pt of save_net or an agents' .npz)
     torch_threads: int = 1
     update_threads: int = 0  # torch threads of the updates in the main process
@@ -219,6 +222,9 @@ class FastConfig:
                      "opponent_channels", "hidden", "torch_threads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0 <= self.critic_hidden <= MAX_VALUE_WIDTH:
+            raise ValueError(f"critic_hidden must be in 0..{MAX_VALUE_WIDTH} (0: none), got "
+                             f"{self.critic_hidden}")
 
 
 SETTINGS: dict[str, str] = {
@@ -275,6 +281,10 @@ SETTINGS: dict[str, str] = {
     "hidden": "network: trunk units",
     "use_prior": "network: the logits add a learned multiple of Greedy's one-ply values",
     "prior_init": "network: starting weight of that prior (logits per point)",
+    "critic_hidden": "network: units of a hidden layer of the value's own (over the "
+                     "observation after the ranches, the trunk's input and its state) whose "
+                     "value adds to the linear head's; it starts at zero, so a network from "
+                     "init without one keeps its values (0: the linear head alone)",
     "init": "start from these weights (a .pt of save_net or an exported .npz) instead of fresh "
             "ones (empty: fresh)",
     "torch_threads": "torch threads of each play process",
@@ -573,11 +583,11 @@ class Runner:
         if state is None:
             _check_fresh(cfg.out)
             if cfg.init:
-                self.net, _ = load_net(cfg.init)
+                self.net = with_critic(load_net(cfg.init)[0], cfg.critic_hidden, cfg.init)
                 self.net.train()
             else:
                 self.net = RanchNet(NetConfig(cfg.channels, cfg.opponent_channels, cfg.hidden,
-                                              cfg.use_prior, cfg.prior_init))
+                                              cfg.use_prior, cfg.prior_init, cfg.critic_hidden))
         else:
             self.net = self._restore(state)
         os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
@@ -985,6 +995,7 @@ def summary(cfg: FastConfig) -> str:
              and cfg.variants_per_iteration == 1 else "")
     prior = "on" if cfg.use_prior else "off"
     start = f", from {cfg.init}" if cfg.init else ""
+    critic = f", value layer {cfg.critic_hidden}" if cfg.critic_hidden else ""
     league = (f", league {' '.join(cfg.league)} (p_league {cfg.p_league:g})"
               if cfg.p_league else "")
     return "\n".join([
@@ -994,8 +1005,8 @@ def summary(cfg: FastConfig) -> str:
         f"backend{split}",
         f"  settings: {cfg.games * cfg.variants_per_iteration} games/iteration, "
         f"lr {cfg.learning_rate:g}, net "
-        f"{cfg.channels}/{cfg.opponent_channels} channels x {cfg.hidden} hidden, Greedy prior "
-        f"{prior}{start}{league}",
+        f"{cfg.channels}/{cfg.opponent_channels} channels x {cfg.hidden} hidden{critic}, "
+        f"Greedy prior {prior}{start}{league}",
         f"  output:   {cfg.out} (every setting: {os.path.join(cfg.out, CONFIG_FILE)})"])
 
 
