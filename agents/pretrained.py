@@ -142,7 +142,7 @@ class NumpyRanchNet:
         self.value_hidden = "value_hidden.weight" in self.w
         heads: tuple[str, ...] = ("dense_head", "viewer_film", "thief_film")
         if self.value_hidden:
-            self._check_value_layer()
+            self._check_value_layer("value_hidden", "value_head")
             for name in ("value_hidden", "value_head"):
                 self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         else:
@@ -150,32 +150,35 @@ class NumpyRanchNet:
         # the fast recipe's critic (``critic_hidden``): a layer of the value's own, whose head
         # adds to the linear one's value
         self.critic_hidden = "critic_hidden.weight" in self.w
-        for name in ("critic_hidden", "critic_head") if self.critic_hidden else ():
-            self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
+        if self.critic_hidden:
+            self._check_value_layer("critic_hidden", "critic_head", outputs=1)
+            for name in ("critic_hidden", "critic_head"):
+                self.wt[name] = np.ascontiguousarray(self.w[name + ".weight"].T)
         self.wt["heads"] = np.ascontiguousarray(
             np.concatenate([self.w[h + ".weight"] for h in heads]).T)
         self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
-    def _check_value_layer(self) -> None:
-        """A value layer of its own must fit the trunk and its head (as the core's AzNet
-        checks): else a ValueError saying which array and what was expected."""
-        for name in ("value_hidden.bias", "value_head.weight", "value_head.bias"):
+    def _check_value_layer(self, layer: str, head: str, outputs: int | None = None) -> None:
+        """A value layer of its own (``layer``, read by ``head``; ``outputs`` of them when
+        given) must fit the trunk and its head (as the core's AzNet checks): else a ValueError
+        saying which array and what was expected."""
+        for name in (f"{layer}.bias", f"{head}.weight", f"{head}.bias"):
             if name not in self.w:
-                raise ValueError(f"no array {name} (a network with value_hidden needs it)")
+                raise ValueError(f"no array {name} (a network with {layer} needs it)")
         hidden, trunk_in = self.w["trunk.0.weight"].shape
         inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
-        width = self.w["value_hidden.weight"].shape[0]
-        outputs = self.w["value_head.weight"].shape[0]
-        expected = {"value_hidden.weight": (width, inputs), "value_hidden.bias": (width,),
-                    "value_head.weight": (outputs, width), "value_head.bias": (outputs,)}
+        width = self.w[f"{layer}.weight"].shape[0]
+        outputs = self.w[f"{head}.weight"].shape[0] if outputs is None else outputs
+        expected = {f"{layer}.weight": (width, inputs), f"{layer}.bias": (width,),
+                    f"{head}.weight": (outputs, width), f"{head}.bias": (outputs,)}
         for name, shape in expected.items():
             if self.w[name].shape != shape:
                 raise ValueError(f"{name} has shape {self.w[name].shape}, expected {shape}: "
-                                 f"value_hidden reads the observation after the ranches, the "
-                                 f"trunk's input and its state, and the value head reads it")
+                                 f"{layer} reads the observation after the ranches, the "
+                                 f"trunk's input and its state, and {head} reads it")
         if not 1 <= width <= MAX_VALUE_WIDTH:
-            raise ValueError(f"value_hidden has {width} units, at most {MAX_VALUE_WIDTH}")
+            raise ValueError(f"{layer} has {width} units, at most {MAX_VALUE_WIDTH}")
 
     def _patch_index(self) -> np.ndarray:
         """For each cell and each (plane, dy, dx) of its 3x3 patch (torch's order), where the

@@ -1030,6 +1030,12 @@ def test_a_value_layer_of_its_own_starts_at_the_linear_heads_values_and_numpy_ag
         assert torch.equal(tensor, loaded.state_dict()[name]), name
     with pytest.raises(ValueError, match="its value layer has 12 units; set critic_hidden = 12"):
         with_critic(grown, 0, "grown.pt")
+    arrays = {k: v.numpy() for k, v in grown.state_dict().items()}
+    with pytest.raises(ValueError, match=r"critic_head\.weight has shape \(2, 12\), expected "
+                                         r"\(1, 12\)"):
+        NumpyRanchNet(arrays | {"critic_head.weight": np.zeros((2, 12), np.float32)})
+    with pytest.raises(ValueError, match=r"no array critic_head\.bias"):
+        NumpyRanchNet({k: v for k, v in arrays.items() if k != "critic_head.bias"})
 
 
 def test_a_run_with_a_value_layer_of_its_own_resumes_to_the_same_weights(tmp_path) -> None:
