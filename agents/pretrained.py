@@ -149,7 +149,7 @@ class NumpyRanchNet:
             heads += ("value_head",)
         # the fast recipe's critic (``critic_hidden``): a layer of the value's own, whose head
         # adds to the linear one's value
-        self.critic_hidden = "critic_hidden.weight" in self.w
+        self.critic_hidden = any(k.startswith("critic_") for k in self.w)
         if self.critic_hidden:
             self._check_value_layer("critic_hidden", "critic_head", outputs=1)
             for name in ("critic_hidden", "critic_head"):
@@ -163,9 +163,13 @@ class NumpyRanchNet:
         """A value layer of its own (``layer``, read by ``head``; ``outputs`` of them when
         given) must fit the trunk and its head (as the core's AzNet checks): else a ValueError
         saying which array and what was expected."""
-        for name in (f"{layer}.bias", f"{head}.weight", f"{head}.bias"):
+        for name in (f"{layer}.weight", f"{layer}.bias", f"{head}.weight", f"{head}.bias"):
             if name not in self.w:
                 raise ValueError(f"no array {name} (a network with {layer} needs it)")
+        for name in (f"{layer}.weight", f"{head}.weight"):
+            if self.w[name].ndim != 2:
+                raise ValueError(f"{name} has shape {self.w[name].shape}, expected 2 axes "
+                                 f"(outputs, inputs)")
         hidden, trunk_in = self.w["trunk.0.weight"].shape
         inputs = self.w["rest.0.weight"].shape[1] + trunk_in + hidden
         width = self.w[f"{layer}.weight"].shape[0]

@@ -22,6 +22,7 @@ import torch
 from moonriver_env.agents.pretrained import (
     DENSE_SCORES,
     MASKED,
+    MAX_VALUE_WIDTH,
     OPPONENTS,
     VIEWER_CHANNELS,
     NumpyRanchNet,
@@ -48,6 +49,18 @@ class NetConfig:
     use_prior: bool = False  # add a learned multiple of agents.pretrained.greedy_prior
     prior_init: float = 3.0  # its starting weight (logits per point)
     critic_hidden: int = 0  # units of the value's own layer (0: a linear head on the state)
+
+    def __post_init__(self) -> None:
+        """Sizes read from a file are checked: a ValueError names the one that is wrong."""
+        for name, low, high in (("channels", 1, None), ("opponent_channels", 1, None),
+                                ("hidden", 1, None), ("critic_hidden", 0, MAX_VALUE_WIDTH)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+                    high is not None and value > high):
+                span = f"{low}..{high}" if high is not None else f">= {low}"
+                raise ValueError(f"network size {name} must be an integer {span}, got {value!r}")
+        if not isinstance(self.use_prior, bool):
+            raise ValueError(f"use_prior must be true or false, got {self.use_prior!r}")
 
 
 class RanchNet(nn.Module):
@@ -265,9 +278,14 @@ def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
     arrays = {k: torch.from_numpy(v) for k, v in found.items()}
     sizes = meta.get("net", {})
     known = {f.name for f in fields(NetConfig)}
-    net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known}))
+    try:
+        net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known}))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{path}: its metadata's sizes: {err}") from None
     own = net.state_dict()
     fresh = [k for k in own if k not in arrays or arrays[k].shape != own[k].shape]
+    # a critic layer the metadata's sizes do not name would be dropped without a word
+    fresh += [k for k in arrays if k.startswith("critic_") and k not in own]
     if [k for k in fresh if not k.startswith("value_head.")]:
         raise ValueError(f"{path}: its weights do not fit a RanchNet of its sizes at "
                          f"{', '.join(fresh[:3])}")

@@ -1036,6 +1036,22 @@ def test_a_value_layer_of_its_own_starts_at_the_linear_heads_values_and_numpy_ag
         NumpyRanchNet(arrays | {"critic_head.weight": np.zeros((2, 12), np.float32)})
     with pytest.raises(ValueError, match=r"no array critic_head\.bias"):
         NumpyRanchNet({k: v for k, v in arrays.items() if k != "critic_head.bias"})
+    with pytest.raises(ValueError, match=r"no array critic_hidden\.weight"):
+        NumpyRanchNet({k: v for k, v in arrays.items() if k != "critic_hidden.weight"})
+    with pytest.raises(ValueError, match=r"critic_hidden\.weight has shape \(\), expected 2"):
+        NumpyRanchNet(arrays | {"critic_hidden.weight": np.float32(1)})
+    # the torch reader refuses what the numpy one would read otherwise: critic arrays that
+    # the metadata's sizes do not name, and sizes that are not sizes
+    with np.load(tmp_path / "grown.npz") as data:
+        saved = {k: data[k] for k in data.files}
+    meta = json.loads(str(saved["__meta__"]))
+    for critic, match in ((0, r"do not fit a RanchNet of its sizes at critic_hidden"),
+                          (-1, r"critic_hidden must be an integer 0\.\.4096, got -1"),
+                          ("6", r"critic_hidden must be an integer 0\.\.4096, got '6'")):
+        meta["net"]["critic_hidden"] = critic
+        np.savez(tmp_path / "bad.npz", **(saved | {"__meta__": np.array(json.dumps(meta))}))
+        with pytest.raises(ValueError, match=match):
+            load_net(str(tmp_path / "bad.npz"))
 
 
 def test_a_run_with_a_value_layer_of_its_own_resumes_to_the_same_weights(tmp_path) -> None:
