@@ -81,13 +81,13 @@ class RanchNet(nn.Module):
         self.viewer_cells = nn.Sequential(nn.ReLU(), nn.Linear(c, c), nn.ReLU())
         self.opponent_cells = nn.Sequential(nn.Linear(self.planes, o), nn.ReLU())
         self.rest = nn.Sequential(nn.Linear(rest, h), nn.ReLU())
-        self.trunk = nn.Sequential(nn.Linear(h + 2 * c + 2 * o * OPPONENTS, h), nn.ReLU())
+        trunk_in = h + 2 * c + 2 * o * OPPONENTS
+        self.trunk = nn.Sequential(nn.Linear(trunk_in, h), nn.ReLU())
+        self.value_inputs = rest + trunk_in + h  # a value layer's input (``value_input``)
         self.value_head = nn.Linear(h, 1)
-        if self.config.critic_hidden:  # the value's own layer over the observation after the
-            # ranches, the trunk's input and its state; its head starts at zero, so the value
-            # starts as the linear head's
-            self.critic_hidden = nn.Linear(rest + h + 2 * c + 2 * o * OPPONENTS + h,
-                                           self.config.critic_hidden)
+        if self.config.critic_hidden:  # the value's own layer; its head starts at zero, so the
+            # value starts as the linear head's
+            self.critic_hidden = nn.Linear(self.value_inputs, self.config.critic_hidden)
             self.critic_head = nn.Linear(self.config.critic_hidden, 1)
             nn.init.zeros_(self.critic_head.weight)
             nn.init.zeros_(self.critic_head.bias)
@@ -150,9 +150,14 @@ class RanchNet(nn.Module):
         value = _linear(self.value_head, state).squeeze(1)
         if not self.config.critic_hidden:
             return value
-        own = _linear(self.critic_hidden, torch.cat([obs[:, self.ranch_stop:], trunk_in, state],
-                                                    dim=1)).relu()
+        own = _linear(self.critic_hidden, self.value_input(obs, trunk_in, state)).relu()
         return value + _linear(self.critic_head, own).squeeze(1)
+
+    def value_input(self, obs: torch.Tensor, trunk_in: torch.Tensor,
+                    state: torch.Tensor) -> torch.Tensor:
+        """What a value layer of its own reads (``value_inputs`` wide): the observation after
+        the ranches, the trunk's input and its state."""
+        return torch.cat([obs[:, self.ranch_stop:], trunk_in, state], dim=1)
 
     def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Every action's score in network order (dense, viewer cells, thief), the state and

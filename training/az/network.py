@@ -41,13 +41,8 @@ class AZNet(RanchNet):
         super().__init__(config)
         hidden = self.config.hidden
         self.value_hidden: nn.Linear | None = None
-        if value_hidden:  # a layer of the value's own: the observation after the ranches,
-            trunk = self.trunk[0]  # the trunk's input and its state
-            assert isinstance(trunk, nn.Linear)
-            rest = self.rest[0]
-            assert isinstance(rest, nn.Linear)
-            self.value_hidden = nn.Linear(rest.in_features + trunk.in_features + hidden,
-                                          value_hidden)
+        if value_hidden:  # a layer of the value's own (RanchNet.value_input)
+            self.value_hidden = nn.Linear(self.value_inputs, value_hidden)
             hidden = value_hidden
         self.value_head = nn.Linear(hidden, SEATS)
         self.margin_head = nn.Linear(hidden, SEATS)
@@ -68,8 +63,7 @@ class AZNet(RanchNet):
         seats = (torch.arange(SEATS, device=num_players.device)
                  < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
         if self.value_hidden is not None:
-            state = _linear(self.value_hidden, torch.cat(
-                [obs[:, self.ranch_stop:], trunk_in, state], dim=1)).relu()
+            state = _linear(self.value_hidden, self.value_input(obs, trunk_in, state)).relu()
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
                 _linear(self.margin_head, state))
