@@ -40,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dest", help="the .npz to write (e.g. agents/weights/4p-base.npz)")
     parser.add_argument("--note", default="", help="free text stored in the metadata")
     args = parser.parse_args(argv)
-    print(json.dumps(export(args.source, args.dest, args.note)))
+    try:
+        meta = export(args.source, args.dest, args.note)
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"moonriver export_weights: {exc}\n")
+    print(json.dumps(meta))
     return 0
 
 

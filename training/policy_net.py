@@ -263,12 +263,24 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
     an agents' ``.npz`` (``load_npz``)."""
     if str(path).endswith(".npz"):
         return load_npz(str(path))
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    if not isinstance(blob, dict) or "state_dict" not in blob:
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except Exception as exc:  # torch.load fails on foreign bytes in many ways; none is a net
+        raise ValueError(f"{path}: not a RanchNet checkpoint: torch.load (weights only) could "
+                         f"not read it ({type(exc).__name__}); expected a file written by "
+                         f"save_net") from None
+    if not isinstance(blob, dict) or not isinstance(blob.get("state_dict"), dict) or (
+            not isinstance(blob.get("config"), dict) or not isinstance(blob.get("meta", {}), dict)):
         raise ValueError(f"{path}: not a RanchNet checkpoint (expected keys config, "
                          f"state_dict, meta)")
-    net = RanchNet(NetConfig(**blob["config"]))
-    net.load_state_dict(blob["state_dict"])
+    try:
+        net = RanchNet(NetConfig(**blob["config"]))
+        net.load_state_dict(blob["state_dict"])
+    except (TypeError, RuntimeError) as exc:  # unknown sizes, or weights of other names/shapes
+        raise ValueError(f"{path}: the weights do not fit the sizes it names: "
+                         f"{str(exc).strip().splitlines()[0]}") from None
     net.eval()
     return net, dict(blob.get("meta", {}))
 
