@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import Any
 
 from moonriver_env.training.policy_net import RanchNet, load_net, save_net
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         net, meta = soup(args.sources)
     except (OSError, ValueError) as exc:
         parser.exit(2, f"moonriver soup: {exc}\n")
+    os.makedirs(os.path.dirname(args.dest) or ".", exist_ok=True)
     save_net(net, args.dest, meta)
     print(json.dumps({"dest": args.dest, "soup": args.sources, "samples": meta["samples"]}))
     return 0

@@ -607,7 +607,7 @@ def test_value_config_only_trains_the_value_heads_of_the_ppo_policy() -> None:
     assert value_hidden_size(arrays) == cfg.value_hidden
     assert variant_list(cfg.variants) == ALL_VARIANTS
     with open(configs / "az_value.toml", "rb") as fh:
-        assert tomllib.load(fh)["warm_start"] == "runs/fast_league_2/final.pt"
+        assert tomllib.load(fh)["warm_start"] == "runs/league_soup/final.pt"
 
 
 def _after_the_value_run(name: str) -> AZConfig:

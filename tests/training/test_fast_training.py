@@ -25,7 +25,11 @@ from moonriver_env.agents.pretrained import (  # noqa: E402
     weights_path,
 )
 from moonriver_env.agents.registry import make_agent  # noqa: E402
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_list  # noqa: E402
+from moonriver_env.training.az.selfplay import (  # noqa: E402
+    ALL_VARIANTS,
+    variant_config,
+    variant_list,
+)
 from moonriver_env.training.export_weights import export  # noqa: E402
 from moonriver_env.training.fast import rollout  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
@@ -509,8 +513,9 @@ def test_the_defaults_are_the_shipped_recipe() -> None:
 
 # The shipped `pretrained`'s PPO steps (docs/training.md): each starts from the last.
 PPO_CHAIN = ("fast_4p_greedy.toml", "fast_all.toml", "fast_greedy.toml",
-             "fast_greedy_legends.toml", "fast_greedy_legends_4.toml", "fast_league.toml",
-             "fast_league_2.toml")
+             "fast_greedy_legends.toml", "fast_greedy_legends_4.toml", "fast_league.toml")
+# then a branch from the last of them, and the plain mean of the two (training.soup)
+BRANCH = "fast_legends_24.toml"
 
 
 def test_the_chain_starts_from_the_greedy_only_4_player_recipe() -> None:
@@ -539,6 +544,21 @@ def test_each_step_of_the_chain_continues_the_last_over_every_variant() -> None:
     # the last steps seat the 2-player reference in 2-player base games only (its variant)
     assert all(cfg.league == ("agents/weights/2p-base.npz",) for cfg in steps[5:])
     assert not any(cfg.league or cfg.p_league for cfg in steps[:5])
+
+
+def test_the_branch_continues_the_last_step_and_is_averaged_with_it() -> None:
+    last = FastConfig.load(str(SHIPPED.parent / PPO_CHAIN[-1]), {})
+    branch = FastConfig.load(str(SHIPPED.parent / BRANCH), {})
+    assert branch.init == f"{last.out}/final.pt" and branch.out != last.out
+    assert branch.ppo_iterations and not branch.minutes and not branch.bc_iterations
+    assert (branch.p_greedy, branch.p_self, branch.league) == (1.0, 0.0, ())
+    assert {variant_config(v).num_players for v in variant_list(branch.variants)} == {4}
+    # the file names the soup of both runs' last weights, which az_value.toml starts from
+    soup = (f"python -m moonriver_env.training.soup runs/league_soup/final.pt "
+            f"{last.out}/final.pt {branch.out}/final.pt")
+    assert soup in (SHIPPED.parent / BRANCH).read_text()
+    with open(SHIPPED.parent / "az_value.toml", "rb") as fh:
+        assert tomllib.load(fh)["warm_start"] == "runs/league_soup/final.pt"
 
 
 def _default_in_help(text: str) -> str:

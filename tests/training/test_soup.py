@@ -44,7 +44,7 @@ def test_a_soup_of_one_network_twice_is_that_network(tmp_path):
 
 def test_the_file_loads_and_exports_as_a_runs_final_pt(tmp_path, capsys):
     a, b = _net(tmp_path / "a.pt", 0), _net(tmp_path / "b.pt", 1)
-    dest = str(tmp_path / "soup.pt")
+    dest = str(tmp_path / "new" / "final.pt")  # its folder is made
     assert main([dest, a, b]) == 0
     net, meta = load_net(dest)
     expected = soup([a, b])[0].state_dict()["prior_weight"]
