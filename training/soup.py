@@ -43,10 +43,11 @@ def soup(sources: list[str]) -> tuple[RanchNet, dict[str, Any]]:
         variants |= set(other.get("variants", []))
         samples += int(other.get("samples", 0))
         mean.update_parameters(net)
-    net = mean.module
+    averaged = mean.module
+    assert isinstance(averaged, RanchNet)  # AveragedModel holds a deep copy of ``first``
     played = ({"variants": sorted(variants)} if "variants" in meta
               else {"num_players": meta.get("num_players"), "mode": meta.get("mode")})
-    return net, played | {"samples": samples, "soup": list(sources),
+    return averaged, played | {"samples": samples, "soup": list(sources),
                           "config": meta.get("config", {})}
 
 
