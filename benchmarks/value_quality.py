@@ -52,10 +52,12 @@ def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np
     return out
 
 
-def mean_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and its 95% normal interval."""
+def mean_interval(values: np.ndarray, low: float = -np.inf,
+                  high: float = np.inf) -> tuple[float, float, float]:
+    """Mean and its 95% normal interval, cut to the range the values can take."""
     half = 1.96 * float(values.std(ddof=1)) / np.sqrt(values.size)
-    return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
+    mean = float(values.mean())
+    return mean, max(low, mean - half), min(high, mean + half)
 
 
 def quality(network: str, games: list[tuple[np.ndarray, ...]]) -> tuple[dict[str, Any],
@@ -69,7 +71,7 @@ def quality(network: str, games: list[tuple[np.ndarray, ...]]) -> tuple[dict[str
         _, shares = net.evaluate(obs, masks, players, prior)
         losses.append(float(-(outcome * np.log(np.maximum(shares, 1e-7))).sum(1).mean()))
         hits.append(float((outcome[np.arange(len(shares)), shares.argmax(1)] > 0).mean()))
-    ce, hit = mean_interval(np.array(losses)), mean_interval(np.array(hits))
+    ce, hit = mean_interval(np.array(losses), low=0.0), mean_interval(np.array(hits), 0.0, 1.0)
     return {"cross_entropy": ce[0], "cross_entropy_ci": ce[1:], "top_winner": hit[0],
             "top_winner_ci": hit[1:]}, np.array(losses)
 
