@@ -29,7 +29,7 @@ from moonriver_env.agents.pretrained import (
     action_index,
     read_npz,
 )
-from moonriver_env.training.atomic import atomic_save
+from moonriver_env.training.atomic import atomic_save, first_line
 from torch import nn
 from torch.nn import functional as F
 
@@ -258,11 +258,9 @@ def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> No
     atomic_save(path, lambda fh: torch.save(blob, fh))
 
 
-def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
-    """A RanchNet in eval mode and its metadata from a file written by ``save_net``, or from
-    an agents' ``.npz`` (``load_npz``)."""
-    if str(path).endswith(".npz"):
-        return load_npz(str(path))
+def read_checkpoint(path: Any) -> dict[str, Any]:
+    """The dict a ``save_net`` file holds (config, state_dict, meta), read with torch's
+    weights-only loader; a ValueError naming the file for any other bytes."""
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
@@ -271,16 +269,25 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
         raise ValueError(f"{path}: not a RanchNet checkpoint: torch.load (weights only) could "
                          f"not read it ({type(exc).__name__}); expected a file written by "
                          f"save_net") from None
-    if not isinstance(blob, dict) or not isinstance(blob.get("state_dict"), dict) or (
-            not isinstance(blob.get("config"), dict) or not isinstance(blob.get("meta", {}), dict)):
+    if not isinstance(blob, dict) or not isinstance(blob.get("meta", {}), dict) or not all(
+            isinstance(blob.get(key), dict) for key in ("config", "state_dict")):
         raise ValueError(f"{path}: not a RanchNet checkpoint (expected keys config, "
                          f"state_dict, meta)")
+    return blob
+
+
+def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
+    """A RanchNet in eval mode and its metadata from a file written by ``save_net``, or from
+    an agents' ``.npz`` (``load_npz``)."""
+    if str(path).endswith(".npz"):
+        return load_npz(str(path))
+    blob = read_checkpoint(path)
     try:
         net = RanchNet(NetConfig(**blob["config"]))
         net.load_state_dict(blob["state_dict"])
     except (TypeError, RuntimeError) as exc:  # unknown sizes, or weights of other names/shapes
         raise ValueError(f"{path}: the weights do not fit the sizes it names: "
-                         f"{str(exc).strip().splitlines()[0]}") from None
+                         f"{first_line(exc)}") from None
     net.eval()
     return net, dict(blob.get("meta", {}))
 

@@ -34,9 +34,7 @@ def soup(sources: list[str]) -> tuple[RanchNet, dict[str, Any]]:
         if net.config != first.config:
             raise ValueError(f"{path}: sizes {net.config} differ from {sources[0]}'s "
                              f"{first.config}; a soup averages networks of equal sizes")
-        if ("variants" in meta) != ("variants" in other) or (
-                "variants" not in meta and (meta.get("num_players"), meta.get("mode"))
-                != (other.get("num_players"), other.get("mode"))):
+        if _games(other) != _games(meta):
             raise ValueError(f"{path} was trained for other games than {sources[0]}; a soup "
                              f"averages networks of one recipe (both name variants, or the "
                              f"same num_players and mode)")
@@ -48,7 +46,13 @@ def soup(sources: list[str]) -> tuple[RanchNet, dict[str, Any]]:
     played = ({"variants": sorted(variants)} if "variants" in meta
               else {"num_players": meta.get("num_players"), "mode": meta.get("mode")})
     return averaged, played | {"samples": samples, "soup": list(sources),
-                          "config": meta.get("config", {})}
+                               "config": meta.get("config", {})}
+
+
+def _games(meta: dict[str, Any]) -> tuple[Any, ...]:
+    """What a run's metadata says it played: a list of variants (any list: the soup joins
+    them), or one table size and mode (``Runner.save``)."""
+    return ("variants",) if "variants" in meta else (meta.get("num_players"), meta.get("mode"))
 
 
 def main(argv: list[str] | None = None) -> int:

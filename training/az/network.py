@@ -26,7 +26,13 @@ import torch
 from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
 from moonriver_env.agents.pretrained import read_npz
 from moonriver_env.training.atomic import atomic_save
-from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear
+from moonriver_env.training.policy_net import (
+    MASKED,
+    NetConfig,
+    RanchNet,
+    _linear,
+    read_checkpoint,
+)
 from torch import nn
 
 MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
@@ -153,7 +159,6 @@ def source_sizes(source: str) -> dict[str, int | bool]:
     if source.endswith(".npz"):
         net = read_npz(source)[1].get("net", {})
     else:
-        blob = torch.load(source, map_location="cpu", weights_only=True)
-        net = blob.get("config", {}) if isinstance(blob, dict) else {}
+        net = read_checkpoint(source)["config"]
     sizes = {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}
     return sizes | ({"prior": bool(net["use_prior"])} if "use_prior" in net else {})
