@@ -183,7 +183,7 @@ void bind_az_search(nb::module_& m) {
           "__init__",
           [](AzSearch* self, nb::list games, std::vector<std::int64_t> indices, int simulations,
              std::uint64_t seed, bool gumbel, int max_considered, double c_visit, double c_scale,
-             double c_puct, double gumbel_scale, int threads) {
+             double c_puct, double gumbel_scale, int threads, double time_limit) {
             std::vector<const Game*> roots;
             for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
             AzParams p;
@@ -196,11 +196,15 @@ void bind_az_search(nb::module_& m) {
             p.c_puct = c_puct;
             p.gumbel_scale = gumbel_scale;
             p.threads = threads;
+            p.time_limit = time_limit;
             new (self) AzSearch(roots, indices, p);
           },
           nb::arg("games"), nb::arg("indices"), nb::arg("simulations"), nb::arg("seed"),
           nb::arg("gumbel"), nb::arg("max_considered"), nb::arg("c_visit"), nb::arg("c_scale"),
-          nb::arg("c_puct"), nb::arg("gumbel_scale"), nb::arg("threads"))
+          nb::arg("c_puct"), nb::arg("gumbel_scale"), nb::arg("threads"),
+          nb::arg("time_limit") = 0.0,
+          "``time_limit`` > 0: seconds from here after which each game's search stops at the "
+          "next step (after >= 1 simulation), its result the search so far.")
       .def_prop_ro("num_games", &AzSearch::num_games)
       .def("finished", &AzSearch::finished)
       .def("leaves", &leaves,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -150,6 +151,7 @@ void check_az_params(const AzParams& p) {
   finite_nonneg(p.c_visit, "c_visit");
   finite_nonneg(p.c_puct, "c_puct");
   finite_nonneg(p.gumbel_scale, "gumbel_scale");
+  finite_nonneg(p.time_limit, "time_limit");
   if (!std::isfinite(p.c_scale) || p.c_scale <= 0) fail("c_scale must be finite and > 0");
 }
 
@@ -166,6 +168,7 @@ struct AzSearch::Tree {
   int done = 0;                        // simulations backed up
   bool searched = true;                // false: a forced root (one legal id)
   bool pending = false;
+  bool stopped = false;  // the time limit passed: no more simulations
 
   Tree(const Game& game, std::uint64_t seed, const AzParams& p)
       : root(game), scratch(game), rng(seed), params(p) {
@@ -177,7 +180,9 @@ struct AzSearch::Tree {
     nodes.emplace_back();
   }
 
-  bool finished() const { return !searched || (nodes[0].expanded && done >= params.simulations); }
+  bool finished() const {
+    return !searched || (nodes[0].expanded && (done >= params.simulations || stopped));
+  }
 
   void backup(const double* value) {
     for (int index : path) {
@@ -195,7 +200,7 @@ struct AzSearch::Tree {
       path.assign(1, 0);
       return pending = true;
     }
-    while (done < params.simulations) {
+    while (done < params.simulations && !stopped) {
       search_copy(scratch, root, rng);
       path.assign(1, 0);
       int node = 0;
@@ -399,7 +404,7 @@ struct AzSearch::Tree {
 
 AzSearch::AzSearch(const std::vector<const Game*>& roots, const std::vector<std::int64_t>& indices,
                    const AzParams& params)
-    : params_(params) {
+    : params_(params), start_(std::chrono::steady_clock::now()) {
   check_az_params(params_);
   if (indices.size() != roots.size()) throw std::invalid_argument("search: one index per game");
   for (std::size_t g = 0; g < roots.size(); ++g) {
@@ -424,6 +429,12 @@ void AzSearch::check_usable() const {
 
 int AzSearch::prepare() {
   check_usable();
+  // Checked once per step, before the games advance: every game sees the same clock.
+  if (params_.time_limit > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >=
+          params_.time_limit)
+    for (auto& t : trees_)
+      if (t->done > 0 && !t->pending) t->stopped = true;  // >= 1 simulation: visits to rank
   parallel(params_.threads, num_games(), [this](int g) { trees_[g]->advance(); });
   pending_.clear();
   for (int g = 0; g < num_games(); ++g)

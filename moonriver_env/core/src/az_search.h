@@ -3,6 +3,7 @@
 // valued by the caller's network (moonriver_env/search.py wraps it).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -24,10 +25,13 @@ struct AzParams {
   double c_puct = 1.5;
   double gumbel_scale = 1.0;  // 0: no Gumbel noise (the top logits, deterministic)
   int threads = 1;
+  // > 0: seconds from the search's construction after which each game's search stops at the
+  // next step once it has backed up a simulation (checked between steps): the result so far.
+  double time_limit = 0.0;
 };
 
 // Refuse (std::invalid_argument) what no search can use: simulations >= 1, max_considered
-// >= 1, threads >= 1, the constants finite and >= 0 (c_scale > 0).
+// >= 1, threads >= 1, the constants and time_limit finite and >= 0 (c_scale > 0).
 void check_az_params(const AzParams& params);
 
 class AzSearch {
@@ -79,6 +83,7 @@ class AzSearch {
   std::vector<std::unique_ptr<Tree>> trees_;
   std::vector<int> pending_;  // games whose leaf waits for evaluate, in game order
   bool broken_ = false;       // a run stopped at a network output it could not use
+  std::chrono::steady_clock::time_point start_;  // time_limit counts from here
   void check_usable() const;
 };
 

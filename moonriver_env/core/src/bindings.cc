@@ -523,7 +523,7 @@ NB_MODULE(_core, m) {
       .def(
           "mcts_search",
           [](const Game& g, int simulations, double seconds, int rollout_depth, double exploration,
-             double value_scale, std::uint64_t seed) {
+             double value_scale, std::uint64_t seed, double time_limit) {
             if (g.is_over()) throw nb::value_error("mcts_search: the game is over");
             MctsParams params;
             params.simulations = simulations;
@@ -531,6 +531,7 @@ NB_MODULE(_core, m) {
             params.rollout_depth = rollout_depth;
             params.exploration = exploration;
             params.value_scale = value_scale;
+            params.time_limit = time_limit;
             check_params(params);
             MctsResult r;
             {
@@ -541,7 +542,9 @@ NB_MODULE(_core, m) {
           },
           nb::arg("simulations"), nb::arg("seconds"), nb::arg("rollout_depth"),
           nb::arg("exploration"), nb::arg("value_scale"), nb::arg("seed"),
-          "IS-MCTS from this state: (root actions, their visits, simulations run).")
+          nb::arg("time_limit") = 0.0,
+          "IS-MCTS from this state: (root actions, their visits, simulations run); "
+          "``time_limit`` > 0: stop after that many seconds (>= 1 simulation), the tree so far.")
       .def(
           "random_play_counts",
           [](const Game& g, int count, std::uint64_t seed) {

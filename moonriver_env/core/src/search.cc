@@ -165,6 +165,8 @@ void check_params(const MctsParams& p) {
   auto fail = [](const char* what) { throw std::invalid_argument(std::string("mcts: ") + what); };
   if (p.simulations < 1) fail("simulations must be >= 1");
   if (!std::isfinite(p.seconds) || p.seconds < 0) fail("seconds must be finite and >= 0");
+  if (!std::isfinite(p.time_limit) || p.time_limit < 0)
+    fail("time_limit must be finite and >= 0 (0: no limit)");
   if (p.rollout_depth < 0) fail("rollout_depth must be >= 0");
   if (!std::isfinite(p.exploration) || p.exploration < 0)
     fail("exploration must be finite and >= 0");
@@ -186,15 +188,16 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
   const int n = root_game.num_players();
   Game game(root_game);  // each simulation's determinized copy, in reused storage
   int done = 0;
+  auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   while (true) {
     if (params.seconds > 0) {
-      if (done > 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >=
-              params.seconds)
-        break;
+      if (done > 0 && elapsed() >= params.seconds) break;
     } else if (done >= params.simulations) {
       break;
     }
+    if (params.time_limit > 0 && done > 0 && elapsed() >= params.time_limit) break;
     search_copy(game, root_game, rng);
     path.assign(1, 0);
     int node = 0;

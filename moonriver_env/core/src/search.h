@@ -34,13 +34,16 @@ int greedy_ties(const Game& game, std::vector<std::int64_t>& ties);
 struct MctsParams {
   int simulations = 100;
   double seconds = 0.0;  // > 0: search until this many seconds have passed (>= 1 simulation)
+  // > 0: also stop once this many seconds have passed since the search began (checked between
+  // simulations, >= 1 simulation): the tree so far, for a caller with a deadline.
+  double time_limit = 0.0;
   int rollout_depth = 20;
   double exploration = 1.0;
   double value_scale = 20.0;
 };
 
-// Refuse (std::invalid_argument) parameters no search can use: simulations >= 1, seconds
-// finite >= 0, rollout_depth >= 0, exploration finite >= 0, value_scale finite > 0.
+// Refuse (std::invalid_argument) parameters no search can use: simulations >= 1, seconds and
+// time_limit finite >= 0, rollout_depth >= 0, exploration finite >= 0, value_scale finite > 0.
 void check_params(const MctsParams& params);
 
 struct MctsResult {
