@@ -10,9 +10,12 @@ wraps uvicorn's HTTP protocol so that every connection is in one of four phases:
 - ``body``: the head arrived, the body has not: closed when not complete within the body
   timeout;
 - ``sending``: the response is being written, or waits to start until the client reads the
-  responses before it (pipelined requests): closed when the client has not taken it within
-  the body timeout;
-- ``busy``: the whole request arrived and the app works on it (an agent thinks): no timeout.
+  responses before it, or the app works on a request pipelined behind a response (the
+  client owes a read from the moment a response starts until the connection is idle again,
+  however many pipelined requests are answered meanwhile): closed when the client has not
+  caught up within the body timeout;
+- ``busy``: the whole request arrived and the app works on it (an agent thinks), with no
+  response before it unread: no timeout.
 
 At most ``max_connections`` are open. A connection over the cap closes the one that has
 waited longest in another phase than ``busy`` (the connections an attacker controls), or, when
@@ -160,6 +163,7 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
 
         _phase: tuple[str, int] = ("", 0)
         _since = 0.0
+        _owed: float | None = None  # since when a response has been the client's to read
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)
@@ -178,7 +182,12 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
             self.guard_phase()
 
         def on_response_complete(self) -> None:
+            done = self.cycle
             super().on_response_complete()
+            if self.cycle is not done and self._owed is None:
+                # uvicorn started at once a request that arrived before this response was
+                # complete (pipelined): from here on the client owes a read
+                self._owed = self.loop.time()
             self.guard_phase()
 
         def guard_phase(self) -> tuple[str, float]:
@@ -194,8 +203,17 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
                 phase = "sending"
             else:
                 phase = "busy"
+            now = self.loop.time()
+            if phase == "head":
+                self._owed = None
+            elif phase == "sending" or self._owed is not None:
+                # a pipelined request's work, too, waits on a client that has not caught up:
+                # the clock of the first unread response runs on
+                self._owed = now if self._owed is None else self._owed
+                phase = "sending"
             if (phase, id(cycle)) != self._phase:
-                self._phase, self._since = (phase, id(cycle)), self.loop.time()
+                self._phase = (phase, id(cycle))
+                self._since = self._owed if phase == "sending" and self._owed is not None else now
                 guard.waiting.pop(self, None)
                 if phase != "busy" and self in guard.open:
                     guard.waiting[self] = None

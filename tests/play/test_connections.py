@@ -20,10 +20,12 @@ import pytest
 from moonriver_env.play.cli import main
 from moonriver_env.play.connections import (
     ConnectionGuard,
+    ServerLimits,
     default_max_connections,
     listen_backlog,
     most_connections,
     raise_descriptor_limit,
+    uvicorn_config,
 )
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX descriptor limits")
@@ -258,3 +260,63 @@ def test_pipelined_requests_never_read_are_timed_out(server) -> None:
         for conn in held:
             conn.close()
     assert proc.poll() is None
+
+
+def _serve_in_thread(app: object, limits: ServerLimits) -> Iterator[tuple[int, ConnectionGuard]]:
+    """``app`` served by the guarded uvicorn protocol on 127.0.0.1 in a thread: its port and
+    its guard."""
+    import threading
+
+    import uvicorn
+
+    config = uvicorn_config(app, "127.0.0.1", 0, limits)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(600):  # a hang guard: a working server starts at once
+        if server.started or not thread.is_alive():
+            break
+        time.sleep(0.05)
+    assert server.started, "the server did not start"
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1], config.http.guard
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_work_for_a_pipelining_client_that_never_reads_stops_at_the_body_timeout() -> None:
+    """A client pipelines 50 requests and reads nothing. Every response is small enough for
+    the socket buffers, so each completes, and each takes the app 0.2 s: the connection is
+    closed at the 1 s body timeout, after a few of them, and its slot freed. (Before, each
+    pipelined request started the clock again: all 50 were answered, 10 s of work for a
+    client that read none of it, while the connection held its slot.)"""
+    served: list[int] = []
+
+    async def slow_app(scope: dict, receive: object, send: object) -> None:
+        if scope["type"] != "http":
+            return
+        await asyncio.sleep(0.2)  # the app's work for one request
+        served.append(1)
+        await send({"type": "http.response.start", "status": 200,  # type: ignore[operator]
+                    "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})  # type: ignore[operator]
+
+    limits = ServerLimits(max_connections=4, header_timeout=1.0, body_timeout=1.0)
+    for port, guard in _serve_in_thread(slow_app, limits):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 50)
+        try:
+            for _ in range(600):  # a hang guard (30 s): the timeout closes it after 1 s
+                if guard.counts["timed out"] or len(served) == 50:
+                    break
+                time.sleep(0.05)
+            assert guard.counts["timed out"] == 1, (guard.counts, len(served))
+            assert len(served) < 50, "every pipelined request was answered"
+            for _ in range(200):  # the slot is freed (the close is under way)
+                if not guard.open:
+                    break
+                time.sleep(0.05)
+            assert not guard.open
+        finally:
+            conn.close()
