@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, game_class, make_game
+from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, game_class
+from moonriver_env.circles.config import CirclesConfig
+from moonriver_env.circles.game import CirclesGame
+from moonriver_env.circles.record import RECORD_FORMAT as CIRCLES_FORMAT
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
+from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.engine import ActionCodec
+from moonriver_env.engine.record import RECORD_FORMAT as MOONRIVER_FORMAT
+from moonriver_env.engine.record import record_start
 from moonriver_env.engine.text import cell_key
 
 
@@ -25,23 +34,81 @@ def load_record(path: str) -> dict:
     return record
 
 
-def replay(path: str, step: bool, delay: float, backend: str = DEFAULT_BACKEND) -> int:
-    """Step through a recorded game in the terminal (Enter for the next decision), played by
-    the ``backend`` implementation (records of either replay on both).
+@dataclass(frozen=True)
+class _Shown:
+    """How the replay command shows one game's records."""
 
-    A record saved before the end (records can be written at any time) replays up to its
-    last decision and ends with the running scores and a note that the game is unfinished.
+    start: Callable[[dict[str, Any], str], Any]  # the game before the first decision, checked
+    action_text: Callable[[Any, int], str]
+    summary: Callable[[Any, int], str]  # the last line, given the decisions replayed
+    key: str  # printed before the first table
+
+
+def _moonriver_start(record: dict[str, Any], backend: str) -> MoonRiverGame:
+    return record_start(record, game_class=game_class(backend))
+
+
+def _moonriver_summary(game: Any, decisions: int) -> str:
+    if game.is_over:
+        return f"final scores: {[s.total for s in game.scores()]} winners: {game.winners()}"
+    return (f"the game is unfinished: the record ends after {decisions} decisions; running "
+            f"scores: {[s.total for s in game.running_scores()]}")
+
+
+def _circles_start(record: dict[str, Any], backend: str) -> CirclesGame:
+    """Circles has one implementation, so ``backend`` names none here."""
+    CirclesGame.from_record(record)  # checks that the record replays
+    return CirclesGame(CirclesConfig.from_dict(record["config"]), seed=record["seed"])
+
+
+def _circles_summary(game: Any, decisions: int) -> str:
+    wealth = [game.wealth(p) for p in range(game.num_players)]
+    if game.is_over:
+        return f"final wealth: {wealth} winners: {game.winners()}"
+    return (f"the game is unfinished: the record ends after {decisions} decisions; wealth so "
+            f"far: {wealth}")
+
+
+# Every record format the project writes (docs/game-record.md, docs/circles.md).
+SHOWN = {
+    MOONRIVER_FORMAT: _Shown(_moonriver_start, lambda game, a: ActionCodec.to_text(a),
+                             _moonriver_summary, cell_key() + "\n"),
+    CIRCLES_FORMAT: _Shown(_circles_start, lambda game, a: game.codec.to_text(a),
+                           _circles_summary, ""),
+}
+
+
+def _start(path: str, record: dict[str, Any], backend: str) -> tuple[_Shown, Any]:
+    """How to show the record and its game before the first decision; a record that is none
+    of the formats, or does not replay, is a ValueError naming the file."""
+    shown = SHOWN.get(record.get("format"))  # type: ignore[arg-type]
+    if shown is None:
+        raise ValueError(f"{path}: not a Moon River record nor a Circles record: expected "
+                         f"format {MOONRIVER_FORMAT!r} or {CIRCLES_FORMAT!r}, got "
+                         f"{record.get('format')!r:.40}")
+    try:
+        return shown, shown.start(record, backend)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def replay(path: str, step: bool, delay: float, backend: str = DEFAULT_BACKEND) -> int:
+    """Step through a recorded game in the terminal (Enter for the next decision): a Moon
+    River record played by the ``backend`` implementation (records of either replay on both)
+    or a Circles record.
+
+    The game starts as the record's did: from its seed, with the draws of its chance events
+    for a ``chosen_draws`` record (the OpenSpiel game's). A record saved before the end
+    (records can be written at any time) replays up to its last decision and ends with the
+    running scores and a note that the game is unfinished.
     """
     import time
 
     record = load_record(path)
-    try:
-        final = game_class(backend).from_record(record)  # checks the record replays
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    game = make_game(final.config, record["seed"], backend=backend)
+    shown, game = _start(path, record, backend)
     decisions = [e for e in record["events"] if e["type"] == "decision" and not e.get("auto")]
-    print(cell_key() + "\n")
+    if shown.key:
+        print(shown.key)
     print(game.table_text())
     for i, event in enumerate(decisions, 1):
         if step:
@@ -53,14 +120,10 @@ def replay(path: str, step: bool, delay: float, backend: str = DEFAULT_BACKEND) 
         elif delay:
             time.sleep(delay)
         print(f"\n=== decision {i}/{len(decisions)}: player {event['player']} - "
-              f"{ActionCodec.to_text(event['action'])}")
+              f"{shown.action_text(game, event['action'])}")
         game.apply(event["action"])
         print(game.table_text())
-    if game.is_over:
-        print("\nfinal scores:", [s.total for s in game.scores()], "winners:", game.winners())
-    else:
-        print(f"\nthe game is unfinished: the record ends after {len(decisions)} decisions; "
-              f"running scores: {[s.total for s in game.running_scores()]}")
+    print("\n" + shown.summary(game, len(decisions)))
     return 0
 
 
@@ -71,13 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     add_debug_flag(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="step through a recorded game (JSON record)")
-    rp.add_argument("file", help="a JSON game record (Game.to_record, moonriver-eval "
-                                 "--save-records)")
+    rp.add_argument("file", help="a JSON game record of Moon River (Game.to_record, "
+                                 "moonriver-eval --save-records, the OpenSpiel game's) or of "
+                                 "Circles (moonriver-eval --game circles --save-records)")
     rp.add_argument("--no-step", action="store_true", help="print every step without pausing")
     rp.add_argument("--delay", type=float, default=0.0, help="seconds between steps (--no-step)")
     rp.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
-                    help="implementation that replays the game: core (compiled) or python (the "
-                         "reference engine) (default: %(default)s, or $MOONRIVER_BACKEND)")
+                    help="implementation that replays a Moon River game: core (compiled) or python "
+                         "(the reference engine) (default: %(default)s, or $MOONRIVER_BACKEND); "
+                         "Circles has the Python engine alone")
     add_debug_flag(rp)
     add_debug_flag(sub.add_parser("actions-doc", help="print docs/actions.md"))
     add_debug_flag(sub.add_parser("observation-doc", help="print docs/observation.md"))

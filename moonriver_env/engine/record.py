@@ -163,11 +163,7 @@ def from_record(record: dict[str, Any], verify: bool = True,
     without a seed (one written while the game was running, see :func:`record_seed`).
     ``game_class`` replays it on another implementation (the compiled core's ``Game``).
     """
-    if game_class is None:
-        from .game import Game
-
-        game_class = Game
-    build_game = game_class
+    build_game = _game_class(game_class)
 
     def rewrite(game: MoonRiverGame, version: int) -> dict[str, Any]:
         again = to_record(game, include_seed=True)  # the record has its seed
@@ -181,3 +177,24 @@ def from_record(record: dict[str, Any], verify: bool = True,
                    build=lambda config, seed: build_game(GameConfig.from_dict(config), seed=seed,
                                                          first_draws=draws),
                    kinds=("decision", "chance"), rewrite=rewrite, verify=verify)
+
+
+def _game_class(game_class: Callable[..., MoonRiverGame] | None) -> Callable[..., MoonRiverGame]:
+    """``game_class``, or the reference engine's Game when None."""
+    if game_class is not None:
+        return game_class
+    from .game import Game
+
+    return Game
+
+
+def record_start(record: dict[str, Any], verify: bool = True,
+                 game_class: Callable[..., MoonRiverGame] | None = None) -> MoonRiverGame:
+    """The game a record starts from, before its first decision, for a replay that steps
+    through it: the record's config and seed, and the draws of its chance events when it says
+    ``chosen_draws`` (the seed's would be other draws). The record is checked first, as by
+    :func:`from_record` (a fault raises ValueError)."""
+    build_game = _game_class(game_class)
+    from_record(record, verify, build_game)
+    return build_game(GameConfig.from_dict(record["config"]), seed=record["seed"],
+                      first_draws=chosen_draws(record))

@@ -397,3 +397,31 @@ def test_a_chosen_draws_record_refuses_bad_draws(edit, words: str) -> None:
     edit(record)
     with pytest.raises(ValueError, match=words):
         Game.from_record(record)
+
+
+@needs_openspiel
+@pytest.mark.parametrize("backend", ["core", "python"])
+@pytest.mark.parametrize(("params", "seed", "decisions"), [("players=2", 3, None),
+                                                            ("players=3,mode=legends", 6, 60)])
+def test_the_replay_command_plays_the_records_chosen_draws(tmp_path, capsys, backend: str,
+                                                           params: str, seed: int,
+                                                           decisions: int | None) -> None:
+    """``python -m moonriver_env replay`` of an OpenSpiel game's record (its draws are the
+    chance outcomes, not the seed's) reaches the record's table (it used to stop at the first
+    decision that met a draw the seed did not make, exit 2)."""
+    import json
+
+    from moonriver_env.__main__ import main as cli
+
+    game = mos.engine_game(_random_state(_load(params), seed=seed, decisions=decisions))
+    record = game.to_record(include_seed=True)
+    assert record["chosen_draws"] is True and game.is_over == (decisions is None)
+    path = tmp_path / "openspiel.json"
+    path.write_text(json.dumps(record))
+    assert cli(["replay", str(path), "--no-step", "--backend", backend]) == 0
+    out = capsys.readouterr().out
+    made = sum(e["type"] == "decision" and not e.get("auto") for e in record["events"])
+    assert f"=== decision {made}/{made}:" in out
+    table, _, ending = out.rpartition("\n\n")
+    assert table.endswith(game.table_text())
+    assert ending.startswith("final scores:" if game.is_over else "the game is unfinished")
