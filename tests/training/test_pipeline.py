@@ -1,0 +1,170 @@
+"""moonriver-train-pipeline: a tiny pipeline end to end, its skips and resumes, its refusals."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from moonriver_env.training.pipeline import load_pipeline, main
+
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
+
+REPO = Path(__file__).resolve().parents[2]
+FAST = """num_players = 2
+minutes = 0
+bc_minutes = 0
+bc_iterations = 2
+ppo_iterations = 2
+bc_games = 2
+games = 2
+minibatch = 64
+channels = 8
+opponent_channels = 4
+hidden = 16
+eval_games = 0
+snapshot_every = 2
+checkpoint_minutes = 100
+workers = 1
+"""
+AZ = """variants = ["2p-base", "3p-base"]
+games = 2
+simulations = 4
+max_considered = 4
+buffer = 512
+batch_size = 16
+updates = 2
+iterations = 2
+value_warmup = 2
+freeze_policy = true
+minutes = 0
+"""
+PIPELINE = """agent = "value"
+ship = "shipped/all.npz"
+
+[[step]]
+name = "first"
+run = "fast"
+config = "fast.toml"
+
+[[step]]
+name = "second"
+run = "fast"
+config = "fast.toml"
+init = "first"
+set = { bc_iterations = 0, seed = 1 }
+
+[[step]]
+name = "partner"
+run = "export"
+from = "first"
+
+[[step]]
+name = "mean"
+run = "soup"
+from = ["first", "second"]
+
+[[step]]
+name = "value"
+run = "az"
+config = "az.toml"
+warm_start = "mean"
+"""
+
+
+def _write(folder: Path, pipeline: str = PIPELINE) -> Path:
+    """The tiny pipeline and its two configs in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "fast.toml").write_text(FAST)
+    (folder / "az.toml").write_text(AZ)
+    path = folder / "tiny.toml"
+    path.write_text(pipeline)
+    return path
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as data:
+        return {key: data[key] for key in data.files}
+
+
+def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> None:
+    path = _write(tmp_path / "p")
+    out = tmp_path / "run"
+    assert main([str(path), "--out", str(out), "--ship", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    for step in ("first", "second", "partner", "mean", "value"):
+        assert (out / step / "step.json").is_file()
+    assert "measure it: moonriver-eval --agents az:" in printed
+    agent = _arrays(out / "agent.npz")
+    shipped = _arrays(tmp_path / "p" / "shipped" / "all.npz")
+    assert agent.keys() == shipped.keys() and all(
+        np.array_equal(agent[k], shipped[k]) for k in agent)
+    # a rerun skips every finished step and writes the same agent
+    assert main([str(path), "--out", str(out), "--quiet"]) == 0
+    assert capsys.readouterr().out.count("finished before, skipped") == 5
+    again = _arrays(out / "agent.npz")
+    assert all(np.array_equal(agent[k], again[k]) for k in agent)
+
+
+def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
+    path = _write(tmp_path / "p", PIPELINE.split("[[step]]")[0].replace('"value"', '"first"')
+                  + '[[step]]\nname = "first"\nrun = "fast"\nconfig = "fast.toml"\n'
+                  + "set = { ppo_iterations = 40 }\n")
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.training.pipeline", str(path),
+                             "--out", str(out), "--quiet"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ctrl_c_as_in_a_terminal)
+    log = out / "first" / "log.jsonl"
+    try:
+        for _ in range(HANG_GUARD * 10):  # polls, not a time budget: a hang guard
+            if proc.poll() is not None or (log.exists() and len(log.read_text().splitlines()) > 4):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the trainer gets it too
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "continue with the same command" in err
+    assert not (out / "first" / "step.json").exists()
+    # a fresh start would be refused (the folder holds a run): the rerun resumes it
+    assert main([str(path), "--out", str(out), "--quiet"]) == 0
+    assert f"--resume {out / 'first'}" in capsys.readouterr().out
+    assert (out / "first" / "step.json").is_file() and (out / "agent.npz").is_file()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\nbogus = 1\n', "unknown keys"),
+    ('[[step]]\nname = "a"\nrun = "train"\n', "run must be one of"),
+    ('[[step]]\nname = "a"\nrun = "soup"\nfrom = ["b"]\n', "not earlier steps"),
+    ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "missing.toml"\n', "no config file"),
+    ('agent = "z"\n[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n', "not a step"),
+    ("", "no [[step]] tables"),
+])
+def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) -> None:
+    path = _write(tmp_path, text)
+    assert main([str(path), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
+    pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained.toml"))
+    steps = pipeline.steps_by_name
+    assert pipeline.agent == "az_value" and steps["az_value"].inputs["warm_start"] == (
+        "league_soup",)
+    assert steps["league_soup"].inputs["from"] == ("fast_league", "fast_legends_24")
+    assert steps["fast_league"].inputs["league"] == ("sparring_2p",)
+    assert pipeline.ship == str(REPO / "agents" / "weights" / "all.npz")
+    fast = [step for step in pipeline.steps if step.run == "fast"]
+    for earlier, later in itertools.pairwise(fast[1:]):
+        assert later.inputs["init"] == (earlier.name,)
