@@ -21,7 +21,8 @@ POSTs must be JSON from this page's own origin. A request names agents only by s
 file paths and with bounded budgets, or by the specs given on the command line; a posted record
 may use only the package's data files (or those given on the command line). GETs of a game
 answer at once while its agent thinks (``thinking`` is then true); agents think on threads
-shared fairly among clients (:mod:`moonriver_env.play.fair`), and ``moonriver-play`` bounds
+shared fairly among clients (:mod:`moonriver_env.play.fair`); games and replays are kept per
+client, a browser known by a cookie (:mod:`moonriver_env.play.store`); ``moonriver-play`` bounds
 connections and their timeouts (:mod:`moonriver_env.play.connections`). Agent specs that
 name files are shown by the files' names only. Every response forbids inline script, framing
 by other sites and content sniffing (:data:`SECURITY_HEADERS`).
@@ -34,7 +35,6 @@ import hashlib
 import ipaddress
 import json
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from html import escape
 from pathlib import Path
@@ -72,6 +72,7 @@ from moonriver_env.play.session import (
     shown_spec,
     trusted_specs,
 )
+from moonriver_env.play.store import ClientCookie, GameStore, owner_of
 
 STATIC = Path(__file__).parent / "static"
 DOCS = Path(__file__).resolve().parents[2] / "docs"  # present in a source checkout
@@ -79,9 +80,6 @@ DOC_PAGES = ("rules", "actions", "game-record", "observation")  # linked from ru
 MAX_BODY = 16 * 1024  # actions and new-game options
 MAX_RECORD_BODY = 4 * 1024 * 1024  # a game record to replay
 MAX_DEPTH = 32  # nesting of a request's JSON (a game record nests 6 deep)
-MAX_GAMES = 64  # the least recently used game is dropped beyond this
-MAX_REPLAYS = 64  # likewise for replays, counted apart from games
-_REMEMBERED = 4096  # dropped ids and written records kept in mind
 
 
 def rules_html(markdown_text: str) -> str:
@@ -270,54 +268,6 @@ def record_key(record: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class _Store:
-    """Games and replays by id, each kind keeping its MAX most recently used."""
-
-    def __init__(self, max_games: int = MAX_GAMES, max_replays: int = MAX_REPLAYS) -> None:
-        self.games: OrderedDict[str, PlaySession] = OrderedDict()
-        self.replays: OrderedDict[str, ReplaySession] = OrderedDict()
-        self.limits = {"game": max_games, "replay": max_replays}
-        self.dropped: OrderedDict[str, str] = OrderedDict()  # id -> kind
-        self.players: OrderedDict[str, tuple[list[str | None], list[int]]] = OrderedDict()
-
-    def _table(self, kind: str) -> OrderedDict[str, Any]:
-        return self.games if kind == "game" else self.replays
-
-    def add(self, item: PlaySession | ReplaySession) -> None:
-        kind = "game" if isinstance(item, PlaySession) else "replay"
-        table = self._table(kind)
-        table[item.id] = item
-        while len(table) > self.limits[kind]:
-            old, _ = table.popitem(last=False)
-            self.dropped[old] = kind
-            while len(self.dropped) > _REMEMBERED:
-                self.dropped.popitem(last=False)
-
-    def get(self, key: str, kind: type) -> Any:
-        what = "game" if kind is PlaySession else "replay"
-        table = self._table(what)
-        item = table.get(key)
-        if item is None:
-            shown = repr(key[:40])
-            if self.dropped.get(key) == what:
-                raise PlayError(
-                    f"{what} {shown} was closed to make room: this server keeps the "
-                    f"{self.limits[what]} most recently used {what}s, and this one had been "
-                    f"used least recently", 404)
-            raise PlayError(f"no {what} with id {shown} on this server (it never existed "
-                            f"here, or the server was restarted since)", 404)
-        table.move_to_end(key)
-        return item
-
-    def remember_players(self, key: str, session: PlaySession) -> None:
-        """Who played a game whose record (of :func:`record_key` ``key``) this server wrote,
-        for its replay."""
-        humans = [p for p, a in enumerate(session.seats) if a is None]
-        self.players[key] = (list(session.names), humans)
-        while len(self.players) > _REMEMBERED:
-            self.players.popitem(last=False)
-
-
 def create_app(defaults: GameOptions | None = None,
                allowed_hosts: list[str] | None = None,
                data_files: Iterable[str] = (),
@@ -339,7 +289,7 @@ def create_app(defaults: GameOptions | None = None,
     """
     defaults = defaults or GameOptions()
     trusted_specs(defaults.opponents)  # two files of one name: refused before serving
-    store = _Store()
+    store = GameStore()
     package_data = [resolve_path(None, name) for name in
                     ("plots.csv", "boards.json", "partners.csv", "bonus_tiles.csv")]
     allowed_data = frozenset(str(Path(f).resolve()) for f in [*package_data, *data_files])
@@ -364,7 +314,7 @@ def create_app(defaults: GameOptions | None = None,
         body = await _json_body(request, MAX_BODY)
         options = options_from_json(body, defaults, max_seconds, max_simulations)
         session = await run_in_threadpool(PlaySession, options)
-        store.add(session)
+        store.add(session, owner_of(request))
         return JSONResponse({"id": session.id}, status_code=201)
 
     async def game_state(request: Request) -> Response:
@@ -416,7 +366,7 @@ def create_app(defaults: GameOptions | None = None,
                                               (None, None))
         replay = await run_in_threadpool(ReplaySession, record, allowed_data, names, humans,
                                          defaults.backend)
-        store.add(replay)
+        store.add(replay, owner_of(request))
         return JSONResponse({"id": replay.id, "steps": replay.steps}, status_code=201)
 
     async def replay_state(request: Request) -> Response:
@@ -450,7 +400,7 @@ def create_app(defaults: GameOptions | None = None,
         Route("/api/replays/{id}", replay_state),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders)]
+    middleware = [Middleware(SecurityHeaders), Middleware(ClientCookie)]
     if allowed_hosts is not None:
         middleware.append(Middleware(HostCheck, allowed_hosts=allowed_hosts))
     app = Starlette(routes=routes, middleware=middleware,

@@ -27,7 +27,13 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
 
 from moonriver_env.engine import Game, GameConfig
 from moonriver_env.play import GameOptions, PlaySession, create_app
-from moonriver_env.play.server import MAX_GAMES, MAX_REPLAYS
+from moonriver_env.play.session import PlayError
+from moonriver_env.play.store import (
+    CLIENT_COOKIE,
+    MAX_GAMES_PER_CLIENT,
+    MAX_REPLAYS_PER_CLIENT,
+    GameStore,
+)
 from tests.helpers import watching_opens
 
 JSON = {"content-type": "application/json"}
@@ -233,7 +239,7 @@ def test_mangled_records_are_4xx(client) -> None:
 def test_games_are_dropped_least_recently_used_and_replays_counted_apart(client) -> None:
     playing = new_game(client, seed=1)
     untouched = new_game(client, seed=2)
-    for i in range(MAX_GAMES):
+    for i in range(MAX_GAMES_PER_CLIENT):
         new_game(client, seed=10 + i)
         if i % 10 == 0:  # the game being played keeps being looked at
             assert client.get(f"/api/games/{playing}").status_code == 200
@@ -241,11 +247,11 @@ def test_games_are_dropped_least_recently_used_and_replays_counted_apart(client)
     r = client.get(f"/api/games/{untouched}")
     assert r.status_code == 404
     message = r.json()["error"]
-    assert "closed to make room" in message and f"{MAX_GAMES} most recently used" in message
-    assert "ended with the server" not in message
+    assert "closed to make room" in message
+    assert f"{MAX_GAMES_PER_CLIENT} most recently used games of each client" in message
     record = finished_record()
     first_replay = client.post("/api/replays", json=record).json()["id"]
-    for _ in range(MAX_REPLAYS):
+    for _ in range(MAX_REPLAYS_PER_CLIENT):
         assert client.post("/api/replays", json=record).status_code == 201
     assert client.get(f"/api/games/{playing}").status_code == 200  # replays do not push it out
     r = client.get(f"/api/replays/{first_replay}")
@@ -253,6 +259,68 @@ def test_games_are_dropped_least_recently_used_and_replays_counted_apart(client)
     assert "closed to make room" in r.json()["error"]
     r = client.get("/api/games/0123456789abcdef")
     assert r.status_code == 404 and "never existed" in r.json()["error"]
+
+
+def test_one_clients_games_and_replays_never_close_anothers() -> None:
+    """Client A starts 70 games and 70 replays; client B's game and replay stay open (before,
+    the server kept the 64 most recent of everyone's together, and B's answered 404)."""
+    app = create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",)))
+    a, b = TestClient(app), TestClient(app)
+    for browser in (a, b):  # a browser loads the page first, which gives it its cookie
+        assert browser.get("/").status_code == 200
+    b_game = new_game(b, seed=1)
+    record = finished_record()
+    b_replay = b.post("/api/replays", json=record).json()["id"]
+    a_games = [new_game(a, seed=10 + i) for i in range(70)]
+    a_replays = [a.post("/api/replays", json=record).json()["id"] for _ in range(70)]
+    assert b.get(f"/api/games/{b_game}").status_code == 200
+    assert b.get(f"/api/replays/{b_replay}?step=1").status_code == 200
+    r = a.get(f"/api/games/{a_games[0]}")  # A's share is bounded: its own oldest closed
+    assert r.status_code == 404 and "of the client that started it" in r.json()["error"]
+    assert a.get(f"/api/games/{a_games[-1]}").status_code == 200
+    assert a.get(f"/api/replays/{a_replays[0]}").status_code == 404
+    assert b.get(f"/api/games/{a_games[-1]}").status_code == 200  # a game's link works for all
+    assert a.cookies[CLIENT_COOKIE] != b.cookies[CLIENT_COOKIE]  # two browsers, two clients
+
+
+def test_requests_without_the_cookie_are_one_client() -> None:
+    """A script that drops the cookie is one client (per network), not a new one per game:
+    its games close its own, never a browser's."""
+    app = create_app(GameOptions(players=2, humans=(0,), opponents=("greedy",)))
+    browser, script = TestClient(app), TestClient(app)
+    assert browser.get("/").status_code == 200
+    kept = new_game(browser, seed=1)
+    made = []
+    for i in range(MAX_GAMES_PER_CLIENT + 6):
+        script.cookies.clear()
+        made.append(new_game(script, seed=10 + i))
+    assert browser.get(f"/api/games/{kept}").status_code == 200
+    script.cookies.clear()
+    assert script.get(f"/api/games/{made[0]}").status_code == 404
+    assert script.get(f"/api/games/{made[-1]}").status_code == 200
+
+
+def test_a_full_server_closes_the_games_of_the_client_holding_the_most() -> None:
+    """With room for 6 games in all (4 a client): a newcomer closes the least recently used
+    game of the client holding the most; once the three networks hold 2 each, new tokens from
+    one network close that network's games, never the others' (nor the game just started)."""
+    store = GameStore(games=(4, 6))
+    sessions = [PlaySession(GameOptions(opponents=("random",), seed=i)) for i in range(12)]
+    ids = [s.id for s in sessions]
+    greedy, modest, flood = ("10.0.0.1", "a" * 32), ("10.0.0.2", "b" * 32), "10.0.0.3"
+    for s in sessions[:4]:
+        store.add(s, greedy)
+    store.add(sessions[4], modest)
+    store.add(sessions[5], modest)
+    store.get(ids[0], PlaySession)  # greedy's first game is its most recently used now
+    store.add(sessions[6], (flood, "c" * 32))  # full: greedy (4) holds the most
+    with pytest.raises(PlayError, match="keeps 6 games in all"):
+        store.get(ids[1], PlaySession)
+    for k, s in enumerate(sessions[7:11]):  # one game each from new tokens of one network
+        store.add(s, (flood, f"{k:032x}"))
+    for i in (0, 4, 5):  # greedy's most recent and modest's two are kept
+        assert store.get(ids[i], PlaySession) is sessions[i]
+    assert [i for i in range(11) if ids[i] in store.games.items] == [0, 3, 4, 5, 6, 10]
 
 
 # ---------------------------------------------------------------- 9. stale moves
