@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -9,7 +10,8 @@ import numpy as np
 
 from moonriver_env.common.contract import ActionMask, TableGame
 
-__all__ = ["ActionMask", "Agent", "CallableAgent", "Observation", "SeededAgent", "as_agent"]
+__all__ = ["ActionMask", "Agent", "CallableAgent", "Observation", "SeededAgent", "TimeCapped",
+           "as_agent", "check_time_limit"]
 
 Observation = Mapping[str, np.ndarray]
 GameT_contra = TypeVar("GameT_contra", bound=TableGame, contravariant=True)
@@ -34,6 +36,15 @@ class Agent(Protocol[GameT_contra]):
     def act(self, game: GameT_contra, observation: Observation) -> int:
         """The chosen action id (legal under ``observation["action_mask"]``)."""
         ...
+
+
+@runtime_checkable
+class TimeCapped(Protocol):
+    """An agent that searches, and stops its search after ``time_limit`` seconds a decision
+    (0: no cap) whatever its budget in simulations or seconds (after one simulation at least).
+    """
+
+    time_limit: float
 
 
 class CallableAgent:
@@ -78,3 +89,14 @@ class SeededAgent:
         """Reseed when a seed is given."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+
+
+def check_time_limit(time_limit: Any) -> float:
+    """A search agent's cap on the seconds of one decision (0: none), whatever its budget in
+    simulations or seconds; anything but a finite number >= 0 is a ValueError."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer,
+                                                                   np.floating)) \
+            or not math.isfinite(time_limit) or time_limit < 0:
+        raise ValueError(f"time_limit must be a finite number of seconds >= 0 (0: no limit), "
+                         f"got {time_limit!r:.40}")
+    return float(time_limit)

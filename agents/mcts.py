@@ -8,15 +8,19 @@ with UCB (a child counts as available in a simulation only when its action is le
 expands one node, plays a random rollout of bounded length and scores the leaf by every
 player's running-score margin, squashed to [-1, 1]. Each node stores values from the point of
 view of the player who chose it, so the search handles 2-4 players (max^n style backups).
+``time_limit`` caps the seconds of a decision whatever the budget (the play server sets it):
+the search stops at the first simulation to end past it (after one at least).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import time
 
 import numpy as np
-from moonriver_env.agents.base import Observation, SeededAgent
+from moonriver_env.agents.base import Observation, SeededAgent, check_time_limit
 
 from moonriver_env.common.contract import MoonRiverGame
 
@@ -45,12 +49,21 @@ def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float
     return values
 
 
+@functools.cache
+def _takes_time_limit(game_class: type) -> bool:
+    """Whether the ``mcts_search`` of games of ``game_class`` (the compiled core's) takes
+    ``time_limit``, the cap at which the search in the core stops."""
+    return "time_limit" in inspect.signature(game_class.mcts_search).parameters
+
+
 class MCTSAgent(SeededAgent):
-    """IS-MCTS with a budget in simulations (``simulations``) or seconds (``seconds``)."""
+    """IS-MCTS with a budget in simulations (``simulations``) or seconds (``seconds``), and at
+    most ``time_limit`` seconds a decision (0: no cap); ``last_simulations`` counts the
+    simulations of the last decision."""
 
     def __init__(self, simulations: int = 100, seconds: float | None = None,
                  rollout_depth: int = 20, exploration: float = 1.0, seed: int | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, time_limit: float = 0.0) -> None:
         if seconds is None:
             if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
                     or simulations < 1:
@@ -62,6 +75,8 @@ class MCTSAgent(SeededAgent):
         self.seconds = seconds
         self.rollout_depth = rollout_depth
         self.exploration = exploration
+        self.time_limit = check_time_limit(time_limit)
+        self.last_simulations = 0
         super().__init__(seed, name or (f"mcts-{seconds}s" if seconds else f"mcts-{simulations}"))
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
@@ -70,24 +85,28 @@ class MCTSAgent(SeededAgent):
         if legal.size == 1:
             return int(legal[0])
         in_core = getattr(game, "mcts_search", None)
+        if self.time_limit and in_core is not None and not _takes_time_limit(type(game)):
+            in_core = None  # a core whose search cannot be capped: search here, capped
         if in_core is not None:  # the compiled core runs the whole search, same algorithm
             seconds = None if self.seconds is None else float(self.seconds)
+            cap = {"time_limit": self.time_limit} if self.time_limit else {}
             actions, visits = in_core(int(self.simulations), seconds, self.rollout_depth,
                                       float(self.exploration), VALUE_SCALE,
-                                      int(self.rng.integers(2**63)))
+                                      int(self.rng.integers(2**63)), **cap)
+            self.last_simulations = int(visits.sum())  # each simulation visits one root child
             ties = actions[visits == visits.max()]
             return int(ties[int(self.rng.integers(len(ties)))])
         root = _Node(game.current_player)
-        deadline = time.perf_counter() + self.seconds if self.seconds else None
-        done = 0
+        stop = min((t for t in (self.seconds, self.time_limit) if t), default=None)
+        start, done = time.perf_counter(), 0
         while True:
-            if deadline is not None:
-                if time.perf_counter() >= deadline and done > 0:
-                    break
-            elif done >= self.simulations:
+            if done > 0 and stop is not None and time.perf_counter() - start >= stop:
+                break
+            if self.seconds is None and done >= self.simulations:
                 break
             self._simulate(game, root)
             done += 1
+        self.last_simulations = done
         visits = {a: child.visits for a, child in root.children.items()}
         best = max(visits.values())
         ties = [a for a, v in visits.items() if v == best]

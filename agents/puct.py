@@ -23,6 +23,9 @@ Evaluators:
   is the acting player's expected outcome in [-1, 1] (None: roll out instead). A trained
   network plugs in here.
 
+``time_limit`` caps the seconds of a decision whatever the budget (the play server sets it):
+the search stops at the first simulation to end past it (after one at least).
+
 Specs (see :func:`puct_from_spec`): ``puct:SIMS``, ``puct:SECONDSs``, and
 ``pretrained+puct[:VARIANT]:BUDGET`` with a shipped PPO policy as the prior (the 4p-base one
 when no VARIANT is named; the search valued by the network for every variant is
@@ -37,7 +40,7 @@ from collections.abc import Callable
 from typing import Protocol, TypedDict
 
 import numpy as np
-from moonriver_env.agents.base import Observation, SeededAgent
+from moonriver_env.agents.base import Observation, SeededAgent, check_time_limit
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
 
@@ -136,12 +139,14 @@ class _Node:
 
 
 class PUCTAgent(SeededAgent):
-    """IS-PUCT with a budget in simulations (``simulations``) or seconds (``seconds``)."""
+    """IS-PUCT with a budget in simulations (``simulations``) or seconds (``seconds``), and at
+    most ``time_limit`` seconds a decision (0: no cap); ``last_simulations`` counts the
+    simulations of the last decision."""
 
     def __init__(self, simulations: int = 200, seconds: float | None = None,
                  evaluator: Evaluator | None = None, exploration: float = 1.0,
                  rollout_depth: int = 20, rollout: str = "random", seed: int | None = None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, time_limit: float = 0.0) -> None:
         if seconds is None:
             if isinstance(simulations, bool) or not isinstance(simulations, int) \
                     or simulations < 1:
@@ -164,6 +169,8 @@ class PUCTAgent(SeededAgent):
         self.exploration = float(exploration)
         self.rollout_depth = rollout_depth
         self.meta: dict | None = None  # what a learned prior was trained on (None: none)
+        self.time_limit = check_time_limit(time_limit)
+        self.last_simulations = 0
         super().__init__(seed, name or (f"puct:{seconds}s" if seconds else f"puct:{simulations}"))
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
@@ -172,14 +179,13 @@ class PUCTAgent(SeededAgent):
         if len(legal) == 1:
             return legal[0]
         root = _Node()
-        if self.seconds is not None:
-            deadline = time.perf_counter() + self.seconds
+        stop = min((t for t in (self.seconds, self.time_limit) if t), default=None)
+        start, done = time.perf_counter(), 0
+        while done == 0 or ((self.seconds is not None or done < self.simulations)
+                            and (stop is None or time.perf_counter() - start < stop)):
             self._simulate(game, root)
-            while time.perf_counter() < deadline:
-                self._simulate(game, root)
-        else:
-            for _ in range(self.simulations):
-                self._simulate(game, root)
+            done += 1
+        self.last_simulations = done
         return self._choose(root, legal)
 
     def _choose(self, root: _Node, legal: list[int]) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from moonriver_env.agents.base import Agent
+from moonriver_env.agents.base import Agent, TimeCapped, check_time_limit
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
@@ -90,21 +90,34 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
 
 
 def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
-               config: Any = None) -> Agent:
+               config: Any = None, time_limit: float = 0.0) -> Agent:
     """An agent of ``game`` from its spec; an unknown spec is a clear error listing the
     allowed forms. ``config`` (a ``GameConfig``: players, mode, scenario) is the variant the
     agent will play: weights trained for another variant are refused (``VariantError``, one
-    line naming the variant, the spec and what it can play)."""
+    line naming the variant, the spec and what it can play). ``time_limit`` (seconds, 0: none)
+    caps each decision of an agent that searches, whatever its budget (:func:`cap_time`)."""
     if game not in GAME_SPECS:
         raise ValueError(f"unknown game {game!r}; allowed: {', '.join(GAME_SPECS)}")
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec must be a string, got {spec!r:.40}")
+    time_limit = check_time_limit(time_limit)
     if game == "circles":
         return _circles_agent(spec, seed)
     agent = _moonriver_agent(spec, seed)
     if config is not None:
         check_variant(spec, agent, config)
+    cap_time(agent, time_limit)
     return agent
+
+
+def cap_time(agent: Agent, time_limit: float) -> None:
+    """Cap each decision of ``agent`` at ``time_limit`` seconds (0: none): search agents
+    (:class:`~moonriver_env.agents.base.TimeCapped`: mcts, puct, pretrained+puct) stop their
+    search there; random, greedy and the policies decide in one step (a rule, or one pass of
+    a network). The batched search's agents (pretrained+search, az+search) are not
+    TimeCapped yet: their simulation budget alone bounds them."""
+    if time_limit and isinstance(agent, TimeCapped):
+        agent.time_limit = time_limit
 
 
 def check_variant(spec: str, agent: Agent, config: Any) -> None:

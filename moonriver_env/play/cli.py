@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import math
 import os
 import socket
 import sys
@@ -26,7 +27,12 @@ from moonriver_env.play.connections import (
     raise_descriptor_limit,
 )
 from moonriver_env.play.fair import AGENT_THREADS, agent_threads_problem
-from moonriver_env.play.session import GameOptions, PlayError, PlaySession
+from moonriver_env.play.session import (
+    MAX_REQUEST_SECONDS,
+    GameOptions,
+    PlayError,
+    PlaySession,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agent-threads-per-client", type=int, default=None, metavar="N",
                    help="agents thinking at once for one client address; the threads go to "
                         "waiting clients in turn (default: half of --agent-threads)")
+    p.add_argument("--agent-seconds", type=float, default=MAX_REQUEST_SECONDS,
+                   metavar="SECONDS",
+                   help="the most seconds an agent thinks a decision, whatever its budget in "
+                        "simulations or seconds (--opponents' too); 0: no cap "
+                        "(default: %(default)g)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -155,9 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.data_file:
         if not os.path.isfile(path):
             parser.error(f"--data-file {path}: no such file")
+    if not (math.isfinite(args.agent_seconds) and args.agent_seconds >= 0):
+        parser.error(f"--agent-seconds must be a number of seconds >= 0 (0: no cap), got "
+                     f"{args.agent_seconds:g}")
     limits = None if args.terminal else server_limits(parser, args)
     options = GameOptions(args.players, args.mode, args.scenario, tuple(args.human),
-                          tuple(args.opponents), args.seed, args.backend)
+                          tuple(args.opponents), args.seed, args.backend, args.agent_seconds)
     try:
         first = PlaySession(options)
     except PlayError as exc:

@@ -42,8 +42,9 @@ class PlayError(PicklableError, ValueError):
 class GameOptions:
     """What game to start: variant, human seats and the agent specs of the other seats.
 
-    ``backend`` names the implementation that plays it ("core" or "python"): a server
-    setting that requests do not change.
+    ``backend`` names the implementation that plays it ("core" or "python") and
+    ``time_limit`` caps the seconds each agent thinks a decision, whatever its budget (0: no
+    cap): server settings that requests do not change.
     """
 
     players: int = 2
@@ -53,6 +54,7 @@ class GameOptions:
     opponents: tuple[str, ...] = ("greedy",)
     seed: int | None = None
     backend: str = DEFAULT_BACKEND
+    time_limit: float = MAX_REQUEST_SECONDS
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for the page's new-game form)."""
@@ -146,7 +148,7 @@ def options_from_json(body: Any, defaults: GameOptions,
             raise PlayError(f"{key} must be a whole number, got {_short(out[key])}")
     return GameOptions(out["players"], out["mode"], out["scenario"], tuple(humans),
                        tuple(trusted.get(spec, spec) for spec in specs), seed,
-                       defaults.backend)
+                       defaults.backend, defaults.time_limit)
 
 
 def _short(value: Any) -> str:
@@ -160,7 +162,8 @@ def _short(value: Any) -> str:
 
 def make_seats(options: GameOptions, seed: int, config: Any = None) -> list[Agent | None]:
     """One entry per seat: None for a human, else the agent built from its spec (refused
-    where its weights cannot play ``config``'s variant)."""
+    where its weights cannot play ``config``'s variant), thinking at most
+    ``options.time_limit`` seconds a decision."""
     n = options.players
     if type(n) is not int or n not in (2, 3, 4):
         raise PlayError(f"players must be 2, 3 or 4, got {n!r}")
@@ -179,7 +182,8 @@ def make_seats(options: GameOptions, seed: int, config: Any = None) -> list[Agen
     seats: list[Agent | None] = [None] * n
     for k, p in enumerate(agent_seats):
         try:
-            seats[p] = make_agent(specs[k], seed=seed + 1 + p, config=config)
+            seats[p] = make_agent(specs[k], seed=seed + 1 + p, config=config,
+                                  time_limit=options.time_limit)
         except (ValueError, OSError) as exc:
             text, shown = hide_paths(str(exc), specs), shown_spec(specs[k])
             raise PlayError(text if shown in text else f"agent {shown}: {text}") from None

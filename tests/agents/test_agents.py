@@ -80,3 +80,22 @@ def test_agent_specs_and_protocol() -> None:
     agent = as_agent(lambda obs: int(np.flatnonzero(obs["action_mask"])[0]))
     game = Game(GameConfig(num_players=2), seed=0)
     assert agent.act(game, {"action_mask": game.legal_mask()}) == game.legal_action_ids()[0]
+
+
+@pytest.mark.parametrize("backend", ["python", "core"])
+def test_mcts_time_limit_cuts_a_huge_budget_after_one_simulation(backend) -> None:
+    """10**6 simulations with a cap of 1e-9 s (passed at the first check on any machine): one
+    simulation, counted, and a legal move; a cap never reached changes nothing."""
+    from moonriver_env.backend import make_game
+
+    game = make_game(GameConfig(num_players=3), 5, backend=backend)
+    while game.legal_action_ids().size < 2:
+        game.apply(int(game.legal_action_ids()[0]))
+    agent = make_agent("mcts:1000000", seed=1, time_limit=1e-9)
+    action = agent.act(game, {"action_mask": game.legal_mask()})
+    assert game.legal_mask()[action] == 1 and agent.last_simulations == 1
+    picks = [MCTSAgent(simulations=30, seed=2, time_limit=limit) for limit in (0.0, 1e9)]
+    assert len({a.act(game, {}) for a in picks}) == 1
+    assert [a.last_simulations for a in picks] == [30, 30]
+    with pytest.raises(ValueError, match="time_limit must be a finite number of seconds >= 0"):
+        MCTSAgent(simulations=5, time_limit=-1.0)

@@ -234,3 +234,31 @@ def test_pretrained_prior_keeps_underflowing_legal_actions_finite(monkeypatch) -
     assert np.exp(log_p[legal]).sum() == pytest.approx(1.0)
     agent = make_agent("pretrained+puct:2p-base:4", seed=0)
     assert int(agent.act(game, obs)) in legal.tolist()
+
+
+PASSED = 1e-9  # a deadline that has passed by the first check, on any machine
+
+
+@pytest.mark.parametrize("backend", ["python", "core"])
+def test_a_time_limit_cuts_a_huge_budget_after_one_simulation(backend) -> None:
+    """10**6 simulations a decision with a cap of 1e-9 s: one simulation, a legal move
+    (counted, so the test does not depend on the machine's speed)."""
+    from moonriver_env.backend import make_game
+
+    game = make_game(GameConfig(num_players=4), 5, backend=backend)  # pretrained+puct's variant
+    while game.legal_action_ids().size < 2:
+        game.apply(int(game.legal_action_ids()[0]))
+    for spec in ("puct:1000000", "pretrained+puct:1000000"):
+        agent = make_agent(spec, seed=1, time_limit=PASSED)
+        action = agent.act(game, {"action_mask": game.legal_mask()})
+        assert game.legal_mask()[action] and agent.last_simulations == 1, spec
+    uncapped = PUCTAgent(simulations=40, seed=1)
+    uncapped.act(game, {"action_mask": game.legal_mask()})
+    assert uncapped.last_simulations == 40
+    assert PUCTAgent(simulations=40, time_limit=1e9).act(game, {}) in game.legal_action_ids()
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf, "1", True])
+def test_a_time_limit_must_be_a_finite_number_of_seconds(bad) -> None:
+    with pytest.raises(ValueError, match="time_limit must be a finite number of seconds >= 0"):
+        PUCTAgent(simulations=5, time_limit=bad)

@@ -24,6 +24,8 @@ from moonriver_env.play.terminal import ask_move, play_terminal
     (["--seed", "-1"], "--seed must be a non-negative integer"),
     (["--port", "70000"], "--port must be between 0 and 65535"),
     (["--backend", "cpp"], "invalid choice: 'cpp'"),
+    (["--agent-seconds", "-1"], "--agent-seconds must be a number of seconds >= 0"),
+    (["--agent-seconds", "nan"], "--agent-seconds must be a number of seconds >= 0"),
 ])
 def test_bad_options_exit_2_with_one_line(argv, words, capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -241,3 +243,22 @@ def test_backend_flag_is_described_in_the_help(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "--backend {core,python}" in capsys.readouterr().out
+
+
+def test_agent_seconds_caps_the_agents_of_every_game(monkeypatch, capsys) -> None:
+    """--agent-seconds reaches the first game's agents and every game a request starts."""
+    app, _, _ = _run_main(monkeypatch, ["--agent-seconds", "2.5", "--opponents", "mcts:100000",
+                                        "--human"], capsys)
+    (first,) = app.state.store.games.values()
+    assert [agent.time_limit for agent in first.seats] == [2.5, 2.5]
+    client = _test_client(app, "http://127.0.0.1:8765")
+    r = client.post("/api/games", json={"opponents": ["puct:10"]})
+    assert r.status_code == 201, r.text
+    assert app.state.store.games[r.json()["id"]].seats[1].time_limit == 2.5
+    assert "--agent-seconds" in " ".join(_help(capsys).split())
+
+
+def _help(capsys) -> str:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    return capsys.readouterr().out

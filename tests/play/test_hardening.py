@@ -116,6 +116,27 @@ def test_request_budgets_are_bounded(client, spec, allowed) -> None:
         assert "is not allowed here" in r.json()["error"]
 
 
+@pytest.mark.parametrize("backend", ["core", "python"])
+def test_every_agent_thinks_at_most_the_servers_time_limit(backend) -> None:
+    """A server whose agents may think 1e-9 s a decision (passed at the first check on any
+    machine): a command-line puct:1000000 and a request's pretrained+puct:5000 and mcts:5000
+    each move after one simulation (counted, so no wall-clock bound; before, they ran their
+    whole budget: pretrained+puct:5000 took 15-17 s a decision)."""
+    app = create_app(GameOptions(players=4, humans=(), opponents=("puct:1000000",),
+                                 backend=backend, time_limit=1e-9))
+    client = TestClient(app)
+    for spec in ("puct:1000000", "pretrained+puct:5000", "mcts:5000"):
+        gid = new_game(client, players=4, humans=[], opponents=[spec], seed=3)
+        agents = app.state.store.get(gid, PlaySession).seats
+        state = client.get(f"/api/games/{gid}").json()
+        for _ in range(12):  # past the forced decisions, which need no search
+            r = client.post(f"/api/games/{gid}/advance", json={"decision": state["decision"]})
+            assert r.status_code == 200, r.text
+            state = r.json()
+        counts = [agent.last_simulations for agent in agents]
+        assert set(counts) <= {0, 1} and 1 in counts, (spec, counts)
+
+
 def test_command_line_budgets_are_not_bounded() -> None:
     client = TestClient(create_app(GameOptions(opponents=("mcts:60s",))))
     assert client.post("/api/games", json={"opponents": ["mcts:60s"]}).status_code == 201
