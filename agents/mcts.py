@@ -18,6 +18,7 @@ import functools
 import inspect
 import math
 import time
+from typing import Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent, check_time_limit
@@ -50,7 +51,7 @@ def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float
 
 
 @functools.cache
-def _takes_time_limit(game_class: type) -> bool:
+def _takes_time_limit(game_class: type[Any]) -> bool:
     """Whether the ``mcts_search`` of games of ``game_class`` (the compiled core's) takes
     ``time_limit``, the cap at which the search in the core stops."""
     return "time_limit" in inspect.signature(game_class.mcts_search).parameters
