@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.base import Observation
 from moonriver_env.agents.greedy import action_values
+from moonriver_env.training.atomic import ChecksumError, check_archive
 
 from moonriver_env.common.contract import MoonRiverGame, TableGame
 from moonriver_env.engine import NUM_ACTIONS
@@ -268,18 +269,21 @@ def weights_path(variant: str) -> Any:
 
 def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays of the agents' ``.npz`` at path ``file`` and its JSON ``__meta__`` ({}
-    without one); anything else (not a zip archive, a damaged one, pickled arrays, bad
-    metadata) is a ValueError."""
+    without one), every member's CRC-32 checked; anything else (not a zip archive, a damaged
+    one, pickled arrays, bad metadata) is a ValueError."""
     try:
         with open(file, "rb") as fh:
             data = np.load(fh, allow_pickle=False)
             if not isinstance(data, np.lib.npyio.NpzFile):
                 raise ValueError("a single .npy array, not an .npz archive")
             with data:
+                check_archive(file)  # numpy checks a member's CRC only if it reads to its end
                 meta = json.loads(str(data["__meta__"])) if "__meta__" in data.files else {}
                 arrays = {k: data[k] for k in data.files if k != "__meta__"}
             if not isinstance(meta, dict):
                 raise ValueError(f"its __meta__ is a JSON {type(meta).__name__}, not an object")
+    except ChecksumError:
+        raise
     except (ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ValueError(f"{file}: not an agents' .npz (a numpy .npz archive of plain arrays "
                          f"and a JSON __meta__ object): {exc!s:.120}") from None

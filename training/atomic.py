@@ -7,20 +7,34 @@ Windows); the folder is then synced so that the rename itself survives a power l
 and at worst a hidden ``.partial`` file beside it, which no reader takes for a checkpoint.
 A folder (RLlib's checkpoints) is written the same way: a temporary sibling folder, every file
 in it synced, then one rename; an earlier folder of that name is first renamed aside whole and
-removed only after, so a kill never leaves a half-removed folder under the final name.
+removed only after, so a kill never leaves a half-removed folder under the final name. A run
+calls ``remove_partials`` on its folders when it starts, so no partial file outlives the run
+whose write it was.
+
+Every checkpoint and weights file is a zip archive (``torch.save``, ``numpy.savez``, SB3's
+``.zip``) whose members carry the CRC-32 of their bytes; ``check_archive`` verifies them all
+and ``load_checked`` does so before ``torch.load``, whose reader ignores them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 PARTIAL = ".partial"  # the suffix of every temporary file or folder
+_PARTIAL_NAME = re.compile(r"\..+\.[0-9a-f]{8}" + re.escape(PARTIAL))  # partial_name's form
+
+
+class ChecksumError(ValueError):
+    """A file whose bytes no longer match the checksum written with them."""
 
 
 def partial_name(path: str) -> str:
@@ -91,13 +105,66 @@ def atomic_text(path: str | os.PathLike[str], text: str) -> str:
 
 def keep_copy(src: str, dst: str) -> None:
     """Make ``dst`` an exact copy of the finished file ``src``, atomically (a hard link where
-    the file system has them, else a copy)."""
+    the file system has them, else a copy); nothing to do when they are one file already."""
+    if os.path.exists(dst) and os.path.samefile(src, dst):
+        # a kill after the last keep_copy left both names on one file; renaming a third link
+        # onto it would do nothing (POSIX) and leave the temporary name behind for good
+        return
     tmp = partial_name(dst)
     with _renamed_over(tmp, dst):
         try:
             os.link(src, tmp)
         except OSError:
             shutil.copyfile(src, tmp)
+
+
+def remove_partials(folder: str) -> list[str]:
+    """Remove the temporary files and folders (``partial_name``'s) a killed run left directly
+    in ``folder``; returns their paths. Only for a run's start: a live writer's would go."""
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    removed = []
+    for name in names:
+        if _PARTIAL_NAME.fullmatch(name):
+            path = os.path.join(folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+            removed.append(path)
+    return removed
+
+
+def check_archive(path: str | os.PathLike[str]) -> None:
+    """Check every member of the zip archive at ``path`` against the CRC-32 stored with it; a
+    ChecksumError names the file and member, a ValueError says it is no zip archive."""
+    name = os.fspath(path)
+    try:
+        archive = zipfile.ZipFile(name)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise ValueError(f"{name}: not a zip archive ({first_line(exc)})") from None
+    with archive:
+        try:
+            damaged = archive.testzip()  # reads each member whole; a bad CRC names it
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error,
+                NotImplementedError, RuntimeError, ValueError) as exc:
+            raise ChecksumError(f"{name}: fails its checksum check: a member cannot be read "
+                                f"back ({first_line(exc)})") from None
+    if damaged is not None:
+        raise ChecksumError(f"{name}: its member {damaged} fails its CRC-32 checksum (the file "
+                            f"changed after it was written)")
+
+
+def load_checked(path: str | os.PathLike[str]) -> Any:
+    """``torch.load`` (weights only, onto the CPU) of a file the project wrote, once
+    ``check_archive`` passes: torch's reader never checks the CRC-32s it writes."""
+    check_archive(path)
+    import torch  # here, not at the top: torch-free readers (agents, RLlib paths) import this
+
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def sync_tree(folder: str) -> None:

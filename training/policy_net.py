@@ -29,7 +29,7 @@ from moonriver_env.agents.pretrained import (
     action_index,
     read_npz,
 )
-from moonriver_env.training.atomic import atomic_save, first_line
+from moonriver_env.training.atomic import ChecksumError, atomic_save, first_line, load_checked
 from torch import nn
 from torch.nn import functional as F
 
@@ -259,16 +259,17 @@ def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> No
 
 
 def read_checkpoint(path: Any) -> dict[str, Any]:
-    """The dict a ``save_net`` file holds (config, state_dict, meta), read with torch's
-    weights-only loader; a ValueError naming the file for any other bytes."""
+    """The dict a ``save_net`` file holds (config, state_dict, meta), its checksums checked
+    and read with torch's weights-only loader (``atomic.load_checked``); a ValueError naming
+    the file for damaged or any other bytes."""
     try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        blob = load_checked(path)
+    except (FileNotFoundError, IsADirectoryError, PermissionError, ChecksumError):
         raise
     except Exception as exc:  # torch.load fails on foreign bytes in many ways; none is a net
-        raise ValueError(f"{path}: not a RanchNet checkpoint: torch.load (weights only) could "
-                         f"not read it ({type(exc).__name__}); expected a file written by "
-                         f"save_net") from None
+        raise ValueError(f"{path}: not a RanchNet checkpoint: not readable as torch's zip "
+                         f"format, weights only ({type(exc).__name__}); expected a file written "
+                         f"by save_net") from None
     if not isinstance(blob, dict) or not isinstance(blob.get("meta", {}), dict) or not all(
             isinstance(blob.get(key), dict) for key in ("config", "state_dict")):
         raise ValueError(f"{path}: not a RanchNet checkpoint (expected keys config, "

@@ -13,9 +13,11 @@ recipe's trunk and policy weights first.
 
 Files in ``out``: ``resume.pt`` (the whole run at the end of an iteration: weights, optimiser,
 buffer, generator; written atomically every ``checkpoint_every`` iterations, the one it
-replaces kept as ``resume.prev.pt``) and ``az.npz`` (the agents' weights: ``az:OUT/az.npz``).
+replaces kept as ``resume.prev.pt``) and ``az.npz`` (the agents' weights: ``az:OUT/az.npz``);
+reads check their checksums, and a run's start removes the partial files a killed one left.
 Ctrl-C stops between decisions and saves the last finished iteration; ``--resume`` continues
-with the same weights and draws as a run that never stopped. ``--device auto`` trains and
+with the same weights and draws as a run that never stopped (from ``resume.prev.pt``, with one
+line, when ``resume.pt`` cannot be read or fails its checksum). ``--device auto`` trains and
 evaluates on CUDA when present, else the CPU (reproducible there: same seed, same weights).
 """
 
@@ -38,7 +40,14 @@ import numpy as np
 import torch
 from moonriver_env.agents.az import absolute_shares, seat_mask
 from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
-from moonriver_env.training.atomic import atomic_save, first_line, keep_copy
+from moonriver_env.training.atomic import (
+    ChecksumError,
+    atomic_save,
+    first_line,
+    keep_copy,
+    load_checked,
+    remove_partials,
+)
 from moonriver_env.training.az.network import (
     MARGIN_SCALE,
     VALUE_LAYERS,
@@ -366,6 +375,7 @@ class Run:
         # the policy is held to the starting network's
         self.warmup_search = make_search or batched_search(cfg, 1, 1)
         self.started = time.monotonic() - self.seconds
+        remove_partials(cfg.out)  # what a killed run's writes left
 
     def _restore(self, state: dict[str, Any]) -> None:
         self.net.load_state_dict(state["net"])
@@ -494,7 +504,10 @@ def load_resume(run: str, report: Callable[[str], None] = say) -> dict[str, Any]
             problems.append(f"{path}: no such file")
             continue
         try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
+            state = load_checked(path)
+        except ChecksumError as exc:  # damaged: try the previous one
+            problems.append(str(exc))
+            continue
         except Exception as exc:  # any unreadable file: try the previous one
             problems.append(f"{path}: not readable ({first_line(exc, 80)})")
             continue

@@ -44,9 +44,11 @@ same as ``moonriver_env.agents.pretrained`` loads it, written when PPO ends) and
 snapshots, the generator, iteration counts, elapsed time and phase), written when the run
 starts, after its first iteration, at least every minute, at each phase's end and on Ctrl-C;
 the state it replaces is kept as ``resume.prev.pt``. Every file is written atomically
-(``training/atomic.py``). Ctrl-C stops the run and its play workers and saves ``resume.pt``;
-``--resume RUN_DIR`` continues it exactly where it stopped (same weights, same generator
-draws), from ``resume.prev.pt`` with one line when ``resume.pt`` cannot be read. The run
+(``training/atomic.py``), every weights file read has its checksums checked, and a run's start
+removes the partial files a killed one left. Ctrl-C stops the run and its play workers and
+saves ``resume.pt``; ``--resume RUN_DIR`` continues it exactly where it stopped (same weights,
+same generator draws), from ``resume.prev.pt`` with one line when ``resume.pt`` cannot be read
+or fails its checksum. The run
 opens with a short summary (``summary``) and ends with the ``moonriver-eval`` command that
 measures its agent (``eval_command``).
 """
@@ -77,7 +79,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH, variant_refusal
-from moonriver_env.training.atomic import atomic_save, atomic_text, first_line, keep_copy
+from moonriver_env.training.atomic import (
+    ChecksumError,
+    atomic_save,
+    atomic_text,
+    first_line,
+    keep_copy,
+    load_checked,
+    remove_partials,
+)
 from moonriver_env.training.az.selfplay import variant_config, variant_list
 from moonriver_env.training.export_weights import export
 from moonriver_env.training.fast.parallel_play import (
@@ -509,9 +519,13 @@ def _resume_candidates(run: str) -> list[str]:
 
 
 def _read_resume(path: str) -> dict[str, Any]:
-    """One saved resume state; CLIError (one line) when it cannot be read."""
+    """One saved resume state, its checksums checked; CLIError (one line) when it cannot be
+    read."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_checked(path)
+    except ChecksumError as exc:
+        raise CLIError(f"cannot resume from {path!r}: "
+                       f"{str(exc).removeprefix(f'{path}: ')}") from None
     except Exception as exc:
         raise CLIError(f"cannot resume from {path!r}: not a readable resume state "
                        f"({first_line(exc)})") from exc
@@ -591,6 +605,8 @@ class Runner:
         else:
             self.net = self._restore(state)
         os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
+        for folder in (cfg.out, os.path.join(cfg.out, "checkpoints")):  # a killed run's
+            remove_partials(folder)
         atomic_text(os.path.join(cfg.out, CONFIG_FILE), json.dumps(asdict(cfg), indent=1))
         self.start = time.perf_counter()
         self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written

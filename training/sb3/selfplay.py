@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.training.atomic import check_archive
 
 from moonriver_env.common.contract import MoonRiverGame
 
@@ -21,10 +22,13 @@ _MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every 
 
 
 def _load(path: str) -> Any:
+    """The snapshot at ``path``, loaded once per process; its checksums checked first (SB3's
+    loader reports a bad CRC as a file that is no zip)."""
     if path not in _MODELS:
         import torch
         from sb3_contrib import MaskablePPO
 
+        check_archive(path)
         torch.set_num_threads(1)
         _MODELS[path] = MaskablePPO.load(path, device="cpu")
     return _MODELS[path]

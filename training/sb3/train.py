@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from moonriver_env.training.atomic import atomic_text, first_line
+from moonriver_env.training.atomic import atomic_text, check_archive, first_line, remove_partials
 from moonriver_env.training.settings import load_settings
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
@@ -201,13 +201,13 @@ def checkpoint_problem(path: str) -> str | None:
     """Why a checkpoint .zip cannot be resumed from (a short reason), or None when it can:
     it must open as a zip archive whose members all pass their checksums and hold a model."""
     try:
+        check_archive(path)
         with zipfile.ZipFile(path) as archive:
-            damaged = archive.testzip()
             names = set(archive.namelist())
-    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+    except OSError as exc:
         return first_line(exc)
-    if damaged is not None:
-        return f"its member {damaged} is damaged"
+    except ValueError as exc:  # no zip archive, or a member that fails its CRC-32
+        return str(exc).removeprefix(f"{path}: ")
     if not {"data", "policy.pth"} <= names:
         return "it holds no MaskablePPO model (data, policy.pth)"
     return None
@@ -280,6 +280,8 @@ def train(cfg: TrainConfig, resume: str | None = None):
     if resume is not None:
         resume = resume_checkpoint(resume)
     os.makedirs(cfg.out, exist_ok=True)
+    for folder in ("", "checkpoints", "snapshots"):  # what a killed run's writes left
+        remove_partials(os.path.join(cfg.out, folder))
     atomic_text(os.path.join(cfg.out, "config.json"), json.dumps(asdict(cfg), indent=1))
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(cfg.torch_threads)
