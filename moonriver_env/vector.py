@@ -60,9 +60,10 @@ action and why, and no game changes.
 
 from __future__ import annotations
 
+import functools
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium
@@ -652,16 +653,25 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
     (``expand_observation`` gives the float32 ones); ``dict_observation=True``: a Dict of
     ``observation`` and ``action_mask``, as the PettingZoo env's. Actions N ids of
     ``Discrete(2710)``, rewards the learner's end-of-game reward. ``infos["action_mask"]``
-    (N, 2710) int8 after ``reset`` and every ``step`` (all zero on a row whose game just ended;
-    ``infos["_action_mask"]`` marks every row, Gymnasium's convention for an info key), and
-    ``action_masks()`` the same as bool (MaskablePPO's method).
+    (N, 2710) int8 after ``reset`` and every ``step`` (``infos["_action_mask"]`` marks every
+    row, Gymnasium's convention for an info key), and ``action_masks()`` the same as bool
+    (MaskablePPO's method): a row's mask holds the actions its next step takes.
 
     ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
-    Gymnasium's own vector envs): ``NEXT_STEP``: a done row shows the ended game; the next
-    step ignores that row's action and starts its next game (reward 0, not done).
-    ``SAME_STEP``: the next game is there at once; ``infos["final_obs"]`` holds the ended
-    game's observation (``infos["_final_obs"]`` marks the rows). ``DISABLED``: an ended game
-    waits for ``reset(options={"reset_mask": m})``; stepping it before raises.
+    Gymnasium's own vector envs): ``NEXT_STEP``: a done row shows the ended game with every
+    action in its mask (pgx's terminal mask: a masked sampler always has actions to draw
+    from); the next step ignores that row's action, whatever it is, and starts its next game
+    (reward 0, not done). ``SAME_STEP``: the next game and its mask are there at once;
+    ``infos["final_obs"]`` holds the ended game's observation (``infos["_final_obs"]`` marks
+    the rows) and ``infos["final_info"]`` its step's info (an all-zero mask: the ended game
+    takes no action). ``DISABLED``: an ended game waits for
+    ``reset(options={"reset_mask": m})`` and its mask is all zero; stepping it before raises.
+
+    Seeds as Gymnasium's vector envs take them: ``reset(seed=s)`` is ``reset(seed=[s, s+1,
+    ...])`` in every draw, and ``np_random_seed`` is each row's seed. ``call``, ``get_attr``
+    and ``set_attr`` reach the rows as ``SyncVectorEnv``'s reach its sub-envs (one value per
+    row, in a tuple): the names in :data:`ROW_ATTRIBUTES`, of which ``set_attr`` sets
+    :data:`SETTABLE_ROW_ATTRIBUTES` (one value for every row: the rows share one batch).
 
     ``illegal="raise"`` raises ``BatchIllegalActionError`` and changes no game;
     ``"penalty"``: that row's episode ends with reward ``illegal_penalty``, terminated and
@@ -701,7 +711,9 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space,
                                                                self.num_envs)
         self.render_mode = None
-        self._np_random_seed = None
+        self.opponents = opponents
+        self._row_seeds: list[int] | None = None  # np_random_seed once the batch started
+        self._first_seed: int | None = None  # drawn for the first reset without a seed
         self._ended = np.zeros(self.num_envs, bool)  # rows whose game ended, not restarted
 
     # ---------------------------------------------------------------- reset
@@ -714,42 +726,66 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
 
         A seed (int or list) without ``reset_mask`` starts a new batch: the same seed list
         replays the same games whatever came before, built-in seats' draws included (their
-        streams are seeded from the list's ints; a None entry's game is its slot's next
-        episode, or drawn in an env never reset). With ``reset_mask`` the marked games are set
-        up from their seeds and the built-in seats' streams go on."""
+        streams are seeded from the list's ints: an int's list ``[s, s+1, ...]`` from ``s``,
+        as the int itself; a None entry's game is its slot's next episode, or drawn in an env
+        never reset). With ``reset_mask`` the marked games are set up from their seeds and the
+        built-in seats' streams go on. ``np_random_seed`` follows: a row's seed is the one
+        its last seeded reset gave it."""
         rows = _reset_mask(options, self.num_envs)
         seeds = _seed_list(seed, self.num_envs)
         if self.games.seed is None or (rows is None and seeds is not None):
-            self._start(seed, seeds)
+            self._start(seeds if seeds is not None else [None] * self.num_envs)
             self._ended[:] = False
         else:
             rows = np.arange(self.num_envs) if rows is None else rows
             self.games.restart(rows, None if seeds is None else [seeds[r] for r in rows])
             self._ended[rows] = False
+            self._keep_seeds(seeds, rows)
         self._show_ended()
         return self._outputs()
 
-    def _start(self, seed: Any, seeds: list[int | None] | None) -> None:
-        """A whole new batch: from ``seed`` (an int), per-game ``seeds`` or drawn seeds."""
-        if seeds is not None and isinstance(seed, (int, np.integer)):
-            self.games.reset(int(seed))
-            return
-        entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
-        assert isinstance(entropy, int)
-        drawn = entropy % 2**62
-        if seeds is None:
-            self.games.reset(drawn)
-            return
+    def _start(self, seeds: list[int | None]) -> None:
+        """A whole new batch: row g from ``seeds[g]`` (None: its next episode, or a drawn
+        seed in an env never reset)."""
+        n = self.num_envs
+        filled = [self._next_seed(g) if s is None else s for g, s in enumerate(seeds)]
         given = [s for s in seeds if s is not None]  # the streams: from these alone
-        filled = [self._next_seed(g, drawn) if s is None else s for g, s in enumerate(seeds)]
-        self.games.reset(_mixed(given) if given else drawn, seeds=filled)
+        if len(given) == n and given == list(range(given[0], given[0] + n)):
+            self.games.reset(given[0])  # an int's list: the int's games and streams
+        elif self.games.seed is None and not given:
+            self.games.reset(filled[0])  # np_random_seed drawn: as an int
+        else:
+            self.games.reset(_mixed(given) if given else _draw_seed(), seeds=filled)
+        if self._row_seeds is None:
+            self._row_seeds = filled
+        self._keep_seeds(seeds, np.arange(n))
 
-    def _next_seed(self, g: int, drawn: int) -> int:
+    def _keep_seeds(self, seeds: list[int | None] | None, rows: npt.NDArray[np.intp]) -> None:
+        """``np_random_seed``: the listed rows take their given seeds (None: keep theirs)."""
+        assert self._row_seeds is not None
+        for r in rows.tolist():
+            seed = None if seeds is None else seeds[r]
+            if seed is not None:
+                self._row_seeds[r] = seed
+
+    def _next_seed(self, g: int) -> int:
         """Game g's seed for a None entry of a seed list: its slot's next episode (never one
-        it played), or ``drawn + g`` in a batch never started."""
+        it played), or its drawn ``np_random_seed`` in a batch never started."""
         if self.games.seed is None:
-            return drawn + g
+            return self.np_random_seed[g]
         return self.games.episode_seed(g, int(self.games.episodes[g]) + 1)
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Each row's seed, as ``SyncVectorEnv`` gives its sub-envs': the one its last seeded
+        reset gave it (``reset(seed=s)``: s + g). Read before the first reset, the seeds are
+        drawn then (``seed + g``, ``seed`` drawn) and a first ``reset()`` without a seed plays
+        them; ``reset(seed=list(env.np_random_seed))`` replays a batch's first games."""
+        if self._row_seeds is not None:
+            return tuple(self._row_seeds)
+        if self._first_seed is None:
+            self._first_seed = _draw_seed()
+        return tuple(self._first_seed + g for g in range(self.num_envs))
 
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
@@ -835,8 +871,11 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         return {}
 
     def _show_ended(self) -> None:
-        """An ended game offers no action: its mask row reads all zero."""
-        self.games.mask[self._ended] = 0
+        """An ended row's mask: the actions its next step takes. NEXT_STEP: every action
+        (the step ignores it and starts the row's next game; a masked sampler then always has
+        actions to draw from, as at pgx's terminal states); DISABLED: none (the row takes no
+        step until it is reset)."""
+        self.games.mask[self._ended] = self.autoreset_mode == AutoresetMode.NEXT_STEP
 
     def _outputs(self) -> tuple[Any, dict[str, Any]]:
         """The observations and ``{"action_mask": masks, "_action_mask": all True}`` (the key's
@@ -849,9 +888,85 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
         return obs, {"action_mask": mask, "_action_mask": np.ones(self.num_envs, bool)}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(N, 2710) bool: the learner's legal actions in each game (none in a game that has
-        ended and waits for its restart)."""
+        """(N, 2710) bool: the learner's legal actions in each game; on a row whose game has
+        ended, every action under NEXT_STEP (ignored), none under DISABLED (it raises)."""
         return self.games.mask.astype(bool)
+
+    # ------------------------------------------------------------------ rows
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each row's attribute ``name`` (:data:`ROW_ATTRIBUTES`), called with the arguments
+        when it is a method, as ``SyncVectorEnv.call`` does with its sub-envs; a name no row
+        has is an AttributeError listing those rows have."""
+        getter = _ROW_GETTERS.get(name)
+        if getter is None:
+            raise AttributeError(f"a row of MoonRiverVectorEnv has no attribute {name!r:.40}; "
+                                 f"rows have: {', '.join(ROW_ATTRIBUTES)}")
+        values = [getter(self, g) for g in range(self.num_envs)]
+        return tuple(v(*args, **kwargs) if callable(v) else v for v in values)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each row's attribute ``name`` (``call(name)``, as ``SyncVectorEnv.get_attr``)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Set ``name`` (:data:`SETTABLE_ROW_ATTRIBUTES`) of every row: one value, or a list or
+        tuple of one per row (``SyncVectorEnv.set_attr``'s form) that must all be equal, the
+        rows sharing one batch; the value is checked as the constructor checks it."""
+        if name not in SETTABLE_ROW_ATTRIBUTES:
+            what = "read-only" if name in _ROW_GETTERS else "no row attribute"
+            raise AttributeError(f"set_attr sets only {', '.join(SETTABLE_ROW_ATTRIBUTES)} "
+                                 f"(one value for every row); {name!r:.40} is {what}")
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:  # Gymnasium's words
+            raise ValueError(f"Values must be a list or tuple with length equal to the number "
+                             f"of environments. Got `{len(values)}` values for {self.num_envs} "
+                             f"environments.")
+        value = values[0]
+        if name == "illegal":
+            check_illegal(value)
+        else:
+            check_number("illegal_penalty", value, "the reward of an illegal action")
+        if any(v != value for v in values[1:]):
+            raise ValueError(f"the rows share one batch: {name} takes one value for every row, "
+                             f"got {list(values)!r:.80}")
+        setattr(self, name, value if name == "illegal" else float(value))
+
+
+def _row_mask(env: MoonRiverVectorEnv, g: int) -> npt.NDArray[np.bool_]:
+    """Row g's ``action_masks()``."""
+    return env.games.mask[g].astype(bool)
+
+
+def _shared(name: str) -> Callable[[MoonRiverVectorEnv, int], Any]:
+    """The getter of a setting every row shares: the env's own attribute."""
+    return lambda env, g: getattr(env, name)
+
+
+# What one row (one game of the batch) shows to call / get_attr, by the single env's names:
+# its own mask, game and seeds, its spaces (the single ones), then the settings every row
+# shares. The batch's own methods (step, reset, ...) are no row's.
+_ROW_GETTERS: dict[str, Callable[[MoonRiverVectorEnv, int], Any]] = {
+    "action_masks": lambda env, g: functools.partial(_row_mask, env, g),
+    "game": lambda env, g: env.games.game(g),
+    "episode_seed": lambda env, g: env.games.episode_seed(g),
+    "np_random_seed": lambda env, g: env.np_random_seed[g],
+    "observation_space": lambda env, g: env.single_observation_space,
+    "action_space": lambda env, g: env.single_action_space,
+    "config": lambda env, g: env.games.config,
+    "reward": lambda env, g: env.games.reward,
+    **{name: _shared(name) for name in ("seat", "opponents", "illegal", "illegal_penalty",
+                                        "render_mode", "spec", "metadata")},
+}
+ROW_ATTRIBUTES = tuple(_ROW_GETTERS)
+SETTABLE_ROW_ATTRIBUTES = ("illegal", "illegal_penalty")
+
+
+def _draw_seed() -> int:
+    """A fresh seed from the operating system's entropy (below 2**62: room for + g + N*k)."""
+    entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
+    assert isinstance(entropy, int)
+    return entropy % 2**62
 
 
 def _check_autoreset_mode(mode: Any) -> AutoresetMode:
@@ -1050,19 +1165,26 @@ def _sb3_class() -> type:
                 list(np.arange(self.num_envs)[indices].reshape(-1))
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            value = getattr(self.venv, attr_name)
-            return [value for _ in self._indices_list(indices)]
+            """The listed rows' attribute (``MoonRiverVectorEnv.get_attr``: ROW_ATTRIBUTES)."""
+            values = self.venv.get_attr(attr_name)
+            return [values[g] for g in self._indices_list(indices)]
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            setattr(self.venv, attr_name, value)
+            """Set a settable attribute of every row (the rows share one batch, so a part of
+            them is refused)."""
+            if len(self._indices_list(indices)) != self.num_envs:
+                raise ValueError(f"the rows share one batch: {attr_name} takes one value for "
+                                 f"every row; set it with indices=None")
+            self.venv.set_attr(attr_name, value)
 
         def env_method(self, method_name: str, *method_args: Any, indices: Any = None,
                        **method_kwargs: Any) -> list[Any]:
-            if method_name == "action_masks":
+            """The listed rows' method (``MoonRiverVectorEnv.call``: ``action_masks``)."""
+            if method_name == "action_masks":  # one array for every row: MaskablePPO's call
                 masks = self.venv.action_masks()
                 return [masks[g] for g in self._indices_list(indices)]
-            result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
-            return [result for _ in self._indices_list(indices)]
+            values = self.venv.call(method_name, *method_args, **method_kwargs)
+            return [values[g] for g in self._indices_list(indices)]
 
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
             return [False for _ in self._indices_list(indices)]
