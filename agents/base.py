@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -11,7 +10,7 @@ import numpy as np
 from moonriver_env.common.contract import ActionMask, TableGame
 
 __all__ = ["ActionMask", "Agent", "CallableAgent", "Observation", "SeededAgent", "TimeCapped",
-           "as_agent", "check_time_limit"]
+           "as_agent"]
 
 Observation = Mapping[str, np.ndarray]
 GameT_contra = TypeVar("GameT_contra", bound=TableGame, contravariant=True)
@@ -89,14 +88,3 @@ class SeededAgent:
         """Reseed when a seed is given."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-
-
-def check_time_limit(time_limit: Any) -> float:
-    """A search agent's cap on the seconds of one decision (0: none), whatever its budget in
-    simulations or seconds; anything but a finite number >= 0 is a ValueError."""
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer,
-                                                                   np.floating)) \
-            or not math.isfinite(time_limit) or time_limit < 0:
-        raise ValueError(f"time_limit must be a finite number of seconds >= 0 (0: no limit), "
-                         f"got {time_limit!r:.40}")
-    return float(time_limit)

@@ -14,16 +14,14 @@ the search stops at the first simulation to end past it (after one at least).
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import time
-from typing import Any
 
 import numpy as np
-from moonriver_env.agents.base import Observation, SeededAgent, check_time_limit
+from moonriver_env.agents.base import Observation, SeededAgent
 
 from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.common.validate import check_time_limit
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
 
@@ -48,13 +46,6 @@ def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float
         best_other = max(totals[:p] + totals[p + 1:])
         values.append(math.tanh((t - best_other) / scale))
     return values
-
-
-@functools.cache
-def _takes_time_limit(game_class: type[Any]) -> bool:
-    """Whether the ``mcts_search`` of games of ``game_class`` (the compiled core's) takes
-    ``time_limit``, the cap at which the search in the core stops."""
-    return "time_limit" in inspect.signature(game_class.mcts_search).parameters
 
 
 class MCTSAgent(SeededAgent):
@@ -86,8 +77,6 @@ class MCTSAgent(SeededAgent):
         if legal.size == 1:
             return int(legal[0])
         in_core = getattr(game, "mcts_search", None)
-        if self.time_limit and in_core is not None and not _takes_time_limit(type(game)):
-            in_core = None  # a core whose search cannot be capped: search here, capped
         if in_core is not None:  # the compiled core runs the whole search, same algorithm
             seconds = None if self.seconds is None else float(self.seconds)
             cap = {"time_limit": self.time_limit} if self.time_limit else {}

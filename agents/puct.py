@@ -40,11 +40,12 @@ from collections.abc import Callable
 from typing import Protocol, TypedDict
 
 import numpy as np
-from moonriver_env.agents.base import Observation, SeededAgent, check_time_limit
+from moonriver_env.agents.base import Observation, SeededAgent
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
 
 from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.common.validate import check_time_limit
 
 ROLLOUTS = ("random", "greedy")
 SHAPE_WEIGHT = 0.1  # points per unit of Greedy's tie-break in the heuristic prior

@@ -25,7 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from moonriver_env.agents.base import Agent, TimeCapped, check_time_limit
+from moonriver_env.agents.base import Agent, TimeCapped
+
+from moonriver_env.common.validate import check_time_limit
 
 SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
          "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",

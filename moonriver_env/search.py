@@ -21,6 +21,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from moonriver_env.common.validate import check_time_limit
 from moonriver_env.core import Game, _core
 
 __all__ = ["ALGORITHMS", "BatchedSearch", "LeafBatch", "SearchResult"]
@@ -104,11 +105,12 @@ class BatchedSearch:
                  algorithm: str = "gumbel", max_considered: int = 16, c_visit: float = 50.0,
                  c_scale: float = 1.0, c_puct: float = 1.5, gumbel_scale: float = 1.0,
                  threads: int = 1, indices: Sequence[int] | None = None,
-                 greedy_prior: float | None = None) -> None:
+                 greedy_prior: float | None = None, time_limit: float = 0.0) -> None:
         """Start the searches (``indices``: each game's place in the seeding, default 0..G-1:
         a game searched alone with its batch index gets the batch's result; ``greedy_prior``:
         each leaf also carries ``agents.pretrained.greedy_prior`` with this tie-break weight,
-        for networks that add it to their logits)."""
+        for networks that add it to their logits; ``time_limit`` > 0: seconds after which
+        each search stops at the end of its current simulation, with at least one)."""
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")
@@ -126,7 +128,8 @@ class BatchedSearch:
             _count(seed, "seed", 0) % 2**64, algorithm == "gumbel",
             _count(max_considered, "max_considered", 1), _constant(c_visit, "c_visit"),
             _constant(c_scale, "c_scale", positive=True), _constant(c_puct, "c_puct"),
-            _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1))
+            _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1),
+            time_limit=check_time_limit(time_limit))
         self._prior = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
         self._pending = 0
         self.evaluated = 0  # leaves valued inside the core by run()

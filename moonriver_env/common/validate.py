@@ -3,6 +3,7 @@ allowed."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -62,3 +63,14 @@ def check_seed(seed: Any) -> int | None:
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
         return int(seed)
     raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+
+
+def check_time_limit(time_limit: Any) -> float:
+    """A search's cap on the seconds of one decision (0: none), whatever its budget in
+    simulations or seconds; anything but a finite number >= 0 is a ValueError."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer,
+                                                                   np.floating)) \
+            or not math.isfinite(time_limit) or time_limit < 0:
+        raise ValueError(f"time_limit must be a finite number of seconds >= 0 (0: no limit), "
+                         f"got {time_limit!r:.40}")
+    return float(time_limit)

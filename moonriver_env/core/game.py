@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 
-from moonriver_env.common.validate import game_seed
+from moonriver_env.common.validate import check_time_limit, game_seed
 from moonriver_env.engine import actions as A
 from moonriver_env.engine.actions import Action
 from moonriver_env.engine.config import GameConfig
@@ -378,10 +378,12 @@ class Game:
 
     def mcts_search(self, simulations: int = 100, seconds: float | None = None,
                     rollout_depth: int = 20, exploration: float = 1.0,
-                    value_scale: float = 20.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                    value_scale: float = 20.0, seed: int = 0,
+                    time_limit: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """IS-MCTS from this state inside the core (``agents.mcts``'s algorithm, the core's own
         generator seeded with ``seed``, GIL released): ``(root actions, visits)``, ascending
-        actions. ``seconds`` (when given) bounds the search by time instead of ``simulations``."""
+        actions. ``seconds`` (when given) bounds the search by time instead of ``simulations``;
+        ``time_limit`` > 0 caps either budget at that many seconds (at least one simulation)."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to search")
         if type(simulations) is not int or simulations < 1:
@@ -394,7 +396,7 @@ class Game:
         _check_seed(seed)
         actions, visits, _ = self._core.mcts_search(
             simulations, float(seconds or 0.0), rollout_depth, float(exploration),
-            float(value_scale), seed)
+            float(value_scale), seed, time_limit=check_time_limit(time_limit))
         return np.asarray(actions, np.int64), np.asarray(visits, np.int64)
 
     def random_playouts(self, count: int, seed: int) -> np.ndarray:
