@@ -75,7 +75,8 @@ def test_a_part_of_an_async_pool_sets_up_the_pools_episodes():
 def test_begin_refuses_what_is_not_an_episode():
     games = BatchedGames(2)
     games.reset(0)
-    with pytest.raises(ValueError, match="episode must be >= 0"):
+    # the core's own check, or (with the bindings' int checks) the argument's range
+    with pytest.raises(ValueError, match=r"episode must be >= 0|k must be an int in \[0, "):
         games._batch.begin(0, [1], -1, 2)
     with pytest.raises(ValueError, match="at least one word"):
         games._batch.begin(0, [], 0, 2)
