@@ -33,6 +33,8 @@ from moonriver_env.agents.pretrained import (
 )
 from moonriver_env.agents.registry import SECONDS_BUDGET
 
+from moonriver_env.common.validate import check_time_limit
+
 AZ_FORMAT = "moonriver-az/1"
 SHIPPED_FILE = "all.npz"  # weights/all.npz: the shipped network for every variant
 SEATS = 4  # value outputs: the most players a table has
@@ -202,7 +204,8 @@ class AZSearchAgent(SeededAgent):
 
     def __init__(self, path: str, simulations: int | None = None, seed: int | None = None,
                  name: str = "az+search", max_considered: int | None = None,
-                 seconds: float | None = None, gumbel_scale: float = 0.0) -> None:
+                 seconds: float | None = None, gumbel_scale: float = 0.0,
+                 time_limit: float = 0.0) -> None:
         if (simulations is None) == (seconds is None):
             raise ValueError("give the budget as simulations or as seconds (one of them)")
         if simulations is not None and (isinstance(simulations, bool) or not isinstance(
@@ -217,6 +220,7 @@ class AZSearchAgent(SeededAgent):
         self.simulations, self.seconds = simulations, seconds
         self.search_settings = play_search_settings(max_considered, gumbel_scale)
         self.per_simulation: float | None = None  # seconds a simulation took, so far
+        self.time_limit = check_time_limit(time_limit)  # TimeCapped: a decision's cap (0: none)
         self.last_simulations = 0
 
     def budget(self) -> int:
@@ -236,12 +240,13 @@ class AZSearchAgent(SeededAgent):
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
                                greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None,
-                               **self.search_settings)
+                               time_limit=self.time_limit, **self.search_settings)
         result = search.run(self.net.core)
-        spent = (time.perf_counter() - start) / sims
+        done = max(1, int(result.visits[0].sum()))  # each simulation visits one root child
+        spent = (time.perf_counter() - start) / done
         self.per_simulation = spent if self.per_simulation is None else \
             0.7 * self.per_simulation + 0.3 * spent
-        self.last_simulations = sims
+        self.last_simulations = done
         return int(result.action[0])
 
 

@@ -15,8 +15,10 @@ class PolicyAgent:
 
     def __init__(self, model: Any, deterministic: bool = True, name: str = "policy") -> None:
         if isinstance(model, str):
+            from moonriver_env.training.atomic import check_archive
             from sb3_contrib import MaskablePPO
 
+            check_archive(model)  # SB3 would report a damaged member as "not a zip-file"
             model = MaskablePPO.load(model, device="cpu")
         self.model = model
         self.deterministic = deterministic

@@ -119,13 +119,13 @@ def test_request_budgets_are_bounded(client, spec, allowed) -> None:
 @pytest.mark.parametrize("backend", ["core", "python"])
 def test_every_agent_thinks_at_most_the_servers_time_limit(backend) -> None:
     """A server whose agents may think 1e-9 s a decision (passed at the first check on any
-    machine): a command-line puct:1000000 and a request's pretrained+puct:5000 and mcts:5000
-    each move after one simulation (counted, so no wall-clock bound; before, they ran their
-    whole budget: pretrained+puct:5000 took 15-17 s a decision)."""
+    machine): a command-line puct:1000000 and a request's pretrained+puct:5000, mcts:5000 and
+    pretrained+search:5000 each move after one simulation (counted, so no wall-clock bound;
+    before, they ran their whole budget: pretrained+puct:5000 took 15-17 s a decision)."""
     app = create_app(GameOptions(players=4, humans=(), opponents=("puct:1000000",),
                                  backend=backend, time_limit=1e-9))
     client = TestClient(app)
-    for spec in ("puct:1000000", "pretrained+puct:5000", "mcts:5000"):
+    for spec in ("puct:1000000", "pretrained+puct:5000", "mcts:5000", "pretrained+search:5000"):
         gid = new_game(client, players=4, humans=[], opponents=[spec], seed=3)
         agents = app.state.store.get(gid, PlaySession).seats
         state = client.get(f"/api/games/{gid}").json()

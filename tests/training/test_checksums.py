@@ -280,6 +280,7 @@ def test_an_sb3_run_removes_the_partials_a_killed_run_left(sb3_run, tmp_path) ->
 
 
 def test_an_sb3_snapshot_with_flipped_bytes_is_refused(sb3_run, tmp_path) -> None:  # noqa: F811
+    from moonriver_env.agents.policy import PolicyAgent
     from moonriver_env.training.sb3 import selfplay
 
     path = tmp_path / "snapshot_32.zip"
@@ -292,3 +293,5 @@ def test_an_sb3_snapshot_with_flipped_bytes_is_refused(sb3_run, tmp_path) -> Non
     flip_tensor_bytes(path)
     with pytest.raises(ValueError, match=r"snapshot_32\.zip.*CRC-32"):
         selfplay._load(str(path))
+    with pytest.raises(ValueError, match=r"snapshot_32\.zip.*CRC-32"):  # policy:PATH agents
+        PolicyAgent(str(path))

@@ -38,7 +38,7 @@ from collections.abc import Hashable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from moonriver_env.training.atomic import atomic_folder, atomic_text
+from moonriver_env.training.atomic import atomic_folder, atomic_text, remove_partials
 from moonriver_env.training.rllib.logs import quiet_rllib_logs
 from moonriver_env.training.rllib.paths import (
     CHECKPOINT_DIR,
@@ -386,6 +386,8 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
     start_ray(cfg)
     try:
         os.makedirs(cfg.out, exist_ok=True)
+        for folder in (cfg.out, os.path.join(cfg.out, "checkpoints")):
+            remove_partials(folder)  # a killed run's temporary files and folders
         atomic_text(os.path.join(cfg.out, "config.json"), json.dumps(asdict(cfg), indent=1))
         algo = build_config(cfg).build_algo()
         if restore:
