@@ -184,10 +184,13 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
         return self._observe(), float(reward), game.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner: read-only; once the episode is over (or before the
-        learner's turn) a fresh all-zeros array that nothing can make writable."""
+        """Legal-action mask of the learner, read-only. Once the episode is over it is all ones
+        (pgx's terminal mask: a vector env's autoreset ignores the next action, so a masked
+        sampler needs no special case); before the learner's turn, all zeros."""
         game = self._require_game()
-        if self._episode_over or game.current_player != self.seat:
+        if self._episode_over:
+            return np.frombuffer(b"\x01" * int(self.action_space.n), dtype=np.int8)
+        if game.current_player != self.seat:
             return np.frombuffer(bytes(int(self.action_space.n)), dtype=np.int8)
         return game.legal_mask()
 

@@ -178,7 +178,7 @@ def test_wrapper_episode_reward_and_masks() -> None:
             assert not truncated and env.observation_space.contains(obs)
             rewards.append(reward)
         assert rewards[-1] == env.game.returns()[1] and sum(rewards[:-1]) == 0.0
-        assert not env.action_masks().any() and info["winners"] == env.game.winners()
+        assert env.action_masks().all() and info["winners"] == env.game.winners()
     with pytest.raises(RuntimeError, match="episode is over"):
         env.step(0)
 

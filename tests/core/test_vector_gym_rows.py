@@ -87,9 +87,6 @@ def test_a_masked_sampler_runs_over_next_step_without_special_cases():
     assert ended >= 4
 
 
-@pytest.mark.xfail(strict=True, reason="GymEnv(num_envs=N) runs the single env "
-                   "(moonriver_env/common/gym.py) in an AsyncVectorEnv; that env's terminal "
-                   "mask is all zero until it follows the vector env's NEXT_STEP rule")
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_torchrl_action_mask_over_gym_env_with_num_envs_runs_a_rollout():
     """TorchRL's ActionMask samples from the mask itself (a random rollout): an all-zero row is

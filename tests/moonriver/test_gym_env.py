@@ -40,7 +40,7 @@ def test_final_reward_reaches_the_last_transition() -> None:
         seat = info["seat"]
         assert rewards[-1] == (1.0 if seat in info["winners"] else -1.0)
         assert sum(rewards[:-1]) == 0.0  # win reward only, no shaping
-        assert not env.unwrapped.action_masks().any()
+        assert env.unwrapped.action_masks().all()  # terminal: all ones (autoreset ignores it)
 
 
 def test_shaping_sums_to_own_final_score() -> None:
