@@ -18,6 +18,7 @@ from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
 from moonriver_env.engine import ActionCodec, GameConfig, IllegalActionError
+from moonriver_env.engine.record import record_start
 from moonriver_env.moonriver.render.style import status_text
 from moonriver_env.moonriver.render.svg import table_svg
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
@@ -415,21 +416,21 @@ class ReplaySession:
                  backend: str = DEFAULT_BACKEND) -> None:
         check_record_data(record, data_files)
         self.backend = check_backend(backend)
-        try:
-            final = game_class(self.backend).from_record(record)
+        try:  # the record's own draws where it chose them (an OpenSpiel game's record)
+            self._start = record_start(record, game_class=game_class(self.backend))
         except REPLAY_ERRORS as exc:
             message = str(exc) if len(str(exc)) <= 300 else str(exc)[:297] + "..."
             raise PlayError(f"not a valid game record: {message}") from None
         self.id = secrets.token_hex(8)
-        self.config = final.config
-        self.seed = final.seed
+        self.config = self._start.config
+        self.seed = self._start.seed
         self.decisions = [e for e in record["events"]
                           if e["type"] == "decision" and not e.get("auto")]
-        n = final.num_players
+        n = self._start.num_players
         self.names: list[str | None] = list(names) if names and len(names) == n else [None] * n
         self.humans = list(humans or [])
         self.lock = threading.Lock()
-        self._game = make_game(self.config, self.seed, backend=self.backend)
+        self._game = self._start.clone()
         self._step = 0
         self._last: dict[str, Any] | None = None
 
@@ -444,8 +445,7 @@ class ReplaySession:
             raise PlayError(f"step must be between 0 and {self.steps}, got {step}")
         with self.lock:
             if step < self._step:
-                self._game, self._step, self._last = (
-                    make_game(self.config, self.seed, backend=self.backend), 0, None)
+                self._game, self._step, self._last = self._start.clone(), 0, None
             if self._step < step:  # the record was checked on opening: these replay
                 replay_decisions(self._game, self.decisions[self._step:step - 1], ("decision",))
                 last = apply_move(self._game, self.decisions[step - 1]["action"])

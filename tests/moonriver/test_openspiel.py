@@ -425,3 +425,24 @@ def test_the_replay_command_plays_the_records_chosen_draws(tmp_path, capsys, bac
     table, _, ending = out.rpartition("\n\n")
     assert table.endswith(game.table_text())
     assert ending.startswith("final scores:" if game.is_over else "the game is unfinished")
+
+
+@needs_openspiel
+def test_the_play_server_replays_the_records_chosen_draws() -> None:
+    """The play page's replay of an OpenSpiel game's record reaches its last table (it used to
+    rebuild the draws from the seed and refuse the record as not replaying)."""
+    from starlette.testclient import TestClient
+
+    from moonriver_env.moonriver.render.svg import table_svg
+    from moonriver_env.play.server import GameOptions, create_app
+
+    game = mos.engine_game(_random_state(_load("players=2"), seed=3))
+    record = game.to_record(include_seed=True)
+    assert record["chosen_draws"] is True and game.is_over
+    client = TestClient(create_app(GameOptions()))
+    r = client.post("/api/replays", json=record)
+    assert r.status_code == 201, r.text
+    rid, steps = r.json()["id"], r.json()["steps"]
+    end = client.get(f"/api/replays/{rid}?step={steps}").json()
+    assert end["svg"] == table_svg(game, end["names"])
+    assert client.get(f"/api/replays/{rid}?step=1").json()["step"] == 1  # and back again
