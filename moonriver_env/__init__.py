@@ -7,11 +7,37 @@ Circles: Far West, has its engine in ``moonriver_env.circles``, its PettingZoo e
 ``moonriver_env.circles.aec_env`` and registers ``CirclesFarWest-v0``.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError as _NotInstalled
+from importlib.metadata import version as _version
+
+try:
+    __version__ = _version("moonriver-env")  # pyproject.toml's, as installed: the one version
+except _NotInstalled:  # a source tree put on sys.path by hand
+    __version__ = "0+unknown"
+
+
+def _own_folders(paths: list[str]) -> list[str]:
+    """This package's folders among ``paths``: none above it, such as the repository root."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [p for p in paths if os.path.basename(os.path.normpath(p)) == "moonriver_env"
+            and os.path.normpath(os.path.abspath(p)) != root]
+
+
+# An editable install's import hook (scikit-build-core) lists the repository root among the
+# package's folders, as the one that holds agents/ and training/: the hook maps those itself,
+# and the root would make the repository's tests/ and a second copy of this package importable
+# as moonriver_env.tests and moonriver_env.moonriver_env, and its files package resources.
+__path__[:] = _own_folders(__path__)
+_resource_paths = getattr(__spec__.loader, "paths", None)  # the hook's resource reader's
+if isinstance(_resource_paths, list):
+    _resource_paths[:] = _own_folders(_resource_paths)
+del _NotInstalled, _version, _own_folders, _resource_paths
 
 try:
     import gymnasium as _gymnasium
-except ImportError:  # the engine alone needs only numpy
+except ImportError:  # installed without its dependencies: the engine needs only numpy
     pass
 else:
     if "MoonRiver-v0" not in _gymnasium.registry:

@@ -23,12 +23,18 @@ from .errors import PicklableError
 USAGE_STATUS = 2  # argparse's status for a bad command line
 INTERNAL_STATUS = 1
 
-# Top-level modules of each optional extra (pyproject's [project.optional-dependencies]).
+# Top-level modules of each optional extra (pyproject's [project.optional-dependencies]); numpy,
+# gymnasium and pettingzoo are the plain install's. moonriver-eval's tqdm, rich and openskill are
+# also the lighter 'eval' extra's.
 EXTRA_OF_MODULE = {
-    "gymnasium": "env", "pettingzoo": "env", "PIL": "env",
+    "PIL": "images", "resvg_py": "images",
     "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
     "tensorboard": "train", "tqdm": "train", "rich": "train", "openskill": "train",
     "matplotlib": "train",
+    "starlette": "play", "uvicorn": "play", "markdown": "play",
+    "ray": "rllib",
+    "pyspiel": "openspiel", "open_spiel": "openspiel",
+    "chess": "bench", "pygame": "bench",
 }
 
 
