@@ -47,6 +47,29 @@ def resealed(state: bytes | bytearray) -> bytes:
     return bytes(out)
 
 
+VECTORS = (("box", "h"), ("pile", "h"), ("removed", "h"), ("discarded", "h"), ("history", "i"))
+
+
+def parts(state: bytes) -> tuple[bytearray, dict[str, list[int]]]:
+    """A state's bytes up to its vectors (header and Fixed) and the vectors by name."""
+    at = 16 + 4 + struct.unpack_from("<I", state, 16)[0]
+    lists = {}
+    for name, form in VECTORS:
+        (count,) = struct.unpack_from("<I", state, at)
+        lists[name] = list(struct.unpack_from(f"<{count}{form}", state, at + 4))
+        at += 4 + count * struct.calcsize(form)
+    return bytearray(state[:16 + 4 + struct.unpack_from("<I", state, 16)[0]]), lists
+
+
+def joined(head: bytes | bytearray, lists: dict[str, list[int]]) -> bytes:
+    """The state of ``parts`` (changed or not), its checksum recomputed: counts and checksum
+    made to fit."""
+    out = bytearray(head)
+    for name, form in VECTORS:
+        out += struct.pack(f"<I{len(lists[name])}{form}", len(lists[name]), *lists[name])
+    return resealed(out)
+
+
 def mid_game(config: GameConfig, seed: int, share: float = 0.5) -> core.Game:
     """A game played by a seeded policy that favours partners (recruits, their effects) for
     about ``share`` of its decisions."""

@@ -73,16 +73,18 @@ def test_raw_search_parameters_are_refused(game: core.Game) -> None:
     good = {"simulations": 4, "seconds": 0.0, "rollout_depth": 5, "exploration": 1.0,
             "value_scale": 20.0, "seed": 1}
     raw.mcts_search(**good)
-    for name, value, message in (("simulations", 0, "simulations must be >= 1"),
-                                 ("seconds", math.nan, "seconds must be finite"),
-                                 ("seconds", math.inf, "seconds must be finite"),
-                                 ("seconds", -1.0, "seconds must be finite"),
-                                 ("rollout_depth", -1, "rollout_depth must be >= 0")):
+    for name, value, message in (
+            ("simulations", 0, r"simulations must be an int in \[1, 2147483647\], got 0"),
+            ("seconds", math.nan, "seconds must be finite"),
+            ("seconds", math.inf, "seconds must be finite"),
+            ("seconds", -1.0, "seconds must be finite"),
+            ("time_limit", -1.0, "time_limit must be finite"),
+            ("rollout_depth", -1, r"rollout_depth must be an int in \[0, 2147483647\], got -1")):
         with pytest.raises(ValueError, match=message):
             raw.mcts_search(**{**good, name: value})
     for call in (lambda: raw.random_playouts(-1, 1), lambda: raw.random_rollout(-1, 1),
                  lambda: raw.determinized_clones(-1, 1), lambda: raw.random_play_counts(-1, 1)):
-        with pytest.raises(ValueError, match="must be >= 0"):
+        with pytest.raises(ValueError, match=r"must be an int in \[0, 2147483647\], got -1"):
             call()
 
 
@@ -108,16 +110,23 @@ def test_hidden_orders_take_only_the_tables_ids(game: core.Game) -> None:
     assert game._core.hidden() == (box, pile)
 
 
+PLOTS, TOKENS = GameConfig().data.num_plots, GameConfig().data.num_partners
+
+
 def _setup(**change: object) -> dict:
     base = {"num_players": 2, "scenario": 0, "auto_forced": False, "capacity": [3, 3],
-            "bridges": [0, 0], "box": list(range(40)), "pile": list(range(10)),
+            "bridges": [0, 0], "box": list(range(PLOTS)), "pile": list(range(TOKENS)),
             "setup_order": [0, 1, 1, 0], "board_ids": [0, 1]}
     return {**base, **change}
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"box": [*range(39), 5000]}, "box holds plot ids"),
-    ({"pile": [*range(9), -3]}, "pile holds partner tokens"),
+    ({"box": [*range(PLOTS - 1), 5000]}, "box holds plot ids"),
+    ({"pile": [*range(TOKENS - 1), -3]}, "pile holds partner tokens"),
+    # Every piece in exactly one place from the start (a byte state is held to it).
+    ({"box": list(range(40))}, "box holds each plot id of the tables once"),
+    ({"box": [*range(PLOTS - 1), 0]}, "box holds each plot id of the tables once"),
+    ({"pile": list(range(TOKENS - 1))}, "pile holds each partner token of the tables once"),
     ({"capacity": [3, 9]}, "capacity must be 1..4"),
     ({"bridges": [1 << 2, 0]}, "bridges must be usable cells"),
     ({"board_ids": [0, 7]}, "board_ids must be -1..4"),
@@ -130,6 +139,26 @@ def test_setups_with_ids_out_of_range_are_refused(change: dict, message: str) ->
     _core.Game(tables, **_setup())
     with pytest.raises(ValueError, match=message):
         _core.Game(tables, **_setup(**change))
+
+
+def test_a_set_up_whose_box_cannot_fill_two_columns_is_refused() -> None:
+    """Tables of 7 plots: the set-up's column and the next cannot both be drawn (the set-up
+    would end with no column to select from, a game with no decision)."""
+    kinds = np.zeros((8, 8), np.int64)
+    small = _core.make_tables(kinds.ravel(), 4, np.zeros(7, np.int64), np.ones(2, np.int64))
+    with pytest.raises(ValueError, match="box must hold at least 8 plots"):
+        _core.Game(small, **_setup(box=list(range(7)), pile=[0, 1]))
+
+
+def test_hidden_orders_keep_their_items(game: core.Game) -> None:
+    """set_hidden reorders the box and pile: a plot or token swapped for another (one lost,
+    one doubled) is refused."""
+    box, pile = game._core.hidden()
+    game._core.set_hidden(box[::-1], pile[::-1])
+    for bad_box, bad_pile in (([box[1], *box[1:]], pile), (box, [pile[1], *pile[1:]])):
+        with pytest.raises(ValueError, match="set_hidden: the box and pile keep their items"):
+            game._core.set_hidden(bad_box, bad_pile)
+    assert game._core.hidden() == (box[::-1], pile[::-1])
 
 
 def test_tables_with_ids_out_of_range_are_refused() -> None:

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "az_net.h"
 #include "az_search.h"
+#include "int_args.h"
 #include "ndarrays.h"
 #include "observation.h"
 
@@ -181,23 +183,23 @@ void bind_az_search(nb::module_& m) {
                        "One search per game, leaves valued in batches (moonriver_env.search).")
       .def(
           "__init__",
-          [](AzSearch* self, nb::list games, std::vector<std::int64_t> indices, int simulations,
-             std::uint64_t seed, bool gumbel, int max_considered, double c_visit, double c_scale,
-             double c_puct, double gumbel_scale, int threads, double time_limit) {
+          [](AzSearch* self, nb::list games, const std::vector<PyInt>& indices, PyInt simulations,
+             PyInt seed, bool gumbel, PyInt max_considered, double c_visit, double c_scale,
+             double c_puct, double gumbel_scale, PyInt threads, double time_limit) {
             std::vector<const Game*> roots;
             for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
             AzParams p;
-            p.simulations = simulations;
-            p.seed = seed;
+            p.simulations = arg<int>(simulations, "simulations", 1, INT_MAX);
+            p.seed = arg<std::uint64_t>(seed, "seed");
             p.gumbel = gumbel;
-            p.max_considered = max_considered;
+            p.max_considered = arg<int>(max_considered, "max_considered", 1, INT_MAX);
             p.c_visit = c_visit;
             p.c_scale = c_scale;
             p.c_puct = c_puct;
             p.gumbel_scale = gumbel_scale;
-            p.threads = threads;
+            p.threads = arg<int>(threads, "threads", 1, INT_MAX);
             p.time_limit = time_limit;
-            new (self) AzSearch(roots, indices, p);
+            new (self) AzSearch(roots, args<std::int64_t>(indices, "indices"), p);
           },
           nb::arg("games"), nb::arg("indices"), nb::arg("simulations"), nb::arg("seed"),
           nb::arg("gumbel"), nb::arg("max_considered"), nb::arg("c_visit"), nb::arg("c_scale"),
@@ -217,8 +219,8 @@ void bind_az_search(nb::module_& m) {
            nb::arg("values").noconvert(), "Expand the pending leaves and back up their values.")
       .def(
           "leaf_state",
-          [](const AzSearch& s, int i) {
-            Game copy(s.leaf_state(i));
+          [](const AzSearch& s, PyInt index) {
+            Game copy(s.leaf_state(arg<int>(index, "index")));
             copy.set_lazy_reshuffle(nullptr);  // the copy draws its stored order
             return copy;
           },

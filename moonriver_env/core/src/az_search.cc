@@ -176,7 +176,7 @@ struct AzSearch::Tree {
     std::int64_t buf[NUM_ACTIONS];
     root_ids.assign(buf, buf + root.legal_ids(buf));
     searched = root_ids.size() > 1;
-    nodes.reserve(static_cast<std::size_t>(p.simulations) + 1);
+    nodes.reserve(static_cast<std::size_t>(std::min(p.simulations, 1 << 20)) + 1);
     nodes.emplace_back();
   }
 
@@ -410,6 +410,9 @@ AzSearch::AzSearch(const std::vector<const Game*>& roots, const std::vector<std:
   for (std::size_t g = 0; g < roots.size(); ++g) {
     if (roots[g]->is_over())
       throw std::invalid_argument("search: game " + std::to_string(g) + " is over");
+    if (roots[g]->num_legal() == 0)
+      throw std::invalid_argument("search: game " + std::to_string(g) +
+                                  " is not over and has no legal decision");
     SplitMix64 mix(params_.seed ^ (0xD1B54A32D192ED03ULL * static_cast<std::uint64_t>(indices[g])));
     mix.next();
     trees_.push_back(std::make_unique<Tree>(*roots[g], mix.next(), params_));

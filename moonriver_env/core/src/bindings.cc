@@ -10,12 +10,14 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
 #include <cstddef>
 #include <cstring>
 #include <string>
 
 #include "az_bindings.h"
 #include "game.h"
+#include "int_args.h"
 #include "ndarrays.h"
 #include "numpy_random.h"
 #include "observation.h"
@@ -30,10 +32,25 @@ namespace {
 
 using Mask = nb::ndarray<std::int8_t, nb::shape<NUM_ACTIONS>, nb::c_contig, nb::device::cpu>;
 
-std::shared_ptr<const Tables> tables_of(In1<std::int64_t> kinds_flat, int num_box_kinds,
+std::shared_ptr<const Tables> tables_of(In1<std::int64_t> kinds_flat, PyInt num_box_kinds,
                                         In1<std::int64_t> plot_kind, In1<std::int64_t> specialist) {
-  return make_tables(kinds_flat.data(), kinds_flat.shape(0), num_box_kinds, plot_kind.data(),
-                     plot_kind.shape(0), specialist.data(), specialist.shape(0));
+  return make_tables(kinds_flat.data(), kinds_flat.shape(0),
+                     arg<int>(num_box_kinds, "num_box_kinds"), plot_kind.data(), plot_kind.shape(0),
+                     specialist.data(), specialist.shape(0));
+}
+
+// A seed: any int in [0, 2**64).
+std::uint64_t seed_of(const PyInt& seed) { return arg<std::uint64_t>(seed, "seed"); }
+
+// A count of games, decisions or simulations: an int in [0, 2**31).
+int count_of(const PyInt& count, const char* name) { return arg<int>(count, name, 0, INT_MAX); }
+
+// Refuse (ValueError) a state that is not over yet has no legal decision: every search and
+// playout draws among the legal ids (the byte state's checks refuse such a state already).
+void check_decision(const Game& g, const char* who) {
+  if (!g.is_over() && g.num_legal() == 0)
+    throw nb::value_error(
+        (std::string(who) + ": the state is not over and has no legal decision").c_str());
 }
 
 // The number of ``ids``, each of which must be an action id legal now (int64 in: no id is
@@ -49,11 +66,6 @@ int checked_legal(const Game& g, In1<std::int64_t> ids, const char* who) {
               .c_str());
   }
   return static_cast<int>(m);
-}
-
-// A count of games or decisions: >= 0.
-void check_count(long long count, const char* name) {
-  if (count < 0) throw nb::value_error((std::string(name) + " must be >= 0").c_str());
 }
 
 nb::tuple score_tuple(const Score& s) {
@@ -151,10 +163,16 @@ nb::dict state_layout() {
   d["supply"] = at + offsetof(Fixed, supply);
   d["saloon"] = at + offsetof(Fixed, saloon);
   d["active"] = at + offsetof(Fixed, active);
+  d["pending"] = at + offsetof(Fixed, pending);
+  d["has_active"] = at + offsetof(Fixed, has_active);
   d["active_owner"] = at + offsetof(Fixed, active_owner);
+  d["pending_owner"] = at + offsetof(Fixed, pending_owner);
   d["order"] = at + offsetof(Fixed, order);
   d["order_len"] = at + offsetof(Fixed, order_len);
   d["turn_index"] = at + offsetof(Fixed, turn_index);
+  d["empty_order"] = at + offsetof(Fixed, empty_order);
+  d["empty_len"] = at + offsetof(Fixed, empty_len);
+  d["skulls"] = at + offsetof(Fixed, skulls);
   d["skulls_len"] = at + offsetof(Fixed, skulls_len);
   d["circles"] = at + offsetof(Fixed, circles);
   d["effect_cell"] = at + offsetof(Fixed, effect_cell);
@@ -197,9 +215,14 @@ NB_MODULE(_core, m) {
 
   nb::class_<Pcg64>(m, "Pcg64",
                     "numpy's PCG64 with the Generator draws the engine makes, draw for draw.")
-      .def(nb::init<const std::vector<std::uint32_t>&>(), nb::arg("seed_words"),
-           "PCG64 seeded as numpy.random.default_rng(seed) (the seed's little-endian 32-bit "
-           "words).")
+      .def(
+          "__init__",
+          [](Pcg64* self, const std::vector<PyInt>& seed_words) {
+            new (self) Pcg64(args<std::uint32_t>(seed_words, "seed_words"));
+          },
+          nb::arg("seed_words"),
+          "PCG64 seeded as numpy.random.default_rng(seed) (the seed's little-endian 32-bit "
+          "words).")
       .def_prop_rw(
           "state",
           [](const Pcg64& b) {
@@ -208,13 +231,17 @@ NB_MODULE(_core, m) {
                                   static_cast<std::uint64_t>(b.inc >> 64),
                                   static_cast<std::uint64_t>(b.inc), b.has_uint32, b.uinteger);
           },
-          [](Pcg64& b, std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool,
-                                  std::uint32_t>
-                           s) {
-            b.state = (static_cast<Pcg64::u128>(std::get<0>(s)) << 64) | std::get<1>(s);
-            b.inc = (static_cast<Pcg64::u128>(std::get<2>(s)) << 64) | std::get<3>(s);
+          [](Pcg64& b, std::tuple<PyInt, PyInt, PyInt, PyInt, bool, PyInt> s) {
+            const auto word = [&s](const PyInt& x, int i) {
+              return arg<std::uint64_t>(x, "state[" + std::to_string(i) + "]");
+            };
+            const std::uint64_t w[4] = {word(std::get<0>(s), 0), word(std::get<1>(s), 1),
+                                        word(std::get<2>(s), 2), word(std::get<3>(s), 3)};
+            const std::uint32_t uinteger = arg<std::uint32_t>(std::get<5>(s), "state[5]");
+            b.state = (static_cast<Pcg64::u128>(w[0]) << 64) | w[1];
+            b.inc = (static_cast<Pcg64::u128>(w[2]) << 64) | w[3];
             b.has_uint32 = std::get<4>(s);
-            b.uinteger = std::get<5>(s);
+            b.uinteger = uinteger;
           },
           "(state high, state low, inc high, inc low, has_uint32, uinteger): "
           "bit_generator.state's numbers, 128-bit ones split in two.")
@@ -222,18 +249,25 @@ NB_MODULE(_core, m) {
       .def("next_uint64", &Pcg64::next_uint64)
       .def(
           "integers",
-          [](Pcg64& b, std::int64_t low, std::int64_t high) {
+          [](Pcg64& b, PyInt low_arg, PyInt high_arg) {
+            const std::int64_t low = arg<std::int64_t>(low_arg, "low");
+            const std::int64_t high = arg<std::int64_t>(high_arg, "high");
             if (high <= low || high - low > 0xFFFFFFFFLL)
               throw nb::value_error("integers: high must exceed low by 1 to 2**32 - 1");
             return integers(b, low, high);
           },
           nb::arg("low"), nb::arg("high"), "Generator.integers(low, high) (high excluded).")
       .def(
-          "permutation", [](Pcg64& b, int n) { return permutation(b, n < 0 ? 0 : n); },
+          "permutation",
+          [](Pcg64& b, PyInt n_arg) {
+            const int n = arg<int>(n_arg, "n");
+            return permutation(b, n < 0 ? 0 : n);
+          },
           nb::arg("n"), "Generator.permutation(n) as a list.")
       .def(
           "shuffle",
-          [](Pcg64& b, std::vector<std::int64_t> items) {
+          [](Pcg64& b, const std::vector<PyInt>& items_arg) {
+            std::vector<std::int64_t> items = args<std::int64_t>(items_arg, "items");
             shuffle(b, items);
             return items;
           },
@@ -243,14 +277,17 @@ NB_MODULE(_core, m) {
       m, "SetupPlan", "What a config fixes of a set-up; the seed draws the rest, as the engine.")
       .def(
           "__init__",
-          [](PlanAndTables* self, std::shared_ptr<const Tables> tables, int num_players,
-             bool auto_forced, int scenario, bool draw_scenario, int scenario_low,
-             int scenario_high, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
-             std::vector<int> board_ids, bool draw_boards) {
-            SetupPlan plan = make_plan(*tables, num_players, auto_forced, scenario, draw_scenario,
-                                       scenario_low, scenario_high, capacity,
-                                       std::vector<Cells>(bridges.begin(), bridges.end()),
-                                       board_ids, draw_boards);
+          [](PlanAndTables* self, std::shared_ptr<const Tables> tables, PyInt num_players,
+             bool auto_forced, PyInt scenario, bool draw_scenario, PyInt scenario_low,
+             PyInt scenario_high, const std::vector<PyInt>& capacity,
+             const std::vector<PyInt>& bridges, const std::vector<PyInt>& board_ids,
+             bool draw_boards) {
+            SetupPlan plan = make_plan(
+                *tables, arg<int>(num_players, "num_players"), auto_forced,
+                arg<int>(scenario, "scenario"), draw_scenario,
+                arg<int>(scenario_low, "scenario_low"), arg<int>(scenario_high, "scenario_high"),
+                args<int>(capacity, "capacity"), args<Cells>(bridges, "bridges"),
+                args<int>(board_ids, "board_ids"), draw_boards);
             new (self) PlanAndTables{std::move(tables), std::move(plan)};
           },
           nb::arg("tables"), nb::arg("num_players"), nb::arg("auto_forced"), nb::arg("scenario"),
@@ -260,9 +297,10 @@ NB_MODULE(_core, m) {
           "pool by name when draw_boards.")
       .def(
           "draw",
-          [](const PlanAndTables& p, const std::vector<std::uint32_t>& seed) {
+          [](const PlanAndTables& p, const std::vector<PyInt>& seed_words) {
             std::vector<int> boards;
-            const Setup s = draw_setup(p.plan, seed, &boards);
+            const Setup s =
+                draw_setup(p.plan, args<std::uint32_t>(seed_words, "seed_words"), &boards);
             return nb::make_tuple(s.scenario, boards, s.box, s.pile, s.setup_order);
           },
           nb::arg("seed_words"),
@@ -270,8 +308,13 @@ NB_MODULE(_core, m) {
           "index, box, pile, setup order).")
       .def(
           "game",
-          [](const PlanAndTables& p, const std::vector<std::uint32_t>& seed,
-             std::optional<std::vector<int>> box, std::optional<std::vector<int>> pile) {
+          [](const PlanAndTables& p, const std::vector<PyInt>& seed_words,
+             const std::optional<std::vector<PyInt>>& box_arg,
+             const std::optional<std::vector<PyInt>>& pile_arg) {
+            const std::vector<std::uint32_t> seed = args<std::uint32_t>(seed_words, "seed_words");
+            std::optional<std::vector<int>> box, pile;
+            if (box_arg) box = args<int>(*box_arg, "box");
+            if (pile_arg) pile = args<int>(*pile_arg, "pile");
             std::vector<int> boards;
             Setup s = draw_setup(p.plan, seed, &boards);
             for (auto [given, drawn] : {std::pair{&box, &s.box}, std::pair{&pile, &s.pile}}) {
@@ -291,19 +334,20 @@ NB_MODULE(_core, m) {
   nb::class_<Game>(m, "Game", "One game's state (a value: copy() is a full copy).")
       .def(
           "__init__",
-          [](Game* self, std::shared_ptr<const Tables> tables, int num_players, int scenario,
-             bool auto_forced, std::vector<int> capacity, std::vector<std::uint64_t> bridges,
-             std::vector<int> box, std::vector<int> pile, std::vector<int> setup_order,
-             std::vector<int> board_ids) {
-            Setup s{num_players,
-                    scenario,
-                    auto_forced,
-                    std::move(capacity),
-                    std::vector<Cells>(bridges.begin(), bridges.end()),
-                    std::move(box),
-                    std::move(pile),
-                    std::move(setup_order),
-                    std::move(board_ids)};
+          [](Game* self, std::shared_ptr<const Tables> tables, PyInt num_players, PyInt scenario,
+             bool auto_forced, const std::vector<PyInt>& capacity,
+             const std::vector<PyInt>& bridges, const std::vector<PyInt>& box,
+             const std::vector<PyInt>& pile, const std::vector<PyInt>& setup_order,
+             const std::vector<PyInt>& board_ids) {
+            const Setup s{arg<int>(num_players, "num_players"),
+                          arg<int>(scenario, "scenario"),
+                          auto_forced,
+                          args<int>(capacity, "capacity"),
+                          args<Cells>(bridges, "bridges"),
+                          args<int>(box, "box"),
+                          args<int>(pile, "pile"),
+                          args<int>(setup_order, "setup_order"),
+                          args<int>(board_ids, "board_ids")};
             new (self) Game(std::move(tables), s);
           },
           nb::arg("tables"), nb::arg("num_players"), nb::arg("scenario"), nb::arg("auto_forced"),
@@ -319,7 +363,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("round", [](const Game& g) { return g.state().round; })
       .def_prop_ro("scenario", [](const Game& g) { return g.state().scenario; })
       .def_prop_ro("history_size", [](const Game& g) { return g.history().size(); })
-      .def("is_legal", &Game::is_legal, nb::arg("action"))
+      .def(
+          "is_legal",
+          [](const Game& g, PyInt action) { return g.is_legal(arg<int>(action, "action")); },
+          nb::arg("action"))
       .def("num_legal", &Game::num_legal)
       .def(
           "legal_mask", [](const Game& g, Mask out) { g.legal_mask(out.data()); },
@@ -347,11 +394,13 @@ NB_MODULE(_core, m) {
             return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
           },
           "Legal ids, ascending (a new int64 array).")
-      .def("apply", &Game::apply, nb::arg("action"),
-           "Play a decision; False (state unchanged) if it is not legal.")
+      .def(
+          "apply", [](Game& g, PyInt action) { return g.apply(arg<int>(action, "action")); },
+          nb::arg("action"), "Play a decision; False (state unchanged) if it is not legal.")
       .def(
           "observe",
-          [](const Game& g, int viewer, nb::handle out) {
+          [](const Game& g, PyInt viewer_arg, nb::handle out) {
+            const int viewer = arg<int>(viewer_arg, "viewer");
             if (viewer < 0 || viewer >= g.num_players())
               throw nb::value_error("viewer out of range");
             // The buffer protocol (not DLPack): a fraction of the cost per call, with the same
@@ -389,10 +438,10 @@ NB_MODULE(_core, m) {
           "(box, pile) as lists, the next draw last.")
       .def(
           "set_hidden",
-          [](Game& g, std::vector<int> box, std::vector<int> pile) {
+          [](Game& g, const std::vector<PyInt>& box, const std::vector<PyInt>& pile) {
             if (box.size() != g.box().size() || pile.size() != g.pile().size())
               throw nb::value_error("set_hidden keeps the box and pile sizes");
-            g.set_hidden(box, pile);
+            g.set_hidden(args<int>(box, "box"), args<int>(pile, "pile"));
           },
           nb::arg("box"), nb::arg("pile"))
       .def("serialize",
@@ -408,8 +457,10 @@ NB_MODULE(_core, m) {
           nb::arg("tables"), nb::arg("state"))
       .def(
           "random_playouts",
-          [](const Game& g, int count, std::uint64_t seed) {
-            check_count(count, "count");
+          [](const Game& g, PyInt count_arg, PyInt seed_arg) {
+            const int count = count_of(count_arg, "count");
+            const std::uint64_t seed = seed_of(seed_arg);
+            check_decision(g, "random_playouts");
             std::vector<double> totals;
             {
               nb::gil_scoped_release release;
@@ -422,9 +473,10 @@ NB_MODULE(_core, m) {
           "returns the final totals, count x players, flat.")
       .def(
           "random_rollout",
-          [](Game& g, int depth, std::uint64_t seed) {
-            check_count(depth, "depth");
-            SplitMix64 rng(seed);
+          [](Game& g, PyInt depth_arg, PyInt seed) {
+            const int depth = count_of(depth_arg, "depth");
+            SplitMix64 rng(seed_of(seed));
+            check_decision(g, "random_rollout");
             nb::gil_scoped_release release;
             return random_rollout(g, depth, rng);
           },
@@ -432,7 +484,8 @@ NB_MODULE(_core, m) {
           "Play up to ``depth`` random legal decisions in place; returns how many were played.")
       .def(
           "one_ply_margins",
-          [](const Game& g, int player, In1<std::int64_t> ids) {
+          [](const Game& g, PyInt player_arg, In1<std::int64_t> ids) {
+            const int player = arg<int>(player_arg, "player");
             const int m = checked_legal(g, ids, "one_ply_margins");
             if (player < 0 || player >= g.num_players())
               throw nb::value_error("one_ply_margins: player out of range");
@@ -461,9 +514,9 @@ NB_MODULE(_core, m) {
           "generator behind ``bit_generator`` (its ``capsule``; the caller holds its lock).")
       .def(
           "determinized_clone",
-          [](const Game& g, std::uint64_t seed) {
+          [](const Game& g, PyInt seed) {
             Game copy(g);
-            SplitMix64 rng(seed);
+            SplitMix64 rng(seed_of(seed));
             determinize(copy, rng);
             return copy;
           },
@@ -471,8 +524,9 @@ NB_MODULE(_core, m) {
           "A copy with the box and pile reshuffled by the core's generator seeded with ``seed``.")
       .def(
           "determinized_clones",
-          [](const Game& g, int count, std::uint64_t seed) {
-            check_count(count, "count");
+          [](const Game& g, PyInt count_arg, PyInt seed_arg) {
+            const int count = count_of(count_arg, "count");
+            const std::uint64_t seed = seed_of(seed_arg);
             std::int64_t checksum = 0;
             {
               nb::gil_scoped_release release;
@@ -522,13 +576,15 @@ NB_MODULE(_core, m) {
           nb::arg("ids").noconvert(), "Greedy's (values, tie-breaks) of the legal ``ids``.")
       .def(
           "mcts_search",
-          [](const Game& g, int simulations, double seconds, int rollout_depth, double exploration,
-             double value_scale, std::uint64_t seed, double time_limit) {
+          [](const Game& g, PyInt simulations, double seconds, PyInt rollout_depth,
+             double exploration, double value_scale, PyInt seed_arg, double time_limit) {
             if (g.is_over()) throw nb::value_error("mcts_search: the game is over");
+            check_decision(g, "mcts_search");
             MctsParams params;
-            params.simulations = simulations;
+            params.simulations = arg<int>(simulations, "simulations", 1, INT_MAX);
             params.seconds = seconds;
-            params.rollout_depth = rollout_depth;
+            params.rollout_depth = arg<int>(rollout_depth, "rollout_depth", 0, INT_MAX);
+            const std::uint64_t seed = seed_of(seed_arg);
             params.exploration = exploration;
             params.value_scale = value_scale;
             params.time_limit = time_limit;
@@ -547,8 +603,10 @@ NB_MODULE(_core, m) {
           "``time_limit`` > 0: stop after that many seconds (>= 1 simulation), the tree so far.")
       .def(
           "random_play_counts",
-          [](const Game& g, int count, std::uint64_t seed) {
-            check_count(count, "count");
+          [](const Game& g, PyInt count_arg, PyInt seed_arg) {
+            const int count = count_of(count_arg, "count");
+            const std::uint64_t seed = seed_of(seed_arg);
+            check_decision(g, "random_play_counts");
             std::pair<std::int64_t, std::int64_t> r;
             {
               nb::gil_scoped_release release;

@@ -11,6 +11,27 @@
 namespace moonriver {
 
 namespace {
+
+// Whether ``items`` holds each of 0..count-1 once.
+bool is_permutation_of(const std::vector<int>& items, int count) {
+  if (static_cast<int>(items.size()) != count) return false;
+  std::vector<bool> seen(static_cast<std::size_t>(count), false);
+  for (int id : items) {
+    if (id < 0 || id >= count || seen[id]) return false;
+    seen[id] = true;
+  }
+  return true;
+}
+
+// Whether ``a`` and ``b`` hold the same items (in any order).
+template <typename T, typename U>
+bool same_items(const std::vector<T>& a, const std::vector<U>& b) {
+  std::vector<int> x(a.begin(), a.end()), y(b.begin(), b.end());
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
 // The setup's values against the tables (ids in range) before anything reads them.
 void check_setup(const Setup& s, const Tables& t) {
   const int n = s.num_players;
@@ -35,6 +56,13 @@ void check_setup(const Setup& s, const Tables& t) {
     if (id < 0 || id >= t.num_plots()) fail("box holds plot ids of the tables");
   for (int id : s.pile)
     if (id < 0 || id >= t.num_partners()) fail("pile holds partner tokens of the tables");
+  // Every piece in exactly one place from the start (the byte state's checks hold each state
+  // to it).
+  if (!is_permutation_of(s.box, t.num_plots())) fail("box holds each plot id of the tables once");
+  if (!is_permutation_of(s.pile, t.num_partners()))
+    fail("pile holds each partner token of the tables once");
+  if (s.box.size() < 2 * COLUMN_SIZE)
+    fail("box must hold at least 8 plots (the set-up's column and the next)");
 }
 }  // namespace
 
@@ -125,6 +153,9 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   enter(SETUP);
   column_choices(f_.active, f_.active_owner);
   settle();
+  if (!is_over() && num_legal() == 0)
+    throw std::invalid_argument(
+        "moonriver core: inconsistent setup: the box must fill the first column (4 plots)");
 }
 
 void Game::set_hidden(const std::vector<int>& box, const std::vector<int>& pile) {
@@ -134,6 +165,9 @@ void Game::set_hidden(const std::vector<int>& box, const std::vector<int>& pile)
   for (int id : pile)
     if (id < 0 || id >= tables_->num_partners())
       throw std::invalid_argument("set_hidden: the pile holds partner tokens of the tables");
+  // A new order of the same items: nothing hidden is lost, doubled or swapped for another.
+  if (!same_items(box, box_) || !same_items(pile, pile_))
+    throw std::invalid_argument("set_hidden: the box and pile keep their items (a new order)");
   box_.assign(box.begin(), box.end());
   pile_.assign(pile.begin(), pile.end());
 }

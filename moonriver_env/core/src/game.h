@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "actions.h"
@@ -92,39 +93,50 @@ SetupPlan make_plan(const Tables& tables, int num_players, bool auto_forced, int
                     const std::vector<int>& capacity, const std::vector<Cells>& bridges,
                     const std::vector<int>& board_ids, bool draw_boards);
 
-// Everything of fixed size (trivially copyable: pickled as bytes).
+// Everything of fixed size (trivially copyable: pickled as bytes). Like Ranch, every byte is
+// a member with a value (the pad_ members, always 0, fill the gaps the compiler would leave):
+// the same game gives the same bytes in any process.
 struct Fixed {
   int n = 4, rows = 5, scenario = 0;
   bool auto_forced = false;
-  std::array<Ranch, MAX_PLAYERS> ranches;
+  std::array<std::uint8_t, 3> pad_flags{};
+  std::array<Ranch, MAX_PLAYERS> ranches{};  // seats past n: never read, default values
   std::array<std::int8_t, MAX_PLAYERS> board_ids{};
   int supply = NUM_COWS;
-  std::array<std::int16_t, SALOON_SLOTS> saloon;
+  std::array<std::int16_t, SALOON_SLOTS> saloon{};
   std::array<bool, 2> bonus_tiles{};
   std::array<std::int8_t, 4> setup_order{};
   int setup_len = 0, setup_index = 0;
-  std::array<std::int16_t, COLUMN_SIZE> active, pending;
+  std::array<std::int16_t, COLUMN_SIZE> active{}, pending{};
   bool has_active = false, has_pending = false;
-  std::array<std::int8_t, COLUMN_SIZE> active_owner, pending_owner;
+  std::array<std::int8_t, COLUMN_SIZE> active_owner{}, pending_owner{};
+  std::array<std::uint8_t, 2> pad_columns{};
   int round = 0;
   bool last_round = false, recruited_this_round = false;
   std::array<std::int8_t, COLUMN_SIZE> order{};
+  std::array<std::uint8_t, 2> pad_order{};
   int order_len = 0, turn_index = 0;
   bool emptying = false;
   std::array<std::int8_t, MAX_PLAYERS> empty_order{};
+  std::array<std::uint8_t, 3> pad_emptying{};
   int empty_len = 0;
   // The turn's pending context.
   bool forced = false;
+  std::array<std::uint8_t, 3> pad_forced{};
   int builds_done = 0, builds_allowed = 0;
   std::array<std::int8_t, 4> skulls{};
   int skulls_len = 0;
   std::array<std::int8_t, MAX_CIRCLES> circles{};
+  std::array<std::uint8_t, 2> pad_circles{};
   int effect_cell = -1, cowboy_moves_left = 0;
   std::array<std::int16_t, MAX_CHOICES> choices{};  // legal ids of a non-build phase
   int choices_len = 0;
   int player = 0, phase = SETUP;
   std::array<Score, MAX_PLAYERS> final_scores{};
+  std::array<std::uint8_t, 8> pad_end{};
 };
+static_assert(std::has_unique_object_representations_v<Fixed>,
+              "Fixed has a gap the compiler fills with stray bytes: make it a pad_ member");
 
 class Game {
  public:
@@ -140,7 +152,7 @@ class Game {
   const std::vector<std::int16_t>& removed() const { return removed_; }
   const std::vector<std::int16_t>& discarded() const { return discarded_; }
   const std::vector<std::int32_t>& history() const { return history_; }
-  // The box and pile's new orders (ids checked against the tables: std::invalid_argument).
+  // The box and pile's new orders: the same items, reordered (else std::invalid_argument).
   void set_hidden(const std::vector<int>& box, const std::vector<int>& pile);
   // The box and pile in place, for a caller's in-place reshuffle (determinize).
   std::vector<std::int16_t>& box_in_place() { return box_; }

@@ -9,6 +9,7 @@ int random_playout(Game& game, SplitMix64& rng) {
   int decisions = 0;
   while (!game.is_over()) {
     const int m = game.legal_ids(ids);
+    if (m == 0) break;  // no decision (a state the checks refuse): never draw among none
     game.apply(static_cast<int>(ids[rng.below(m)]));
     ++decisions;
   }
@@ -20,6 +21,7 @@ int random_rollout(Game& game, int depth, SplitMix64& rng) {
   int decisions = 0;
   while (decisions < depth && !game.is_over()) {
     const int m = game.legal_ids(ids);
+    if (m == 0) break;  // as random_playout
     game.apply(static_cast<int>(ids[rng.below(m)]));
     ++decisions;
   }

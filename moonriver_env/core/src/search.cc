@@ -177,7 +177,8 @@ void check_params(const MctsParams& p) {
 MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uint64_t seed) {
   SplitMix64 rng(seed);
   std::vector<Node> nodes;
-  nodes.reserve(static_cast<std::size_t>(params.simulations > 0 ? params.simulations : 64) + 1);
+  // One node per simulation (capped: a huge budget, or one in seconds, grows as it goes).
+  nodes.reserve(static_cast<std::size_t>(std::clamp(params.simulations, 64, 1 << 20)) + 1);
   nodes.emplace_back();
   nodes[0].player = root_game.current_player();
   std::int64_t legal[NUM_ACTIONS];
@@ -203,6 +204,7 @@ MctsResult mcts_search(const Game& root_game, const MctsParams& params, std::uin
     int node = 0;
     while (!game.is_over()) {
       const int m = game.legal_ids(legal);
+      if (m == 0) break;  // no decision (a state the checks refuse): a leaf, never a draw
       // Children seen in this determinization are available once more (a merge of the
       // ascending legal ids with the ascending children).
       int u = 0;

@@ -5,8 +5,11 @@
 //            (each: a u32 count, then the items: int16, history int32), little-endian.
 //
 // Reading checks the checksum (one damaged byte is always caught), then every field against
-// the tables and the variant, so bytes crafted with a valid checksum still cannot make the
-// rules read or write out of bounds: each refusal is a std::invalid_argument naming the field.
+// the tables and the variant, and the state as a whole (every plot and token in exactly one
+// place, no cell named twice, a decision unless the game is over), so bytes crafted with a
+// valid checksum still cannot make the rules read or write out of bounds or stall: each
+// refusal is a std::invalid_argument naming the field. Writing copies Fixed as bytes: it has
+// no gaps of stray memory (game.h), so the same game gives the same bytes in any process.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -236,10 +239,27 @@ int count_owned(const std::array<std::int8_t, COLUMN_SIZE>& owners) {
   return k;
 }
 
+// The next column: drawn (each position a plot) from the set-up's end until the last round,
+// none (every position -1, no owner) in the set-up and the last round; a Select then always
+// has a plot to take.
+void check_pending(const Fixed& f) {
+  const bool drawn = f.phase != SETUP && !f.last_round;
+  need(f.has_pending == drawn, "has_pending",
+       "true from the set-up's end until the last round, else false");
+  for (int i = 0; i < COLUMN_SIZE; ++i) {
+    if (drawn)
+      need(f.pending[i] >= 0, "pending[%d]", "a plot until the last round", i);
+    else
+      need(f.pending[i] == -1 && f.pending_owner[i] == -1, "pending[%d]",
+           "-1 without an owner in the set-up and the last round", i);
+  }
+}
+
 // The turn structure the phase's next steps read (who plays, whose plots come next).
 void check_turn(const Fixed& f) {
   const int ph = f.phase;
   if (ph == GAME_OVER) return;
+  check_pending(f);
   if (ph == SETUP) {
     need(f.setup_index < f.setup_len, "setup_index", "below setup_len during the setup");
     need(f.player == f.setup_order[f.setup_index], "player", "the setup's next player");
@@ -273,27 +293,56 @@ void check_turn(const Fixed& f) {
   if (ph == BONUS) need(f.n == 2, "phase", "Bonus only with 2 players");
 }
 
-// The cells a partner may be recruited to: plots the player just built, without a partner.
-void check_circles(const Fixed& f) {
-  if (f.phase == GAME_OVER) return;
-  const Ranch& mine = f.ranches[f.player];
-  for (int i = 0; i < MAX_CIRCLES; ++i)
-    need(f.circles[i] == -1 || (mine.plot[f.circles[i]] != -1 && mine.partner[f.circles[i]] == -1),
-         "circles[%d]", "-1 or a built cell without a partner of the player's ranch", i);
+// Whether ``cell`` of ``r`` holds a plot whose kind has the symbol ``has`` (circle or skull).
+bool built_with(const Ranch& r, int cell, const Tables& t, bool KindRow::* has) {
+  return r.plot[cell] != -1 && t.kinds[r.kind[cell]].*has;
 }
 
+// The turn's cells: circles (a partner may be recruited there) are plots the player just
+// built with the circle symbol, without a partner; skulls (droughts to come) plots with the
+// skull symbol; no cell named twice.
+void check_turn_cells(const Fixed& f, const Tables& t) {
+  if (f.phase == GAME_OVER) return;
+  const Ranch& mine = f.ranches[f.player];
+  for (int i = 0; i < MAX_CIRCLES; ++i) {
+    const int c = f.circles[i];
+    need(c == -1 || (built_with(mine, c, t, &KindRow::circle) && mine.partner[c] == -1),
+         "circles[%d]",
+         "-1 or a built cell without a partner of the player's ranch, its plot with the circle "
+         "symbol",
+         i);
+  }
+  need(f.circles[0] == -1 || f.circles[1] != f.circles[0], "circles[1]",
+       "another cell than circles[0]");
+  for (int i = 0; i < f.skulls_len; ++i) {
+    need(built_with(mine, f.skulls[i], t, &KindRow::skull), "skulls[%d]",
+         "a built cell of the player's ranch, its plot with the skull symbol", i);
+    for (int j = 0; j < i; ++j)
+      need(f.skulls[j] != f.skulls[i], "skulls[%d]", "another cell than the earlier skulls", i);
+  }
+  for (int i = 0; i < f.empty_len; ++i)
+    for (int j = 0; j < i; ++j)
+      need(f.empty_order[j] != f.empty_order[i], "empty_order[%d]",
+           "a player not named earlier in the order", i);
+}
+
+constexpr const char* PLOT_PLACES =
+    "in exactly one place (the box, a column, a hand, a ranch, the removed or the discarded "
+    "plots)";
+constexpr const char* TOKEN_PLACES = "in exactly one place (the pile, the saloon or a ranch)";
+
 // Every plot (box, columns, hands, ranches, removed, discarded) and token (pile, saloon,
-// ranches) is in one place at most.
-void check_unique(const Fixed& f, const Tables& t,
+// ranches) is in exactly one place: none lost, none doubled.
+void check_pieces(const Fixed& f, const Tables& t,
                   std::initializer_list<const std::vector<std::int16_t>*> plot_lists,
                   const std::vector<std::int16_t>& pile) {
   std::vector<int> seen(static_cast<std::size_t>(t.num_plots()), 0);
   std::vector<int> held(static_cast<std::size_t>(t.num_partners()), 0);
   auto plot = [&](int id) {
-    if (id >= 0) need(++seen[id] == 1, "plot %d", "in one place at most", id);
+    if (id >= 0) need(++seen[id] == 1, "plot %d", PLOT_PLACES, id);
   };
   auto token = [&](int id) {
-    if (id >= 0) need(++held[id] == 1, "token %d", "in one place at most", id);
+    if (id >= 0) need(++held[id] == 1, "token %d", TOKEN_PLACES, id);
   };
   for (const auto* list : plot_lists)
     for (std::int16_t id : *list) plot(id);
@@ -311,6 +360,8 @@ void check_unique(const Fixed& f, const Tables& t,
   }
   for (std::int16_t id : pile) token(id);
   for (int s = 0; s < SALOON_SLOTS; ++s) token(f.saloon[s]);
+  for (int id = 0; id < t.num_plots(); ++id) need(seen[id] == 1, "plot %d", PLOT_PLACES, id);
+  for (int id = 0; id < t.num_partners(); ++id) need(held[id] == 1, "token %d", TOKEN_PLACES, id);
 }
 
 // The history's events (the Python side turns them into records).
@@ -352,6 +403,26 @@ void check_items(const std::vector<std::int16_t>& v, bool (*ok)(const Tables&, i
   for (std::size_t i = 0; i < v.size(); ++i) need(ok(t, v[i]), field, rule, static_cast<int>(i));
 }
 
+// ``f`` with its gaps zero and the seats past its player count at their defaults: what a
+// game of this build holds there (a state written by an earlier build held stray bytes).
+void canonical(Fixed& f) {
+  const int n = within(f.n, 0, MAX_PLAYERS) ? f.n : MAX_PLAYERS;  // n itself is checked later
+  for (int p = n; p < MAX_PLAYERS; ++p) f.ranches[p] = Ranch();
+  for (Ranch& r : f.ranches) {
+    r.pad_size = {};
+    r.pad_cells = {};
+    r.pad_bonus = {};
+    r.pad_end = {};
+  }
+  f.pad_flags = {};
+  f.pad_columns = {};
+  f.pad_order = {};
+  f.pad_emptying = {};
+  f.pad_forced = {};
+  f.pad_circles = {};
+  f.pad_end = {};
+}
+
 bool same_score(const Score& a, const Score& b) {
   return a.territories == b.territories && a.resources == b.resources && a.partners == b.partners &&
          a.scenario == b.scenario && a.largest_territory == b.largest_territory && a.cows == b.cows;
@@ -363,14 +434,18 @@ void Game::check_state() const {
   const Tables& t = *tables_;
   check_fields(f_, t);
   check_turn(f_);
-  check_circles(f_);
+  need(f_.phase != SETUP || box_.size() >= COLUMN_SIZE, "box",
+       "at least a column (4 plots) in the set-up: the next column is drawn at its end");
+  check_turn_cells(f_, t);
   check_items(box_, is_plot, t, "box[%d]", "a plot id of the tables");
   check_items(pile_, is_token, t, "pile[%d]", "a partner token of the tables");
   check_items(removed_, is_plot, t, "removed[%d]", "a plot id of the tables");
   check_items(discarded_, is_plot, t, "discarded[%d]", "a plot id of the tables");
-  check_unique(f_, t, {&box_, &removed_, &discarded_}, pile_);
+  check_pieces(f_, t, {&box_, &removed_, &discarded_}, pile_);
   check_history(history_, f_.n, t);
   check_choices();
+  // A game that is not over waits on a decision (every search and playout draws among them).
+  need(is_over() || num_legal() > 0, "phase", "game over (10) when no decision is legal");
 }
 
 // The legal ids a non-build phase holds are those its state gives; a finished game holds its
@@ -435,6 +510,7 @@ Game Game::deserialize(std::shared_ptr<const Tables> tables, const std::string& 
   g.tables_ = std::move(tables);
   std::memcpy(&g.f_, s.data() + at, sizeof(Fixed));
   at += sizeof(Fixed);
+  canonical(g.f_);
   get_vec(s, at, g.box_, "box");
   get_vec(s, at, g.pile_, "pile");
   get_vec(s, at, g.removed_, "removed");

@@ -9,12 +9,15 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "int_args.h"
 #include "ndarrays.h"
 #include "observation.h"
 #include "vector.h"
@@ -31,9 +34,15 @@ struct Batch {
   VectorGames games;
 };
 
-void check_game(const Batch& b, int g) {
-  if (g < 0 || g >= b.games.num_games()) throw nb::index_error("game index out of range");
+// Game ``g``'s index (an IndexError when the batch has no such game).
+int game_of(const Batch& b, const PyInt& g) {
+  const int i = arg<int>(g, "g");
+  if (i < 0 || i >= b.games.num_games()) throw nb::index_error("game index out of range");
+  return i;
 }
+
+// A worker thread count (below 1: one thread).
+int threads_of(const PyInt& threads) { return arg<int>(threads, "threads"); }
 
 // Whether ``obs`` is an observation array of the batch's kind: float32 (N, 4934) or, compact,
 // uint8 (N, 4940).
@@ -76,11 +85,15 @@ void bind_vector(nb::module_& m) {
   nb::class_<Batch>(m, "Batch", "N games stepped together; built-in seats play in the core.")
       .def(
           "__init__",
-          [](Batch* self, int num_games, std::vector<int> seats, int reward_mode,
-             std::uint64_t agent_seed, bool autoreset, const PlanAndTables& plan, bool compact) {
+          [](Batch* self, PyInt num_games, const std::vector<PyInt>& seats, PyInt reward_mode,
+             PyInt agent_seed, bool autoreset, const PlanAndTables& plan, bool compact) {
+            const int n = arg<int>(num_games, "num_games");
+            std::vector<int> kinds = args<int>(seats, "seats");
+            const int mode = arg<int>(reward_mode, "reward_mode");
+            const std::uint64_t seed = arg<std::uint64_t>(agent_seed, "agent_seed");
             try {
-              new (self) Batch{VectorGames(num_games, std::move(seats), reward_mode, agent_seed,
-                                           plan.tables, plan.plan, autoreset, compact)};
+              new (self) Batch{VectorGames(n, std::move(kinds), mode, seed, plan.tables, plan.plan,
+                                           autoreset, compact)};
             } catch (const std::invalid_argument& e) {
               throw nb::value_error(e.what());
             }
@@ -93,10 +106,12 @@ void bind_vector(nb::module_& m) {
       .def_prop_ro("num_games", [](const Batch& b) { return b.games.num_games(); })
       .def(
           "begin",
-          [](Batch& b, int g, std::vector<std::uint32_t> base, std::int64_t k,
-             std::uint64_t stride) {
-            check_game(b, g);
-            if (k < 0) throw nb::value_error("begin: the episode must be >= 0");
+          [](Batch& b, PyInt g_arg, const std::vector<PyInt>& base_words, PyInt k_arg,
+             PyInt stride_arg) {
+            const int g = game_of(b, g_arg);
+            std::vector<std::uint32_t> base = args<std::uint32_t>(base_words, "base_words");
+            const std::int64_t k = arg<std::int64_t>(k_arg, "k", 0, INT64_MAX);
+            const std::uint64_t stride = arg<std::uint64_t>(stride_arg, "stride");
             if (base.empty()) throw nb::value_error("begin: base_words holds at least one word");
             b.games.begin(g, std::move(base), k, stride);
           },
@@ -104,16 +119,13 @@ void bind_vector(nb::module_& m) {
           "Start game g at episode k of its series: set up in the core from base + stride * k "
           "(base as the seed's 32-bit words); with autoreset, later episodes follow there.")
       .def(
-          "episode",
-          [](const Batch& b, int g) {
-            check_game(b, g);
-            return b.games.episode(g);
-          },
+          "episode", [](const Batch& b, PyInt g) { return b.games.episode(game_of(b, g)); },
           nb::arg("g"), "The episode game g plays now.")
       .def(
           "set_seats",
-          [](Batch& b, int g, std::vector<int> kinds) {
-            check_game(b, g);
+          [](Batch& b, PyInt g_arg, const std::vector<PyInt>& kinds_arg) {
+            const int g = game_of(b, g_arg);
+            const std::vector<int> kinds = args<int>(kinds_arg, "kinds");
             try {
               b.games.set_seats(g, kinds);
             } catch (const std::invalid_argument& e) {
@@ -124,7 +136,9 @@ void bind_vector(nb::module_& m) {
           "Set game g's seat kinds (one per player, at least one SEAT_LEARNER).")
       .def(
           "greedy_prior",
-          [](Batch& b, In1<std::int64_t> games, double shape_weight, Out2<float> out, int threads) {
+          [](Batch& b, In1<std::int64_t> games, double shape_weight, Out2<float> out,
+             PyInt threads_arg) {
+            const int threads = threads_of(threads_arg);
             const std::size_t k = games.shape(0);
             if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
             if (k > static_cast<std::size_t>(std::numeric_limits<int>::max()))
@@ -145,17 +159,14 @@ void bind_vector(nb::module_& m) {
           "Greedy's value + shape_weight x tie-break of each legal action of the listed games "
           "(0 elsewhere; all 0 for a forced decision) into the rows of ``out``.")
       .def(
-          "game",
-          [](const Batch& b, int g) {
-            check_game(b, g);
-            return Game(b.games.game(g));
-          },
+          "game", [](const Batch& b, PyInt g) { return Game(b.games.game(game_of(b, g))); },
           nb::arg("g"), "A copy of game g's current game (a Game).")
       .def(
           "start",
           [](Batch& b, Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask,
              Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Obs2> final_obs,
-             int threads) {
+             PyInt threads_arg) {
+            const int threads = threads_of(threads_arg);
             const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
             nb::gil_scoped_release release;
             b.games.start(out, threads);
@@ -168,7 +179,8 @@ void bind_vector(nb::module_& m) {
           "step",
           [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, Obs2 obs,
              Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
-             std::optional<Obs2> final_obs, int threads) {
+             std::optional<Obs2> final_obs, PyInt threads_arg) {
+            const int threads = threads_of(threads_arg);
             if (actions.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("one action per game");
             const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
@@ -188,7 +200,8 @@ void bind_vector(nb::module_& m) {
           "step_network",
           [](Batch& b, In1<std::int64_t> games, In1<std::int64_t> actions,
              Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask, Out2<float> rewards,
-             Out1<std::uint8_t> done, std::optional<Obs2> final_obs, int threads) {
+             Out1<std::uint8_t> done, std::optional<Obs2> final_obs, PyInt threads_arg) {
+            const int threads = threads_of(threads_arg);
             const std::size_t k = games.shape(0);
             if (actions.shape(0) != k)
               throw nb::value_error("step_network: one action per listed game");
@@ -212,14 +225,15 @@ void bind_vector(nb::module_& m) {
           "seat) and play on within the learner step; only their rows change.")
       .def(
           "random_actions",
-          [](Batch& b, Out1<std::int64_t> out, int threads) {
+          [](Batch& b, Out1<std::int64_t> out, PyInt threads_arg) {
+            const int threads = threads_of(threads_arg);
             if (out.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("out: one int64 entry per game");
             std::int64_t* data = out.data();
             nb::gil_scoped_release release;
             b.games.random_actions(data, threads);
           },
-          nb::arg("out").noconvert(), nb::arg("threads") = 1,
+          nb::arg("out").noconvert(), nb::arg("threads") = PyInt{nb::int_(1)},
           "Write one uniform random legal id per game into ``out`` (split over ``threads``).")
       .def_prop_ro(
           "builtin_decisions", [](const Batch& b) { return b.games.builtin_decisions(); },
