@@ -9,7 +9,7 @@ speed-up over one thread at the same size), and ends with one JSON line.
 The build: with a Python that already imports the compiled core (the project's venv), that
 one is measured as it is; otherwise, or with ``--build``, a virtual environment is made at
 ``--venv`` (default ``.venv-many-core`` in the repository), the repository is pip-installed
-into it (``.[env,bench]`` with constraints.txt; the C++ core compiled with every core), and
+into it (``.[bench]`` with constraints.txt; the C++ core compiled with every core), and
 this script runs again under it. Building needs a C++ compiler, Python's headers and the
 package index (or a local mirror that pip is set up for).
 
@@ -50,7 +50,7 @@ def build(venv: pathlib.Path) -> pathlib.Path:
     jobs = str(os.cpu_count() or 1)
     env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": jobs, "MAKEFLAGS": f"-j{jobs}"}
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-c",
-                    str(REPO / "constraints.txt"), f"{REPO}[env,bench]"], check=True, env=env)
+                    str(REPO / "constraints.txt"), f"{REPO}[bench]"], check=True, env=env)
     return python
 
 

@@ -38,20 +38,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-try:
-    from gymnasium.utils import seeding
-    from pettingzoo import AECEnv
-
-    from moonriver_env.common.aec import TableAECEnv
-except ModuleNotFoundError as exc:  # the base install has the engine only
-    raise ModuleNotFoundError(
-        f"circles_far_west_v0 needs {exc.name!r} from the 'env' extra: "
-        f'pip install "moonriver-env[env]" (the engine, moonriver_env.circles, needs only '
-        f"numpy)", name=exc.name) from exc
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
 
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import ObservationEncoder
+from moonriver_env.common.aec import TableAECEnv
 from moonriver_env.common.validate import action_id, check_seed
 from moonriver_env.common.wrappers import stock_chain
 

@@ -21,8 +21,9 @@
   unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
   ``info["illegal_action"] = True`` (the Gymnasium and SB3 checkers sample unmasked actions).
 - After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``, and
-  ``action_masks()`` is all ones (a vector env's autoreset ignores that step's action). Reset, step and masks are ``common.gym.SeatGymEnv``'s, the
-  same as Moon River's single-agent env.
+  ``action_masks()`` is all ones (a vector env's autoreset ignores that step's action).
+  Reset, step and masks are ``common.gym.SeatGymEnv``'s, the same as Moon River's single-agent
+  env.
 
 This module imports gymnasium; the engine modules beside it do not.
 """

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
+from moonriver_env.common.cli import require
 from moonriver_env.common.gym import GameT, TableGameMixin
 
 
@@ -73,6 +74,7 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode=...")
             return None
         if self.render_mode == "rgb_array":
+            require("PIL", what="render_mode='rgb_array'")  # the 'images' extra, named if missing
             return self._table_image(game)
         text = game.table_text()
         if self.render_mode == "human":

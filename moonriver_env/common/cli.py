@@ -25,11 +25,11 @@ INTERNAL_STATUS = 1
 
 # Top-level modules of each optional extra (pyproject's [project.optional-dependencies]); numpy,
 # gymnasium and pettingzoo are the plain install's. moonriver-eval's tqdm, rich and openskill are
-# also the lighter 'eval' extra's.
+# the lighter 'eval' extra's (which 'train' includes), so a missing one names that extra.
 EXTRA_OF_MODULE = {
     "PIL": "images", "resvg_py": "images",
     "torch": "train", "stable_baselines3": "train", "sb3_contrib": "train",
-    "tensorboard": "train", "tqdm": "train", "rich": "train", "openskill": "train",
+    "tensorboard": "train", "tqdm": "eval", "rich": "eval", "openskill": "eval",
     "matplotlib": "train",
     "starlette": "play", "uvicorn": "play", "markdown": "play",
     "ray": "rllib",

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 import gymnasium
 import numpy as np
 
+from .cli import require
 from .contract import TableGame
 from .errors import IllegalActionError
 from .validate import action_id, check_seed
@@ -123,6 +124,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
         """The table as ansi text or an RGB image."""
         game = self._require_game()
         if self.render_mode == "rgb_array":
+            require("PIL", what="render_mode='rgb_array'")  # the 'images' extra, named if missing
             return self._table_image(game)
         if self.render_mode == "ansi":
             return game.table_text()

@@ -231,7 +231,7 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
 
     # -------------------------------------------------------------- helpers
     def _table_image(self, game: MoonRiverGame) -> np.ndarray:
-        from moonriver_env.moonriver.render import table_image
+        from moonriver_env.moonriver.render.image import table_image
 
         return table_image(game)
 

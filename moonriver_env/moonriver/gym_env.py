@@ -98,7 +98,7 @@ class MoonRiverGymEnv(SeatGymEnv[MoonRiverGame]):
 
     # --------------------------------------------------- what Moon River gives
     def _table_image(self, game: MoonRiverGame) -> np.ndarray:
-        from moonriver_env.moonriver.render import table_image
+        from moonriver_env.moonriver.render.image import table_image
 
         return table_image(game)
 

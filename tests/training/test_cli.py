@@ -433,17 +433,17 @@ def test_short_run_has_a_curve_and_a_bar_that_respects_max_minutes(tmp_path, cap
 BLOCK = "import sys; sys.modules[{mod!r}] = None; "
 
 
-@pytest.mark.parametrize("module, code", [
-    ("torch", "from moonriver_env.training.sb3.train import main; "
-              "sys.exit(main(['--timesteps', '10', '--out', {out!r}]))"),
-    ("rich", "from moonriver_env.training.evaluate import main; "
-             "sys.exit(main(['--agents', 'random', '--games', '1', '--out', {out!r}]))"),
-    ("torch", "from moonriver_env.training.evaluate import main; "
-              "sys.exit(main(['--agents', 'policy:{policy}', '--games', '1']))"),
-    ("matplotlib", "from moonriver_env.training.plot_curve import main; "
-                   "sys.exit(main([{run!r}, '--out', {out!r} + '.png']))"),
+@pytest.mark.parametrize("module, extra, code", [
+    ("torch", "train", "from moonriver_env.training.sb3.train import main; "
+                       "sys.exit(main(['--timesteps', '10', '--out', {out!r}]))"),
+    ("rich", "eval", "from moonriver_env.training.evaluate import main; "
+                     "sys.exit(main(['--agents', 'random', '--games', '1', '--out', {out!r}]))"),
+    ("torch", "train", "from moonriver_env.training.evaluate import main; "
+                       "sys.exit(main(['--agents', 'policy:{policy}', '--games', '1']))"),
+    ("matplotlib", "train", "from moonriver_env.training.plot_curve import main; "
+                            "sys.exit(main([{run!r}, '--out', {out!r} + '.png']))"),
 ])
-def test_missing_train_extra_names_the_extra(tmp_path, module, code, policy_4p) -> None:
+def test_missing_extra_names_the_extra(tmp_path, module, extra, code, policy_4p) -> None:
     out = str(tmp_path / "out")
     program = BLOCK.format(mod=module) + code.format(out=out, policy=policy_4p,
                                                      run=str(_eval_run(tmp_path)))
@@ -451,7 +451,7 @@ def test_missing_train_extra_names_the_extra(tmp_path, module, code, policy_4p) 
                           timeout=HANG_GUARD)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1
-    assert 'pip install "moonriver-env[train]"' in proc.stderr
+    assert f'pip install "moonriver-env[{extra}]"' in proc.stderr
     assert f"optional dependency {module!r}" in proc.stderr
     assert "No module named" not in proc.stderr and "Traceback" not in proc.stderr
     assert not os.path.exists(out)

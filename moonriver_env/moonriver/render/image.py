@@ -8,12 +8,14 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
+from moonriver_env.common.cli import require
 from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.moonriver.render.svg import table_svg
 
 
 @lru_cache(maxsize=2)  # render() is often called again on an unchanged table
 def _raster(svg: str) -> np.ndarray:
+    require("resvg_py", what="render_mode='rgb_array'")  # the 'images' extra, named if missing
     import resvg_py
 
     png = resvg_py.svg_to_bytes(svg_string=svg, background="#ffffff")
