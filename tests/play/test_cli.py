@@ -13,6 +13,7 @@ from moonriver_env.engine import Game
 from moonriver_env.play import GameOptions, PlaySession
 from moonriver_env.play.cli import main
 from moonriver_env.play.terminal import ask_move, play_terminal
+from tests.helpers import HANG_GUARD
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -262,3 +263,16 @@ def _help(capsys) -> str:
     with pytest.raises(SystemExit):
         main(["--help"])
     return capsys.readouterr().out
+
+
+def test_the_play_server_needs_no_images_extra() -> None:
+    """The page draws SVG: with pillow and resvg-py absent the app builds and plays a move."""
+    code = ("import sys; sys.modules['PIL'] = None; sys.modules['resvg_py'] = None\n"
+            "from starlette.testclient import TestClient\n"
+            "from moonriver_env.play.server import GameOptions, create_app\n"
+            "c = TestClient(create_app(GameOptions(humans=(), opponents=('random',))))\n"
+            "r = c.post('/api/games', json={'players': 2, 'humans': [], 'opponents': ['random']})\n"
+            "print(r.status_code, 'svg' in c.get(f\"/api/games/{r.json()['id']}\").json())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=HANG_GUARD)
+    assert out.stdout.split() == ["201", "True"], out.stderr
