@@ -19,8 +19,8 @@ import time
 from typing import Any
 
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
 from moonriver_env.training.tournament import run_tournament
+from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
 
 def measure(agent: str, opponent: str, variant: str, games: int, seed: int,

@@ -9,7 +9,6 @@ the table's mean). A decision with one legal action is played without a search a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,14 +16,17 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.az import SEATS
 
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+# ALL_VARIANTS and variant_list are imported from here by az/train.py, benchmarks/ladder.py,
+# value_quality.py, search_agreement.py and tests/agents/test_az_*.py until they import
+# training.variants itself.
+from moonriver_env.training.variants import (  # noqa: F401
+    ALL_VARIANTS,
+    variant_config,
+    variant_list,
+)
 
-PLAYERS = (2, 3, 4)
-SCENARIOS = (1, 2, 3, 4)
-ALL_VARIANTS = tuple(f"{n}p-base" for n in PLAYERS) + tuple(
-    f"{n}p-legends-{s}" for n in PLAYERS for s in SCENARIOS)
-_VARIANT = re.compile(r"([234])p-(base|legends-([1-4]))")
+from moonriver_env.engine import NUM_ACTIONS
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 
 # a recorded decision: game index, mover, observation, mask, improved policy, Greedy prior
 Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -32,29 +34,6 @@ Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 Evaluate = Callable[[Any], tuple[np.ndarray, np.ndarray]]
 # (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
 MakeSearch = Callable[[list[Any], int], Any]
-
-
-def variant_config(name: str) -> GameConfig:
-    """The GameConfig of a variant name (``3p-base``, ``2p-legends-4``); others are refused."""
-    match = _VARIANT.fullmatch(name) if isinstance(name, str) else None
-    if match is None:
-        raise ValueError(f"unknown variant {name!r}; allowed: NP-base or NP-legends-S with N "
-                         f"2-4 and S 1-4 (all 15: {', '.join(ALL_VARIANTS)}), or 'all'")
-    scenario = match.group(3)
-    return GameConfig(num_players=int(match.group(1)),
-                      mode="legends" if scenario else "base",
-                      scenario=int(scenario) if scenario else None)
-
-
-def variant_list(names: Sequence[str]) -> tuple[str, ...]:
-    """The variants a config names (``["all"]``: every one of the 15), each checked."""
-    if list(names) == ["all"]:
-        return ALL_VARIANTS
-    if not names:
-        raise ValueError("variants must name at least one variant (or 'all')")
-    for name in names:
-        variant_config(name)
-    return tuple(names)
 
 
 @dataclass
