@@ -27,17 +27,18 @@ from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.observation import LazyObservation
 
 
-def positions(players: int, count: int, seed: int, mover: Agent | None = None,
+def positions(players: int | GameConfig, count: int, seed: int, mover: Agent | None = None,
               backend: str = "python") -> list[Game]:
     """``count`` positions with at least two legal actions, from seeded games (of the
-    ``backend`` implementation) whose moves are uniformly random, or ``mover``'s for every
-    seat."""
+    ``backend`` implementation, ``players`` players of the base game or the variant a config
+    names) whose moves are uniformly random, or ``mover``'s for every seat."""
     from moonriver_env.backend import Encoder, make_game
 
     rng = np.random.default_rng(seed)
     encoder, out = Encoder(), []
+    config = players if isinstance(players, GameConfig) else GameConfig(num_players=players)
     while len(out) < count:
-        game = make_game(GameConfig(num_players=players), int(rng.integers(2**31)), backend)
+        game = make_game(config, int(rng.integers(2**31)), backend)
         while not game.is_over and len(out) < count:
             legal = game.legal_action_ids()
             if legal.size > 1 and rng.random() < 0.1:

@@ -112,13 +112,26 @@ def test_variants_measures_the_agent_in_each_named_variant(tmp_path) -> None:
 def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tmp_path) -> None:
     last = _last_json("equal_time.py", "--reference", "mcts:20", "--budgets", "1,2",
                       "--games", "3", "--positions", "2", cwd=tmp_path)
-    for players, table in (("2p", 2), ("4p", 4)):
+    assert list(last["results"]) == ["2p-base", "4p-base"]
+    for players, table in (("2p-base", 2), ("4p-base", 4)):
         run = last["results"][players]
         assert run["budget"] in (1, 2) and len(run["table"]) == table
         assert run["table"][:2] == [f"pretrained+search:{run['budget']}", "mcts:20"]
         assert set(run["ms_per_decision"]) == {"mcts:20", "pretrained+search:1",
                                                "pretrained+search:2"}
         assert 0 <= run["ahead_ci"][0] <= run["ahead"] <= run["ahead_ci"][1] <= 1
+
+
+def test_equal_time_plays_the_variants_named_and_refuses_others(tmp_path) -> None:
+    last = _last_json("equal_time.py", "--reference", "mcts:10", "--budgets", "1",
+                      "--games", "2", "--positions", "1", "--variants", "3p-legends-2",
+                      cwd=tmp_path)
+    (run,) = last["results"].values()
+    assert list(last["results"]) == ["3p-legends-2"]
+    assert run["table"] == ["pretrained+search:1", "mcts:10", "greedy"] and run["games"] == 2
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "equal_time.py"), "--variants",
+                          "5p-base"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown variant '5p-base'" in bad.stderr
 
 
 def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path) -> None:
@@ -165,3 +178,31 @@ def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_its
     own = result["pretrained"]
     assert own["minus_first"] == 0.0 and own["minus_first_ci"] == [0.0, 0.0]
     assert 0.0 <= own["top_winner_ci"][0] <= own["top_winner"] <= own["top_winner_ci"][1] <= 1
+
+
+def test_az_selfplay_speed_compares_the_three_loops_on_the_same_games(tmp_path) -> None:
+    pytest.importorskip("torch")
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "az_selfplay_speed.py"), "--games",
+                           "2", "--simulations", "2"], capture_output=True, text=True,
+                          timeout=HANG_GUARD, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.strip().splitlines()
+    assert out[0].startswith("batched: 2 games, ") and "leaf evaluations/s" in out[0]
+    assert out[1].startswith("one game at a time: 2 games, ")
+    assert out[2].startswith("batched / one at a time: x")
+    assert out[3].startswith("batched, leaves valued inside the core: 2 games, ")
+    assert out[4].startswith("inside the core / batched: x")
+    last = json.loads(out[-1])
+    results = last["results"]
+    assert set(results) == {"batched", "one_at_a_time", "core_leaves"}
+    assert all(r["games"] == 2 and r["decisions"] > 0 for r in results.values())
+    assert results["one_at_a_time"]["network_calls"] > results["batched"]["network_calls"]
+    assert last["batched_vs_one_at_a_time"] > 0 and last["machine"]["cpu_model"]
+
+
+def test_az_selfplay_speed_refuses_bad_sizes_in_one_line(tmp_path) -> None:
+    pytest.importorskip("torch")
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "az_selfplay_speed.py"), "--games",
+                           "0"], capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "games, simulations and max_considered must be >= 1" in proc.stderr
