@@ -2,31 +2,31 @@
 game at a time (same games, same network, the network included), then the batch with its
 leaves valued inside the core (``leaves = "core"``: a C++ copy of the network).
 
-    python -m moonriver_env.training.az.speed --games 16 --simulations 32 [--threads 2]
+    python benchmarks/az_selfplay_speed.py --games 16 --simulations 32 [--threads 2]
 
 The network is ``az_all.toml``'s (RanchNet sizes 32/16/128, Greedy's prior added: each leaf's
 prior is computed in the core), untrained: its speed does not depend on its weights.
-``--threads`` sets torch's threads and the search's core threads for both loops.
+``--threads`` sets torch's threads and the search's core threads for both loops. Last line:
+one JSON object.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
+from typing import Any
 
 import numpy as np
 import torch
+from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.az.network import AZNet, core_network
-from moonriver_env.training.az.selfplay import (
-    ALL_VARIANTS,
-    CoreLeaves,
-    PlayStats,
-    new_games,
-    play,
-)
+from moonriver_env.training.az.selfplay import CoreLeaves, PlayStats, new_games, play
 from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
 from moonriver_env.training.policy_net import NetConfig
+from moonriver_env.training.variants import ALL_VARIANTS
 
-from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
+from moonriver_env.common.cli import CLIError
 
 
 def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet, device: torch.device,
@@ -51,22 +51,29 @@ def line(what: str, stats: PlayStats, seconds: float) -> str:
             f"evaluations/s, {stats.steps} network calls")
 
 
-@cli_main("moonriver-az-speed")
+def rates(stats: PlayStats, seconds: float) -> dict[str, Any]:
+    """One loop's figures for the JSON line."""
+    return {"games": stats.games, "decisions": stats.decisions, "seconds": round(seconds, 2),
+            "decisions_per_s": round(stats.decisions / seconds, 1),
+            "leaf_evaluations_per_s": round(stats.leaves / seconds), "network_calls": stats.steps}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Measure both loops and print their ratio."""
-    p = ArgumentParser(prog="python -m moonriver_env.training.az.speed",
-                                description=__doc__.split("\n")[0])
+    """Measure both loops and print their ratio, then one JSON line."""
+    p = argparse.ArgumentParser(prog="az_selfplay_speed.py", description=__doc__.split("\n")[0])
     p.add_argument("--games", type=int, default=16)
     p.add_argument("--simulations", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch and search threads (>= 1)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
-    add_debug_flag(p)
     args = p.parse_args(argv)
     cfg = AZConfig(games=args.games, simulations=args.simulations, seed=args.seed,
                    iterations=1, device=args.device, torch_threads=args.threads,
                    search_threads=args.threads)
-    cfg.validate()
+    try:
+        cfg.validate()
+    except (CLIError, ValueError) as exc:  # CLIError: AZConfig's words for a bad setting
+        p.error(str(exc))
     device = pick_device(cfg.device)
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
@@ -86,6 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     print(line("batched, leaves valued inside the core", inside, t_inside))
     gain = (inside.decisions / t_inside) / (batched.decisions / t_batched)
     print(f"inside the core / batched: x{gain:.2f} decisions/s")
+    print(json.dumps({"benchmark": "az_selfplay_speed", "games": cfg.games,
+                      "simulations": cfg.simulations, "seed": cfg.seed, "threads": args.threads,
+                      "device": str(device),
+                      "results": {"batched": rates(batched, t_batched),
+                                  "one_at_a_time": rates(single, t_single),
+                                  "core_leaves": rates(inside, t_inside)},
+                      "batched_vs_one_at_a_time": round(ratio, 2),
+                      "core_vs_batched": round(gain, 2), "machine": machine()}))
     return 0
 
 

@@ -26,14 +26,7 @@ from moonriver_env.training.az.network import (  # noqa: E402
     value_hidden_size,
     warm_start,
 )
-from moonriver_env.training.az.selfplay import (  # noqa: E402
-    ALL_VARIANTS,
-    Samples,
-    new_games,
-    play,
-    variant_config,
-    variant_list,
-)
+from moonriver_env.training.az.selfplay import Samples, new_games, play  # noqa: E402
 from moonriver_env.training.az.train import (  # noqa: E402
     AZConfig,
     CLIError,
@@ -44,6 +37,11 @@ from moonriver_env.training.az.train import (  # noqa: E402
     network_evaluator,
 )
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
+from moonriver_env.training.variants import (  # noqa: E402
+    ALL_VARIANTS,
+    variant_config,
+    variant_list,
+)
 
 from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal  # noqa: E402
 
@@ -637,15 +635,3 @@ def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
     assert cfg.simulations == 128 and cfg.iterations > 0
-
-
-def test_speed_compares_the_batched_loop_with_one_game_at_a_time(capsys) -> None:
-    from moonriver_env.training.az import speed
-
-    assert speed.main(["--games", "2", "--simulations", "2"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("batched: 2 games, ") and "leaf evaluations/s" in out[0]
-    assert out[1].startswith("one game at a time: 2 games, ")
-    assert out[2].startswith("batched / one at a time: x")
-    assert out[3].startswith("batched, leaves valued inside the core: 2 games, ")
-    assert out[4].startswith("inside the core / batched: x")
