@@ -112,13 +112,26 @@ def test_variants_measures_the_agent_in_each_named_variant(tmp_path) -> None:
 def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tmp_path) -> None:
     last = _last_json("equal_time.py", "--reference", "mcts:20", "--budgets", "1,2",
                       "--games", "3", "--positions", "2", cwd=tmp_path)
-    for players, table in (("2p", 2), ("4p", 4)):
+    assert list(last["results"]) == ["2p-base", "4p-base"]
+    for players, table in (("2p-base", 2), ("4p-base", 4)):
         run = last["results"][players]
         assert run["budget"] in (1, 2) and len(run["table"]) == table
         assert run["table"][:2] == [f"pretrained+search:{run['budget']}", "mcts:20"]
         assert set(run["ms_per_decision"]) == {"mcts:20", "pretrained+search:1",
                                                "pretrained+search:2"}
         assert 0 <= run["ahead_ci"][0] <= run["ahead"] <= run["ahead_ci"][1] <= 1
+
+
+def test_equal_time_plays_the_variants_named_and_refuses_others(tmp_path) -> None:
+    last = _last_json("equal_time.py", "--reference", "mcts:10", "--budgets", "1",
+                      "--games", "2", "--positions", "1", "--variants", "3p-legends-2",
+                      cwd=tmp_path)
+    (run,) = last["results"].values()
+    assert list(last["results"]) == ["3p-legends-2"]
+    assert run["table"] == ["pretrained+search:1", "mcts:10", "greedy"] and run["games"] == 2
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "equal_time.py"), "--variants",
+                          "5p-base"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown variant '5p-base'" in bad.stderr
 
 
 def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path) -> None:
