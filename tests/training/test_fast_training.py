@@ -25,28 +25,18 @@ from moonriver_env.agents.pretrained import (  # noqa: E402
     weights_path,
 )
 from moonriver_env.agents.registry import make_agent  # noqa: E402
-from moonriver_env.training.az.selfplay import (  # noqa: E402
-    ALL_VARIANTS,
-    variant_config,
-    variant_list,
-)
 from moonriver_env.training.export_weights import export  # noqa: E402
 from moonriver_env.training.fast import rollout  # noqa: E402
+from moonriver_env.training.fast.config import LOCKED_ON_RESUME, FastConfig  # noqa: E402
+from moonriver_env.training.fast.losses import advantages, imitation_step, ppo_step  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
-from moonriver_env.training.fast.train import (  # noqa: E402
-    LOCKED_ON_RESUME,
+from moonriver_env.training.fast.runner import (  # noqa: E402
     RESUME_FILE,
-    FastConfig,
     Runner,
-    advantages,
-    build_parser,
-    imitation_step,
     lineups,
     load_resume,
-    main,
-    ppo_step,
-    train,
 )
+from moonriver_env.training.fast.train import build_parser, main, train  # noqa: E402
 from moonriver_env.training.policy_net import (  # noqa: E402
     NetConfig,
     RanchNet,
@@ -54,6 +44,11 @@ from moonriver_env.training.policy_net import (  # noqa: E402
     load_net,
     save_net,
     with_critic,
+)
+from moonriver_env.training.variants import (  # noqa: E402
+    ALL_VARIANTS,
+    variant_config,
+    variant_list,
 )
 
 from moonriver_env.backend import Encoder, make_game  # noqa: E402
@@ -315,18 +310,18 @@ def test_a_pool_plays_the_variant_each_call_names() -> None:
 
 def test_variants_per_iteration_play_each_drawn_variant_and_update_together(
         tmp_path, monkeypatch) -> None:
-    import moonriver_env.training.fast.train as fast_train
+    import moonriver_env.training.fast.runner as fast_runner
 
     cfg = _tiny(tmp_path, variants=("3p-legends-2", "4p-base", "2p-base"), bc_iterations=0,
                 variants_per_iteration=3, workers=2)
     played, updated = [], []
-    real_step = fast_train.ppo_step
+    real_step = fast_runner.ppo_step
 
     def step(net, opt, batch, cfg, rng, pool):
         updated.append((len(batch), sorted({g for g, _ in batch.keys}), pool))
         return real_step(net, opt, batch, cfg, rng, pool)
 
-    monkeypatch.setattr(fast_train, "ppo_step", step)
+    monkeypatch.setattr(fast_runner, "ppo_step", step)
     with Runner(cfg) as runner:
         real_play = runner._play
 

@@ -15,7 +15,8 @@ pytest.importorskip("torch")
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training import evaluate
 from moonriver_env.training.fast import train as fast
-from moonriver_env.training.fast.train import FastConfig, eval_command, summary
+from moonriver_env.training.fast.config import FastConfig
+from moonriver_env.training.fast.train import eval_command, summary
 
 from moonriver_env.play.cli import build_parser as play_parser
 from tests.training.test_cli import exit_status, one_error_line

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from moonriver_env.training.fast.train import FastConfig
+from moonriver_env.training.fast.config import FastConfig
 from moonriver_env.training.sb3.train import TrainConfig
 from moonriver_env.training.settings import load_settings, typed_setting
 

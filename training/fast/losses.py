@@ -1,4 +1,5 @@
-"""The clipped PPO loss over the decisions one process holds (a shard of an iteration's batch).
+"""The fast recipe's updates: imitation of Greedy (``imitation_step``), GAE
+(``advantages``) and the clipped PPO loss (``ppo_step``), which may be split over processes.
 
 An iteration's decisions can live in several processes (each play process keeps the
 observations it recorded, see ``parallel_play``). Each minibatch's loss is a sum over its
@@ -11,10 +12,16 @@ follows. The advantages are normalised with the whole minibatch's mean and stand
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from moonriver_env.training.fast.rollout import Batch
 from moonriver_env.training.policy_net import LegalRows, RanchNet
+
+if TYPE_CHECKING:  # parallel_play imports this module, config imports parallel_play: circular
+    from moonriver_env.training.fast.config import FastConfig
+    from moonriver_env.training.fast.parallel_play import PlayPool
 
 STATS = ("policy_loss", "value_loss", "entropy", "clip_frac", "approx_kl")
 
@@ -93,3 +100,90 @@ def set_params(net: torch.nn.Module, flat: np.ndarray) -> None:
     """Load a ``flat_params`` vector into the network."""
     with torch.no_grad():
         torch.nn.utils.vector_to_parameters(torch.from_numpy(flat), net.parameters())
+
+
+def _array(rows: Any) -> np.ndarray:
+    """A batch field as one array (the batched play stores arrays, ``play`` lists of rows)."""
+    return rows if isinstance(rows, np.ndarray) else np.stack(rows)
+
+
+def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epochs: int,
+                   minibatch: int, rng: np.random.Generator) -> dict[str, float]:
+    """Cross-entropy on Greedy's tied-best set and value regression on the final reward."""
+    rows = LegalRows(_array(batch.obs), _array(batch.masks),
+                     _array(batch.priors) if len(batch.priors) else None)
+    valid = rows.valid
+    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), rows.legal_np, 1)) & valid
+    targets = torch.tensor([batch.returns[k] for k in batch.keys], dtype=torch.float32)
+    n, stats = len(batch), {}
+    for _ in range(epochs):
+        for idx in np.array_split(rng.permutation(n), max(1, n // minibatch)):
+            t = torch.from_numpy(idx)
+            logp, value = rows.forward(net, idx)
+            policy_loss = -torch.logsumexp(logp.masked_fill(~ties[t], -1e9), dim=1).mean()
+            value_loss = (value - targets[t]).pow(2).mean()
+            opt.zero_grad()
+            (policy_loss + 0.5 * value_loss).backward()
+            opt.step()
+            top = logp.argmax(dim=1)
+            with torch.no_grad():
+                entropy = -torch.where(valid[t], logp.exp() * logp, 0.0).sum(dim=1).mean()
+            stats = {"bc_loss": policy_loss.item(), "bc_value_loss": value_loss.item(),
+                     "bc_entropy": entropy.item(),
+                     "bc_top1_in_ties": ties[t].gather(1, top[:, None]).float().mean().item()}
+    return stats
+
+
+def advantages(batch: Batch, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE (gamma 1) over each seat's decisions in order; the reward comes at its last one."""
+    values = np.asarray(batch.values, dtype=np.float32)
+    adv = np.zeros_like(values)
+    trajectories: dict[tuple[int, int], list[int]] = {}
+    for k, key in enumerate(batch.keys):
+        trajectories.setdefault(key, []).append(k)
+    for key, steps in trajectories.items():
+        next_value, running = 0.0, 0.0
+        reward = batch.returns[key]
+        for j, k in enumerate(reversed(steps)):
+            delta = (reward if j == 0 else 0.0) + next_value - values[k]
+            running = delta + lam * running
+            adv[k] = running
+            next_value = values[k]
+    return adv, adv + values
+
+
+def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
+             rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
+    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
+    legal actions, ``RanchNet.legal_forward``). With ``pool`` and a batch it played with
+    ``keep``, each worker computes its rows' part of every minibatch's gradient meanwhile."""
+    adv_np, ret_np = advantages(batch, cfg.gae_lambda)
+    taken = np.asarray(batch.actions, dtype=np.int64)
+    old_logp = np.asarray(batch.logps, dtype=np.float32)
+    split = pool if batch.local is not None else None  # the pool that holds the other rows
+    local = batch.local if split is not None and batch.local is not None else len(batch)
+    shard = Shard(_array(batch.obs), _array(batch.masks),
+                  _array(batch.priors) if len(batch.priors) else None, taken[:local],
+                  old_logp[:local], adv_np[:local], ret_np[:local])
+    if split is not None:
+        split.begin_update(net, taken, old_logp, adv_np, ret_np)
+    weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
+    adv = torch.from_numpy(adv_np)
+    n, stats = len(batch), {}
+    for _ in range(cfg.epochs):
+        for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
+            norm = minibatch_norm(adv[torch.from_numpy(idx)])
+            if split is not None:
+                split.request_grads(idx, flat_params(net), norm, weights)
+            opt.zero_grad()
+            loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
+            if loss is not None:
+                loss.backward()
+            if split is not None:
+                for grads, theirs in split.receive_grads():
+                    add_grads(net, grads)
+                    sums = {k: v + theirs[k] for k, v in sums.items()}
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+            stats = {k: v / idx.size for k, v in sums.items()}
+    return stats

@@ -14,7 +14,7 @@ workers. ``close`` (or leaving the ``with`` block) stops the children.
 For a split PPO update (``play(..., keep=True)``) each child keeps its share's observations,
 masks and priors and sends only the small per-decision numbers; ``begin_update`` then hands
 each child its rows' advantages and returns, and for every minibatch ``request_grads`` /
-``receive_grads`` collect each child's part of the gradient (``ppo_loss.Shard``) at the
+``receive_grads`` collect each child's part of the gradient (``losses.Shard``) at the
 weights the main process sends with the request.
 
 The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.training.fast.ppo_loss import (
+from moonriver_env.training.fast.losses import (
     LossWeights,
     Shard,
     flat_grads,
@@ -313,14 +313,14 @@ class PlayPool:
     def request_grads(self, idx: np.ndarray, params: np.ndarray, norm: tuple[float, float],
                       weights: LossWeights) -> None:
         """Ask each worker for its part of the gradient of the minibatch ``idx`` (rows of the
-        whole batch) at ``params`` (``ppo_loss.flat_params``); ``receive_grads`` collects it."""
+        whole batch) at ``params`` (``losses.flat_params``); ``receive_grads`` collects it."""
         for conn, (lo, hi) in zip(self._conns, self._spans()[1:], strict=True):
             mine = idx[(idx >= lo) & (idx < hi)] - lo
             conn.send({"kind": "grads", "idx": mine, "params": params, "norm": norm,
                        "size": int(idx.size), "weights": weights})
 
     def receive_grads(self) -> list[tuple[np.ndarray, dict[str, float]]]:
-        """Each worker's gradient part (``ppo_loss.flat_grads``) and statistics' sums."""
+        """Each worker's gradient part (``losses.flat_grads``) and statistics' sums."""
         return self._collect()
 
     def _collect(self) -> list[Any]:

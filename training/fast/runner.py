@@ -1,0 +1,566 @@
+"""The fast recipe's training loop: ``Runner`` (network, optimiser, generator, snapshots, play
+workers, the phases of ``fast.train``'s recipe), its progress lines, the run directory's files
+and the resume state (``load_resume``) a stopped run continues from."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+from moonriver_env.agents.pretrained import variant_refusal
+from moonriver_env.training.atomic import (
+    ChecksumError,
+    atomic_save,
+    atomic_text,
+    first_line,
+    keep_copy,
+    load_checked,
+    remove_partials,
+)
+from moonriver_env.training.export_weights import export
+from moonriver_env.training.fast.config import FastConfig
+from moonriver_env.training.fast.losses import imitation_step, ppo_step
+from moonriver_env.training.fast.parallel_play import (
+    PlayPool,
+    check_workers,
+    merge,
+    pack,
+    play_share,
+    sigint_deferred,
+)
+from moonriver_env.training.fast.rollout import GREEDY, LEARNER, Batch, evaluate, game_seeds
+from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net, with_critic
+from moonriver_env.training.variants import variant_config, variant_list
+
+from moonriver_env.backend import Encoder
+from moonriver_env.common.cli import CLIError
+from moonriver_env.engine import GameConfig
+
+PROG = "moonriver-train-fast"  # the command: its parser's prog, its warnings' prefix
+CONFIG_FILE = "config.json"  # every setting of the run
+RESUME_FILE = "resume.pt"
+RESUME_PREVIOUS = "resume.prev.pt"  # the state before resume.pt, should that be unreadable
+AGENT_FILE = "agent.npz"  # the trained agent, as PretrainedAgent loads it (export_weights)
+RESUME_SECONDS = 60.0  # resume.pt is at most this old (plus one iteration) after a hard kill
+PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds within a phase
+PHASES = ("imitation", "ppo", "evaluation", "done")
+
+
+def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
+            num_players: int, league: tuple[str, ...] = ()) -> list[list[str]]:
+    """Seat roles of one iteration's games of ``num_players`` (see ``fast.train``);
+    ``league`` names the league networks that may sit in this variant."""
+    out = []
+    for _ in range(cfg.games):
+        me = int(rng.integers(num_players))
+        roles = []
+        for seat in range(num_players):
+            u = rng.random()
+            if seat != me and league and cfg.p_league and rng.random() < cfg.p_league:
+                roles.append(league[int(rng.integers(len(league)))])
+            elif seat == me or cfg.p_greedy <= u < cfg.p_greedy + cfg.p_self:
+                roles.append(LEARNER)
+            elif u < cfg.p_greedy or not snapshots:
+                roles.append(GREEDY)
+            else:
+                roles.append(f"snapshot{int(rng.integers(snapshots))}")
+        out.append(roles)
+    return out
+
+
+class Progress:
+    """Progress lines: phase, elapsed / total minutes, iterations, rate, latest loss, entropy
+    and evaluation; one per iteration but at most one per ``every`` seconds, plus each
+    phase's first and last iteration."""
+
+    def __init__(self, cfg: FastConfig, every: float = PROGRESS_SECONDS,
+                 stream: TextIO | None = None) -> None:
+        self.cfg, self.every, self.stream = cfg, every, stream
+        self.shown_at = -math.inf
+        self.phase = ""
+        self.pending: str | None = None  # the newest line not printed yet
+        self.since = (time.perf_counter(), 0)  # (wall clock, samples) of the last line
+
+    def start(self, runner: Runner) -> None:
+        """Rates count from here (the run's steps so far, its play workers started)."""
+        self.since = (time.perf_counter(), runner.steps)
+
+    def iteration(self, runner: Runner, stats: dict[str, float]) -> None:
+        """Note one finished iteration; print it if due."""
+        self.pending = self.line(runner, stats)
+        now = time.perf_counter()
+        if runner.phase != self.phase or now - self.shown_at >= self.every:
+            self.flush(runner)
+
+    def flush(self, runner: Runner) -> None:
+        """Print the newest line if it was not printed (a phase's last iteration)."""
+        if self.pending is not None:
+            print(self.pending, file=self.stream or sys.stdout, flush=True)
+            self.pending = None
+            self.phase = runner.phase
+            self.shown_at = time.perf_counter()
+            self.since = (self.shown_at, runner.steps)
+
+    def line(self, runner: Runner, stats: dict[str, float]) -> str:
+        """One progress line for the state of ``runner`` after an iteration."""
+        cfg = self.cfg
+        minutes = runner.elapsed() / 60
+        total = f"/{cfg.minutes:g}" if cfg.minutes else ""
+        cap = {"imitation": cfg.bc_iterations, "ppo": cfg.ppo_iterations}.get(runner.phase, 0)
+        done = runner.done.get(runner.phase, 0)
+        wall, samples = self.since
+        rate = (runner.steps - samples) / max(time.perf_counter() - wall, 1e-9)
+        parts = [f"[{runner.phase} {minutes:.1f}{total} min]",
+                 f"it {runner.iteration} ({runner.phase} {done}{f'/{cap}' if cap else ''})"]
+        steps = runner.phase_steps.get(runner.phase, 0)
+        if runner.phase == "imitation":
+            parts += [f"samples {steps:,}", f"{rate:,.0f} samples/s",
+                      f"loss {stats['bc_loss']:.4f}", f"entropy {stats['bc_entropy']:.3f}",
+                      f"in ties {stats['bc_top1_in_ties']:.3f}"]
+        else:
+            parts += [f"steps {steps:,}", f"{rate:,.0f} steps/s",
+                      f"loss {stats['policy_loss']:.4f}", f"value {stats['value_loss']:.4f}",
+                      f"entropy {stats['entropy']:.3f}", f"return {stats['mean_return']:+.3f}"]
+        if runner.last_eval is not None:
+            parts.append(f"eval vs greedy {runner.last_eval['eval_vs_greedy']:.3f} "
+                         f"(it {runner.last_eval['iteration']})")
+        return "  ".join(parts)
+
+
+def _atomic_save(blob: dict[str, Any], path: str, previous: str = "") -> None:
+    """``torch.save`` to ``path`` atomically (complete or absent, a Ctrl-C waits for it);
+    ``previous``: the file now at ``path`` is kept there first."""
+    with sigint_deferred():
+        if previous and os.path.isfile(path):
+            keep_copy(path, previous)
+        atomic_save(path, lambda fh: torch.save(blob, fh))
+
+
+def resume_path(run: str) -> str:
+    """The resume state of a run directory (or the given file itself)."""
+    return run if os.path.isfile(run) else os.path.join(run, RESUME_FILE)
+
+
+def check_fresh(out: str) -> None:
+    """Refuse to start a new run in a directory that holds one."""
+    held = [name for name in ("log.jsonl", RESUME_FILE) if os.path.exists(os.path.join(out, name))]
+    if held:
+        raise ValueError(f"{out} already holds a run ({', '.join(held)}); continue it with "
+                         f"--resume {out}, or give another --out")
+
+
+def _resume_candidates(run: str) -> list[str]:
+    """The files a resume may read, newest first: a run's resume.pt and the state before it
+    (resume.prev.pt), or the one file given."""
+    if os.path.isfile(run) and os.path.basename(run) != RESUME_FILE:
+        return [run]
+    folder = os.path.dirname(run) if os.path.isfile(run) else run
+    return [os.path.join(folder, RESUME_FILE), os.path.join(folder, RESUME_PREVIOUS)]
+
+
+def _read_resume(path: str) -> dict[str, Any]:
+    """One saved resume state, its checksums checked; CLIError (one line) when it cannot be
+    read."""
+    try:
+        state = load_checked(path)
+    except ChecksumError as exc:
+        raise CLIError(f"cannot resume from {path!r}: "
+                       f"{str(exc).removeprefix(f'{path}: ')}") from None
+    except Exception as exc:
+        raise CLIError(f"cannot resume from {path!r}: not a readable resume state "
+                       f"({first_line(exc)})") from exc
+    if not isinstance(state, dict) or state.get("format") != "moonriver-fast-resume/1":
+        raise CLIError(f"cannot resume from {path!r}: not a fast-recipe resume state")
+    return state
+
+
+def _warn(line: str) -> None:
+    print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
+
+
+def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, Any]:
+    """The resume state saved in a run directory: ``resume.pt``, or the state before it
+    (``resume.prev.pt``) when that cannot be read, ``report`` getting one line that names the
+    skipped file; a clear error when there is none."""
+    candidates = _resume_candidates(run)
+    if not any(os.path.isfile(p) for p in candidates):
+        what = "no such directory" if not os.path.exists(run) else f"it holds no {RESUME_FILE}"
+        raise CLIError(f"cannot resume {run!r}: {what} (give the run directory of a fast-recipe "
+                       f"run, which saves {RESUME_FILE} as soon as it starts)")
+    skipped: list[tuple[str, CLIError]] = []
+    for path in candidates:
+        try:
+            if not os.path.isfile(path):
+                raise CLIError(f"cannot resume from {path!r}: no such file")
+            state = _read_resume(path)
+        except CLIError as exc:
+            skipped.append((path, exc))
+            continue
+        for bad, why in skipped:
+            reason = str(why).removeprefix(f"cannot resume from {bad!r}: ")
+            report(f"skipped {bad}: {reason}; resuming from the state before it, {path}")
+        return state
+    raise skipped[0][1]
+
+
+class Runner:
+    """One training run: network, optimiser, generator, snapshots, logs, play workers
+    (stopped by ``close`` or at the end of a ``with`` block). ``state`` (from
+    ``load_resume``) continues a saved run; ``on_iteration(runner)`` is called after each
+    iteration, once its state is complete."""
+
+    def __init__(self, cfg: FastConfig, state: dict[str, Any] | None = None, *,
+                 progress: Progress | None = None,
+                 on_iteration: Callable[[Runner], None] | None = None) -> None:
+        check_workers(cfg.workers)
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.cfg, self.progress, self.on_iteration = cfg, progress, on_iteration
+        self.rng = np.random.default_rng(cfg.seed)
+        self.encoder = Encoder()
+        self.snapshots: list[RanchNet] = []
+        with torch.random.fork_rng(devices=[]):  # building them must not move torch's draws
+            self.league = [load_net(path) for path in cfg.league]  # fixed: read again on resume
+        self._check_league()
+        self.steps = 0
+        self.iteration = 0
+        self.done = {"imitation": 0, "ppo": 0}  # iterations of each phase
+        self.phase_steps = {"imitation": 0, "ppo": 0}  # recorded decisions of each phase
+        self.phase = PHASES[0]
+        self.last_eval: dict[str, Any] | None = None
+        self.opt: torch.optim.Optimizer | None = None
+        self.opt_phase = ""
+        self.offset = 0.0  # seconds of earlier sessions of this run
+        self.next_checkpoint = cfg.checkpoint_minutes * 60
+        self.log_path = os.path.join(cfg.out, "log.jsonl")
+        self.resume_file = os.path.join(cfg.out, RESUME_FILE)
+        if state is None:
+            check_fresh(cfg.out)
+            if cfg.init:
+                self.net = with_critic(load_net(cfg.init)[0], cfg.critic_hidden, cfg.init)
+                self.net.train()
+            else:
+                self.net = RanchNet(NetConfig(cfg.channels, cfg.opponent_channels, cfg.hidden,
+                                              cfg.use_prior, cfg.prior_init, cfg.critic_hidden))
+        else:
+            self.net = self._restore(state)
+        os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
+        for folder in (cfg.out, os.path.join(cfg.out, "checkpoints")):  # a killed run's
+            remove_partials(folder)
+        atomic_text(os.path.join(cfg.out, CONFIG_FILE), json.dumps(asdict(cfg), indent=1))
+        self.start = time.perf_counter()
+        self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written
+        self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
+        self.write_resume()
+        self.pool = (PlayPool(cfg.workers, cfg.num_players, cfg.mode, cfg.backend)
+                     if cfg.workers > 1 else None)
+
+    def _restore(self, state: dict[str, Any]) -> RanchNet:
+        """Take over a saved run's state; drop what its directory got after that state."""
+        net = RanchNet(NetConfig(**state["net_config"]))
+        net.load_state_dict(state["net"])
+        net.train()
+        for weights in state["snapshots"]:
+            frozen = RanchNet(net.config)
+            frozen.load_state_dict(weights)
+            self.snapshots.append(frozen.eval())
+        self.rng.bit_generator.state = json.loads(state["rng"])
+        torch.set_rng_state(state["torch_rng"])
+        self.steps, self.iteration = state["steps"], state["iteration"]
+        self.done = dict(state["done"])
+        self.phase_steps = dict(state["phase_steps"])
+        self.phase = state["phase"]
+        self.last_eval = state["last_eval"]
+        self.offset = state["seconds"]
+        self.next_checkpoint = state["next_checkpoint"]
+        if state["optimizer"] is not None:
+            self.opt = self._optimizer(net, state["optimizer_phase"])
+            self.opt.load_state_dict(state["optimizer"])
+            for group in self.opt.param_groups:  # a resumed run may change the rate
+                group["lr"] = self._lr(state["optimizer_phase"])
+            self.opt_phase = state["optimizer_phase"]
+        if os.path.exists(self.log_path):  # iterations logged after the saved state go
+            with open(self.log_path, encoding="utf-8") as fh:
+                lines = [line for line in fh
+                         if line.strip() and json.loads(line)["iteration"] <= self.iteration]
+            with open(self.log_path, "w", encoding="utf-8") as fh:
+                fh.writelines(lines)
+        folder = os.path.join(self.cfg.out, "checkpoints")
+        for name in os.listdir(folder) if os.path.isdir(folder) else []:
+            newer = re.fullmatch(r"net_it(\d+)\.pt", name)  # named by iteration
+            older = re.fullmatch(r"net_(\d+)s\.pt", name)  # by whole seconds (before)
+            if (newer and int(newer[1]) > self.iteration) or (
+                    older and int(older[1]) > int(self.offset)):
+                os.remove(os.path.join(folder, name))
+        return net
+
+    def _lr(self, phase: str) -> float:
+        return self.cfg.bc_lr if phase == "imitation" else self.cfg.learning_rate
+
+    def _optimizer(self, net: RanchNet, phase: str) -> torch.optim.Optimizer:
+        return torch.optim.Adam(net.parameters(), lr=self._lr(phase))
+
+    def _phase_optimizer(self, phase: str) -> torch.optim.Optimizer:
+        """The optimiser of ``phase`` (a fresh Adam when the phase changes)."""
+        if self.opt is None or self.opt_phase != phase:
+            self.opt, self.opt_phase = self._optimizer(self.net, phase), phase
+        return self.opt
+
+    def state(self) -> dict[str, Any]:
+        """Everything a resumed run needs, copied (later updates do not change it)."""
+        return {
+            "format": "moonriver-fast-resume/1", "config": asdict(self.cfg),
+            "phase": self.phase, "done": dict(self.done), "iteration": self.iteration,
+            "phase_steps": dict(self.phase_steps),
+            "steps": self.steps, "seconds": self.elapsed(),
+            "next_checkpoint": self.next_checkpoint, "last_eval": copy.deepcopy(self.last_eval),
+            "net_config": asdict(self.net.config),
+            "net": {k: v.detach().clone() for k, v in self.net.state_dict().items()},
+            "optimizer": None if self.opt is None else copy.deepcopy(self.opt.state_dict()),
+            "optimizer_phase": self.opt_phase,
+            # frozen networks never change: their tensors need no copy
+            "snapshots": [s.state_dict() for s in self.snapshots],
+            "rng": json.dumps(self.rng.bit_generator.state),
+            "torch_rng": torch.get_rng_state(),
+        }
+
+    def write_resume(self) -> str:
+        """Write the newest complete state to ``resume.pt`` (the one it held goes to
+        ``resume.prev.pt``)."""
+        _atomic_save(self.boundary, self.resume_file,
+                     os.path.join(self.cfg.out, RESUME_PREVIOUS))
+        self.saved_at = self.boundary["seconds"]
+        return self.resume_file
+
+    def close(self, force: bool = False) -> None:
+        """Stop the play workers (idempotent; ``force``: without waiting for a share)."""
+        pool = getattr(self, "pool", None)  # None too when __init__ failed before it
+        if pool is not None:
+            pool.close(force=force)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, kind: object, error: object, tb: object) -> None:
+        self.close(force=kind is not None)
+
+    def elapsed(self) -> float:
+        """Seconds this run has been going (earlier sessions of a resumed run included)."""
+        return self.offset + time.perf_counter() - self.start
+
+    def _finish(self, phase: str, samples: int, stats: dict[str, float]) -> None:
+        """Count, log and checkpoint one iteration; take its state."""
+        self.steps += samples
+        self.phase_steps[phase] += samples
+        self.iteration += 1
+        self.done[phase] += 1
+        line = {"phase": phase, "iteration": self.iteration, "seconds": round(self.elapsed(), 1),
+                "samples": self.steps, **{k: round(v, 4) for k, v in stats.items()}}
+        if self.elapsed() >= self.next_checkpoint:
+            self.save(os.path.join(self.cfg.out, "checkpoints",
+                                   f"net_it{self.iteration:06d}.pt"))
+            self.next_checkpoint += self.cfg.checkpoint_minutes * 60
+            if self.next_checkpoint <= self.elapsed():  # a long iteration: no catching up
+                self.next_checkpoint = self.elapsed() + self.cfg.checkpoint_minutes * 60
+        with sigint_deferred():  # the state and the log line name the same iteration
+            self.boundary = self.state()
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
+        if self.elapsed() - self.saved_at >= RESUME_SECONDS or self.iteration == 1:
+            self.write_resume()
+        if self.progress is not None:
+            self.progress.iteration(self, stats)
+        if self.on_iteration is not None:
+            self.on_iteration(self)
+
+    def _set_phase(self, phase: str) -> None:
+        """Move to the next phase; its start is saved."""
+        if self.progress is not None:
+            self.progress.flush(self)
+        self.phase = phase
+        self.boundary = self.state()
+        self.write_resume()
+
+    def save(self, path: str) -> None:
+        """Weights plus the variant (or the variants: any game then) and the run's settings."""
+        cfg = self.cfg
+        played: dict[str, Any] = (
+            {"variants": sorted(set(variant_list(cfg.variants)))} if cfg.variants
+            else {"num_players": cfg.num_players, "mode": cfg.mode})
+        save_net(self.net, path, played | {"seconds": round(self.elapsed(), 1),
+                                           "samples": self.steps, "config": asdict(cfg)})
+
+    def played(self) -> list[GameConfig]:
+        """The games the run draws from: one per name of ``variants`` (repeats kept), or
+        ``num_players`` and ``mode`` when the list is empty."""
+        cfg = self.cfg
+        if not cfg.variants:
+            return [GameConfig(num_players=cfg.num_players, mode=cfg.mode)]
+        return [variant_config(name) for name in variant_list(cfg.variants)]
+
+    def variant(self) -> GameConfig:
+        """The game of the next iteration: one of ``played()`` drawn from the run's generator
+        (no draw when ``variants`` is empty)."""
+        games = self.played()
+        return games[int(self.rng.integers(len(games)))] if self.cfg.variants else games[0]
+
+    def _check_league(self) -> None:
+        """Refuse a p_league that would seat nobody: no league network fits a played variant."""
+        cfg = self.cfg
+        if cfg.p_league and not any(self.league_for(config) for config in self.played()):
+            raise ValueError(f"p_league is {cfg.p_league:g} but no league network "
+                             f"({', '.join(cfg.league)}) was trained for a variant this run "
+                             f"plays: a league network sits only in its own variant")
+
+    def league_for(self, config: GameConfig) -> tuple[str, ...]:
+        """Names of the league networks whose weights were trained for ``config``'s variant."""
+        return tuple(f"league{i}" for i, (_, meta) in enumerate(self.league)
+                     if variant_refusal("league", meta, config.num_players, config.mode,
+                                        config.scenario) is None)
+
+    def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module],
+              config: GameConfig, *, record: str | None = LEARNER, label_greedy: bool = False,
+              keep: bool = False) -> Batch:
+        """Play ``len(roles)`` fresh games of ``config`` (seeds from the run's generator), in
+        the pool's processes when there is one (``keep``: they keep their rows for a split
+        update); batched in the core on the core backend."""
+        cfg = self.cfg
+        if self.pool is None:
+            return play_share(game_seeds(len(roles), self.rng), roles, nets, self.rng, config,
+                              cfg.backend, self.encoder, record=record,
+                              label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+        return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
+                              config=config, record=record, label_greedy=label_greedy,
+                              margin_coef=cfg.margin_coef, keep=keep)
+
+    @contextmanager
+    def _update_threads(self, split: bool = False) -> Iterator[None]:
+        """Torch threads for an update: the play workers are idle meanwhile, unless they
+        take part in it (``split``)."""
+        threads = (self.cfg.torch_threads if split else
+                   self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers))
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    def _until(self, phase: str, seconds: float, iterations: int | None) -> Iterator[None]:
+        """Yield once per iteration to run: ``seconds`` more or ``iterations`` more."""
+        end = self.elapsed() + seconds
+        stop = math.inf if iterations is None else self.done[phase] + iterations
+        while self.done[phase] < stop and self.elapsed() < end:
+            yield
+
+    def imitation(self, seconds: float = math.inf, iterations: int | None = None) -> None:
+        """Phase 1: imitate GreedyAgent for ``seconds`` more or ``iterations`` more."""
+        cfg = self.cfg
+        opt = self._phase_optimizer("imitation")
+        for _ in self._until("imitation", seconds, iterations):
+            config = self.variant()
+            roles = [[GREEDY] * config.num_players for _ in range(cfg.bc_games)]
+            batch = self._play(roles, {}, config, record=None, label_greedy=True)
+            with self._update_threads():
+                stats = imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
+                                       self.rng)
+            self._finish("imitation", len(batch), stats)
+
+    def ppo(self, seconds: float = math.inf, iterations: int | None = None) -> None:
+        """Phase 2: PPO against Greedy, itself and snapshots for ``seconds`` more or
+        ``iterations`` more."""
+        cfg = self.cfg
+        opt = self._phase_optimizer("ppo")
+        for _ in self._until("ppo", seconds, iterations):
+            t0 = time.perf_counter()
+            nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
+            nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
+            nets.update({f"league{i}": net for i, (net, _) in enumerate(self.league)})
+            split = (self.pool is not None and cfg.split_updates
+                     and cfg.variants_per_iteration == 1)
+            self.net.eval()
+            parts = []
+            for _ in range(cfg.variants_per_iteration):
+                config = self.variant()
+                roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players,
+                                self.league_for(config))
+                parts.append(self._play(roles, nets, config, keep=split))
+            batch = parts[0] if len(parts) == 1 else merge(
+                [pack(part, legal_priors=False) for part in parts],
+                [k * cfg.games for k in range(len(parts))])
+            self.net.train()
+            with self._update_threads(split):
+                stats = ppo_step(self.net, opt, batch, cfg, self.rng,
+                                 self.pool if split else None)
+            stats["learner_steps_per_s"] = len(batch) / (time.perf_counter() - t0)
+            stats["mean_return"] = float(np.mean(list(batch.returns.values())))
+            self._snapshot_if_due()
+            if cfg.eval_every and (self.done["ppo"] + 1) % cfg.eval_every == 0:
+                stats["eval_vs_greedy"] = self.evaluate(self.iteration + 1)
+            self._finish("ppo", len(batch), stats)
+
+    def _snapshot_if_due(self) -> None:
+        """Freeze a copy of the learner when the PPO iteration ending now makes the run's
+        iteration count (imitation included) a multiple of ``snapshot_every``."""
+        if (self.iteration + 1) % self.cfg.snapshot_every == 0:
+            frozen = RanchNet(self.net.config)
+            frozen.load_state_dict(self.net.state_dict())
+            frozen.eval()
+            self.snapshots = [*self.snapshots, frozen][-self.cfg.max_snapshots:]
+
+    def evaluate(self, iteration: int) -> float:
+        """Win share against Greedy over ``eval_games`` fixed games (seeds from 1e9)."""
+        self.net.eval()
+        rate = evaluate(self.net, self.cfg.num_players, self.cfg.mode, self.cfg.eval_games,
+                        backend=self.cfg.backend)
+        self.net.train()
+        self.last_eval = {"eval_vs_greedy": rate, "games": self.cfg.eval_games,
+                          "iteration": iteration}
+        return rate
+
+    def limits(self, phase: str) -> tuple[float, int | None]:
+        """Seconds and iterations left to ``phase`` under the run's settings (None: no
+        iteration limit)."""
+        cfg = self.cfg
+        total = cfg.minutes * 60 if cfg.minutes else math.inf
+        if phase == "imitation":
+            if not cfg.bc_minutes and not cfg.bc_iterations:
+                return 0.0, 0
+            end = min(total, cfg.bc_minutes * 60 if cfg.bc_minutes else math.inf)
+            cap = cfg.bc_iterations
+        else:
+            end, cap = total, cfg.ppo_iterations
+        return end - self.elapsed(), (cap - self.done[phase] if cap else None)
+
+    def run(self) -> None:
+        """The recipe from the current phase to its end (see ``fast.train``)."""
+        cfg = self.cfg
+        if self.progress is not None:
+            self.progress.start(self)
+        if self.phase == "imitation":
+            self.imitation(*self.limits("imitation"))
+            self.save(os.path.join(cfg.out, "after_imitation.pt"))
+            self._set_phase("ppo")
+        if self.phase == "ppo":
+            self.ppo(*self.limits("ppo"))
+            self.save(os.path.join(cfg.out, "final.pt"))
+            export(os.path.join(cfg.out, "final.pt"), os.path.join(cfg.out, AGENT_FILE))
+            self._set_phase("evaluation")
+        if self.phase == "evaluation":
+            if cfg.eval_games:
+                self.evaluate(self.iteration)
+                assert self.last_eval is not None  # evaluate() wrote it
+                print(f"evaluation: win share {self.last_eval['eval_vs_greedy']:.3f} over "
+                      f"{cfg.eval_games} games against Greedy (shared wins split)", flush=True)
+            self._set_phase("done")
