@@ -64,9 +64,9 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import MAX_SIMULATIONS
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.atomic import atomic_save
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
 from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
+from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
 import moonriver_env.core as core_package
 import moonriver_env.engine as engine_package

@@ -25,7 +25,7 @@ import numpy as np
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import AZAgent, agent_weights, play_search_settings, shipped_path
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
-from moonriver_env.training.az.selfplay import variant_config
+from moonriver_env.training.variants import variant_config
 
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.core import Game

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import AZAgent, agent_weights
-from moonriver_env.training.az.selfplay import seat_outcome, variant_config
+from moonriver_env.training.az.selfplay import seat_outcome
+from moonriver_env.training.variants import variant_config
 from search_agreement import SHIPPED, weights_path
 
 from moonriver_env.core import Game

@@ -22,8 +22,8 @@ from moonriver_env.agents.az import (  # noqa: E402
 from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.agents.registry import make_agent  # noqa: E402
 from moonriver_env.training.az.network import AZNet, export_npz, load_az_net  # noqa: E402
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
+from moonriver_env.training.variants import ALL_VARIANTS, variant_config  # noqa: E402
 
 from moonriver_env.backend import Encoder, make_game  # noqa: E402
 from tests.helpers import advance_agents  # noqa: E402

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from moonriver_env.agents.az import NumpyAZNet, absolute_shares, shipped_path
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT, action_index, read_npz
-from moonriver_env.training.az.selfplay import ALL_VARIANTS, variant_config
+from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
 from moonriver_env.core import Game, _core
 from moonriver_env.search import BatchedSearch

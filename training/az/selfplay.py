@@ -15,15 +15,7 @@ from typing import Any
 
 import numpy as np
 from moonriver_env.agents.az import SEATS
-
-# ALL_VARIANTS and variant_list are imported from here by az/train.py, benchmarks/ladder.py,
-# value_quality.py, search_agreement.py and tests/agents/test_az_*.py until they import
-# training.variants itself.
-from moonriver_env.training.variants import (  # noqa: F401
-    ALL_VARIANTS,
-    variant_config,
-    variant_list,
-)
+from moonriver_env.training.variants import variant_config
 
 from moonriver_env.engine import NUM_ACTIONS
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE

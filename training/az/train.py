@@ -66,11 +66,10 @@ from moonriver_env.training.az.selfplay import (
     Samples,
     new_games,
     play,
-    variant_config,
-    variant_list,
 )
 from moonriver_env.training.policy_net import NetConfig
 from moonriver_env.training.settings import load_settings
+from moonriver_env.training.variants import variant_config, variant_list
 
 from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
 
