@@ -4,8 +4,9 @@ It builds the extension out of tree with ``-DMOONRIVER_SANITIZE=ON`` (cmake dire
 temporary folder: the venv's install is untouched), then runs, in child processes with libasan
 and libstdc++ preloaded and the sanitized modules loaded first (a ``sitecustomize`` on
 PYTHONPATH): a sample of the differential games, the differential suite's short tests, the
-vector tests, the byte-state tests and the corruption fuzz. Any sanitizer finding aborts the
-child; the test asserts each child passed with no finding in its output.
+vector tests, the byte-state and binding tests and the corruption fuzz (crafted pieces
+included). Any sanitizer finding aborts the child; the test asserts each child passed with no
+finding in its output.
 
 ``pytest -m slow tests/core/test_sanitizers.py``; ``MOONRIVER_SANITIZE_BUILD=folder`` keeps the
 build in that folder between runs (cmake rebuilds only what changed).
@@ -39,7 +40,7 @@ _FOLDER = os.environ["MOONRIVER_SANITIZED"]
 class _SanitizedCore:
     @staticmethod
     def find_spec(fullname, path=None, target=None):
-        if fullname != "moonriver_env.core._core":
+        if fullname != "moonriver_env.moonriver.core._core":
             return None
         name = fullname.rsplit(".", 1)[1]
         (found,) = glob.glob(os.path.join(_FOLDER, name + ".*.so"))
@@ -54,7 +55,7 @@ sys.meta_path.insert(0, _SanitizedCore)
 DIFFERENTIAL_SAMPLE = '''
 import sys, tempfile
 from pathlib import Path
-import moonriver_env.core._core as c
+import moonriver_env.moonriver.core._core as c
 assert c.__file__.startswith(sys.argv[1]), c.__file__
 from tests.core.test_core_differential import POLICIES, _custom_data, lockstep, schedule, variants
 configs = variants(_custom_data(Path(tempfile.mkdtemp())))
@@ -130,6 +131,7 @@ def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                      "tests/core/test_core_differential.py", "-k", "not five_thousand",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
+                     "tests/core/test_binding_ints.py", "tests/core/test_time_limit.py",
                      "tests/core/test_vector.py", "tests/core/test_vector_seats.py",
                      "tests/core/test_vector_net_seats.py",
                      "tests/core/test_vector_search_seats.py", "tests/core/test_az_search.py",
@@ -143,7 +145,10 @@ def test_corruption_fuzz_runs_clean(sanitized: dict[str, str]) -> None:
 
 
 def test_crafted_state_fuzz_runs_clean(sanitized: dict[str, str]) -> None:
-    """Bytes changed under a valid checksum, refused or played on, with no sanitizer finding."""
+    """Bytes changed under a valid checksum, and pieces removed, doubled or swapped (counts and
+    checksum made to fit), refused or played on, with no sanitizer finding."""
     out = _clean_run(sanitized, "-m", "tests.core.crafted_state_fuzz", "0", "14")
     refused, accepted, played = map(int, out.split("crafted states ")[1].split()[1:6:2])
     assert refused > 5_000 and accepted and played > 50
+    refused, played = map(int, out.split("piece states ")[1].split()[1:4:2])
+    assert refused > 200 and played >= 2
