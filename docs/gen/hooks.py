@@ -12,15 +12,21 @@
 - mkdocs-jupyter caches a rendered notebook by the notebook's bytes only: the hooks put its
   cache in a subfolder named by a digest of the package sources (moonriver_env/, agents/,
   training/), so a changed source runs the notebooks again instead of showing old outputs.
+- Every console script of pyproject's ``[project.scripts]`` gets a page of its options,
+  ``cli/<command>.md``, written at build time from its module's ``build_parser()`` (the
+  ``--help`` the command prints), and ``cli/index.md`` lists them: the reference cannot drift
+  from the parsers.
 """
 
 from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib
 import os
 import shutil
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,29 @@ ROOT = Path(__file__).resolve().parents[2]
 MAPPED = {"agents": ROOT / "agents", "training": ROOT / "training"}
 SOURCES = (ROOT / "moonriver_env", ROOT / "agents", ROOT / "training")
 _TREES: list[str] = []
+CLI = "cli"  # the commands' pages, cli/<command>.md
+HELP_COLUMNS = "100"  # the width argparse wraps the generated --help to
+
+
+def _has_namespace_folder(folder: Path) -> bool:
+    """Whether ``folder`` or a folder below it holds modules without an ``__init__.py``."""
+    return any(not (path.parent / "__init__.py").exists() for path in folder.rglob("*.py"))
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Link ``source``'s entries into ``target``; a folder of modules that lacks an
+    ``__init__.py`` (a namespace package, which griffe reads only at the top level) gets an
+    empty one in the tree, so its modules are documented."""
+    target.mkdir()
+    for entry in source.iterdir():
+        if entry.name == "__pycache__":
+            continue
+        if entry.is_dir() and _has_namespace_folder(entry):
+            _link_tree(entry, target / entry.name)
+        else:
+            (target / entry.name).symlink_to(entry)
+    if any(source.glob("*.py")) and not (source / "__init__.py").exists():
+        (target / "__init__.py").write_text("")
 
 
 def _api_tree() -> str:
@@ -40,7 +69,11 @@ def _api_tree() -> str:
     package = Path(tree, "moonriver_env")
     package.mkdir()
     for entry in (ROOT / "moonriver_env").iterdir():
-        if entry.name not in MAPPED and entry.name != "__pycache__":
+        if entry.name in MAPPED or entry.name == "__pycache__":
+            continue
+        if entry.is_dir() and _has_namespace_folder(entry):
+            _link_tree(entry, package / entry.name)
+        else:
             (package / entry.name).symlink_to(entry)
     for name, source in MAPPED.items():
         (package / name).symlink_to(source)
@@ -77,16 +110,71 @@ def on_config(config: Any) -> Any:
     return config
 
 
-@event_priority(100)  # before mkdocs-jupyter turns .ipynb files into pages
-def on_files(files: Files, config: Any) -> Files:
-    """Add notebooks/*.ipynb as notebooks/<name>.ipynb of the site, from a temporary copy."""
-    work = tempfile.mkdtemp(prefix="moonriver-notebooks-")
-    _TREES.append(work)
+def console_scripts() -> dict[str, str]:
+    """pyproject's ``[project.scripts]``: command name -> ``module:function``."""
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return dict(tomllib.load(fh)["project"]["scripts"])
+
+
+def command_help(name: str, target: str) -> tuple[str, str]:
+    """(first line of the description, full ``--help`` text) of console script ``name``."""
+    module = importlib.import_module(target.partition(":")[0])
+    build_parser = getattr(module, "build_parser", None)
+    if build_parser is None:
+        raise RuntimeError(f"{module.__name__} has no build_parser(): the docs of console "
+                           f"script {name} are generated from it")
+    parser = build_parser()
+    parser.prog = name  # the name a user types, whatever the parser was given
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = HELP_COLUMNS  # argparse wraps to the terminal's width otherwise
+    try:
+        text = parser.format_help()
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    summary = ((parser.description or "").strip().splitlines() or [""])[0].replace("``", "`")
+    summary = summary.removeprefix(f"`{name}`: ")  # the page's title names it already
+    return summary[:1].upper() + summary[1:], text
+
+
+def _cli_pages(work: str) -> list[str]:
+    """Write cli/index.md and cli/<command>.md under ``work``; their paths in the site."""
+    Path(work, CLI).mkdir()
+    rows, pages = [], []
+    for name, target in sorted(console_scripts().items()):
+        summary, text = command_help(name, target)
+        module = target.partition(":")[0]
+        Path(work, CLI, f"{name}.md").write_text(
+            f"# `{name}`\n\n{summary}\n\nGenerated from `{module}.build_parser()` when the "
+            f"site is built: the text `{name} --help` prints.\n\n```text\n{text}```\n")
+        rows.append(f"| [`{name}`]({name}.md) | {summary} |")
+        pages.append(f"{CLI}/{name}.md")
+    Path(work, CLI, "index.md").write_text(
+        "# Commands\n\nThe console scripts the package installs (pyproject's "
+        "`[project.scripts]`), each page generated from the command's own parser when the "
+        "site is built.\n\n| command | what it does |\n|---|---|\n" + "\n".join(rows) + "\n")
+    return [f"{CLI}/index.md", *pages]
+
+
+def _notebooks(work: str) -> list[str]:
+    """Copy notebooks/*.ipynb under ``work``; their paths in the site."""
     Path(work, "notebooks").mkdir()
+    copied = []
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         shutil.copyfile(notebook, Path(work, "notebooks", notebook.name))
-        files.append(File(f"notebooks/{notebook.name}", src_dir=work,
-                          dest_dir=config["site_dir"],
+        copied.append(f"notebooks/{notebook.name}")
+    return copied
+
+
+@event_priority(100)  # before mkdocs-jupyter turns .ipynb files into pages
+def on_files(files: Files, config: Any) -> Files:
+    """Add notebooks/<name>.ipynb (from a temporary copy) and the commands' pages."""
+    work = tempfile.mkdtemp(prefix="moonriver-docs-")
+    _TREES.append(work)
+    for src_uri in _notebooks(work) + _cli_pages(work):
+        files.append(File(src_uri, src_dir=work, dest_dir=config["site_dir"],
                           use_directory_urls=config["use_directory_urls"]))
     return files
 
