@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; mkdocs brings it
 
 from tests.helpers import HANG_GUARD
 
@@ -235,9 +235,9 @@ def test_home_page_and_notebooks(site: Path) -> None:
     assert "pip install" in text and "moonriver_v0.env(num_players=4)" in text
     assert "pure-Python rules engine" not in text  # the rules run in the compiled core
     assert "compiled C++17 core" in text and "reference engine" in text
-    for page in ("vector", "api/vector", "api/backend", "api/core", "training", "agents",
+    for link in ("vector", "api/vector", "api/backend", "api/core", "training", "agents",
                  "cli", "frameworks", "research-log"):
-        assert f'href="{page}/"' in home, f"the home page does not link {page}"
+        assert f'href="{link}/"' in home, f"the home page does not link {link}"
     # The batched search, network seats, the async and multi-agent batches, TorchRL and the
     # search recipe's trainer.
     for anchor in ("core/#batched-search-with-network-valued-leaves", "vector/#network-seats",

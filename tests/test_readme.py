@@ -24,8 +24,9 @@ MAX_LINES, MAX_PARAGRAPH_LINES, MAX_PARAGRAPH_WORDS = 150, 5, 90
 
 def _snippet(after: str) -> str:
     """The first ```python block after the line holding ``after``."""
-    rest = README[README.index(after):]
-    return re.search(r"```python\n(.*?)```", rest, re.S).group(1)
+    block = re.search(r"```python\n(.*?)```", README[README.index(after):], re.S)
+    assert block is not None, f"no python block after {after}"
+    return block.group(1)
 
 
 def _section(title: str) -> str:
@@ -97,7 +98,9 @@ def test_maskable_ppo_snippet_is_short_shows_progress_and_runs(tmp_path, monkeyp
     pytest.importorskip("sb3_contrib")
     torch = pytest.importorskip("torch")
     code = _snippet("**The Gymnasium wrapper with MaskablePPO.**")
-    steps = int(re.search(r"\.learn\(([\d_]+)", code).group(1).replace("_", ""))
+    learn = re.search(r"\.learn\(([\d_]+)", code)
+    assert learn is not None
+    steps = int(learn.group(1).replace("_", ""))
     assert steps <= 4096 and "progress_bar=True" in code and "set_num_threads(1)" in code
     monkeypatch.chdir(tmp_path)
     threads = torch.get_num_threads()

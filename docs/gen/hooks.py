@@ -3,7 +3,8 @@
 - The agents/ and training/ folders install as ``moonriver_env.agents`` and
   ``moonriver_env.training`` (pyproject's package mapping), which griffe cannot follow from
   the source tree: each build links the three folders into one temporary ``moonriver_env``
-  tree and points mkdocstrings' Python handler at it.
+  tree and points mkdocstrings' Python handler at it. Griffe reads namespace packages only at
+  the top level, so a folder of modules without an ``__init__.py`` gets an empty one there.
 - The notebooks live in notebooks/, outside docs/ and without outputs: each build copies them
   into a temporary working folder and adds them from there to the site's files (before
   mkdocs-jupyter picks its pages). mkdocs-jupyter runs each one there (``execute: true``, the
