@@ -7,7 +7,7 @@ players, base and every Legends scenario), so these agents are never refused a v
 
 - ``az:PATH.npz``: the policy alone (numpy's forward), its most likely legal action
   (``az-sample:PATH.npz`` samples from it instead).
-- ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.search``) of one
+- ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.moonriver.search``) of one
   game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat)
   inside the core (its C++ forward, ``NumpyAZNet.core``); it plays the search's chosen action.
   ``az+search:PATH.npz:SECONDSs`` takes about SECONDS a decision instead (simulations sized
@@ -34,6 +34,8 @@ from moonriver_env.agents.pretrained import (
 from moonriver_env.agents.registry import SECONDS_BUDGET
 
 from moonriver_env.common.validate import check_time_limit
+from moonriver_env.moonriver.backend import game_class
+from moonriver_env.moonriver.contract import CoreExtras
 
 AZ_FORMAT = "moonriver-az/1"
 SHIPPED_FILE = "all.npz"  # weights/all.npz: the shipped network for every variant
@@ -86,7 +88,7 @@ class NumpyAZNet(NumpyRanchNet):
 
     @functools.cached_property
     def core(self) -> Any:
-        """The same network evaluated in C++ (``moonriver_env.core._core.AzNet``, the same
+        """The same network evaluated in C++ (``moonriver_env.moonriver.core._core.AzNet``, the same
         ``evaluate``): ``BatchedSearch.run`` values a search's leaves with it inside the core.
         It reads the sparse observation a non-zero input at a time and the policy at the legal
         ids only; its logits and shares match this forward to float rounding."""
@@ -96,7 +98,7 @@ class NumpyAZNet(NumpyRanchNet):
 def core_net(arrays: dict[str, np.ndarray]) -> Any:
     """The C++ network (``_core.AzNet``) of a state dict's arrays (an ``.npz``'s or an
     ``AZNet``'s, float32)."""
-    from moonriver_env.core import _core
+    from moonriver_env.moonriver.core import _core
 
     return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()},
                        action_index())
@@ -171,11 +173,9 @@ class AZAgent(SeededAgent):
 
 def core_game(game: Any) -> Any:
     """``game`` as a game of the compiled core (a Python engine game is replayed there)."""
-    from moonriver_env.core import Game as CoreGame
-
-    if isinstance(game, CoreGame):
+    if isinstance(game, CoreExtras):
         return game
-    return CoreGame.from_record(game.to_record(include_seed=True))
+    return game_class("core").from_record(game.to_record(include_seed=True))
 
 
 PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the search's defaults
@@ -187,7 +187,8 @@ def play_search_settings(max_considered: int | None = None,
     c_visit 50, c_scale 1: the search's defaults, whatever a network's recipe trained with;
     docs/training.md compares them), ``max_considered`` when given, and ``gumbel_scale`` (0:
     the root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
-    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS`` (``moonriver_env.vector``) search
+    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS``
+    (``moonriver_env.moonriver.batch.games``) search
     with these."""
     return {**PLAY_SEARCH, "max_considered": max_considered or PLAY_SEARCH["max_considered"],
             "gumbel_scale": gumbel_scale}
@@ -233,7 +234,7 @@ class AZSearchAgent(SeededAgent):
 
     def act(self, game: Any, observation: Observation) -> int:
         """The action the search chooses (its own seed drawn from the agent's generator)."""
-        from moonriver_env.search import BatchedSearch
+        from moonriver_env.moonriver.search import BatchedSearch
 
         sims = self.budget()
         start = time.perf_counter()
@@ -242,7 +243,9 @@ class AZSearchAgent(SeededAgent):
                                greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None,
                                time_limit=self.time_limit, **self.search_settings)
         result = search.run(self.net.core)
-        done = max(1, int(result.visits[0].sum()))  # each simulation visits one root child
+        done = sims  # a time cap can stop it sooner: each simulation visits one root child
+        if self.time_limit and bool(result.searched[0]):
+            done = max(1, int(result.visits[0].sum()))
         spent = (time.perf_counter() - start) / done
         self.per_simulation = spent if self.per_simulation is None else \
             0.7 * self.per_simulation + 0.3 * spent

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import Phase
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.grid import COLS, NEIGHBORS
+from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
+from moonriver_env.moonriver.rules import Phase
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.grid import COLS, NEIGHBORS
 
 
 def margin(game: MoonRiverGame, player: int) -> int:
@@ -40,9 +40,8 @@ class GreedyAgent(SeededAgent):
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The greedy choice among the legal actions."""
-        in_core = getattr(game, "greedy_ties", None)
-        if in_core is not None:  # the compiled core ranks every action in one call
-            count, ties = in_core()
+        if isinstance(game, CoreExtras):  # the compiled core ranks every action in one call
+            count, ties = game.greedy_ties()
             if count == 1:
                 return ties[0]
             return ties[int(self.rng.integers(len(ties)))]  # the draw _best makes
@@ -105,10 +104,9 @@ def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, in
     every other decision by the change of the margin after playing it on a clone, with the
     same-terrain neighbours of a build as tie-break (a pass gets -1).
     """
-    in_core = getattr(game, "greedy_values", None)
-    if in_core is not None:  # the compiled core: the same numbers, in one call
-        values, shape = in_core(np.asarray(legal, dtype=np.int64))
-        return list(zip(values.tolist(), shape.tolist(), strict=True))
+    if isinstance(game, CoreExtras):  # the compiled core: the same numbers, in one call
+        ranked, shape = game.greedy_values(np.asarray(legal, dtype=np.int64))
+        return list(zip(ranked.tolist(), shape.tolist(), strict=True))
     phase = game.phase
     if phase in (Phase.SETUP, Phase.SELECT):
         return [(GreedyAgent._select_value(game, a), 0) for a in legal]
@@ -123,7 +121,7 @@ def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, in
         return [(GreedyAgent._swap_value(game, a), 0) for a in legal]
     held = [int(game.data.terrain[game.data.plot_kind[p]]) for p in hand]
     base = margin(game, player)
-    values = []
+    values: list[tuple[float, int]] = []
     for a in legal:
         child = game.clone()
         child.apply(a)

@@ -5,7 +5,8 @@ The environments take opponents as agents or callables and never import agents; 
 points (what ``gymnasium.make`` calls) turn names such as ``"greedy"`` or ``"mcts:200"`` into
 agents first (:func:`moonriver_env.agents.make_agent`, one agent per opponent seat).
 ``MoonRiver-v0``'s ``vector_entry_point`` (what ``gymnasium.make_vec`` calls) builds the batched
-``moonriver_env.vector.MoonRiverVectorEnv``, whose opponents are built-in seats named as such.
+``moonriver_env.moonriver.batch.games.MoonRiverVectorEnv``, whose opponents are built-in seats
+named as such.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -
 def _variant(kwargs: dict[str, Any]) -> Any:
     """The Moon River variant of the env's arguments; None when they are bad (the env says
     why)."""
-    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver.rules import GameConfig
 
     try:
         return GameConfig(num_players=kwargs.get("num_players", 4),
@@ -70,8 +71,8 @@ def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0
     (``opponents`` a built-in seat kind, default random; ``seat`` a fixed player id; ``reward``,
     ``illegal``, ``illegal_penalty``; the game's config), plus ``threads``, ``copy``,
     ``autoreset_mode``, ``dict_observation`` and ``observation`` ("float32" or "compact")."""
-    from moonriver_env.engine import GameConfig
-    from moonriver_env.vector import MoonRiverVectorEnv
+    from moonriver_env.moonriver.batch.games import MoonRiverVectorEnv
+    from moonriver_env.moonriver.rules import GameConfig
 
     env_keys = ("reward", "threads", "copy", "autoreset_mode", "illegal", "illegal_penalty",
                 "dict_observation", "observation")

@@ -20,8 +20,8 @@ import time
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.validate import check_time_limit
+from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
 
@@ -76,15 +76,14 @@ class MCTSAgent(SeededAgent):
         legal = game.legal_action_ids()
         if legal.size == 1:
             return int(legal[0])
-        in_core = getattr(game, "mcts_search", None)
-        if in_core is not None:  # the compiled core runs the whole search, same algorithm
+        if isinstance(game, CoreExtras):  # the compiled core runs the whole search, same algorithm
             seconds = None if self.seconds is None else float(self.seconds)
-            cap = {"time_limit": self.time_limit} if self.time_limit else {}
-            actions, visits = in_core(int(self.simulations), seconds, self.rollout_depth,
-                                      float(self.exploration), VALUE_SCALE,
-                                      int(self.rng.integers(2**63)), **cap)
-            self.last_simulations = int(visits.sum())  # each simulation visits one root child
-            ties = actions[visits == visits.max()]
+            actions, counts = game.mcts_search(int(self.simulations), seconds, self.rollout_depth,
+                                               float(self.exploration), VALUE_SCALE,
+                                               int(self.rng.integers(2**63)),
+                                               time_limit=self.time_limit)
+            self.last_simulations = int(counts.sum())  # each simulation visits one root child
+            ties = actions[counts == counts.max()]
             return int(ties[int(self.rng.integers(len(ties)))])
         root = _Node(game.current_player)
         stop = min((t for t in (self.seconds, self.time_limit) if t), default=None)

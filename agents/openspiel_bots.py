@@ -1,6 +1,6 @@
 """This package's agents in OpenSpiel: ``AgentBot`` (an agent as a ``pyspiel.Bot`` of the
 ``python_moonriver`` game) and ``play_match`` (OpenSpiel's MCTS against an agent, with 95%
-intervals), on the game that ``moonriver_env.openspiel`` registers."""
+intervals), on the game that ``moonriver_env.moonriver.openspiel`` registers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.moonriver.observation import ObservationEncoder
-from moonriver_env.openspiel import GAME_NAME, WIN, engine_game
+from moonriver_env.moonriver.openspiel import GAME_NAME, WIN, engine_game
 
 
 class AgentBot(pyspiel.Bot):

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.base import Observation
 
-from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame
 
 
 class PolicyAgent:

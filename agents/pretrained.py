@@ -28,9 +28,11 @@ from moonriver_env.agents.base import Observation
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.training.atomic import ChecksumError, check_archive
 
-from moonriver_env.common.contract import MoonRiverGame, TableGame
-from moonriver_env.engine import NUM_ACTIONS
-from moonriver_env.engine.actions import (
+from moonriver_env.common.contract import TableGame
+from moonriver_env.moonriver.contract import MoonRiverGame
+from moonriver_env.moonriver.observation import VIEWS
+from moonriver_env.moonriver.rules import NUM_ACTIONS
+from moonriver_env.moonriver.rules.actions import (
     ACTIONS,
     PAIRS,
     UNORDERED_PAIRS,
@@ -45,8 +47,7 @@ from moonriver_env.engine.actions import (
     Select,
     Thief,
 )
-from moonriver_env.engine.grid import COLS, NUM_CELLS
-from moonriver_env.moonriver.observation import VIEWS
+from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS
 
 DENSE_SCORES = 110  # select 4, pass 1, discard 10, recruit 20, desperado 75
 VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, drought 1, bonus 4

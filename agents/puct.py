@@ -44,8 +44,8 @@ from moonriver_env.agents.base import Observation, SeededAgent
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
 
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.validate import check_time_limit
+from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
 
 ROLLOUTS = ("random", "greedy")
 SHAPE_WEIGHT = 0.1  # points per unit of Greedy's tie-break in the heuristic prior
@@ -100,7 +100,7 @@ class PolicyEvaluator:
     """
 
     def __init__(self, policy: PolicyValueFn) -> None:
-        from moonriver_env.backend import Encoder  # games of either implementation
+        from moonriver_env.moonriver.backend import Encoder  # games of either implementation
 
         if not callable(policy):
             raise TypeError(f"policy must be callable (game, observation) -> (logits, value), "
@@ -202,9 +202,8 @@ class PUCTAgent(SeededAgent):
         return max(legal, key=key)
 
     def _simulate(self, root_game: MoonRiverGame, root: _Node) -> None:
-        fast = getattr(root_game, "determinized_clone", None)
-        if fast is not None:  # the compiled core: copy and reshuffle with its own generator
-            game = fast(int(self.rng.integers(2**63)))
+        if isinstance(root_game, CoreExtras):  # the core copies and reshuffles in one call
+            game = root_game.determinized_clone(int(self.rng.integers(2**63)))
         else:
             game = root_game.clone()
             game.determinize(self.rng)
@@ -270,9 +269,8 @@ class PUCTAgent(SeededAgent):
             if game.is_over:
                 break
             if self.rollout == "random":
-                in_core = getattr(game, "random_rollout", None)
-                if in_core is not None:  # the compiled core plays the whole rollout
-                    in_core(self.rollout_depth, int(self.rng.integers(2**63)))
+                if isinstance(game, CoreExtras):  # the compiled core plays the whole rollout
+                    game.random_rollout(self.rollout_depth, int(self.rng.integers(2**63)))
                     break
                 legal_ids = game.legal_action_ids()
                 game.apply(int(legal_ids[self.rng.integers(legal_ids.size)]))

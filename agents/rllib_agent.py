@@ -11,7 +11,7 @@ import logging
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame
 
 
 class RLlibAgent(SeededAgent):

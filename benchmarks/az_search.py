@@ -1,4 +1,4 @@
-"""Search self-play on the batched core (moonriver_env.search) with a network in the loop,
+"""Search self-play on the batched core (moonriver_env.moonriver.search) with a network in the loop,
 beside the same search played one game at a time.
 
 Every seat of ``--games`` games decides by a search of ``--simulations`` simulations whose
@@ -32,9 +32,9 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 from machine import machine  # noqa: E402 (this script's directory is on sys.path)
 
-from moonriver_env.core import Game  # noqa: E402
-from moonriver_env.engine import GameConfig  # noqa: E402
-from moonriver_env.search import BatchedSearch  # noqa: E402
+from moonriver_env.moonriver.core import Game  # noqa: E402
+from moonriver_env.moonriver.rules import GameConfig  # noqa: E402
+from moonriver_env.moonriver.search import BatchedSearch  # noqa: E402
 
 OBS, ACTIONS, SEATS = 4934, 2710, 4
 

@@ -48,9 +48,9 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.greedy import GreedyAgent, margin
 from moonriver_env.agents.mcts import MCTSAgent
 
-from moonriver_env.backend import Encoder, make_game
-from moonriver_env.core import random_play_counts
-from moonriver_env.engine import GameConfig, Phase
+from moonriver_env.moonriver.backend import Encoder, make_game
+from moonriver_env.moonriver.core import random_play_counts
+from moonriver_env.moonriver.rules import GameConfig, Phase
 
 CONFIG = GameConfig(num_players=4, mode="base")
 

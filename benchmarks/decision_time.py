@@ -23,7 +23,7 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
 from search_speed import positions
 
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, Encoder
+from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND, Encoder
 from moonriver_env.moonriver.observation import LazyObservation
 
 

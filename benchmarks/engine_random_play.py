@@ -20,7 +20,7 @@ import time
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 VARIANTS = {
     "4p-base": GameConfig(num_players=4, mode="base"),

@@ -31,8 +31,8 @@ from moonriver_env.training.tournament import run_tournament
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config, variant_list
 from search_speed import positions
 
-from moonriver_env.backend import Encoder
 from moonriver_env.common.stats import wilson_interval
+from moonriver_env.moonriver.backend import Encoder
 from moonriver_env.moonriver.observation import LazyObservation
 
 

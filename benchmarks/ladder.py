@@ -68,10 +68,10 @@ from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
-import moonriver_env.core as core_package
-import moonriver_env.engine as engine_package
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
-from moonriver_env.engine.scenarios import SCENARIOS
+import moonriver_env.moonriver.core as core_package
+import moonriver_env.moonriver.rules as engine_package
+from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 # Every variant a ladder may play; a variant's place here fixes its seeds (4p-base and 2p-base
 # first, as in earlier ladders, then the others in moonriver-train-az's order).
@@ -162,7 +162,7 @@ def table_cost(specs: Sequence[str]) -> int:
 def code_fingerprint() -> str:
     """Hash of what decides a ladder game: the agents' code and weights, the engine, and the
     compiled core (its Python side and its extension module)."""
-    from moonriver_env.core import game as core_game
+    from moonriver_env.moonriver.core import game as core_game
 
     digest = hashlib.sha256()
     paths = []

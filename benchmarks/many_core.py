@@ -36,7 +36,7 @@ OBSERVATIONS = ("float32", "compact")
 def _core_importable() -> bool:
     """Whether this interpreter imports the project's compiled core."""
     try:
-        from moonriver_env.core import _core  # noqa: F401
+        from moonriver_env.moonriver.core import _core  # noqa: F401
     except ImportError:
         return False
     return True

@@ -28,8 +28,8 @@ from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 from moonriver_env.training.variants import variant_config
 
 from moonriver_env.common.stats import wilson_interval
-from moonriver_env.core import Game
-from moonriver_env.search import BatchedSearch
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.search import BatchedSearch
 
 SHIPPED = "pretrained"  # the shipped network (agents.az.shipped_path)
 

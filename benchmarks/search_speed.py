@@ -23,8 +23,8 @@ from moonriver_env.agents.base import Agent
 from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
 
-from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.observation import LazyObservation
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 
 def positions(players: int | GameConfig, count: int, seed: int, mover: Agent | None = None,
@@ -32,7 +32,7 @@ def positions(players: int | GameConfig, count: int, seed: int, mover: Agent | N
     """``count`` positions with at least two legal actions, from seeded games (of the
     ``backend`` implementation, ``players`` players of the base game or the variant a config
     names) whose moves are uniformly random, or ``mover``'s for every seat."""
-    from moonriver_env.backend import Encoder, make_game
+    from moonriver_env.moonriver.backend import Encoder, make_game
 
     rng = np.random.default_rng(seed)
     encoder, out = Encoder(), []

@@ -28,7 +28,7 @@ from moonriver_env.training.az.selfplay import seat_outcome
 from moonriver_env.training.variants import variant_config
 from search_agreement import SHIPPED, weights_path
 
-from moonriver_env.core import Game
+from moonriver_env.moonriver.core import Game
 
 
 def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np.ndarray, ...]]:

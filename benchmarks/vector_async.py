@@ -1,4 +1,5 @@
-"""Async stepping (moonriver_env.vector_async) against synchronous stepping, a network in the loop.
+"""Async stepping (moonriver_env.moonriver.batch.async_env) against synchronous stepping, a network
+in the loop.
 
 Both loops play the same games (every seat a learner, or ``--opponents`` built-in seats
 beside one learner) with the same policy: a torch
@@ -27,11 +28,11 @@ import numpy as np
 import torch
 from machine import machine
 
-from moonriver_env.engine.config import GameConfig
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
+from moonriver_env.moonriver.batch.games import NUM_ACTIONS, BatchedGames
+from moonriver_env.moonriver.batch.multiagent import BatchState
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
-from moonriver_env.vector import NUM_ACTIONS, BatchedGames
-from moonriver_env.vector_async import AsyncBatchedGames
-from moonriver_env.vector_multiagent import BatchState
+from moonriver_env.moonriver.rules.config import GameConfig
 
 
 def policy_net(hidden: int) -> torch.nn.Module:

@@ -1,4 +1,5 @@
-"""Batched self-play on the core (moonriver_env.vector) beside PettingZoo's tictactoe_v3.
+"""Batched self-play on the core (moonriver_env.moonriver.batch.games) beside PettingZoo's
+tictactoe_v3.
 
 Every seat is a learner, so every decision of every game is an agent-step that Python sees:
 each step writes N observations (4934 float32, or with ``--observation compact`` 4940 uint8)
@@ -30,8 +31,8 @@ import numpy as np
 from env_throughput import run as pettingzoo_run  # this script's directory is on sys.path
 from machine import machine
 
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import BatchedGames
+from moonriver_env.moonriver.batch.games import BatchedGames
+from moonriver_env.moonriver.rules.config import GameConfig
 
 
 def random_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

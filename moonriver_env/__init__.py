@@ -1,10 +1,11 @@
 """moonriver-env: the Moon River board game as a rules engine and RL environments.
 
-``moonriver_env.engine`` is the pure rules engine (Python + numpy). Importing this package
-also registers the single-agent Gymnasium environment ``MoonRiver-v0`` when gymnasium is
-installed; the PettingZoo environment is ``moonriver_env.moonriver.aec_env``. The second game,
-Circles: Far West, has its engine in ``moonriver_env.circles``, its PettingZoo environment in
-``moonriver_env.circles.aec_env`` and registers ``CirclesFarWest-v0``.
+The package's face: ``moonriver_v0`` and ``circles_far_west_v0`` (the PettingZoo AEC
+environments), the Gymnasium ids ``MoonRiver-v0`` (``gymnasium.make`` / ``make_vec``) and
+``CirclesFarWest-v0``, registered on import, and the names below (imported when first used).
+Each game is one package of the same shape: ``moonriver_env.moonriver`` (rules, compiled
+core, observation, actions, envs, batched games, search, OpenSpiel game, rendering) and
+``moonriver_env.circles``; ``moonriver_env.common`` holds what games share.
 """
 
 from importlib.metadata import PackageNotFoundError as _NotInstalled
@@ -34,6 +35,37 @@ _resource_paths = getattr(__spec__.loader, "paths", None)  # the hook's resource
 if isinstance(_resource_paths, list):
     _resource_paths[:] = _own_folders(_resource_paths)
 del _NotInstalled, _version, _own_folders, _resource_paths
+
+# Public names -> the module that defines them (imported on first use, so that
+# ``import moonriver_env`` stays light).
+_EXPORTS = {
+    "make_game": "moonriver_env.moonriver.backend",
+    "GameConfig": "moonriver_env.moonriver.rules",
+    "ActionCodec": "moonriver_env.moonriver.rules",
+    "IllegalActionError": "moonriver_env.common.errors",
+    "BatchedGames": "moonriver_env.moonriver.batch.games",
+    "MoonRiverVectorEnv": "moonriver_env.moonriver.batch.games",
+    "CirclesConfig": "moonriver_env.circles",
+    "CirclesGame": "moonriver_env.circles",
+}
+__all__ = ["__version__", "circles_far_west_v0", "moonriver_v0", *_EXPORTS]
+
+
+def __getattr__(name: str) -> object:
+    """The public names of ``_EXPORTS`` and the two environment modules, imported on use."""
+    import importlib
+
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    if name in ("moonriver_v0", "circles_far_west_v0"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The package's public names."""
+    return sorted(__all__)
+
 
 try:
     import gymnasium as _gymnasium

@@ -8,16 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND, game_class
 from moonriver_env.circles.config import CirclesConfig
 from moonriver_env.circles.game import CirclesGame
 from moonriver_env.circles.record import RECORD_FORMAT as CIRCLES_FORMAT
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import ActionCodec
-from moonriver_env.engine.record import RECORD_FORMAT as MOONRIVER_FORMAT
-from moonriver_env.engine.record import record_start
-from moonriver_env.engine.text import cell_key
+from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND, game_class
+from moonriver_env.moonriver.contract import MoonRiverGame
+from moonriver_env.moonriver.rules import ActionCodec
+from moonriver_env.moonriver.rules.record import RECORD_FORMAT as MOONRIVER_FORMAT
+from moonriver_env.moonriver.rules.record import record_start
+from moonriver_env.moonriver.rules.text import cell_key
 
 
 def load_record(path: str) -> dict:

@@ -25,14 +25,15 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "typecheck"
 PACKAGE = "moonriver_env"
 MAPPED = {"agents": ROOT / "agents", "training": ROOT / "training"}
+CORE = ("moonriver", "core")  # the compiled core's package, inside PACKAGE
 CORE_STUB = "_core.pyi"  # the extension's stubs (and those of any other module built beside it)
 
 
 def _stubs() -> list[Path]:
     """The stubs nanobind wrote beside the built extension (``_core.pyi`` among them)."""
-    spec = importlib.util.find_spec(f"{PACKAGE}.core._core")
+    spec = importlib.util.find_spec(".".join((PACKAGE, *CORE, "_core")))
     if spec is None or spec.origin is None:
-        raise SystemExit("typecheck: moonriver_env.core._core is not built; run "
+        raise SystemExit("typecheck: moonriver_env.moonriver.core._core is not built; run "
                          "`pip install --no-build-isolation -e .` first")
     folder = Path(spec.origin).parent
     if not (folder / CORE_STUB).is_file():
@@ -53,18 +54,20 @@ def build_tree(tree: Path = TREE) -> Path:
         shutil.rmtree(tree)
     package = tree / PACKAGE
     package.mkdir(parents=True)
-    for entry in sorted((ROOT / PACKAGE).iterdir()):
-        if entry.name not in ("core", "__pycache__"):
-            _link(entry, package / entry.name)
     for name, folder in MAPPED.items():
         _link(folder, package / name)
-    core = package / "core"
-    core.mkdir()
-    for entry in sorted((ROOT / PACKAGE / "core").iterdir()):
+    source, laid = ROOT / PACKAGE, package
+    for step in CORE:  # folders on the way to the core: their other entries linked whole
+        for entry in sorted(source.iterdir()):
+            if entry.name not in (step, "__pycache__"):
+                _link(entry, laid / entry.name)
+        source, laid = source / step, laid / step
+        laid.mkdir()
+    for entry in sorted(source.iterdir()):
         if entry.suffix == ".py" and entry.name != "_build_backend.py":  # not installed
-            _link(entry, core / entry.name)
+            _link(entry, laid / entry.name)
     for stub in stubs:
-        _link(stub, core / stub.name)
+        _link(stub, laid / stub.name)
     return package
 
 

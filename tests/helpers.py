@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from moonriver_env.engine import Game, GameConfig, PartnerKind, Phase
-from moonriver_env.engine.grid import COLS, NUM_CELLS
-from moonriver_env.engine.text import ranch_text
+from moonriver_env.moonriver.rules import Game, GameConfig, PartnerKind, Phase
+from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS
+from moonriver_env.moonriver.rules.text import ranch_text
 
 # Seconds a test lets a subprocess run before calling it hung. A guard against a hang, not a
 # budget: the work itself is capped by counts (games, iterations), so a slow machine finishes
@@ -99,7 +99,7 @@ def start_expansion(game: Game, player: int | None = None) -> None:
 
 
 def view(game: Game, player: int) -> str:
-    """The ranch of a player as text (see moonriver_env.engine.text)."""
+    """The ranch of a player as text (see moonriver_env.moonriver.rules.text)."""
     return ranch_text(game.ranches[player], game.data.partner_specialists)
 
 
@@ -183,7 +183,7 @@ def variant_manifest(tmp_path, kind: str, **changes: str) -> str:
     """A copy of the shipped plots manifest with some columns of one kind changed; its path."""
     import csv
 
-    from moonriver_env.engine.data import default_path
+    from moonriver_env.moonriver.rules.data import default_path
 
     with open(default_path("plots.csv"), newline="") as fh:
         rows = list(csv.DictReader(fh))

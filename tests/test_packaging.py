@@ -72,7 +72,7 @@ def test_package_path_holds_only_the_package(tmp_path: Path) -> None:
             "u.find_spec('moonriver_env.moonriver_env') is None, "
             "all(os.path.basename(p) == 'moonriver_env' for p in m.__path__), "
             "m.__path__ == m.__spec__.submodule_search_locations, "
-            "{'engine', 'py.typed'} <= names, not {'tests', 'pyproject.toml'} & names)")
+            "{'moonriver', 'py.typed'} <= names, not {'tests', 'pyproject.toml'} & names)")
     assert _run(code, tmp_path) == ["True"] * 6
 
 

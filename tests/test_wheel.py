@@ -34,8 +34,9 @@ def _check_wheel(wheel: Path) -> None:
         names = zf.namelist()
         (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         metadata = Parser().parsestr(zf.read(meta).decode())
-    assert any(n.startswith("moonriver_env/core/_core.") and n.endswith(".so") for n in names)
-    assert "moonriver_env/core/_core.pyi" in names
+    assert any(n.startswith("moonriver_env/moonriver/core/_core.") and n.endswith(".so")
+               for n in names)
+    assert "moonriver_env/moonriver/core/_core.pyi" in names
     assert not [n for n in names if n.endswith((".cc", ".h"))]
     requires = [Requirement(r) for r in metadata.get_all("Requires-Dist") or []]
     plain = {r.name for r in requires if r.marker is None or "extra" not in str(r.marker)}

@@ -21,7 +21,7 @@ import numpy as np
 
 def check_installed() -> None:
     """The package and its compiled core come from this environment's site-packages."""
-    import moonriver_env.core._core as core
+    import moonriver_env.moonriver.core._core as core
 
     import moonriver_env
 

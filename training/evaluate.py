@@ -46,10 +46,10 @@ from moonriver_env.training.tournament import (
     run_tournament,
 )
 
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
-from moonriver_env.engine import GameConfig
-from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.moonriver.rules import GameConfig
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 
 def agent_label(name: str, width: int) -> str:

@@ -21,9 +21,9 @@ from typing import Any
 
 from moonriver_env.agents.registry import make_agent
 
-from moonriver_env.backend import DEFAULT_BACKEND, check_backend
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.common.view import LazyObservation
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, check_backend
 
 GAMES = ("moonriver", "circles")
 
@@ -80,8 +80,8 @@ class GameKind:
 
 
 def _moonriver() -> GameKind:
-    from moonriver_env.backend import Encoder, make_game
-    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver.backend import Encoder, make_game
+    from moonriver_env.moonriver.rules import GameConfig
 
     return GameKind("moonriver", GameConfig.from_dict, make_game, lambda config: Encoder(),
                     lambda game: [s.total for s in game.scores()],

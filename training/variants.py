@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.rules import GameConfig
 
 PLAYERS = (2, 3, 4)
 SCENARIOS = (1, 2, 3, 4)

@@ -1,2 +1,5 @@
-"""Moon River: its observation, actions, AEC and Gymnasium environments and drawings;
-its rules are the engine package, ``moonriver_env.engine``."""
+"""Moon River, one package: ``rules`` (the readable reference engine, Python + numpy),
+``core`` (the compiled core, C++17, decision for decision the same game), ``backend`` (one
+name picks either), ``contract`` (what both offer), ``observation`` and ``actions``,
+``aec_env`` and ``gym_env`` (PettingZoo and Gymnasium), ``batch`` (many games a call),
+``search`` (the batched network search), ``openspiel`` (the OpenSpiel game) and ``render``."""

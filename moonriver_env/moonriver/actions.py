@@ -6,7 +6,7 @@ generates docs/actions.md (``python -m moonriver_env actions-doc``).
 
 from __future__ import annotations
 
-from moonriver_env.engine.actions import (
+from moonriver_env.moonriver.rules.actions import (
     ACTIONS,
     NUM_ACTIONS,
     PAIRS,

@@ -43,7 +43,7 @@ offender -1 and ends the game), with every check of the three in one flat class
 `boards` (legends), `auto_forced` (play single-option decisions automatically), data file
 paths (see `GameConfig`), `reward`, `shaping`, `render_mode` ("ansi", "rgb_array", "human":
 prints the ansi text, needs no display), `backend` ("core": the compiled rules, default;
-"python": the reference engine; the same games, see `moonriver_env.backend`).
+"python": the reference engine; the same games, see `moonriver_env.moonriver.backend`).
 
 **Records.** `env.game_record()` is the engine's JSON game record; `python -m moonriver_env
 replay FILE` steps through one in the terminal. While the game runs the record leaves the seed
@@ -68,15 +68,15 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env import AECIterable, AECIterator
 from pettingzoo.utils.env_logger import EnvLogger
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.common.aec import TableAECEnv
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.validate import action_id as _action_id
 from moonriver_env.common.validate import check_seed
 from moonriver_env.common.wrappers import stock_chain
-from moonriver_env.engine import NUM_ACTIONS, GameConfig, IllegalActionError
-from moonriver_env.engine.game import NO_MOVES
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import SCORE_SCALE
+from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig, IllegalActionError
+from moonriver_env.moonriver.rules.game import NO_MOVES
 
 REWARD_MODES = ("win", "rank", "score", "margin")
 OBS_HIGH = 64.0

@@ -1,7 +1,9 @@
 """One switch for the implementation behind the ``Game`` contract: ``backend="core" | "python"``.
 
-``"core"`` is the compiled core (:mod:`moonriver_env.core`, C++17), ``"python"`` the readable
-reference engine (:mod:`moonriver_env.engine`). Both take the same configs and seeds and play
+``"core"`` is the compiled core (:mod:`moonriver_env.moonriver.core`, C++17), ``"python"`` the
+readable
+reference engine (:mod:`moonriver_env.moonriver.rules`). Both take the same configs and seeds and
+play
 the same games (tests/core/test_core_differential.py), so a consumer picks one by name only:
 ``make_game(config, seed, backend=...)`` for a game, :class:`Encoder` for observations of
 either kind of game. The default, :data:`DEFAULT_BACKEND`, is ``"core"`` unless the environment
@@ -11,17 +13,17 @@ variable ``MOONRIVER_BACKEND`` names another implementation when this module is 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import Game as PythonGame
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import ObservationEncoder
+from moonriver_env.moonriver.rules import Game as PythonGame
+from moonriver_env.moonriver.rules import GameConfig
 
 if TYPE_CHECKING:
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.moonriver.core import Game as CoreGame
 
 BACKENDS = ("core", "python")
 BACKEND_ENV_VAR = "MOONRIVER_BACKEND"
@@ -53,7 +55,7 @@ def game_class(backend: str = DEFAULT_BACKEND) -> type[PythonGame] | type[CoreGa
     """The Game class of an implementation."""
     if check_backend(backend) == "python":
         return PythonGame
-    from moonriver_env.core import Game as _CoreGame
+    from moonriver_env.moonriver.core import Game as _CoreGame
 
     return _CoreGame
 
@@ -66,11 +68,10 @@ def make_game(config: GameConfig | None = None, seed: int | None = None,
 
 
 class Encoder(ObservationEncoder):
-    """ObservationEncoder for games of either implementation (the core writes its own)."""
+    """ObservationEncoder for games of either implementation: each game observes itself
+    (the contract's ``observe``; the core writes its own)."""
 
     def encode(self, game: MoonRiverGame, viewer: int,
                out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None); return it."""
-        if isinstance(game, PythonGame):
-            return super().encode(game, viewer, out)
-        return cast("CoreGame", game).observe(viewer, out)  # the contract's other engine
+        return game.observe(viewer, out)

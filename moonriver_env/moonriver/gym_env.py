@@ -28,7 +28,7 @@
   number) and ``info["illegal_action"] = True``.
 - After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``.
 - Backend: ``backend="core"`` (default, the compiled rules) or ``"python"`` (the reference
-  engine): the same games (``moonriver_env.backend``).
+  engine): the same games (``moonriver_env.moonriver.backend``).
 """
 
 from __future__ import annotations
@@ -39,10 +39,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
 from moonriver_env.moonriver.aec_env import (
     OBS_HIGH,
     action_id,
@@ -50,7 +47,10 @@ from moonriver_env.moonriver.aec_env import (
     check_options,
     final_rewards,
 )
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import SCORE_SCALE
+from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
 
 
 class _FunctionOpponent:

@@ -11,17 +11,21 @@ never appears; their remaining counts do. docs/observation.md is generated from 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
 from moonriver_env.common.view import View, ViewSpec, layout
-from moonriver_env.engine import Face, Game, PartnerKind, Phase, Terrain
-from moonriver_env.engine.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
-from moonriver_env.engine.data import GameData
-from moonriver_env.engine.game import COLUMN_SIZE, NUM_COWS
-from moonriver_env.engine.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
-from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.moonriver.rules import Face, PartnerKind, Phase, Terrain
+from moonriver_env.moonriver.rules.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
+from moonriver_env.moonriver.rules.components import COLUMN_SIZE, NUM_COWS
+from moonriver_env.moonriver.rules.data import GameData
+from moonriver_env.moonriver.rules.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
+
+if TYPE_CHECKING:  # the reference engine's game, which this encoder reads (its observe uses it)
+    from moonriver_env.moonriver.rules.game import Game
 
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
@@ -366,7 +370,7 @@ class ObservationEncoder:
             "absent players are zeros. Ranch planes are indexed [player, channel, row, col] "
             "with row 0 next to the river. The order of the plot box and of the partner pile "
             "never appears. Every value lies in the space's bounds [0, 64] for any data files "
-            "the engine accepts (the data-file limits of `moonriver_env.engine.data` keep "
+            "the engine accepts (the data-file limits of `moonriver_env.moonriver.rules.data` keep "
             "counts such as partner tokens per specialist / 5 and rounds / 24 below 64).",
             "",
             "| view | slice | shape | contents |",
@@ -381,11 +385,13 @@ class ObservationEncoder:
                   "the skull being resolved and the partner whose effect is resolving.",
                   "", "`action_mask` is int8 over the action enumeration (docs/actions.md): "
                   "1 for each legal action of the agent to act, all zeros for every other "
-                  "agent and once the game is over."]
+                  "agent and once the game is over (the single-agent Gymnasium env shows all "
+                  "ones once its episode is over: the step after it is a reset, which ignores "
+                  "the action)."]
         return "\n".join(lines + list(_COMPACT_DOC)) + "\n"
 
 
-# The compact observation (moonriver_env.vector, written by the core's batch).
+# The compact observation (moonriver_env.moonriver.batch.games, written by the core's batch).
 _COMPACT_DOC = (
     "", "## Compact observation", "",
     '`BatchedGames(..., observation="compact")` and `MoonRiverVectorEnv(..., '
@@ -409,8 +415,9 @@ _COMPACT_DOC = (
     "| `game`: cow_supply | 32 |",
     "| everything else | 1 |", "",
     "Each float32 value is the float64 quotient rounded once to float32, as the core computes "
-    "it, so `moonriver_env.vector.expand_observation(compact)` gives the float32 observation "
-    "back bit for bit (tests/core/test_compact_observation.py checks every variant). Data "
-    "files with a plot number, a box or a partner pile above 255 are refused for the compact "
-    "observation (a ValueError names the value); the float32 observation takes them.",
+    "it, so `moonriver_env.moonriver.batch.games.expand_observation(compact)` gives the "
+    "float32 observation back bit for bit (tests/core/test_compact_observation.py checks "
+    "every variant). Data files with a plot number, a box or a partner pile above 255 are "
+    "refused for the compact observation (a ValueError names the value); the float32 "
+    "observation takes them.",
 )

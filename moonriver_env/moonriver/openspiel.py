@@ -1,7 +1,7 @@
 """Moon River as an OpenSpiel game, ``python_moonriver``, with every draw a chance node.
 
     import pyspiel
-    import moonriver_env.openspiel  # registers python_moonriver
+    import moonriver_env.moonriver.openspiel  # registers python_moonriver
     game = pyspiel.load_game("python_moonriver(players=2,mode=legends,scenario=3)")
 
 - Install: `pip install "moonriver-env[openspiel]"` (OpenSpiel's `open-spiel` wheel).
@@ -50,12 +50,12 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from moonriver_env.engine import NUM_ACTIONS, ActionCodec, Game, GameConfig, Phase
-from moonriver_env.engine.actions import SALOON_SLOTS
-from moonriver_env.engine.config import MODES
-from moonriver_env.engine.game import COLUMN_SIZE
-from moonriver_env.engine.scenarios import SCENARIOS
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS, ObservationEncoder
+from moonriver_env.moonriver.rules import NUM_ACTIONS, ActionCodec, Game, GameConfig, Phase
+from moonriver_env.moonriver.rules.actions import SALOON_SLOTS
+from moonriver_env.moonriver.rules.components import COLUMN_SIZE
+from moonriver_env.moonriver.rules.config import MODES
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 __all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "MoonRiverGame", "MoonRiverObserver", "MoonRiverState",
            "engine_game"]

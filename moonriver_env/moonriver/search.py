@@ -22,7 +22,7 @@ from typing import Any, cast
 import numpy as np
 
 from moonriver_env.common.validate import check_time_limit
-from moonriver_env.core import Game, _core
+from moonriver_env.moonriver.core import Game, _core
 
 __all__ = ["ALGORITHMS", "BatchedSearch", "LeafBatch", "SearchResult"]
 
@@ -80,13 +80,13 @@ def _constant(value: Any, name: str, positive: bool = False) -> float:
 
 
 def _core_game(game: Any, index: int) -> Any:
-    """The compiled state of one of the games (a moonriver_env.core.Game, not over)."""
+    """The compiled state of one of the games (a moonriver_env.moonriver.core.Game, not over)."""
     if not isinstance(game, Game):
-        raise ValueError(f"search: games[{index}] must be a moonriver_env.core.Game "
+        raise ValueError(f"search: games[{index}] must be a moonriver_env.moonriver.core.Game "
                          f"(backend='core'), got {type(game).__name__}")
     if game.is_over:
         raise ValueError(f"search: games[{index}] is over (search needs a decision to make)")
-    return game._core
+    return game.native
 
 
 def _rows(array: Any, name: str, rows: int, cols: int) -> np.ndarray:
@@ -171,7 +171,7 @@ class BatchedSearch:
         if self._pending:
             raise ValueError("run: leaves are pending (evaluate them first)")
         if not isinstance(net, _core.AzNet):
-            raise ValueError(f"run: net must be a moonriver_env.core._core.AzNet "
+            raise ValueError(f"run: net must be a moonriver_env.moonriver.core._core.AzNet "
                              f"(agents.az.NumpyAZNet.core), got {type(net).__name__}")
         if net.uses_prior and self._prior is None:
             raise ValueError("run: this network adds the greedy prior; make the search with "

@@ -13,9 +13,9 @@ import threading
 import webbrowser
 
 from moonriver_env.agents.registry import SPECS
-from moonriver_env.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.common.cli import ArgumentParser
-from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 from moonriver_env.play.connections import (
     BODY_TIMEOUT,
     HEADER_TIMEOUT,

@@ -8,8 +8,8 @@ then the circle's cell; buttons have keys ``btn:...`` and labels from :func:`but
 
 from __future__ import annotations
 
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import (
+from moonriver_env.moonriver.contract import MoonRiverGame
+from moonriver_env.moonriver.rules import (
     Bonus,
     Build,
     CowboyMove,
@@ -22,8 +22,8 @@ from moonriver_env.engine import (
     Select,
     Thief,
 )
-from moonriver_env.engine.actions import ACTIONS
-from moonriver_env.engine.grid import COLS, DIRECTIONS
+from moonriver_env.moonriver.rules.actions import ACTIONS
+from moonriver_env.moonriver.rules.grid import COLS, DIRECTIONS
 
 Path = tuple[str, ...]
 

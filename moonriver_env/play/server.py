@@ -58,7 +58,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from moonriver_env.agents.registry import REQUEST_SPECS
-from moonriver_env.engine.data import resolve_path
+from moonriver_env.moonriver.rules.data import resolve_path
 from moonriver_env.play.fair import AGENT_THREADS, FairAgentPool, client_key
 from moonriver_env.play.session import (
     MAX_REQUEST_SECONDS,

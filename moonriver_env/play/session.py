@@ -13,14 +13,20 @@ from typing import Any
 
 from moonriver_env.agents import Agent, make_agent
 from moonriver_env.agents.registry import request_spec_problem
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, game_class, make_game
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
-from moonriver_env.engine import ActionCodec, GameConfig, IllegalActionError
-from moonriver_env.engine.record import record_start
+from moonriver_env.moonriver.backend import (
+    DEFAULT_BACKEND,
+    Encoder,
+    check_backend,
+    game_class,
+    make_game,
+)
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.render.style import status_text
 from moonriver_env.moonriver.render.svg import table_svg
+from moonriver_env.moonriver.rules import ActionCodec, GameConfig, IllegalActionError
+from moonriver_env.moonriver.rules.record import record_start
 from moonriver_env.play.clicks import action_paths, button_labels, move_keys, moved_keys
 
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from moonriver_env.engine import ActionCodec
-from moonriver_env.engine.text import cell_key
 from moonriver_env.moonriver.render.style import decision_text, player_label
+from moonriver_env.moonriver.rules import ActionCodec
+from moonriver_env.moonriver.rules.text import cell_key
 from moonriver_env.play.session import PlaySession
 
 

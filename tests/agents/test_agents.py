@@ -8,7 +8,7 @@ from moonriver_env.agents import GreedyAgent, MCTSAgent, RandomAgent, make_agent
 from moonriver_env.agents.base import Agent, as_agent
 from moonriver_env.training.tournament import run_tournament
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 
 def play(agents, seed: int, num_players: int = 4) -> Game:
@@ -86,7 +86,7 @@ def test_agent_specs_and_protocol() -> None:
 def test_mcts_time_limit_cuts_a_huge_budget_after_one_simulation(backend) -> None:
     """10**6 simulations with a cap of 1e-9 s (passed at the first check on any machine): one
     simulation, counted, and a legal move; a cap never reached changes nothing."""
-    from moonriver_env.backend import make_game
+    from moonriver_env.moonriver.backend import make_game
 
     game = make_game(GameConfig(num_players=3), 5, backend=backend)
     while game.legal_action_ids().size < 2:

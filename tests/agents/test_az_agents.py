@@ -25,7 +25,7 @@ from moonriver_env.training.az.network import AZNet, export_npz, load_az_net  # 
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config  # noqa: E402
 
-from moonriver_env.backend import Encoder, make_game  # noqa: E402
+from moonriver_env.moonriver.backend import Encoder, make_game  # noqa: E402
 from tests.helpers import advance_agents  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
@@ -106,7 +106,7 @@ def test_policy_and_search_agents_play_legal_moves_in_every_variant(weights, var
 
 
 def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
-    from moonriver_env.search import BatchedSearch
+    from moonriver_env.moonriver.search import BatchedSearch
 
     game = _positions("3p-legends-2")
     agent = AZSearchAgent(weights, 8, seed=5)

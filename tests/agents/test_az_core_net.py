@@ -12,8 +12,8 @@ from moonriver_env.agents.az import NumpyAZNet, absolute_shares, shipped_path
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT, action_index, read_npz
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
-from moonriver_env.core import Game, _core
-from moonriver_env.search import BatchedSearch
+from moonriver_env.moonriver.core import Game, _core
+from moonriver_env.moonriver.search import BatchedSearch
 
 
 def shipped_arrays() -> dict[str, np.ndarray]:
@@ -154,7 +154,7 @@ def test_bad_calls_are_refused_and_change_nothing() -> None:
                      leaves.prior)
     with pytest.raises(ValueError, match="greedy_prior="):
         BatchedSearch([game], simulations=4).run(net)
-    with pytest.raises(ValueError, match=r"must be a moonriver_env\.core\._core\.AzNet"):
+    with pytest.raises(ValueError, match=r"must be a moonriver_env\.moonriver\.core\._core\.AzNet"):
         BatchedSearch([game], simulations=4, greedy_prior=SHAPE_WEIGHT).run("net.npz")
     search = BatchedSearch([game], simulations=4, seed=2, greedy_prior=SHAPE_WEIGHT)
     search.leaves()

@@ -10,8 +10,8 @@ import pytest
 from moonriver_env.agents import make_agent
 from moonriver_env.agents.pretrained import VARIANTS, PretrainedAgent, weights_path
 
-from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.observation import LazyObservation, ObservationEncoder
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 PLAYERS = {"4p-base": 4, "2p-base": 2}
 
@@ -89,7 +89,7 @@ def test_gymnasium_opponents_by_name() -> None:
 
 def test_pretrained_agent_needs_no_torch() -> None:
     code = ("import sys; from moonriver_env.agents import make_agent; "
-            "from moonriver_env.engine import Game, GameConfig; "
+            "from moonriver_env.moonriver.rules import Game, GameConfig; "
             "from moonriver_env.moonriver.observation import LazyObservation, ObservationEncoder; "
             "g = Game(GameConfig(num_players=2), seed=1); a = make_agent('pretrained:2p-base'); "
             "a.act(g, LazyObservation(ObservationEncoder(), g, g.current_player)); "

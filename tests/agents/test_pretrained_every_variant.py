@@ -17,8 +17,8 @@ from moonriver_env.agents.az import AZAgent, AZSearchAgent, shipped_path
 from moonriver_env.agents.pretrained import VariantError
 from moonriver_env.agents.registry import REQUEST_SPECS, SPECS, make_agent, request_spec_problem
 
-from moonriver_env.backend import Encoder, make_game
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.backend import Encoder, make_game
+from moonriver_env.moonriver.rules import GameConfig
 from tests.helpers import advance_agents
 
 CONFIGS = [GameConfig(num_players=n, mode="base") for n in (2, 3, 4)] + [
@@ -180,7 +180,7 @@ def test_openspiel_bot_and_rllib_take_pretrained_for_two_players() -> None:
     pyspiel = pytest.importorskip("pyspiel")
     from moonriver_env.agents.openspiel_bots import AgentBot
 
-    import moonriver_env.openspiel  # noqa: F401  (registers python_moonriver)
+    import moonriver_env.moonriver.openspiel  # noqa: F401  (registers python_moonriver)
 
     state = pyspiel.load_game("python_moonriver(players=2)").new_initial_state()
     while state.is_chance_node():  # the setup's draws
@@ -197,7 +197,7 @@ def test_openspiel_bot_and_rllib_take_pretrained_for_two_players() -> None:
 
 def test_pretrained_and_its_search_need_no_torch() -> None:
     code = ("import sys; from moonriver_env.agents import make_agent; "
-            "from moonriver_env.engine import Game, GameConfig; "
+            "from moonriver_env.moonriver.rules import Game, GameConfig; "
             "from moonriver_env.moonriver.observation import LazyObservation, ObservationEncoder; "
             "g = Game(GameConfig(num_players=3, mode='legends', scenario=1), seed=1); "
             "o = LazyObservation(ObservationEncoder(), g, g.current_player); "

@@ -17,8 +17,8 @@ from moonriver_env.agents.puct import (
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.tournament import run_tournament
 
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig
 from moonriver_env.moonriver.observation import LazyObservation, ObservationEncoder
+from moonriver_env.moonriver.rules import NUM_ACTIONS, Game, GameConfig
 
 
 def _positions(players: int, seed: int, every: int = 9) -> list[Game]:
@@ -243,7 +243,7 @@ PASSED = 1e-9  # a deadline that has passed by the first check, on any machine
 def test_a_time_limit_cuts_a_huge_budget_after_one_simulation(backend) -> None:
     """10**6 simulations a decision with a cap of 1e-9 s: one simulation, a legal move
     (counted, so the test does not depend on the machine's speed)."""
-    from moonriver_env.backend import make_game
+    from moonriver_env.moonriver.backend import make_game
 
     game = make_game(GameConfig(num_players=4), 5, backend=backend)  # pretrained+puct's variant
     while game.legal_action_ids().size < 2:

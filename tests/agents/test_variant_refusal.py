@@ -13,8 +13,8 @@ import pytest
 from moonriver_env.agents.pretrained import PretrainedAgent, VariantError, variant_refusal
 from moonriver_env.agents.registry import make_agent
 
-from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.observation import ObservationEncoder
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 REFUSED = [
     ("pretrained:4p-base", GameConfig(num_players=3), "3-player base", "4-player base"),
@@ -131,7 +131,7 @@ def test_openspiel_bot_refuses_a_game_of_another_variant() -> None:
     pyspiel = pytest.importorskip("pyspiel")
     from moonriver_env.agents.openspiel_bots import AgentBot
 
-    import moonriver_env.openspiel  # noqa: F401  (registers python_moonriver)
+    import moonriver_env.moonriver.openspiel  # noqa: F401  (registers python_moonriver)
 
     state = pyspiel.load_game("python_moonriver(players=2)").new_initial_state()
     while state.is_chance_node():  # the setup's draws

@@ -15,11 +15,11 @@ import pytest
 from moonriver_env.circles import CirclesConfig, CirclesGame
 from moonriver_env.circles.observation import ObservationEncoder
 from moonriver_env.common import IllegalActionError, TableGame
-from moonriver_env.engine import Game, GameConfig
 from moonriver_env.moonriver.aec_env import final_rewards
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 try:
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.moonriver.core import Game as CoreGame
 except ImportError:  # the compiled core is not built here
     CoreGame = None
 
@@ -148,8 +148,9 @@ def test_tournament_observation_of_a_player_not_to_act_is_as_wide_as_circles_mas
     assert acting["observation"].shape == (ObservationEncoder(config).size,)
 
 
-MOON_RIVER_MODULES = ("engine", "observation", "actions", "moonriver_v0", "gym_env", "backend",
-                      "core")
+MOON_RIVER_MODULES = ("moonriver", "moonriver_v0")  # all of Moon River, and its env's face
+GAMES = ("moonriver", "circles")
+ABOVE_GAMES = ("agents", "training", "play")
 
 
 def _imported(path: Path) -> list[str]:
@@ -162,6 +163,18 @@ def _imported(path: Path) -> list[str]:
             if node.module == "moonriver_env":  # from moonriver_env import engine
                 names += [f"moonriver_env.{a.name}" for a in node.names]
     return names
+
+
+def test_common_imports_no_game_and_nothing_above() -> None:
+    """common/ is below every game: it imports no game, agent, training or play module (lazy
+    imports inside functions included)."""
+    files = sorted((ROOT / "moonriver_env" / "common").glob("*.py"))
+    assert len(files) > 5
+    for path in files:
+        for module in _imported(path):
+            parts = module.split(".")
+            assert not (parts[0] == "moonriver_env" and len(parts) > 1
+                        and parts[1] in GAMES + ABOVE_GAMES), f"{path.name} imports {module}"
 
 
 def test_circles_imports_nothing_from_moon_river() -> None:
@@ -184,18 +197,18 @@ def test_agent_protocol_is_typed_on_the_contract() -> None:
 
 
 def test_one_error_class_for_every_game_and_no_re_export_shims() -> None:
-    """The public names stay where users find them (moonriver_env.engine, .circles); the
+    """The public names stay where users find them (moonriver_env.moonriver.rules, .circles); the
     internal modules that only handed names on from their old homes are gone."""
     from pathlib import Path
 
     import moonriver_env.circles
-    import moonriver_env.engine
     import moonriver_env.moonriver.aec_env
+    import moonriver_env.moonriver.rules
     from moonriver_env.common import errors
 
-    assert (moonriver_env.engine.IllegalActionError is moonriver_env.circles.IllegalActionError
-            is errors.IllegalActionError)
-    package = Path(moonriver_env.engine.__file__).parents[1]
+    assert (moonriver_env.moonriver.rules.IllegalActionError
+            is moonriver_env.circles.IllegalActionError is errors.IllegalActionError)
+    package = Path(moonriver_env.moonriver.rules.__file__).parents[1]
     for gone in ("aec_common.py", "gym_common.py", "../agents/circles_registry.py"):
         assert not (package / gone).exists(), gone
     with pytest.raises(IllegalActionError, match=r"0\.\.2709"):

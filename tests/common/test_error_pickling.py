@@ -16,10 +16,10 @@ import pytest
 from moonriver_env.circles import CirclesGame
 from moonriver_env.common.cli import CLIError, MissingExtraError
 from moonriver_env.common.errors import IllegalActionError
-from moonriver_env.engine import Game, GameConfig
-from moonriver_env.engine.data import DataFileError
+from moonriver_env.moonriver.batch.games import BatchedGames, BatchIllegalActionError
+from moonriver_env.moonriver.rules import Game, GameConfig
+from moonriver_env.moonriver.rules.data import DataFileError
 from moonriver_env.play.session import PlayError
-from moonriver_env.vector import BatchedGames, BatchIllegalActionError
 
 
 def _illegal_id(mask: np.ndarray) -> int:

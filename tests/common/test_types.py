@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonriver_env.common.contract import MoonRiverGame, RanchView, TableGame
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.engine import Game as EngineGame
-from moonriver_env.engine.game import why_illegal
+from moonriver_env.common.contract import TableGame
+from moonriver_env.moonriver.contract import MoonRiverGame, RanchView
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.rules import Game as EngineGame
+from moonriver_env.moonriver.rules.game import why_illegal
 from tests.helpers import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +47,9 @@ def test_the_package_type_checks() -> None:
 
 def test_a_core_game_where_an_engine_game_is_declared_is_a_type_error(tmp_path) -> None:
     errors = _check_file(tmp_path, (
-        "from moonriver_env.core import Game as CoreGame\n"
-        "from moonriver_env.engine import Game as EngineGame\n"
-        "from moonriver_env.engine.record import final_state\n"
+        "from moonriver_env.moonriver.core import Game as CoreGame\n"
+        "from moonriver_env.moonriver.rules import Game as EngineGame\n"
+        "from moonriver_env.moonriver.rules.record import final_state\n"
         "\n"
         "def engine_only(game: EngineGame) -> int:\n"
         "    return game.round\n"
@@ -57,15 +58,15 @@ def test_a_core_game_where_an_engine_game_is_declared_is_a_type_error(tmp_path) 
         "final_state(CoreGame(seed=1))\n"))  # records take the contract: fine
     assert len(errors) == 1, errors
     assert ":8: error:" in errors[0] and "[arg-type]" in errors[0]
-    assert "moonriver_env.core.game.Game" in errors[0]
+    assert "moonriver_env.moonriver.core.game.Game" in errors[0]
 
 
 def test_both_engines_meet_the_contract_and_only_it_is_promised(tmp_path) -> None:
     errors = _check_file(tmp_path, (
-        "from moonriver_env.backend import make_game\n"
-        "from moonriver_env.common.contract import MoonRiverGame\n"
-        "from moonriver_env.core import Game as CoreGame\n"
-        "from moonriver_env.engine import Game as EngineGame\n"
+        "from moonriver_env.moonriver.backend import make_game\n"
+        "from moonriver_env.moonriver.contract import MoonRiverGame\n"
+        "from moonriver_env.moonriver.core import Game as CoreGame\n"
+        "from moonriver_env.moonriver.rules import Game as EngineGame\n"
         "\n"
         "a: MoonRiverGame = EngineGame(seed=1)\n"
         "b: MoonRiverGame = CoreGame(seed=1)\n"
@@ -78,7 +79,7 @@ def test_both_engines_meet_the_contract_and_only_it_is_promised(tmp_path) -> Non
 
 def test_the_core_stubs_are_read(tmp_path) -> None:
     errors = _check_file(tmp_path, (
-        "from moonriver_env.core import _core\n"
+        "from moonriver_env.moonriver.core import _core\n"
         "\n"
         "_core.state_layout(1)\n"))  # the stub says it takes no argument
     assert len(errors) == 1 and ":3: error:" in errors[0], errors

@@ -14,10 +14,10 @@ import sys
 
 import numpy as np
 
-from moonriver_env import core
-from moonriver_env.core import game as core_game
-from moonriver_env.engine import GameConfig
-from moonriver_env.engine import actions as A
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.rules import GameConfig
+from moonriver_env.moonriver.rules import actions as A
 
 FNV_OFFSET, FNV_PRIME, MASK64 = 0xCBF29CE484222325, 0x100000001B3, (1 << 64) - 1
 HEADER = 16  # magic (u32), format (u32), FNV-1a 64 of the rest (u64)

@@ -1,4 +1,5 @@
-"""The batched search with network-valued leaves (moonriver_env.search, trees in the core)."""
+"""The batched search with network-valued leaves (moonriver_env.moonriver.search, trees in the
+core)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env.core import Game
-from moonriver_env.engine import GameConfig
-from moonriver_env.search import BatchedSearch, LeafBatch, SearchResult
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.rules import GameConfig
+from moonriver_env.moonriver.search import BatchedSearch, LeafBatch, SearchResult
 
 NUM_ACTIONS, OBS = 2710, 4934
 PROJECTION = np.random.default_rng(0).normal(0.0, 0.05, size=(OBS, 5))
@@ -289,7 +290,7 @@ def test_bad_arguments_are_refused_with_clear_errors() -> None:
         BatchedSearch([games[0], over])
     with pytest.raises(ValueError, match="at least one game"):
         BatchedSearch([])
-    with pytest.raises(ValueError, match=r"games\[0\] must be a moonriver_env.core.Game"):
+    with pytest.raises(ValueError, match=r"games\[0\] must be a moonriver_env.moonriver.core.Game"):
         BatchedSearch(["not a game"])
 
 

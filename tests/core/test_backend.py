@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from moonriver_env.backend import BACKENDS, backend_from_env, check_backend, make_game
+from moonriver_env.moonriver.backend import BACKENDS, backend_from_env, check_backend, make_game
 
 
 def test_env_var_unset_or_empty_means_core() -> None:
@@ -35,14 +35,15 @@ def _default_in_fresh_process(value: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "MOONRIVER_BACKEND"}
     if value is not None:
         env["MOONRIVER_BACKEND"] = value
-    code = ("from moonriver_env.backend import DEFAULT_BACKEND, make_game; "
+    code = ("from moonriver_env.moonriver.backend import DEFAULT_BACKEND, make_game; "
             "print(DEFAULT_BACKEND, type(make_game(seed=1)).__module__)")
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=False)
 
 
-@pytest.mark.parametrize(("value", "expected"), [(None, "core moonriver_env.core"),
-                                                 ("python", "python moonriver_env.engine")])
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, "core moonriver_env.moonriver.core"),
+    ("python", "python moonriver_env.moonriver.rules")])
 def test_default_backend_read_from_environment_at_import(value: str | None,
                                                          expected: str) -> None:
     out = _default_in_fresh_process(value)

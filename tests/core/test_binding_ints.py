@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from moonriver_env.core import Game
-from moonriver_env.core import game as core_game
-from moonriver_env.core.rng import seed_words
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.core.rng import seed_words
+from moonriver_env.moonriver.rules import GameConfig
 
 _core = core_game._core
 TOO_BIG = (2**64, -(2**63) - 1, 10**40, -(2**200))  # each beyond every 64-bit range

@@ -6,14 +6,14 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE, RANCH_CHANNELS, VIEWS
-from moonriver_env.vector import (
+from moonriver_env.moonriver.batch.games import (
     COMPACT_SIZE,
     BatchedGames,
     MoonRiverVectorEnv,
     expand_observation,
 )
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, RANCH_CHANNELS, VIEWS
+from moonriver_env.moonriver.rules.config import GameConfig
 
 VARIANTS = [GameConfig(num_players=n, mode=mode)
             for n, mode in itertools.product((2, 3, 4), ("base", "legends"))]
@@ -121,7 +121,7 @@ def test_the_core_refuses_observation_arrays_of_the_other_kind() -> None:
 
 def test_compact_is_refused_for_data_files_beyond_a_byte(tmp_path) -> None:
     plots = tmp_path / "plots.csv"
-    rows = (ROOT / "moonriver_env" / "engine" / "data" / "plots.csv").read_text().splitlines()
+    rows = (ROOT / "moonriver_env" / "moonriver" / "rules" / "data" / "plots.csv").read_text().splitlines()
     first = rows[1].split(",")
     rows[1] = ",".join([*first[:-1], "300"])  # the first kind's number: 300
     plots.write_text("\n".join(rows) + "\n")

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from moonriver_env import core
-from moonriver_env.core import game as core_game
-from moonriver_env.engine import GameConfig
-from moonriver_env.vector import BatchedGames
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.batch.games import BatchedGames
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.rules import GameConfig
 
 _core = core_game._core
 
@@ -191,9 +191,9 @@ def test_a_process_that_used_the_core_exits_without_leak_warnings():
     import subprocess
     import sys
 
-    code = ("from moonriver_env.core import Game\n"
-            "from moonriver_env.engine.config import GameConfig\n"
-            "from moonriver_env.vector import BatchedGames\n"
+    code = ("from moonriver_env.moonriver.core import Game\n"
+            "from moonriver_env.moonriver.rules.config import GameConfig\n"
+            "from moonriver_env.moonriver.batch.games import BatchedGames\n"
             "g = Game(GameConfig(), 1); g.observe(0)\n"
             "b = BatchedGames(2); b.reset(0); b.step(b.random_actions())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

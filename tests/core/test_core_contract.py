@@ -8,11 +8,11 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env import core
-from moonriver_env.backend import BACKENDS, Encoder, check_backend, make_game
-from moonriver_env.engine import Game, GameConfig, Phase
-from moonriver_env.engine import actions as A
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.backend import BACKENDS, Encoder, check_backend, make_game
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
+from moonriver_env.moonriver.rules import Game, GameConfig, Phase
+from moonriver_env.moonriver.rules import actions as A
 
 
 def test_layout_constants_match_the_python_side() -> None:

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonriver_env import core
-from moonriver_env.engine import Game, GameConfig, IllegalActionError
-from moonriver_env.engine import actions as A
+from moonriver_env.moonriver import core
 from moonriver_env.moonriver.observation import ObservationEncoder
+from moonriver_env.moonriver.rules import Game, GameConfig, IllegalActionError
+from moonriver_env.moonriver.rules import actions as A
 
 ENCODER = ObservationEncoder()
 Policy = Callable[[np.ndarray, np.random.Generator], int]

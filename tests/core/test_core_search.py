@@ -9,8 +9,8 @@ import pytest
 from moonriver_env.agents.greedy import GreedyAgent, action_values
 from moonriver_env.agents.mcts import MCTSAgent
 
-from moonriver_env.backend import make_game
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.backend import make_game
+from moonriver_env.moonriver.rules import GameConfig
 
 
 def _mid_game(seed: int, steps: int, num_players: int = 4):

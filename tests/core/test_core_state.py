@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonriver_env import core
-from moonriver_env.core import game as core_game
-from moonriver_env.engine import GameConfig, Phase
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.rules import GameConfig, Phase
 
 from .crafted_state_fuzz import stuck_setup
 from .state_fuzz import REFUSED, fnv1a, joined, mid_game, parts, resealed, variants
@@ -322,8 +322,8 @@ def test_a_set_up_with_no_decision_is_refused_and_search_never_divides_by_zero()
     assert "field phase must be game over (10) when no decision is legal" in message
     # In a child process: a crash fails the test instead of killing pytest.
     code = ("import sys\n"
-            "from moonriver_env.core import game as cg\n"
-            "from moonriver_env.engine import GameConfig\n"
+            "from moonriver_env.moonriver.core import game as cg\n"
+            "from moonriver_env.moonriver.rules import GameConfig\n"
             "from tests.core.crafted_state_fuzz import stuck_setup\n"
             "config = GameConfig(num_players=3)\n"
             "try:\n"
@@ -338,8 +338,8 @@ def test_a_set_up_with_no_decision_is_refused_and_search_never_divides_by_zero()
 
 SERIALIZE_CHILD = """
 import hashlib, sys
-from moonriver_env import core
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.rules import GameConfig
 fill = int(sys.argv[1])
 junk = [bytes([fill]) * size for size in (5056, 5200, 6000, 7000) for _ in range(200)]
 del junk  # freed memory full of ``fill``: a game allocated there shows any byte left unset

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = sorted((ROOT / "moonriver_env" / "core" / "src").glob("*.[ch]*"))
+SOURCES = sorted((ROOT / "moonriver_env" / "moonriver" / "core" / "src").glob("*.[ch]*"))
 
 
 def _clang_format() -> str:

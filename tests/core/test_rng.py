@@ -11,13 +11,13 @@ import random
 import numpy as np
 import pytest
 
-from moonriver_env import core
-from moonriver_env.backend import make_game
-from moonriver_env.core import game as core_game
-from moonriver_env.core import rng as core_rng
-from moonriver_env.engine import Game, GameConfig
-from moonriver_env.engine.game import setup_draws
-from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.moonriver import core
+from moonriver_env.moonriver.backend import make_game
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.core import rng as core_rng
+from moonriver_env.moonriver.rules import Game, GameConfig
+from moonriver_env.moonriver.rules.game import setup_draws
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 # Seeds the engine accepts (any non-negative int): small, 32/64-bit edges and past 2**64.
 EDGES = [0, 1, 2**32 - 1, 2**32, 2**63 - 1, 2**64 - 1, 2**64, 2**64 + 12345, 2**96 + 7,

@@ -14,8 +14,8 @@ import pytest
 from moonriver_env.agents.az import core_net, shipped_path
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT, read_npz
 
-from moonriver_env.core import Game, _core
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.core import Game, _core
+from moonriver_env.moonriver.rules import GameConfig
 
 PASSED, NEVER = 1e-9, 1e9  # a deadline passed at the first check, and one that never passes
 

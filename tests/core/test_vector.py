@@ -1,4 +1,5 @@
-"""Batched games (moonriver_env.vector) against single core games stepped one by one."""
+"""Batched games (moonriver_env.moonriver.batch.games) against single core games stepped one by
+one."""
 
 from __future__ import annotations
 
@@ -11,17 +12,17 @@ import numpy as np
 import pytest
 from moonriver_env.agents.greedy import action_values
 
-from moonriver_env.core import Game
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.engine.game import IllegalActionError
 from moonriver_env.moonriver.aec_env import final_rewards
-from moonriver_env.vector import (
+from moonriver_env.moonriver.batch.games import (
     BatchedGames,
     BatchIllegalActionError,
     MoonRiverVectorEnv,
     SingleGameEnv,
     make_sb3_vec_env,
 )
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.rules.config import GameConfig
+from moonriver_env.moonriver.rules.game import IllegalActionError
 from tests.helpers import HANG_GUARD
 
 

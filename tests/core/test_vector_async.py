@@ -1,4 +1,5 @@
-"""EnvPool-style async stepping (moonriver_env.vector_async) against synchronous stepping."""
+"""EnvPool-style async stepping (moonriver_env.moonriver.batch.async_env) against synchronous
+stepping."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import threading
 import numpy as np
 import pytest
 
-from moonriver_env.core import Game
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import BatchedGames, BatchIllegalActionError
-from moonriver_env.vector_async import AsyncBatchedGames
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
+from moonriver_env.moonriver.batch.games import BatchedGames, BatchIllegalActionError
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.rules.config import GameConfig
 from tests.helpers import HANG_GUARD
 
 BENCHMARK = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "vector_async.py"

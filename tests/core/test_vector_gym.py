@@ -15,9 +15,13 @@ from gymnasium.vector import AutoresetMode
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 from moonriver_env.common.errors import IllegalActionError
-from moonriver_env.core import Game
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import BatchIllegalActionError, MoonRiverVectorEnv, make_sb3_vec_env
+from moonriver_env.moonriver.batch.games import (
+    BatchIllegalActionError,
+    MoonRiverVectorEnv,
+    make_sb3_vec_env,
+)
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.rules.config import GameConfig
 
 TWO = GameConfig(num_players=2)
 

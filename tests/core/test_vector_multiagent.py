@@ -1,4 +1,4 @@
-"""The multi-agent batched interface (moonriver_env.vector_multiagent) against single core
+"""The multi-agent batched interface (moonriver_env.moonriver.batch.multiagent) against single core
 games stepped one by one and against the PettingZoo env's rewards."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from moonriver_env import moonriver_v0
-from moonriver_env.core import Game
-from moonriver_env.engine.config import GameConfig
 from moonriver_env.moonriver.aec_env import final_rewards
-from moonriver_env.vector_multiagent import BatchState, MultiAgentGames
+from moonriver_env.moonriver.batch.multiagent import BatchState, MultiAgentGames
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.rules.config import GameConfig
 
 
 def _policy(state: BatchState, rng: np.random.Generator) -> np.ndarray:

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from moonriver_env.agents.az import AZAgent, shipped_path
 
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.core import _core
-from moonriver_env.engine import GameConfig
-from moonriver_env.vector import BatchedGames, MoonRiverVectorEnv, seat_kind
-from moonriver_env.vector_async import AsyncBatchedGames
-from moonriver_env.vector_multiagent import MultiAgentGames
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
+from moonriver_env.moonriver.batch.games import BatchedGames, MoonRiverVectorEnv, seat_kind
+from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.core import _core
+from moonriver_env.moonriver.rules import GameConfig
 
 THREE = GameConfig(num_players=3)
 

@@ -19,14 +19,19 @@ from moonriver_env.agents.az import (
 )
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-import moonriver_env.search
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.core import _core
-from moonriver_env.engine import GameConfig
-from moonriver_env.search import BatchedSearch
-from moonriver_env.vector import SEARCH_STREAM, BatchedGames, MoonRiverVectorEnv, seat_kind
-from moonriver_env.vector_async import AsyncBatchedGames
-from moonriver_env.vector_multiagent import MultiAgentGames
+import moonriver_env.moonriver.search
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
+from moonriver_env.moonriver.batch.games import (
+    SEARCH_STREAM,
+    BatchedGames,
+    MoonRiverVectorEnv,
+    seat_kind,
+)
+from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.core import _core
+from moonriver_env.moonriver.rules import GameConfig
+from moonriver_env.moonriver.search import BatchedSearch
 
 TWO = GameConfig(num_players=2)
 SEARCH = "pretrained+search:2"
@@ -129,7 +134,7 @@ def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) ->
             calls[-1]["actions"] = out.action.copy()
             return out
 
-    monkeypatch.setattr(moonriver_env.search, "BatchedSearch", Recorded)
+    monkeypatch.setattr(moonriver_env.moonriver.search, "BatchedSearch", Recorded)
     batch = BatchedGames(4, GameConfig(num_players=3), ("learner", SEARCH, SEARCH),
                          autoreset=False)
     batch.reset(2)

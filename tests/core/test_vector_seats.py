@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.core import _core
-from moonriver_env.engine import Game, GameConfig
-from moonriver_env.vector import BatchedGames, MoonRiverVectorEnv, seat_kind
+from moonriver_env.moonriver.batch.games import BatchedGames, MoonRiverVectorEnv, seat_kind
+from moonriver_env.moonriver.core import _core
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 
 def _play(batch: BatchedGames, seed: int, seeds: list[int] | None = None,

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.core import Game, _core
-from moonriver_env.core import game as core_game
-from moonriver_env.engine import Game as EngineGame
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import BatchedGames
-from moonriver_env.vector_async import AsyncBatchedGames
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
+from moonriver_env.moonriver.batch.games import BatchedGames
+from moonriver_env.moonriver.core import Game, _core
+from moonriver_env.moonriver.core import game as core_game
+from moonriver_env.moonriver.rules import Game as EngineGame
+from moonriver_env.moonriver.rules.config import GameConfig
 
 
 def _refuse(*args, **kwargs):
@@ -32,7 +32,7 @@ def test_ended_games_are_replaced_inside_the_core(config, monkeypatch):
     N = 6
     games = BatchedGames(N, config, seats=("learner",) + ("random",) * (config.num_players - 1))
     games.reset(2**64 - 3)  # seeds past 2**64: the core adds to the seed's words
-    for name in ("_setup_draws", "_plan", "setup_plan"):  # every set-up path in Python
+    for name in ("_setup_draws", "setup_plan_of", "setup_plan"):  # every set-up path in Python
         monkeypatch.setattr(core_game, name, _refuse)
     monkeypatch.setattr(np.random, "default_rng", _refuse)  # and the engine's draws
     ended = 0

@@ -11,7 +11,7 @@ import pathlib
 
 import numpy as np
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 from tests.helpers import random_playout
 
 HERE = pathlib.Path(__file__).resolve().parent / "playthroughs"

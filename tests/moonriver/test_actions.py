@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     ACTIONS,
     NUM_ACTIONS,
     ActionCodec,
@@ -24,7 +24,7 @@ from moonriver_env.engine import (
     Select,
     Thief,
 )
-from moonriver_env.engine import actions as A
+from moonriver_env.moonriver.rules import actions as A
 
 SEGMENT_SIZES = {"select": 4, "build": 2000, "pass": 1, "discard": 10, "recruit": 20,
                  "cowboy": 200, "drought": 50, "desperado": 75, "thief": 150, "bonus": 200}

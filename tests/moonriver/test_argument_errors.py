@@ -49,7 +49,7 @@ def test_gymnasium_make_raises_from_the_env_constructor(kwargs, words) -> None:
 
 
 def test_the_engines_own_config_still_raises_where_it_checks() -> None:
-    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver.rules import GameConfig
 
     frames, _ = _frames(lambda: GameConfig(num_players=9), ValueError)
     assert frames[-1] == "__post_init__"

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonriver_env.engine import DataFileError, Game, GameConfig, Phase
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.data import default_path
+from moonriver_env.moonriver.rules import DataFileError, Game, GameConfig, Phase
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.data import default_path
 
 PLOT_HEADER = "kind,terrain,nugget,beaver,corn,cows,skull,circle,count,number"
 LEGENDS = ["big_jo", "calamity", "mary", "wesley"]

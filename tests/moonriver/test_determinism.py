@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonriver_env.engine import Game, GameConfig, Phase
-from moonriver_env.engine.ranch import Ranch
+from moonriver_env.moonriver.rules import Game, GameConfig, Phase
+from moonriver_env.moonriver.rules.ranch import Ranch
 from tests.helpers import HANG_GUARD
 
 VARIANTS = [(n, mode) for n in (2, 3, 4) for mode in ("base", "legends")]
@@ -109,7 +109,7 @@ def test_different_seeds_differ(num_players: int, mode: str) -> None:
 def test_same_seed_across_processes() -> None:
     """Records do not depend on the interpreter's hash seed."""
     script = ("import json, numpy as np\n"
-              "from moonriver_env.engine import Game, GameConfig\n"
+              "from moonriver_env.moonriver.rules import Game, GameConfig\n"
               "g = Game(GameConfig(num_players=3, mode='legends'), seed=123)\n"
               "rng = np.random.default_rng(5)\n"
               "while not g.is_over:\n"

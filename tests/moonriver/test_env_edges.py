@@ -13,10 +13,10 @@ import pytest
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 from moonriver_env import moonriver_v0
-from moonriver_env.engine import DataFileError, Game, GameConfig, IllegalActionError, Phase
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.data import default_path
 from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
+from moonriver_env.moonriver.rules import DataFileError, Game, GameConfig, IllegalActionError, Phase
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.data import default_path
 from tests.helpers import random_playout
 
 PLOT_HEADER = "kind,terrain,nugget,beaver,corn,cows,skull,circle,count,number"
@@ -186,7 +186,7 @@ def test_huge_plot_manifest_is_refused_at_load(tmp_path: Path) -> None:
 
 
 def test_largest_allowed_manifest_plays_without_overflow(tmp_path: Path) -> None:
-    from moonriver_env.engine.data import MAX_PLOT_KINDS, MAX_PLOTS
+    from moonriver_env.moonriver.rules.data import MAX_PLOT_KINDS, MAX_PLOTS
 
     per_kind = MAX_PLOTS // MAX_PLOT_KINDS
     rows = "".join(f"k{i},{('farm', 'meadow', 'desert')[i % 3]},0,0,0,{i % 3},0,{i % 2},"
@@ -216,7 +216,7 @@ def test_partners_file_that_would_leave_the_observation_space_is_refused(tmp_pat
 
 
 def test_largest_allowed_partners_file_stays_inside_the_space(tmp_path: Path) -> None:
-    from moonriver_env.engine.data import MAX_PARTNERS
+    from moonriver_env.moonriver.rules.data import MAX_PARTNERS
 
     rows = "desperado,20\n" * (MAX_PARTNERS // 20)
     path = write(tmp_path, "partners.csv", "specialist,count\n" + rows)

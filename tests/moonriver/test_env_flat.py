@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from moonriver_env import moonriver_v0
-from moonriver_env.engine import IllegalActionError
+from moonriver_env.moonriver.rules import IllegalActionError
 
 
 def _outcome(fn):

@@ -16,7 +16,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 from moonriver_env import moonriver_v0
-from moonriver_env.engine import NUM_ACTIONS, IllegalActionError
+from moonriver_env.moonriver.rules import NUM_ACTIONS, IllegalActionError
 from tests.helpers import random_aec_play
 
 VARIANTS = [(n, mode) for n in (2, 3, 4) for mode in ("base", "legends")]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     NUM_ACTIONS,
     Face,
     Game,
@@ -31,9 +31,9 @@ from moonriver_env.engine import (
     Phase,
     Terrain,
 )
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.ranch import Ranch
-from moonriver_env.engine.scoring import score_ranch, score_tracked
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.ranch import Ranch
+from moonriver_env.moonriver.rules.scoring import score_ranch, score_tracked
 
 NUM_PLOTS = 96
 NUM_COWS = 32

@@ -8,8 +8,8 @@ import pytest
 from moonriver_env.agents import RandomAgent
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
-from moonriver_env.engine import IllegalActionError
 from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
+from moonriver_env.moonriver.rules import IllegalActionError
 from tests.helpers import check_gym_env
 
 

@@ -7,10 +7,10 @@ import pathlib
 
 import numpy as np
 
-from moonriver_env.backend import Encoder, make_game
-from moonriver_env.engine import Game, GameConfig, Terrain
 from moonriver_env.moonriver.actions import actions_markdown
+from moonriver_env.moonriver.backend import Encoder, make_game
 from moonriver_env.moonriver.observation import RANCH_CHANNELS, SCORE_SCALE, ObservationEncoder
+from moonriver_env.moonriver.rules import Game, GameConfig, Terrain
 from tests.helpers import random_playout
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def test_generated_docs_are_current() -> None:
 
 def test_engine_imports_only_numpy_and_the_standard_library() -> None:
     banned = {"gymnasium", "pettingzoo", "torch", "PIL", "matplotlib", "stable_baselines3"}
-    for path in (ROOT / "moonriver_env" / "engine").glob("*.py"):
+    for path in (ROOT / "moonriver_env" / "moonriver" / "rules").glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             names = []
@@ -98,7 +98,7 @@ def _boards_file(tmp_path, rename: dict[str, str], extra: int = 0) -> str:
     import json
     from pathlib import Path
 
-    import moonriver_env.engine as engine
+    import moonriver_env.moonriver.rules as engine
 
     doc = json.loads((Path(engine.__file__).parent / "data" / "boards.json").read_text())
     for board in doc["boards"]:

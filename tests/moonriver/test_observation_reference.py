@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.engine import Face, Game, GameConfig, PartnerKind, Phase, Terrain
-from moonriver_env.engine.grid import HOMESTEAD, usable_cells
 from moonriver_env.moonriver.observation import (
     NUMBER_SCALE,
     RANCH_CHANNELS,
     SCORE_SCALE,
     ObservationEncoder,
 )
+from moonriver_env.moonriver.rules import Face, Game, GameConfig, PartnerKind, Phase, Terrain
+from moonriver_env.moonriver.rules.grid import HOMESTEAD, usable_cells
 
 CH = {name: i for i, name in enumerate(RANCH_CHANNELS)}
 BOARDS = ("camp", "mary", "wesley", "calamity", "big_jo")

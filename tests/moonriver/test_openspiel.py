@@ -7,13 +7,13 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 try:
     import pyspiel
     from moonriver_env.agents import openspiel_bots as bots
 
-    import moonriver_env.openspiel as mos
+    import moonriver_env.moonriver.openspiel as mos
 except ImportError:  # the openspiel extra is not installed: only the engine tests run
     pyspiel = mos = bots = None
 
@@ -251,9 +251,9 @@ def test_replaying_the_history_rebuilds_the_state() -> None:
 
 @needs_openspiel
 def test_tensors_strings_and_returns_follow_the_engine() -> None:
-    from moonriver_env.engine import ActionCodec
     from moonriver_env.moonriver.aec_env import final_rewards
     from moonriver_env.moonriver.observation import ObservationEncoder
+    from moonriver_env.moonriver.rules import ActionCodec
 
     game = _load("players=2")
     root = game.new_initial_state()
@@ -278,7 +278,7 @@ def test_tensors_strings_and_returns_follow_the_engine() -> None:
 
 @needs_openspiel
 def test_illegal_moves_raise_the_engine_error_and_change_nothing() -> None:
-    from moonriver_env.engine import IllegalActionError
+    from moonriver_env.moonriver.rules import IllegalActionError
 
     game = _load("players=2")
     state = game.new_initial_state()
@@ -355,7 +355,7 @@ def test_a_finished_game_record_replays(params: str, seed: int) -> None:
     assert record["over"] and record["seed"] is not None and record["chosen_draws"] is True
     again = Game.from_record(record)  # verifies events, final state and scores
     assert again.to_record() == record
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.moonriver.core import Game as CoreGame
     assert CoreGame.from_record(record).to_record() == record
 
 
@@ -371,7 +371,7 @@ def test_a_running_game_record_with_its_seed_replays() -> None:
 
 def test_seeded_records_carry_no_chosen_draws() -> None:
     assert "chosen_draws" not in Game(GameConfig(), seed=1).to_record()
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.moonriver.core import Game as CoreGame
     assert "chosen_draws" not in CoreGame(GameConfig(), seed=1).to_record()
 
 

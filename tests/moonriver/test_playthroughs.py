@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from moonriver_env.engine import Game
+from moonriver_env.moonriver.rules import Game
 from tests.moonriver.make_playthroughs import GAMES, HERE, record_of
 
 

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env.engine import Face, Game, GameConfig
+from moonriver_env.moonriver.rules import Face, Game, GameConfig
 
 
 def fresh_ranch():

@@ -14,7 +14,7 @@ import pytest
 
 from moonriver_env import circles_far_west_v0, moonriver_v0
 from moonriver_env.circles import CirclesConfig, CirclesGame
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 SEED = 8_675_309_123_457  # distinctive: these digits appear nowhere else in a record
 

@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("resvg_py")
 
 from moonriver_env import moonriver_v0
-from moonriver_env.engine import Game, GameConfig, PartnerKind, Terrain
 from moonriver_env.moonriver.render import style as S
 from moonriver_env.moonriver.render import table_svg
 from moonriver_env.moonriver.render.image import svg_to_rgb, table_image
+from moonriver_env.moonriver.rules import Game, GameConfig, PartnerKind, Terrain
 
 
 def _rgb(hex_colour: str) -> np.ndarray:

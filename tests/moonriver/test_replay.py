@@ -13,8 +13,8 @@ import pytest
 from moonriver_env.__main__ import main as cli
 from moonriver_env.circles.config import CirclesConfig
 from moonriver_env.circles.game import CirclesGame
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.rules import Game, GameConfig
 
 
 def one_error_line(capsys: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     Build,
     Face,
     Game,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     Build,
     CowboyMove,
     Desperado,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.engine import Build, Game, GameConfig, IllegalActionError, Pass, Phase
+from moonriver_env.moonriver.rules import Build, Game, GameConfig, IllegalActionError, Pass, Phase
 from tests.helpers import (
     clear_ranch,
     grid,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     Build,
     Discard,
     Face,

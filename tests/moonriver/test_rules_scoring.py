@@ -10,8 +10,8 @@ import textwrap
 
 import numpy as np
 
-from moonriver_env.engine import Face, Game, PartnerKind, ScoreBreakdown
-from moonriver_env.engine.scoring import score_ranch
+from moonriver_env.moonriver.rules import Face, Game, PartnerKind, ScoreBreakdown
+from moonriver_env.moonriver.rules.scoring import score_ranch
 from tests.helpers import clear_ranch, grid, kind_id, new_game, put, ranch_grid, variant_manifest
 
 DE, CT, GD, TR, FA = (PartnerKind.DESPERADO, PartnerKind.CATTLE_THIEF, PartnerKind.GOLD_DIGGER,

@@ -5,7 +5,7 @@ Cows first, then skulls (drought), then circles (recruitment), each resolved thr
 
 from __future__ import annotations
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     Build,
     CowboyMove,
     Drought,

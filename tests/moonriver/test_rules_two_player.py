@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from moonriver_env.engine import (
+from moonriver_env.moonriver.rules import (
     Bonus,
     Build,
     Face,

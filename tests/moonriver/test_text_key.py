@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from moonriver_env.__main__ import main as cli
-from moonriver_env.engine import Game, GameConfig, PartnerKind, Terrain
-from moonriver_env.engine.components import PARTNER_LETTERS, TERRAIN_LETTERS
-from moonriver_env.engine.text import cell_key
+from moonriver_env.moonriver.rules import Game, GameConfig, PartnerKind, Terrain
+from moonriver_env.moonriver.rules.components import PARTNER_LETTERS, TERRAIN_LETTERS
+from moonriver_env.moonriver.rules.text import cell_key
 from moonriver_env.play.session import GameOptions, PlaySession
 from moonriver_env.play.terminal import play_terminal
 

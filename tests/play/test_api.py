@@ -16,8 +16,8 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
     warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
     from starlette.testclient import TestClient
 
-from moonriver_env.engine import ActionCodec, Game, GameConfig, Phase
 from moonriver_env.moonriver.render.svg import table_svg
+from moonriver_env.moonriver.rules import ActionCodec, Game, GameConfig, Phase
 from moonriver_env.play import GameOptions, create_app
 from moonriver_env.play.clicks import action_paths
 from moonriver_env.play.server import MAX_BODY
@@ -306,7 +306,7 @@ def test_a_game_saved_by_moonriver_eval_opens_as_a_replay(client: TestClient, tm
 
 
 def test_games_and_replays_are_the_same_on_both_backends() -> None:
-    from moonriver_env.backend import game_class
+    from moonriver_env.moonriver.backend import game_class
 
     states = {}
     for backend in ("core", "python"):

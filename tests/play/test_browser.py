@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 
-from moonriver_env.engine import ActionCodec, Game
+from moonriver_env.moonriver.rules import ActionCodec, Game
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -233,7 +233,7 @@ def test_illegal_click_is_not_offered_and_refused_by_the_server(page, base_url: 
 @pytest.mark.parametrize("phase", ["desperado", "drought", "recruit"])
 def test_rarer_decisions_are_made_by_clicking(page, base_url: str, phase: str) -> None:
     """Random play reaches the decision; the page then makes it with clicks alone."""
-    from moonriver_env.engine import GameConfig, Phase
+    from moonriver_env.moonriver.rules import GameConfig, Phase
     from moonriver_env.play import PlaySession
 
     target = Phase[phase.upper()]
@@ -444,7 +444,7 @@ def test_a_move_in_a_stale_tab_is_refused_and_the_tab_catches_up(browser, base_u
 # ------------------------------------------------------------------ forced moves, badges
 def _game_where(test, players: int = 2, seeds: range = range(40)) -> Game:
     """A random-play game stopped at the first state where ``test(game)`` holds."""
-    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver.rules import GameConfig
 
     for seed in seeds:
         game = Game(GameConfig(num_players=players), seed=seed)

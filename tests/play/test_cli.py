@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from moonriver_env.engine import Game
+from moonriver_env.moonriver.rules import Game
 from moonriver_env.play import GameOptions, PlaySession
 from moonriver_env.play.cli import main
 from moonriver_env.play.terminal import ask_move, play_terminal
@@ -223,7 +223,7 @@ def test_ask_move_refuses_non_ascii_digits() -> None:
 @pytest.mark.parametrize("backend", ["core", "python"])
 def test_backend_flag_picks_the_implementation_of_games_and_replays(monkeypatch, capsys,
                                                                     backend) -> None:
-    from moonriver_env.backend import game_class
+    from moonriver_env.moonriver.backend import game_class
 
     app, _, _ = _run_main(monkeypatch, ["--backend", backend, "--seed", "2"], capsys)
     (first,) = app.state.store.games.values()

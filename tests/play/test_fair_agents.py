@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from moonriver_env.engine import Game
+from moonriver_env.moonriver.rules import Game
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.fair import FairAgentPool, client_key
 from moonriver_env.play.session import PlayError

@@ -25,7 +25,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
     warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
     from starlette.testclient import TestClient
 
-from moonriver_env.engine import Game, GameConfig
+from moonriver_env.moonriver.rules import Game, GameConfig
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.session import PlayError
 from moonriver_env.play.store import (
@@ -38,7 +38,7 @@ from tests.helpers import watching_opens
 
 JSON = {"content-type": "application/json"}
 WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights" / "2p-base.npz"
-PLOTS = Path(__file__).resolve().parents[2] / "moonriver_env" / "engine" / "data" / "plots.csv"
+PLOTS = Path(__file__).resolve().parents[2] / "moonriver_env" / "moonriver" / "rules" / "data" / "plots.csv"
 
 
 

@@ -18,7 +18,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx still wor
     warnings.filterwarnings("ignore", message=".*httpx.*deprecated")
     from starlette.testclient import TestClient
 
-from moonriver_env.engine import Game
+from moonriver_env.moonriver.rules import Game
 from moonriver_env.play import GameOptions, PlaySession, create_app
 from moonriver_env.play.cli import main
 from moonriver_env.play.server import STATIC

@@ -78,7 +78,7 @@ def test_self_play_targets_and_one_network_call_per_search_step() -> None:
     torch.manual_seed(0)
     net = tiny_net().eval()
     rng = np.random.default_rng(0)
-    from moonriver_env.core import Game
+    from moonriver_env.moonriver.core import Game
 
     games = [Game(variant_config(v), seed=i)
              for i, v in enumerate(("2p-base", "3p-legends-1", "4p-legends-3"))]
@@ -463,7 +463,7 @@ def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> N
     # the warm-started policy is the PPO policy, Greedy's prior included
     from moonriver_env.agents.pretrained import greedy_prior, load_weights
 
-    from moonriver_env.core import Game
+    from moonriver_env.moonriver.core import Game
 
     game = Game(variant_config("4p-base"), seed=3)
     for _ in range(12):

@@ -23,7 +23,7 @@ from moonriver_env.training.sb3.train import TrainConfig
 from moonriver_env.training.tournament import AgentSummary, TournamentResult
 
 from moonriver_env.common.cli import describe
-from moonriver_env.engine import Game
+from moonriver_env.moonriver.rules import Game
 from tests.helpers import HANG_GUARD
 
 
@@ -460,7 +460,7 @@ def test_missing_extra_names_the_extra(tmp_path, module, extra, code, policy_4p)
 
 # --------------------------------------------------------------- replay (defect 7)
 def _unfinished_record(decisions: int = 40) -> dict:
-    from moonriver_env.engine import GameConfig
+    from moonriver_env.moonriver.rules import GameConfig
 
     game = Game(GameConfig(num_players=3), seed=2)
     rng = np.random.default_rng(0)

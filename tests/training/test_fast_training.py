@@ -51,10 +51,10 @@ from moonriver_env.training.variants import (  # noqa: E402
     variant_list,
 )
 
-from moonriver_env.backend import Encoder, make_game  # noqa: E402
-from moonriver_env.engine import NUM_ACTIONS, Game, GameConfig  # noqa: E402
-from moonriver_env.engine.actions import ACTIONS, Build, Thief  # noqa: E402
+from moonriver_env.moonriver.backend import Encoder, make_game  # noqa: E402
 from moonriver_env.moonriver.observation import ObservationEncoder  # noqa: E402
+from moonriver_env.moonriver.rules import NUM_ACTIONS, Game, GameConfig  # noqa: E402
+from moonriver_env.moonriver.rules.actions import ACTIONS, Build, Thief  # noqa: E402
 from tests.helpers import ctrl_c_as_in_a_terminal  # noqa: E402
 
 torch.set_num_threads(1)
@@ -810,7 +810,7 @@ def test_the_recipe_sets_passive_openmp_waiting_before_torch_loads() -> None:
 
 
 def test_backend_setting_defaults_to_the_default_backend_and_is_checked(tmp_path) -> None:
-    from moonriver_env.backend import DEFAULT_BACKEND
+    from moonriver_env.moonriver.backend import DEFAULT_BACKEND
 
     assert FastConfig().backend == DEFAULT_BACKEND
     assert FastConfig.load(None, {"backend": "python"}).backend == "python"
@@ -857,7 +857,7 @@ def _replayed(game, seed: int, config: GameConfig):
     (player, observation, mask, action, Greedy's prior) before each decision, and the game."""
     from moonriver_env.agents.pretrained import greedy_prior
 
-    from moonriver_env.core import Game as CoreGame
+    from moonriver_env.moonriver.core import Game as CoreGame
 
     replay, steps = CoreGame(config, seed), []
     for event in game.history:

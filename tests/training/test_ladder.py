@@ -14,7 +14,7 @@ import types
 import pytest
 from moonriver_env.training.tournament import run_tournament
 
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.rules import GameConfig
 
 LADDER = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "ladder.py"
 

@@ -118,10 +118,10 @@ def test_batched_env_plays_the_core_games_of_its_seeds():
     """Every env of the batch is the core game of its seed: the same observations, masks and
     shaped rewards (each seat's rewards sum to shaping x score change / 100 plus its final
     reward), the mover's view of the ended game, then the next seed's game."""
-    from moonriver_env.backend import Encoder
-    from moonriver_env.core import Game as CoreGame
-    from moonriver_env.engine import GameConfig
     from moonriver_env.moonriver.aec_env import final_rewards
+    from moonriver_env.moonriver.backend import Encoder
+    from moonriver_env.moonriver.core import Game as CoreGame
+    from moonriver_env.moonriver.rules import GameConfig
 
     n, shaping = 3, 0.5
     env = BatchedMoonRiverEnv(5, {"num_players": n, "reward": "rank", "shaping": shaping,

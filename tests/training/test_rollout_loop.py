@@ -10,8 +10,8 @@ pytest.importorskip("torch")
 
 from moonriver_env.training.fast import rollout
 
-from moonriver_env.backend import Encoder
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
+from moonriver_env.moonriver.backend import Encoder
+from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
 
 
 def test_both_ways_to_play_drive_the_one_loop(monkeypatch) -> None:

@@ -17,8 +17,8 @@ import numpy as np
 from moonriver_env.agents.az import SEATS
 from moonriver_env.training.variants import variant_config
 
-from moonriver_env.engine import NUM_ACTIONS
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+from moonriver_env.moonriver.rules import NUM_ACTIONS
 
 # a recorded decision: game index, mover, observation, mask, improved policy, Greedy prior
 Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -64,7 +64,7 @@ class PlayStats:
 
 def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> list[Any]:
     """``count`` fresh core games, each of a variant drawn uniformly, seeded from ``rng``."""
-    from moonriver_env.core import Game
+    from moonriver_env.moonriver.core import Game
 
     picks = rng.integers(len(variants), size=count)
     seeds = rng.integers(2**62, size=count)

@@ -5,7 +5,8 @@
 
 Each iteration plays ``games`` core games (variants drawn from ``variants``) to their ends with
 a batched Gumbel search of ``simulations`` simulations at every decision
-(``moonriver_env.search.BatchedSearch``), every search step's leaves of all games valued by the
+(``moonriver_env.moonriver.search.BatchedSearch``), every search step's leaves of all games valued
+by the
 network in one call; the decisions join a replay buffer with their targets (the search's
 improved policy, each seat's win share and score margin) and ``updates`` minibatches of
 ``batch_size`` train the network (``training/az/network.py``). ``warm_start`` copies the PPO
@@ -296,7 +297,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     """The core's batched Gumbel search with the recipe's budget (or the one given)."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-    from moonriver_env.search import BatchedSearch
+    from moonriver_env.moonriver.search import BatchedSearch
 
     def make(games: list[Any], seed: int) -> Any:
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,

@@ -12,8 +12,8 @@ from moonriver_env.training.fast.parallel_play import check_workers
 from moonriver_env.training.settings import load_settings
 from moonriver_env.training.variants import variant_list
 
-from moonriver_env.backend import DEFAULT_BACKEND, check_backend
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, check_backend
+from moonriver_env.moonriver.rules import GameConfig
 
 # Settings that fix the network or the run's draws: a resumed run must keep them.
 LOCKED_ON_RESUME = ("num_players", "mode", "variants", "seed", "channels", "opponent_channels",

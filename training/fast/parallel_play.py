@@ -45,9 +45,9 @@ from moonriver_env.training.fast.losses import (
 from moonriver_env.training.fast.rollout import LEARNER, Batch, play, play_batched
 from moonriver_env.training.policy_net import NetConfig, RanchNet
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
 
 _LIST_FIELDS = ("obs", "masks", "actions", "logps", "values", "priors")
 _HELD_FIELDS = ("obs", "masks", "priors")  # what a split update leaves where it was played

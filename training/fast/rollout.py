@@ -10,7 +10,8 @@ actions. Game seeds and sampling draws come from one ``numpy.random.Generator``.
 One play loop (``_play_table``) over two kinds of table:
 
 - ``play_batched`` (the recipe on the compiled core): the games live in one
-  ``moonriver_env.vector.BatchedGames`` (a fixed list, no autoreset). Greedy and random seats
+  ``moonriver_env.moonriver.batch.games.BatchedGames`` (a fixed list, no autoreset). Greedy and
+  random seats
   are played inside the core (GIL released, split over ``threads``); Greedy's prior of a wave
   is one batched core call. Greedy seats draw their ties from the core's per-game streams
   (seeded from the generator).
@@ -35,12 +36,12 @@ from moonriver_env.agents.greedy import GreedyAgent
 from moonriver_env.agents.pretrained import MASKED, SHAPE_WEIGHT, greedy_prior
 from moonriver_env.training.policy_net import RanchNet, legal_lists
 
-from moonriver_env.backend import DEFAULT_BACKEND, Encoder, make_game
-from moonriver_env.common.contract import MoonRiverGame
 from moonriver_env.common.view import Encoder as ViewEncoder
-from moonriver_env.engine import NUM_ACTIONS, GameConfig
 from moonriver_env.moonriver.aec_env import final_rewards
+from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, make_game
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE
+from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
 
 GREEDY = "greedy"
 LEARNER = "learner"
@@ -221,7 +222,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
     non-forced Greedy decision is recorded with its tied-best set, and the move is drawn
     among the ties from ``rng``. The generator gives the core's seed, then one uniform per
     sampled decision."""
-    from moonriver_env.vector import BatchedGames
+    from moonriver_env.moonriver.batch.games import BatchedGames
 
     if len(seeds) != len(roles):
         raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")

@@ -43,9 +43,9 @@ from moonriver_env.training.fast.rollout import GREEDY, LEARNER, Batch, evaluate
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net, with_critic
 from moonriver_env.training.variants import variant_config, variant_list
 
-from moonriver_env.backend import Encoder
 from moonriver_env.common.cli import CLIError
-from moonriver_env.engine import GameConfig
+from moonriver_env.moonriver.backend import Encoder
+from moonriver_env.moonriver.rules import GameConfig
 
 PROG = "moonriver-train-fast"  # the command: its parser's prog, its warnings' prefix
 CONFIG_FILE = "config.json"  # every setting of the run

@@ -11,7 +11,7 @@ the decisions it recorded and computes their part of each minibatch's gradient
 (``losses``); the imitation updates, and PPO without ``split_updates``, run in the main
 process with ``update_threads`` torch threads (by default one per play process, as those are
 idle then). On the compiled core (``backend = "core"``, the default)
-each process plays its share in one ``moonriver_env.vector.BatchedGames``
+each process plays its share in one ``moonriver_env.moonriver.batch.games.BatchedGames``
 (``rollout.play_batched``): Greedy seats and Greedy's prior are computed in the core, in
 batch, and the networks score only the legal actions. With ``backend = "python"`` (the
 reference engine) each share is a list of per-game ``Game`` objects played by

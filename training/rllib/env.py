@@ -3,7 +3,8 @@
 Two ways to give RLlib's ``MultiAgentEnvRunner`` its games (``RLlibTrainConfig.env_backend``):
 
 - ``"batched"`` (default): :class:`BatchedMoonRiverEnv`, a ``VectorMultiAgentEnv`` over
-  :class:`moonriver_env.vector_multiagent.MultiAgentGames` (the project's multi-agent batched
+  :class:`moonriver_env.moonriver.batch.multiagent.MultiAgentGames` (the project's multi-agent
+  batched
   interface): the runner's ``num_envs_per_env_runner`` games are stepped by one call into the
   core. Fixed opponents are the core's built-in ``random`` and ``greedy`` seats, played inside
   the core. :class:`BatchedEnvRunner` is the env runner that drives it (the core replaces an
@@ -192,7 +193,8 @@ class _SeatSpaces(MultiAgentEnv):
 class BatchedMoonRiverEnv(VectorMultiAgentEnv):
     """``num_envs`` games of Moon River in the compiled core, as RLlib's vector multi-agent env.
 
-    Each env is one game of a :class:`~moonriver_env.vector_multiagent.MultiAgentGames` (with
+    Each env is one game of a :class:`~moonriver_env.moonriver.batch.multiagent.MultiAgentGames`
+    (with
     its per-game seats when fixed opponents are drawn). Per env, ``step`` takes
     ``{agent_id: action}`` for the one agent to act and returns what ``PettingZooEnv`` over
     ``moonriver_v0.env`` returns: the next agent to act with its observation dict and its
@@ -214,8 +216,8 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
     """
 
     def __init__(self, num_envs: int, env_config: Mapping[str, Any]) -> None:
-        from moonriver_env.engine import GameConfig
-        from moonriver_env.vector_multiagent import MultiAgentGames
+        from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
+        from moonriver_env.moonriver.rules import GameConfig
 
         super().__init__()
         check_batched(env_config)

@@ -122,8 +122,8 @@ class RLlibTrainConfig:
         """Check every setting before Ray starts; the message says what is allowed."""
         from moonriver_env.agents.registry import make_agent
 
-        from moonriver_env.engine import GameConfig
         from moonriver_env.moonriver.aec_env import REWARD_MODES
+        from moonriver_env.moonriver.rules import GameConfig
 
         checks = [
             (self.num_players in (2, 3, 4), "num_players must be 2, 3 or 4"),

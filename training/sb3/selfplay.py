@@ -16,7 +16,7 @@ import numpy as np
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.atomic import check_archive
 
-from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame
 
 _MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every seat of a process
 

@@ -2,10 +2,12 @@
 ``recv()``.
 
 ``AsyncBatchedGames(num_games, batch_size)`` splits ``num_games`` games into parts of
-``batch_size`` games, each a :class:`~moonriver_env.vector.BatchedGames` of its own. ``send``
+``batch_size`` games, each a :class:`~moonriver_env.moonriver.batch.games.BatchedGames` of its own.
+``send``
 hands a part's actions to a worker thread, which steps it in the core (the GIL released), and
 returns at once; ``recv`` waits for a part that has finished and returns its results as a
-:class:`~moonriver_env.vector_multiagent.BatchState` whose ``env_id`` names the part's games.
+:class:`~moonriver_env.moonriver.batch.multiagent.BatchState` whose ``env_id`` names the part's
+games.
 Meanwhile Python works on another part, e.g. a policy's forward pass::
 
     pool = AsyncBatchedGames(512, batch_size=256, config=GameConfig(num_players=4))
@@ -50,11 +52,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import NUM_ACTIONS, BatchedGames, BatchIllegalActionError, _check_int
-from moonriver_env.vector_multiagent import BatchState, batch_state
+from moonriver_env.moonriver.batch.games import (
+    NUM_ACTIONS,
+    BatchedGames,
+    BatchIllegalActionError,
+    _check_int,
+)
+from moonriver_env.moonriver.batch.multiagent import BatchState, batch_state
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.config import GameConfig
 
 
 class _Part(BatchedGames):

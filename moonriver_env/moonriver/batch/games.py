@@ -39,12 +39,13 @@ plays on in the core) until every game waits on a learner, so they too never rea
 agent-steps, and rewards, autoreset, ``final_obs`` and seeds behave as with the other seats.
 Search seats, ``"pretrained+search:SIMS"`` and ``"az+search:PATH.npz:SIMS"`` (SIMS simulations
 a decision, ``agents.az.AZSearchAgent``'s search), are network seats too: in each round the
-games waiting on one are searched together, one ``moonriver_env.search.BatchedSearch`` per
+games waiting on one are searched together, one ``moonriver_env.moonriver.search.BatchedSearch`` per
 network and simulation count, seeded from a generator that ``reset(seed)`` seeds.
 
 **Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g`` (``reset(seed,
 seeds=[...])``: from ``seeds[g]``); its k-th episode (k = 0, 1, ...) uses ``seed + g + N * k``,
-so game g of a batch always replays the same games (``moonriver_env.core.Game(config, seed + g
+so game g of a batch always replays the same games (``moonriver_env.moonriver.core.Game(config,
+seed + g
 + N * k)``), and ``restart(games)`` moves the listed games on to their next episodes. The
 adapters follow the field's conventions: as EnvPool's ``seed + env_id``, game g's series
 starts at ``seed + g``; as Gymnasium's, ``reset(seed=...)`` reseeds and a ``reset()`` without a
@@ -72,14 +73,11 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
 
 from moonriver_env.common.gym import check_illegal
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.core import _core
-from moonriver_env.core.game import _game_of, _plan
-from moonriver_env.core.rng import seed_words
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.engine.game import NUM_COWS, IllegalActionError, why_illegal
 from moonriver_env.moonriver.aec_env import check_number
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.core import _core
+from moonriver_env.moonriver.core.game import game_of, setup_plan_of
+from moonriver_env.moonriver.core.rng import seed_words
 from moonriver_env.moonriver.observation import (
     MAX_PLAYERS,
     NUM_ROUNDS,
@@ -89,6 +87,10 @@ from moonriver_env.moonriver.observation import (
     SCORE_SCALE,
     VIEWS,
 )
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.components import NUM_COWS
+from moonriver_env.moonriver.rules.config import GameConfig
+from moonriver_env.moonriver.rules.game import IllegalActionError, why_illegal
 
 NUM_ACTIONS = len(A.ACTIONS)
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
@@ -336,7 +338,7 @@ class BatchedGames:
         self.data = self.config.data
         if observation == "compact":
             _check_compact(self.data)
-        self._plan = _plan(self.config, self.data)[1]  # set-ups are drawn in the core
+        self._plan = setup_plan_of(self.config, self.data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)
         shape, dtype = _observation_row(observation)
@@ -553,7 +555,8 @@ class BatchedGames:
         ``indices=[g]`` and that seed gets the same search), the leaves valued inside the core
         (``BatchedSearch.run``)."""
         from moonriver_env.agents.pretrained import SHAPE_WEIGHT
-        from moonriver_env.search import BatchedSearch
+
+        from moonriver_env.moonriver.search import BatchedSearch
 
         net = self._networks[seat.network]
         rows = games.tolist()
@@ -627,7 +630,7 @@ class BatchedGames:
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         g = _check_int("g", g, 0, self.num_games - 1)
-        return _game_of(self.config, self.episode_seed(g), self._batch.game(g))
+        return game_of(self.config, self.episode_seed(g), self._batch.game(g))
 
     @property
     def builtin_decisions(self) -> int:

@@ -1,7 +1,8 @@
 """A typed multi-agent view of batched games for self-play: every seat a learner.
 
 ``MultiAgentGames(N, config)`` steps N games of the compiled core (one
-:class:`~moonriver_env.vector.BatchedGames` with every seat ``"learner"``) and returns each
+:class:`~moonriver_env.moonriver.batch.games.BatchedGames` with every seat ``"learner"``) and
+returns each
 step's results as a :class:`BatchState`, the batched counterpart of pgx's ``State``:
 
 - ``current_player`` (N,) int32: the seat to decide next in each game;
@@ -16,7 +17,7 @@ step's results as a :class:`BatchState`, the batched counterpart of pgx's ``Stat
 - ``final_observation`` (N, 4934) float32: on terminated rows, the ended game seen by the
   seat whose decision ended it (other rows are stale);
 - ``env_id`` (N,) int64: which games the rows are (``arange(N)`` here; a part of the batch
-  in :mod:`moonriver_env.vector_async`).
+  in :mod:`moonriver_env.moonriver.batch.async_env`).
 
 Seeds are ``BatchedGames``'s: game g's k-th episode is ``core.Game(config, seed + g + N * k)``.
 ``reset(seed, seats=[...])`` may give games built-in or network seats (``"greedy"``,
@@ -31,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from moonriver_env.core import Game as CoreGame
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.vector import BatchedGames, Observations
+from moonriver_env.moonriver.batch.games import BatchedGames, Observations
+from moonriver_env.moonriver.core import Game as CoreGame
+from moonriver_env.moonriver.rules.config import GameConfig
 
 LegalMask = npt.NDArray[np.bool_]
 

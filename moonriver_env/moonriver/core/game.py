@@ -1,8 +1,9 @@
-"""``Game``: the engine's contract over the compiled state (moonriver_env.core._core).
+"""``Game``: the engine's contract over the compiled state (moonriver_env.moonriver.core._core).
 
 Everything that defines a game and can be read from a file stays in Python and is the
 engine's own: the config and its data files (read by the engine's loader, errors included),
-records (built by ``moonriver_env.engine.record`` from this game's history and public state)
+records (built by ``moonriver_env.moonriver.rules.record`` from this game's history and public
+state)
 and the text view. The core draws the set-up from the seed (numpy's
 ``default_rng(seed)``, draw for draw, in the engine's order: ``setup_plan`` below says what
 the config fixes), plays the decisions, keeps the state and writes masks and observations.
@@ -19,31 +20,32 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 
 from moonriver_env.common.validate import check_time_limit, game_seed
-from moonriver_env.engine import actions as A
-from moonriver_env.engine.actions import Action
-from moonriver_env.engine.config import GameConfig
-from moonriver_env.engine.data import GameData
-from moonriver_env.engine.game import (
-    Context,
+from moonriver_env.moonriver.contract import CoreExtras
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules import record as _record
+from moonriver_env.moonriver.rules.actions import Action
+from moonriver_env.moonriver.rules.config import GameConfig
+from moonriver_env.moonriver.rules.data import GameData
+from moonriver_env.moonriver.rules.game import (
     IllegalActionError,
-    Phase,
     action_id,
     put_next_draws,
     why_illegal,
     win_returns,
 )
-from moonriver_env.engine.grid import COLS, NUM_CELLS
-from moonriver_env.engine.scenarios import SCENARIOS
-from moonriver_env.engine.scoring import ScoreBreakdown
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
+from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS
+from moonriver_env.moonriver.rules.phase import Context, Phase
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
+from moonriver_env.moonriver.rules.scoring import ScoreBreakdown
 
 try:
     from . import _core
     from .rng import seed_words
 except ImportError as exc:  # a source tree that was never built
-    raise ImportError("moonriver_env.core: the compiled extension is not built; install the "
-                      "package (pip install -e .; it needs a C++17 compiler) or play the "
-                      "Python engine with backend='python'") from exc
+    raise ImportError("moonriver_env.moonriver.core: the compiled extension is not built; "
+                      "install the package (pip install -e .; it needs a C++17 compiler) or "
+                      "play the Python engine with backend='python'") from exc
 
 _PHASES = tuple(Phase)
 _GAME_OVER = int(Phase.GAME_OVER)
@@ -95,8 +97,9 @@ def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tup
                    board_ids(data, names), legends and config.boards is None)
 
 
-def _plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], Any]:
-    """``config``'s board names and core set-up plan (made once per config and data)."""
+def setup_plan_of(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], Any]:
+    """``config``'s board names and core set-up plan (made once per config and data; the
+    batch draws its set-ups in the core from it)."""
     entry = _PLANS.get(config)
     if entry is not None and entry[0] is data:
         return entry[1]
@@ -117,7 +120,7 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
                  first_draws: Mapping[str, Sequence[int]] | None) -> dict[str, Any]:
     """The setup's random draws (``engine.game.setup_draws``'s, made in the core), with any
     explicit first draws applied to the box and pile."""
-    names, plan = _plan(config, data)
+    names, plan = setup_plan_of(config, data)
     scenario, seats, box, pile, order = plan.draw(seed_words(seed))
     hidden = SimpleNamespace(box=box, pile=pile)
     for source, items in (first_draws or {}).items():  # explicit chance, as the engine's
@@ -126,7 +129,7 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
             "box": box, "pile": pile, "setup_order": order}
 
 
-def _game_of(config: GameConfig, seed: int, core: Any) -> Game:
+def game_of(config: GameConfig, seed: int, core: Any) -> Game:
     """A Game over ``core`` (a ``_core.Game``: a batch's copy of its game) of the game that
     was set up from ``seed``."""
     draws = _setup_draws(config, config.data, seed, None)
@@ -190,7 +193,7 @@ class _RanchView:
         return usable & (self.kind < 0)
 
 
-class Game:
+class Game(CoreExtras):
     """A game of Moon River on the compiled core; the contract of ``engine.Game``."""
 
     def __init__(self, config: GameConfig | None = None, seed: int | None = None,
@@ -199,7 +202,7 @@ class Game:
         self.seed = game_seed(seed)
         self.data = self.config.data
         self._n = self.config.num_players
-        names, plan = _plan(self.config, self.data)
+        names, plan = setup_plan_of(self.config, self.data)
         box = pile = None
         if first_draws:  # explicit chance: the drawn box and pile with the chosen draws on top
             draws = _setup_draws(self.config, self.data, self.seed, first_draws)
@@ -434,6 +437,12 @@ class Game:
         ids = self.legal_action_ids() if ids is None else _id_array(ids)
         return self._core.one_ply_margins(self._core.player, ids)
 
+    @property
+    def native(self) -> Any:
+        """The extension's own game object behind this one (``_core.Game``), which the batched
+        search and the batch take as it is."""
+        return self._core
+
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "seed": self.seed, "scenario": self.scenario,
                 "board_names": self.board_names, "setup_order": self.setup_order,
@@ -545,20 +554,17 @@ class Game:
     def to_record(self, include_seed: bool = False) -> dict[str, Any]:
         """JSON-serialisable record of the game so far, as the engine writes it (the engine's
         own record code reads this game's history and public state)."""
-        from moonriver_env.engine.record import to_record
-
-        return to_record(self, include_seed)
+        return _record.to_record(self, include_seed)
 
     @classmethod
     def from_record(cls, record: dict[str, Any], verify: bool = True) -> Game:
-        """Replay a record to the same state (checked unless ``verify`` is False)."""
-        from .record import from_record
-
-        return from_record(record, verify=verify)
+        """Replay a record to the same state (checked unless ``verify`` is False): the engine's
+        reader, checks and messages, with this class's games."""
+        return _record.from_record(record, verify, game_class=cls)
 
     def table_text(self) -> str:
         """The whole table as readable text (the engine's text view of this state)."""
-        from moonriver_env.engine.text import table_text
+        from moonriver_env.moonriver.rules.text import table_text
 
         return table_text(self)
 

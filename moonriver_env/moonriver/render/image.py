@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 
 from moonriver_env.common.cli import require
-from moonriver_env.common.contract import MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.render.svg import table_svg
 
 

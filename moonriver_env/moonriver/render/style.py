@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import Face, PartnerKind, Phase, Terrain
-from moonriver_env.engine.scenarios import SCENARIOS
+from moonriver_env.moonriver.contract import MoonRiverGame
+from moonriver_env.moonriver.rules import Face, PartnerKind, Phase, Terrain
+from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
 BACKGROUND = "#faf7f0"

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from moonriver_env.common.contract import MoonRiverGame
-from moonriver_env.engine import PartnerKind, Terrain
-from moonriver_env.engine.components import PlotKind
-from moonriver_env.engine.grid import COLS, HOMESTEAD
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.render import style as S
+from moonriver_env.moonriver.rules import PartnerKind, Terrain
+from moonriver_env.moonriver.rules.components import PlotKind
+from moonriver_env.moonriver.rules.grid import COLS, HOMESTEAD
 
 CELL = 44  # pixels per ranch cell (a plot is drawn CELL - 2 wide)
 PAD = 12

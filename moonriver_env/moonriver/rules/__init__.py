@@ -19,7 +19,8 @@ from .actions import (
 from .components import Face, PartnerKind, PlotKind, Resource, Terrain
 from .config import GameConfig
 from .data import DataFileError
-from .game import Context, Game, IllegalActionError, Phase
+from .game import Game, IllegalActionError
+from .phase import Context, Phase
 from .scoring import ScoreBreakdown
 
 __all__ = [

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+COLUMN_SIZE = 4  # plots on offer in a column of the river
+NUM_COWS = 32  # cow meeples in the game
+
 
 class Terrain(IntEnum):
     """The six landscape terrains."""

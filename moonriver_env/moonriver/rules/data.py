@@ -45,7 +45,7 @@ class DataFileError(ValueError):
 @cache
 def default_path(name: str) -> str:
     """Path of one of the package's own data files."""
-    return str(resources.files("moonriver_env.engine") / "data" / name)
+    return str(resources.files("moonriver_env.moonriver.rules") / "data" / name)
 
 
 def read_text(path: str) -> str:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -25,36 +23,20 @@ from moonriver_env.common.validate import game_seed
 
 from . import actions as A
 from .actions import Action, ActionCodec
-from .components import Face, PartnerKind, Terrain
+from .components import COLUMN_SIZE, NUM_COWS, Face, PartnerKind, Terrain
 from .config import GameConfig
 from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
+from .phase import Context, Phase
 from .ranch import Ranch
 from .scenarios import SCENARIOS
 from .scoring import ScoreBreakdown, score_tracked
 
 if TYPE_CHECKING:
-    from moonriver_env.common.contract import MoonRiverGame
+    from moonriver_env.moonriver.contract import MoonRiverGame
 
-COLUMN_SIZE = 4
-NUM_COWS = 32
 SALOON_SLOTS = A.SALOON_SLOTS
+_ENCODER: Any = None  # Game.observe's ObservationEncoder, made when first used
 BONUS_ROW = 9  # 2-player game: reaching the 10th row earns a bonus tile
-
-
-class Phase(IntEnum):
-    """What kind of decision the current player faces."""
-
-    SETUP = 0  # place a ranchero on the first column
-    BUILD = 1  # build a domino (or pass, when allowed)
-    DISCARD = 2  # forced expansion with no legal placement: discard two plots
-    DROUGHT = 3  # a skull: choose which cow of the territory leaves
-    RECRUIT = 4  # a circle: choose a partner, its face and which circle first
-    COWBOY = 5  # up to 3 cow moves, or pass
-    DESPERADO = 6  # swap reserve plots with an opponent, or pass
-    THIEF = 7  # steal an unprotected cow, or pass
-    BONUS = 8  # 2 players: place a bonus tile
-    SELECT = 9  # put the ranchero on the pending column
-    GAME_OVER = 10
 
 
 # Hot-path aliases: module globals are cheaper to reach than Enum class attributes.
@@ -98,24 +80,6 @@ def _token_kinds(data) -> list[int]:
     return [*map(int, data.partner_specialists), _COWBOY]
 
 
-@dataclass(frozen=True)
-class Context:
-    """The pending context of the current decision (everything a Markov observation needs)."""
-
-    phase: Phase
-    player: int
-    round: int
-    last_round: bool
-    emptying: bool
-    forced: bool
-    builds_done: int
-    builds_allowed: int
-    circles: tuple[int, int]  # cells of unresolved circles of the current domino (-1: none)
-    skull_cell: int  # cell of the skull being resolved (-1: none)
-    effect_cell: int  # cell of the partner whose effect is resolving (-1: none)
-    cowboy_moves_left: int
-
-
 def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict[str, Any]:
     """The setup's random draws from ``rng``, in order: scenario, legend boards, box, pile and
     seat order (the compiled core takes the same draws from Python)."""
@@ -146,7 +110,7 @@ def action_id(action: Action | int) -> int:
             return ActionCodec.encode(action)
         except ValueError as err:
             raise IllegalActionError(repr(action), f"{err} (see "
-                                     "moonriver_env.engine.actions)") from None
+                                     "moonriver_env.moonriver.rules.actions)") from None
     if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
         if 0 <= action < A.NUM_ACTIONS:
             return int(action)
@@ -231,8 +195,8 @@ def put_next_draws(hidden: HiddenStacks, source: str, items: Sequence[int]) -> N
 class Game(RecordedGame):
     """A game of Moon River. See the module docstring and docs/ for the contract."""
 
-    RECORD_MODULE = "moonriver_env.engine.record"  # docs/game-record.md
-    TEXT_MODULE = "moonriver_env.engine.text"
+    RECORD_MODULE = "moonriver_env.moonriver.rules.record"  # docs/game-record.md
+    TEXT_MODULE = "moonriver_env.moonriver.rules.text"
 
     def __init__(self, config: GameConfig | None = None, seed: int | None = None,
                  first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
@@ -827,6 +791,16 @@ class Game(RecordedGame):
         end."""
         return win_returns(self)
 
+    def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The observation of ``player`` (docs/observation.md; the encoder beside the rules,
+        which the compiled core matches value for value), into ``out`` when given."""
+        from moonriver_env.moonriver.observation import ObservationEncoder
+
+        global _ENCODER
+        if _ENCODER is None:
+            _ENCODER = ObservationEncoder()
+        return _ENCODER.encode(self, player, out)
+
     # ------------------------------------------------------- search support
     def clone(self) -> Game:
         """An independent copy of the full state (lists and arrays copied, not deep-copied)."""
@@ -875,7 +849,8 @@ class Game(RecordedGame):
         """Make ``items`` the next draws from ``source`` (first drawn first), the rest keeping
         its order: "box" holds plot ids, "pile" partner token ids.
 
-        For explicit chance (``moonriver_env.openspiel`` picks each draw): the generator is not
+        For explicit chance (``moonriver_env.moonriver.openspiel`` picks each draw): the generator
+        is not
         used and no event is added, so the seed alone no longer rebuilds such a game: the game
         is marked ``chosen_draws`` and its record replays the draws of its chance events
         (docs/game-record.md); ``Game(config, seed, first_draws={"pile": [...], "box": [...]})``

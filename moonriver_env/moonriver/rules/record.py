@@ -16,7 +16,7 @@ from .config import GameConfig
 from .grid import COLS
 
 if TYPE_CHECKING:
-    from moonriver_env.common.contract import MoonRiverGame, RanchView
+    from moonriver_env.moonriver.contract import MoonRiverGame, RanchView
 
     from .game import Game
 
@@ -157,7 +157,8 @@ def from_record(record: dict[str, Any], verify: bool = True,
                 game_class: Callable[..., MoonRiverGame] | None = None) -> MoonRiverGame:
     """Replay a record's decisions from its config and seed; check it reaches the same record.
 
-    A ``chosen_draws`` record (explicit chance, ``moonriver_env.openspiel``) replays the draws
+    A ``chosen_draws`` record (explicit chance, ``moonriver_env.moonriver.openspiel``) replays the
+    draws
     of its chance events instead of the seed's (the seed still seats the players). Any
     malformed or tampered record raises ValueError saying what is wrong; so does a record
     without a seed (one written while the game was running, see :func:`record_seed`).

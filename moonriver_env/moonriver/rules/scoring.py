@@ -102,7 +102,7 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
 
 def score_tracked(ranch, data, scenario: int | None, token_kind: Sequence[int],
                   cap_cows: bool = False) -> ScoreBreakdown:
-    """Score a :class:`~moonriver_env.engine.ranch.Ranch` from what it keeps up to date.
+    """Score a :class:`~moonriver_env.moonriver.rules.ranch.Ranch` from what it keeps up to date.
 
     The same result as :func:`score_ranch` on the ranch's arrays (a test checks this), but
     read from the territory sizes, kind counts, cow cells and partner cells the ranch maintains as

@@ -15,7 +15,7 @@ from .components import PARTNER_LETTERS, TERRAIN_LETTERS, Face, PartnerKind, Ter
 from .grid import COLS, HOMESTEAD
 
 if TYPE_CHECKING:
-    from moonriver_env.common.contract import MoonRiverGame, RanchView
+    from moonriver_env.moonriver.contract import MoonRiverGame, RanchView
 
 
 def cell_key() -> str:

@@ -1,5 +1,5 @@
 // The action enumeration: one fixed Discrete(2710) space for every variant, in segments.
-// Mirrors moonriver_env/engine/actions.py (ids, pair orders); a test compares the two.
+// Mirrors moonriver_env/moonriver/rules/actions.py (ids, pair orders); a test compares the two.
 #pragma once
 
 #include <array>

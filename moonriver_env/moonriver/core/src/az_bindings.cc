@@ -1,5 +1,5 @@
 // Python bindings of the batched search with network-valued leaves (_core.AzSearch) and the
-// network evaluated in C++ (_core.AzNet); the public API is moonriver_env.search.
+// network evaluated in C++ (_core.AzNet); the public API is moonriver_env.moonriver.search.
 #include "az_bindings.h"
 
 #include <nanobind/ndarray.h>
@@ -179,8 +179,9 @@ nb::tuple net_evaluate(const AzNet& net, In2<float> obs, In2<std::int8_t> mask,
 }  // namespace
 
 void bind_az_search(nb::module_& m) {
-  nb::class_<AzSearch>(m, "AzSearch",
-                       "One search per game, leaves valued in batches (moonriver_env.search).")
+  nb::class_<AzSearch>(
+      m, "AzSearch",
+      "One search per game, leaves valued in batches (moonriver_env.moonriver.search).")
       .def(
           "__init__",
           [](AzSearch* self, nb::list games, const std::vector<PyInt>& indices, PyInt simulations,

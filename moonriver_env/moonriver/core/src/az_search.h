@@ -1,6 +1,6 @@
 // A batched search with network-valued leaves (AlphaZero's PUCT or Gumbel AlphaZero's root):
 // one tree per game kept here, the leaves of every game handed out in one batch per step and
-// valued by the caller's network (moonriver_env/search.py wraps it).
+// valued by the caller's network (moonriver_env/moonriver/search.py wraps it).
 #pragma once
 
 #include <chrono>

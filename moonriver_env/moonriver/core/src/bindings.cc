@@ -1,6 +1,6 @@
-// Python bindings of the core (the private module moonriver_env.core._core: the game, its
+// Python bindings of the core (the private module moonriver_env.moonriver.core._core: the game, its
 // set-up, search, playouts and, from vector_bindings.cc, the batch); the public contract is
-// moonriver_env.core.Game, a thin Python class over these.
+// moonriver_env.moonriver.core.Game, a thin Python class over these.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -195,7 +195,7 @@ nb::dict state_layout() {
 }  // namespace
 
 NB_MODULE(_core, m) {
-  m.doc() = "Moon River's compiled rules (private: use moonriver_env.core).";
+  m.doc() = "Moon River's compiled rules (private: use moonriver_env.moonriver.core).";
   m.attr("NUM_ACTIONS") = NUM_ACTIONS;
   m.attr("OBSERVATION_SIZE") = OBSERVATION_SIZE;
   m.attr("PASS_ID") = PASS_ID;

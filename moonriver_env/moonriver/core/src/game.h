@@ -1,5 +1,5 @@
 // The whole game of Moon River: phases, legal actions, apply, clone
-// (moonriver_env/engine/game.py, which stays the readable reference).
+// (moonriver_env/moonriver/rules/game.py, which stays the readable reference).
 //
 // The state is a value type: ``Game`` copies with its defaulted copy constructor. It holds no
 // generator: the setup's draws (scenario, boards, box and pile order, seat order) come from

@@ -1,4 +1,4 @@
-// Ranch grid geometry shared by every variant (moonriver_env/engine/grid.py).
+// Ranch grid geometry shared by every variant (moonriver_env/moonriver/rules/grid.py).
 //
 // Cells are numbered row-major over the largest grid (10 rows x 5 columns); row 0 borders the
 // river and the homestead is cell 2. A 3-4 player ranch uses rows 0-4 only.

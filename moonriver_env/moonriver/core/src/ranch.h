@@ -1,5 +1,5 @@
 // One player's ranch: the grid, cows and partners on it, the reserve, and placement legality
-// kept as bitsets updated on each placement (moonriver_env/engine/ranch.py).
+// kept as bitsets updated on each placement (moonriver_env/moonriver/rules/ranch.py).
 #pragma once
 
 #include <array>

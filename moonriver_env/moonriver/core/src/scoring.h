@@ -1,5 +1,5 @@
 // Scoring: territories, resources, partners, scenarios, tie-break keys
-// (moonriver_env/engine/scoring.py).
+// (moonriver_env/moonriver/rules/scoring.py).
 #pragma once
 
 #include "ranch.h"

@@ -1,5 +1,5 @@
 // The data tables of one set of data files, read in Python by the engine's own loader
-// (moonriver_env/engine/data.py) and handed over as plain arrays.
+// (moonriver_env/moonriver/rules/data.py) and handed over as plain arrays.
 #pragma once
 
 #include <cstddef>

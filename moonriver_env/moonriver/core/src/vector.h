@@ -1,5 +1,5 @@
 // Many games in one object: batched steps with built-in seats played inside the core
-// (moonriver_env/vector.py is the Python side). Plain C++ (no Python headers).
+// (moonriver_env/moonriver/batch/games.py is the Python side). Plain C++ (no Python headers).
 //
 // Each game slot holds the game being played, set up in the core from its seed (draw_setup:
 // the engine's draws): game g's k-th episode is seeded with base[g] + stride * k (stride: N,

@@ -1,6 +1,6 @@
-// Python bindings of the batched games (in the private module moonriver_env.core._core, beside
-// the game, so a batch's game is handed out as a core Game); the public API is
-// moonriver_env.vector.
+// Python bindings of the batched games (in the private module moonriver_env.moonriver.core._core,
+// beside the game, so a batch's game is handed out as a core Game); the public API is
+// moonriver_env.moonriver.batch.games.
 #include "vector_bindings.h"
 
 #include <nanobind/nanobind.h>
