@@ -121,7 +121,8 @@ def test_the_core_refuses_observation_arrays_of_the_other_kind() -> None:
 
 def test_compact_is_refused_for_data_files_beyond_a_byte(tmp_path) -> None:
     plots = tmp_path / "plots.csv"
-    rows = (ROOT / "moonriver_env" / "moonriver" / "rules" / "data" / "plots.csv").read_text().splitlines()
+    data = ROOT / "moonriver_env" / "moonriver" / "rules" / "data"
+    rows = (data / "plots.csv").read_text().splitlines()
     first = rows[1].split(",")
     rows[1] = ",".join([*first[:-1], "300"])  # the first kind's number: 300
     plots.write_text("\n".join(rows) + "\n")

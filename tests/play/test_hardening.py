@@ -38,7 +38,8 @@ from tests.helpers import watching_opens
 
 JSON = {"content-type": "application/json"}
 WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights" / "2p-base.npz"
-PLOTS = Path(__file__).resolve().parents[2] / "moonriver_env" / "moonriver" / "rules" / "data" / "plots.csv"
+PLOTS = (Path(__file__).resolve().parents[2] / "moonriver_env" / "moonriver" / "rules" / "data"
+         / "plots.csv")
 
 
 

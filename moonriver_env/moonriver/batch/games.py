@@ -555,7 +555,6 @@ class BatchedGames:
         ``indices=[g]`` and that seed gets the same search), the leaves valued inside the core
         (``BatchedSearch.run``)."""
         from moonriver_env.agents.pretrained import SHAPE_WEIGHT
-
         from moonriver_env.moonriver.search import BatchedSearch
 
         net = self._networks[seat.network]
