@@ -37,6 +37,7 @@ from moonriver_env.training.fast.runner import (  # noqa: E402
     load_resume,
 )
 from moonriver_env.training.fast.train import build_parser, main, train  # noqa: E402
+from moonriver_env.training.pipeline import load_pipeline  # noqa: E402
 from moonriver_env.training.policy_net import (  # noqa: E402
     NetConfig,
     RanchNet,
@@ -548,10 +549,12 @@ def test_the_branch_continues_the_last_step_and_is_averaged_with_it() -> None:
     assert branch.ppo_iterations and not branch.minutes and not branch.bc_iterations
     assert (branch.p_greedy, branch.p_self, branch.league) == (1.0, 0.0, ())
     assert {variant_config(v).num_players for v in variant_list(branch.variants)} == {4}
-    # the file names the soup of both runs' last weights, which az_value.toml starts from
-    soup = (f"python -m moonriver_env.training.soup runs/league_soup/final.pt "
-            f"{last.out}/final.pt {branch.out}/final.pt")
-    assert soup in (SHIPPED.parent / BRANCH).read_text()
+    # the pipeline averages both runs' last weights, and az_value.toml starts from the mean
+    pipeline = load_pipeline(str(SHIPPED.parents[1] / "pipelines" / "pretrained.toml"))
+    steps = {step.config: step.name for step in pipeline.steps}
+    soup = pipeline.steps_by_name["league_soup"]
+    assert soup.run == "soup" and soup.inputs["from"] == (
+        steps[str(SHIPPED.parent / PPO_CHAIN[-1])], steps[str(SHIPPED.parent / BRANCH)])
     with open(SHIPPED.parent / "az_value.toml", "rb") as fh:
         assert tomllib.load(fh)["warm_start"] == "runs/league_soup/final.pt"
 
