@@ -34,11 +34,14 @@ from moonriver_env.play.session import (
     PlaySession,
 )
 
+PROG = "moonriver-play"
+INTERRUPTED = 130  # a shell's status for a command stopped by Ctrl-C (128 + SIGINT)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line options."""
     p = ArgumentParser(
-        prog="moonriver-play",
+        prog=PROG,
         description="Play Moon River against agents in the browser (a local server) or in the "
                     "terminal. The options set the first game and the page's new-game form.")
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2,
@@ -156,7 +159,16 @@ def server_limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point."""
+    """Entry point: Ctrl-C stops the server (or the game) with one line, status 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # uvicorn shuts down, then raises the Ctrl-C it caught again
+        print(f"{PROG}: stopped (Ctrl-C)", file=sys.stderr, flush=True)
+        return INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
+    """Parse the options, then play in the terminal or serve the page until stopped."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seed is not None and args.seed < 0:

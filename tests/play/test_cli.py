@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -13,7 +15,7 @@ from moonriver_env.moonriver.rules import Game
 from moonriver_env.play import GameOptions, PlaySession
 from moonriver_env.play.cli import main
 from moonriver_env.play.terminal import ask_move, play_terminal
-from tests.helpers import HANG_GUARD
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -88,6 +90,42 @@ def test_server_starts_on_localhost_with_the_first_game() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _ctrl_c(argv: list[str], ready: str) -> tuple[int, str, str]:
+    """Start ``moonriver-play`` with ``argv``, press Ctrl-C (SIGINT to its process group, as a
+    terminal does) once stdout has shown ``ready``; its exit status, stdout and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "moonriver_env.play.cli", *argv],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=ctrl_c_as_in_a_terminal)
+    try:
+        seen = ""
+        while ready not in seen:
+            line = proc.stdout.readline()
+            assert line, (seen, proc.communicate(timeout=HANG_GUARD))
+            seen += line
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, seen + out, err
+
+
+def test_ctrl_c_stops_the_server_with_one_line_and_status_130() -> None:
+    pytest.importorskip("uvicorn")
+    status, _, err = _ctrl_c(["--no-browser", "--port", "0", "--seed", "9"], "Moon River: ")
+    assert "Traceback" not in err
+    assert err.splitlines() == ["moonriver-play: stopped (Ctrl-C)"], err
+    assert status == 130
+
+
+def test_ctrl_c_in_the_terminal_game_is_one_line_and_status_130() -> None:
+    status, out, err = _ctrl_c(["--terminal", "--seed", "3", "--opponents", "random"],
+                               "select position")
+    assert "Traceback" not in err and status == 130, err
+    assert out.rstrip().endswith("stopped") and err == ""
 
 
 def test_busy_port_is_one_line_exit_2(capsys) -> None:
