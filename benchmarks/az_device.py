@@ -26,6 +26,7 @@ from typing import Any
 import torch
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.az.train import AZConfig, Run
+from progress import main_of
 
 CONFIG = Path(__file__).resolve().parents[1] / "training" / "configs" / "az_all.toml"
 
@@ -88,6 +89,7 @@ def measure(games: int, devices: list[str], iterations: int, threads: int,
     return result
 
 
+@main_of("az_device.py")
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--games", default="64", help="comma-separated games played together")
@@ -125,4 +127,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

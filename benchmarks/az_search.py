@@ -31,6 +31,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from machine import machine  # noqa: E402 (this script's directory is on sys.path)
+from progress import main_of  # noqa: E402
 
 from moonriver_env.moonriver.core import Game  # noqa: E402
 from moonriver_env.moonriver.rules import GameConfig  # noqa: E402
@@ -109,6 +110,7 @@ def run_slice(play: SelfPlay, net: Network, args: argparse.Namespace, batched: b
     return decisions, rows, time.perf_counter() - start
 
 
+@main_of("az_search.py")
 def main() -> None:
     """Time batched and one-at-a-time search self-play, interleaved; print a table and JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -162,4 +164,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

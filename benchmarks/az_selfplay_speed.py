@@ -25,6 +25,7 @@ from moonriver_env.training.az.selfplay import CoreLeaves, PlayStats, new_games,
 from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
 from moonriver_env.training.policy_net import NetConfig
 from moonriver_env.training.variants import ALL_VARIANTS
+from progress import main_of
 
 from moonriver_env.common.cli import CLIError
 
@@ -58,6 +59,7 @@ def rates(stats: PlayStats, seconds: float) -> dict[str, Any]:
             "leaf_evaluations_per_s": round(stats.leaves / seconds), "network_calls": stats.steps}
 
 
+@main_of("az_selfplay_speed.py")
 def main(argv: list[str] | None = None) -> int:
     """Measure both loops and print their ratio, then one JSON line."""
     p = argparse.ArgumentParser(prog="az_selfplay_speed.py", description=__doc__.split("\n")[0])

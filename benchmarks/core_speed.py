@@ -47,6 +47,7 @@ import numpy as np
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.greedy import GreedyAgent, margin
 from moonriver_env.agents.mcts import MCTSAgent
+from progress import main_of
 
 from moonriver_env.moonriver.backend import Encoder, make_game
 from moonriver_env.moonriver.core import random_play_counts
@@ -221,6 +222,7 @@ def core_playout(games: int, seed: int) -> tuple[int, float]:
     return decisions, time.perf_counter() - start
 
 
+@main_of("core_speed.py")
 def main() -> None:
     """Interleave both backends over several rounds and report medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -293,4 +295,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -21,12 +21,14 @@ import time
 
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.registry import make_agent
+from progress import main_of
 from search_speed import positions
 
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND, Encoder
 from moonriver_env.moonriver.observation import LazyObservation
 
 
+@main_of("decision_time.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="decision_time.py",

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
+from progress import main_of
 
 from moonriver_env.moonriver.rules import Game, GameConfig
 
@@ -46,6 +47,7 @@ def play(config: GameConfig, games: int, seed: int) -> tuple[int, float]:
     return decisions, time.perf_counter() - start
 
 
+@main_of("engine_random_play.py")
 def main() -> None:
     """Run every variant several times and report medians."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -87,4 +89,4 @@ def tictactoe_reference() -> int | None:
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for env_throughput
-    main()
+    raise SystemExit(main())

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
+from progress import main_of
 
 from moonriver_env import circles_far_west_v0, moonriver_v0
 
@@ -78,6 +79,7 @@ def measure(makers: dict[str, Callable[[], object]], seconds: float,
     return results, per_round
 
 
+@main_of("env_throughput.py")
 def main() -> None:
     """Benchmark every variant and the two PettingZoo references, interleaved."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -119,4 +121,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -14,7 +14,8 @@ is; the printed ratios say so). Then the games: the agent, the reference and ``g
 other seats; ``--games`` games each, seats rotated, game g on seed ``seed + g``. Reported: the
 agent's win share (95% Wilson interval) and the share of games in which it finished ahead of
 the reference (a winner ahead of a non-winner, else the higher score; a tie counts half).
-Last line: one JSON object, its results keyed by variant.
+Last line: one JSON object, its results keyed by variant. A progress bar of the games on
+stderr; Ctrl-C stops it with one line.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from machine import machine
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.tournament import run_tournament
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config, variant_list
+from progress import main_of
 from search_speed import positions
 
 from moonriver_env.common.stats import wilson_interval
@@ -61,7 +63,7 @@ def match(agent: str, reference: str, config: Any, games: int, seed: int,
     players = config.num_players
     specs = [agent, reference] + ["greedy"] * (players - 2)
     result = run_tournament(specs, num_players=players, games=games, seed=seed,
-                            workers=workers, progress=False, config=config)
+                            workers=workers, progress=True, config=config)
     me = result.agents[0]
     ahead, together = head_to_head(specs, result.games)[agent][reference]
     low, high = wilson_interval(ahead, together)
@@ -70,6 +72,7 @@ def match(agent: str, reference: str, config: Any, games: int, seed: int,
             "ahead_ci": [low, high]}
 
 
+@main_of("equal_time.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="equal_time.py", description=__doc__.splitlines()[0])

@@ -30,13 +30,16 @@ index. Every pair of agents also gets a head-to-head matrix: the share of the ga
 played together in which the row agent finished ahead of the column agent (winner first, then
 by score; a tie counts half), which for two players is the row's win rate. Tables are spread
 over ``--workers`` processes, the slowest first; each finished table is saved under
-``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. It
-reports wall and CPU seconds (and the load average before and after, as the machine may be
-shared) and how long ``--games 1000`` would take at this run's pace. ``--backend`` names the
-implementation that plays the games (core by default, or as ``MOONRIVER_BACKEND`` says).
-Agents without search play the same games on both; the search agents run the same algorithms
-but draw their simulations from the core's own generator on the core, so their games (not
-their strength) differ, and ``--resume`` reuses only tables of the same backend.
+``--out``'s directory, and ``--resume`` reuses the saved tables of an interrupted run. On
+stderr it says what it will play when it starts, then every 10 s the games played so far, the
+minutes and an estimate of what remains, and a line per finished table; Ctrl-C stops it with
+one line (the finished tables stay saved). It reports wall and CPU seconds (and the load
+average before and after, as the machine may be shared) and how long ``--games 1000`` would
+take at this run's pace. ``--backend`` names the implementation that plays the games (core
+by default, or as ``MOONRIVER_BACKEND`` says). Agents without search play the same games on
+both; the search agents run the same algorithms but draw their simulations from the core's
+own generator on the core, so their games (not their strength) differ, and ``--resume``
+reuses only tables of the same backend.
 
 ``--write`` replaces the generated text between the ladder markers of ``docs/results.md``
 and of ``README.md`` (the markers must exist). Full results go to ``--out`` as JSON. Last
@@ -46,6 +49,7 @@ line: one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import hashlib
 import itertools
@@ -53,7 +57,9 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -67,6 +73,14 @@ from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
+from progress import (
+    EVERY,
+    INTERRUPTED,
+    Progress,
+    children_ignore_ctrl_c,
+    main_of,
+    watching,
+)
 
 import moonriver_env.moonriver.core as core_package
 import moonriver_env.moonriver.rules as engine_package
@@ -84,6 +98,7 @@ SUMMARY_MARKERS = ("<!-- ladder-summary:start -->", "<!-- ladder-summary:end -->
 TABLE_STRIDE = 1_000_000
 VARIANT_STRIDE = 1_000_000_000
 MAX_TABLES = VARIANT_STRIDE // TABLE_STRIDE  # tables of one variant, so that seeds stay apart
+PLAYING = "playing"  # the folder beside the saved tables where unfinished tables record games
 
 
 def variant_title(variant: str) -> str:
@@ -198,13 +213,23 @@ class Task(NamedTuple):
     backend: str = DEFAULT_BACKEND
 
 
+def records_dir(task: Task) -> str:
+    """Where the games of ``task`` are recorded while it plays: the progress lines count them
+    (the table's JSON keeps its outcomes; the folder goes once the table is saved)."""
+    return os.path.join(task.tables_dir, PLAYING, f"{task.variant}_table{task.index:03d}")
+
+
 def play_table(task: Task) -> dict[str, Any]:
     """Play one table (runs in a worker process), save it, and return its summary, outcomes,
     wall seconds and CPU seconds (of its worker process)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     config = variant_config(task.variant)
+    records = records_dir(task)
+    shutil.rmtree(records, ignore_errors=True)  # an interrupted run's games of this table
+    os.makedirs(records)
     result = run_tournament(list(task.specs), config.num_players, config.mode, task.games,
-                            task.seed, 1, progress=False, backend=task.backend, config=config)
+                            task.seed, 1, progress=False, records_dir=records,
+                            backend=task.backend, config=config)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     print(f"{task.variant} table {task.index}: {' '.join(task.specs)}: {task.games} games in "
           f"{seconds:.0f} s", file=sys.stderr, flush=True)
@@ -215,6 +240,36 @@ def play_table(task: Task) -> dict[str, Any]:
     path = table_path(task.tables_dir, task.variant, task.index)
     atomic_save(path, lambda fh: fh.write(json.dumps(table).encode()))  # --resume reads it
     return table
+
+
+def _play_numbered(item: tuple[int, Task]) -> tuple[int, dict[str, Any]]:
+    """``play_table`` of a numbered task, the number returned with it (tables finish in
+    any order)."""
+    return item[0], play_table(item[1])
+
+
+class Tally:
+    """Games this run has played: those of its finished tables and those recorded so far by
+    the tables still playing (the progress lines' count)."""
+
+    def __init__(self, todo: list[Task]) -> None:
+        self.todo, self.finished, self.lock = todo, set[Task](), threading.Lock()
+
+    def finish(self, task: Task) -> None:
+        """Count ``task`` as finished; its records go."""
+        with self.lock:
+            self.finished.add(task)
+            shutil.rmtree(records_dir(task), ignore_errors=True)
+
+    def count(self) -> tuple[int, str]:
+        """Games played so far, and the tables finished in words."""
+        with self.lock:
+            games = sum(task.games for task in self.finished)
+            for task in self.todo:
+                if task not in self.finished:
+                    with contextlib.suppress(OSError):  # not started yet
+                        games += len(os.listdir(records_dir(task)))
+            return games, f"{len(self.finished)}/{len(self.todo)} tables"
 
 
 def saved_table(task: Task) -> dict[str, Any] | None:
@@ -252,35 +307,72 @@ def seed_problem(variant: str, pool_size: int, seat_games: int) -> str | None:
     return None
 
 
-def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers: int,
-               tables_dir: str, resume: bool = False,
-               backend: str = DEFAULT_BACKEND) -> list[dict[str, Any]]:
-    """Play every table of every variant (tables spread over ``workers`` processes, the
-    slowest first) on the ``backend`` implementation; with ``resume``, tables already saved
-    in ``tables_dir`` are reused."""
+def ladder_tasks(pools: dict[str, list[str]], seat_games: int, seed: int, tables_dir: str,
+                 backend: str = DEFAULT_BACKEND) -> list[Task]:
+    """Every table of every variant, in the variants' order."""
     tasks, fingerprint = [], code_fingerprint()
     for variant, pool in pools.items():
         problem = seed_problem(variant, len(pool), seat_games)
         if problem is not None:
             raise ValueError(problem)
-    os.makedirs(tables_dir, exist_ok=True)
     for variant, pool in pools.items():
         players = variant_config(variant).num_players
         games = games_per_table(players, len(pool), seat_games)
         for t, specs in enumerate(itertools.combinations(pool, players)):
             tasks.append(Task(variant, t, specs, games, table_seed(seed, variant, t),
                               tables_dir, fingerprint, backend))
+    return tasks
+
+
+def play_tables(todo: list[Task], workers: int) -> list[dict[str, Any]]:
+    """Play ``todo`` (over ``workers`` processes, which leave Ctrl-C to this one), with a
+    progress line from the start and every ``EVERY`` seconds; on Ctrl-C the workers stop and
+    the games of unfinished tables are removed (finished tables stay saved)."""
+    if not todo:
+        return []
+    tally = Tally(todo)
+    progress = Progress("ladder.py", sum(task.games for task in todo), "games")
+    played: list[dict[str, Any]] = [{} for _ in todo]
+    try:
+        if workers == 1:
+            with watching(progress, tally.count):
+                for i, task in enumerate(todo):
+                    played[i] = play_table(task)
+                    tally.finish(task)
+        else:
+            with children_ignore_ctrl_c():
+                processes = multiprocessing.get_context("spawn").Pool(workers)
+            # leaving the block (at the end or on Ctrl-C) stops the workers
+            with processes, watching(progress, tally.count):
+                for i, table in processes.imap_unordered(_play_numbered, list(enumerate(todo)),
+                                                         chunksize=1):
+                    played[i] = table
+                    tally.finish(todo[i])
+    finally:
+        shutil.rmtree(os.path.dirname(records_dir(todo[0])), ignore_errors=True)
+    progress.update(*tally.count())
+    return played
+
+
+def run_ladder(pools: dict[str, list[str]], seat_games: int, seed: int, workers: int,
+               tables_dir: str, resume: bool = False,
+               backend: str = DEFAULT_BACKEND) -> list[dict[str, Any]]:
+    """Play every table of every variant (tables spread over ``workers`` processes, the
+    slowest first) on the ``backend`` implementation; with ``resume``, tables already saved
+    in ``tables_dir`` are reused."""
+    tasks = ladder_tasks(pools, seat_games, seed, tables_dir, backend)
+    os.makedirs(tables_dir, exist_ok=True)
     saved = {task: table for task in tasks
              if resume and (table := saved_table(task)) is not None}
     todo = sorted((task for task in tasks if task not in saved),
                   key=lambda task: -task.games * table_cost(task.specs))
     if saved:
         print(f"reusing {len(saved)} saved tables of {len(tasks)}", file=sys.stderr)
-    if workers == 1 or not todo:
-        played = [play_table(task) for task in todo]
-    else:
-        with multiprocessing.get_context("spawn").Pool(workers) as processes:
-            played = processes.map(play_table, todo, chunksize=1)
+    print(f"ladder.py: {sum(task.games for task in todo):,} games in {len(todo)} tables of "
+          f"{' '.join(pools)} on {workers} worker(s), a progress line every {EVERY:g} s; "
+          "Ctrl-C stops, the finished tables stay saved (--resume reuses them)",
+          file=sys.stderr, flush=True)
+    played = play_tables(todo, workers)
     tables = {**saved, **dict(zip(todo, played, strict=True))}
     runs = []
     for variant, pool in pools.items():
@@ -452,6 +544,7 @@ def command(args: argparse.Namespace) -> str:
     return " ".join(parts) + (" --write" if args.write else "")
 
 
+@main_of("ladder.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="ladder.py", description=__doc__.splitlines()[0])
@@ -520,8 +613,16 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(problem)
     load_before, start = os.getloadavg()[0], time.perf_counter()
     tables_dir = os.path.join(os.path.dirname(os.path.abspath(args.out)), "tables")
-    runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume,
-                      args.backend)
+    try:
+        runs = run_ladder(pools, args.games, args.seed, args.workers, tables_dir, args.resume,
+                          args.backend)
+    except KeyboardInterrupt:
+        tasks = ladder_tasks(pools, args.games, args.seed, tables_dir, args.backend)
+        kept = sum(saved_table(task) is not None for task in tasks)
+        print(f"ladder.py: interrupted (Ctrl-C); {kept} of {len(tasks)} tables saved in "
+              f"{tables_dir}, reused by the same command with --resume", file=sys.stderr,
+              flush=True)
+        return INTERRUPTED
     elapsed = time.perf_counter() - start
     host = {"cpu_model": machine()["cpu_model"], "load_before": load_before,
             "load_after": os.getloadavg()[0]}

@@ -23,11 +23,13 @@ import argparse
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 from typing import Any
 
 from machine import machine  # this script's directory is on sys.path
+from progress import main_of
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 OBSERVATIONS = ("float32", "compact")
@@ -87,6 +89,7 @@ def print_scaling(table: dict[str, dict[str, float]], threads: list[int], sizes:
                                     for c in cells))
 
 
+@main_of("many_core.py")
 def main() -> None:
     """Build (or take the current venv), measure, print the tables and one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -108,8 +111,9 @@ def main() -> None:
     if args.built is None and (args.build or not _core_importable()):
         python = build(args.venv)
         rest = [a for a in sys.argv[1:] if a != "--build"]
-        sys.exit(subprocess.run([str(python), __file__, *rest, "--built", str(args.venv)],
-                                check=False).returncode)
+        rerun = subprocess.Popen([str(python), __file__, *rest, "--built", str(args.venv)])
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the re-run answers Ctrl-C, in one line
+        sys.exit(rerun.wait())
     run(args, sizes, build_used=args.built or f"current ({sys.executable})")
 
 
@@ -146,4 +150,4 @@ def run(args: argparse.Namespace, sizes: list[int], build_used: str) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

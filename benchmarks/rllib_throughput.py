@@ -26,6 +26,7 @@ from typing import Any
 
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.rllib.train import RLlibTrainConfig, build_config, start_ray
+from progress import main_of
 
 
 def build(backend: str, runners: int, envs: int, args: argparse.Namespace) -> Any:
@@ -64,6 +65,7 @@ def one_round(algo: Any, batch: int) -> dict[str, float]:
             "round_s": time.perf_counter() - start}
 
 
+@main_of("rllib_throughput.py")
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print its figures, then one JSON line."""
     import ray

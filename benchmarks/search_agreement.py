@@ -26,6 +26,7 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import AZAgent, agent_weights, play_search_settings, shipped_path
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 from moonriver_env.training.variants import variant_config
+from progress import main_of
 
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.moonriver.core import Game
@@ -80,6 +81,7 @@ def share(agree: np.ndarray) -> dict[str, Any]:
     return {"agree": k / n, "ci": [low, high], "positions": n}
 
 
+@main_of("search_agreement.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="search_agreement.py",

@@ -22,6 +22,7 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.base import Agent
 from moonriver_env.agents.mcts import MCTSAgent
 from moonriver_env.agents.puct import PUCTAgent
+from progress import main_of
 
 from moonriver_env.moonriver.observation import LazyObservation
 from moonriver_env.moonriver.rules import Game, GameConfig
@@ -63,6 +64,7 @@ def count_simulations(agent: MCTSAgent | PUCTAgent) -> list[int]:
     return counter
 
 
+@main_of("search_speed.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -31,6 +31,7 @@ import tomllib
 from moonriver_env.training.fast.train import FastConfig, Runner  # isort: skip
 import torch  # isort: skip
 from machine import machine  # this script's directory is on sys.path  # isort: skip
+from progress import main_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "training", "configs", "fast_4p_base.toml")
@@ -62,6 +63,7 @@ def sb3_rate(seconds: float, out: str) -> float:
     return model.num_timesteps / (time.perf_counter() - start)
 
 
+@main_of("train_throughput.py")
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; the last printed line is JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

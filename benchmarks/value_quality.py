@@ -26,6 +26,7 @@ from machine import machine  # this script's directory is on sys.path
 from moonriver_env.agents.az import AZAgent, agent_weights
 from moonriver_env.training.az.selfplay import seat_outcome
 from moonriver_env.training.variants import variant_config
+from progress import Progress, main_of
 from search_agreement import SHIPPED, weights_path
 
 from moonriver_env.moonriver.core import Game
@@ -35,7 +36,9 @@ def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np
     """Per game: (observations, masks, player counts, outcomes by seat relative to the mover)."""
     agent = AZAgent(weights_path(player), deterministic=False, seed=seed)
     out = []
+    progress = Progress("value_quality.py", games, f"{variant} games played")
     for g in range(games):
+        progress.update(g)
         game = Game(variant_config(variant), seed=seed + g)
         obs, masks, movers = [], [], []
         while not game.is_over:
@@ -50,6 +53,7 @@ def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np
         outcome = np.stack([seat_outcome(game, m)[0] for m in movers])
         out.append((np.stack(obs), np.stack(masks), np.full(len(obs), game.num_players,
                                                              np.int32), outcome))
+    progress.update(games)
     return out
 
 
@@ -77,6 +81,7 @@ def quality(network: str, games: list[tuple[np.ndarray, ...]]) -> tuple[dict[str
             "top_winner_ci": hit[1:]}, np.array(losses)
 
 
+@main_of("value_quality.py")
 def main() -> None:
     p = argparse.ArgumentParser(prog="value_quality.py", description=__doc__.split("\n")[0])
     p.add_argument("--networks", nargs="+", default=[SHIPPED])
@@ -113,4 +118,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -8,7 +8,8 @@ For each variant (default: all 15, 2-4 players x the base game and Legends scena
 agent plays ``--games`` games against players - 1 copies of ``--opponent``, seats rotated
 (``run_tournament``), game g on seed ``seed + g`` in every variant. Per variant: the agent's
 win share (shared wins split) with its 95% Wilson interval, mean score and margin, and its
-gap to the base game at the same table size. A markdown table, then one JSON line.
+gap to the base game at the same table size. A markdown table, then one JSON line; a progress
+bar of each variant's games on stderr, and Ctrl-C stops it with one line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.tournament import run_tournament
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
+from progress import main_of
 
 
 def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
@@ -29,7 +31,7 @@ def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
     config = variant_config(variant)
     n = config.num_players
     result = run_tournament([agent] + [opponent] * (n - 1), num_players=n, games=games,
-                            seed=seed, workers=workers, progress=False, config=config)
+                            seed=seed, workers=workers, progress=True, config=config)
     me = result.agents[0]
     return {"variant": variant, "players": n, "games": me.games, "win": me.win_rate,
             "ci": [me.win_ci_low, me.win_ci_high], "score": me.mean_score,
@@ -50,6 +52,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@main_of("variants.py")
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(prog="variants.py", description=__doc__.splitlines()[0])

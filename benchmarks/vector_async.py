@@ -27,6 +27,7 @@ import time
 import numpy as np
 import torch
 from machine import machine
+from progress import main_of
 
 from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
 from moonriver_env.moonriver.batch.games import NUM_ACTIONS, BatchedGames
@@ -76,6 +77,7 @@ def run_async(net: torch.nn.Module, pool: AsyncBatchedGames, ready: list[BatchSt
     return time.perf_counter() - start, ready
 
 
+@main_of("vector_async.py")
 def main() -> None:
     """Time both loops in interleaved rounds; print a summary and a JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -139,4 +141,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -30,6 +30,7 @@ import time
 import numpy as np
 from env_throughput import run as pettingzoo_run  # this script's directory is on sys.path
 from machine import machine
+from progress import main_of
 
 from moonriver_env.moonriver.batch.games import BatchedGames
 from moonriver_env.moonriver.rules.config import GameConfig
@@ -151,6 +152,7 @@ def _print_table(results: dict[str, dict[str, float]]) -> None:
               f"{r['games_per_s']:>9,.1f} {r['vs_tictactoe_median']:>6.1f}x {vs:>7}")
 
 
+@main_of("vector_throughput.py")
 def main() -> None:
     """Time every configuration beside tictactoe_v3, interleaved; print a table and JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -175,4 +177,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

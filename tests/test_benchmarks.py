@@ -3,27 +3,42 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from tests.helpers import HANG_GUARD
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.stem != "machine")
+HELPERS = ("machine", "progress")  # modules the scripts share, not benchmarks themselves
+SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.stem not in HELPERS)
+
+
+def _helper(name: str):
+    """One of the shared modules of benchmarks/."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def machine():
     """The benchmarks/machine.py module."""
-    spec = importlib.util.spec_from_file_location("machine", BENCHMARKS / "machine.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _helper("machine")
+
+
+@pytest.fixture(scope="module")
+def progress():
+    """The benchmarks/progress.py module."""
+    return _helper("progress")
 
 
 def test_machine_names_the_cpu_and_torchs_settings(machine) -> None:
@@ -52,6 +67,60 @@ def test_machine_reports_the_threads_a_benchmark_set(machine) -> None:
 def test_every_benchmark_puts_the_machine_in_its_json_line(script: pathlib.Path) -> None:
     text = script.read_text()
     assert "from machine import machine" in text and '"machine": ' in text
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_every_benchmark_stops_on_ctrl_c_with_one_line(script: pathlib.Path) -> None:
+    text = script.read_text()
+    assert f'@main_of("{script.name}")\ndef main(' in text
+    assert text.rstrip().endswith("raise SystemExit(main())")
+
+
+def test_ctrl_c_is_one_line_and_status_130(progress, capsys) -> None:
+    @progress.main_of("slow.py")
+    def main(argv: list[str] | None = None) -> int:
+        raise KeyboardInterrupt
+
+    assert main([]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "slow.py: interrupted (Ctrl-C)\n" and captured.out == ""
+    assert progress.main_of("quick.py")(lambda: None)() == 0
+
+
+def test_progress_lines_say_the_minutes_so_far_and_what_remains(progress) -> None:
+    clock = iter([0.0, 0.0, 5.0, 12.0, 13.0, 60.0, 60.5])
+    stream = io.StringIO()
+    bar = progress.Progress("ladder.py", 120, "games", every=10, stream=stream,
+                            clock=lambda: next(clock))
+    bar.update(0)  # at once: nothing done yet, no estimate
+    bar.update(3)  # 5 s later: not due
+    bar.update(6, "1/4 tables")  # 12 s: due; 6 of 120 in 12 s, 114 more at that pace
+    bar.update(7)  # 13 s: not due
+    bar.update(120)  # 60 s: the end
+    bar.update(120)  # shown once
+    assert stream.getvalue().splitlines() == [
+        "ladder.py: 0/120 games, 0.0 min",
+        "ladder.py: 6/120 games, 1/4 tables, 0.2 min, about 3.8 min left",
+        "ladder.py: 120/120 games, 1.0 min, about 0.0 min left"]
+
+
+def test_a_long_benchmark_shows_progress_from_the_start_and_stops_on_ctrl_c(tmp_path) -> None:
+    proc = subprocess.Popen([sys.executable, str(BENCHMARKS / "value_quality.py"), "--variants",
+                             "2p-base", "--games", "100000"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal)
+    try:
+        first = proc.stderr.readline()
+        assert first == "value_quality.py: 0/100,000 2p-base games played, 0.0 min\n", (
+            first, proc.communicate(timeout=HANG_GUARD))
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and out == ""
+    assert err.splitlines()[-1] == "value_quality.py: interrupted (Ctrl-C)", err
+    assert "Traceback" not in err
 
 
 def test_a_benchmark_run_ends_with_the_machine(tmp_path) -> None:

@@ -7,7 +7,10 @@ import argparse
 import importlib.util
 import itertools
 import json
+import os
 import pathlib
+import signal
+import subprocess
 import sys
 import types
 
@@ -15,6 +18,7 @@ import pytest
 from moonriver_env.training.tournament import run_tournament
 
 from moonriver_env.moonriver.rules import GameConfig
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
 
 LADDER = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "ladder.py"
 
@@ -213,8 +217,19 @@ def test_a_tiny_ladder_plays_resumes_and_reports(ladder, tmp_path, capsys) -> No
     argv = ["--games", "3", "--mcts", "1", "2", "--search", "2", "--az-search", "2",
             "--variants", "2p-base", "--out", str(out)]
     assert ladder.main(argv) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
     first = printed.strip().splitlines()[-1]
+    # stderr: what it plays, at once; progress lines from the start; one line per table
+    said = captured.err.splitlines()
+    assert said[0] == ("ladder.py: 28 games in 28 tables of 2p-base on 1 worker(s), a progress "
+                       "line every 10 s; Ctrl-C stops, the finished tables stay saved "
+                       "(--resume reuses them)")
+    assert said[1] == "ladder.py: 0/28 games, 0/28 tables, 0.0 min"  # before any table ends
+    assert said[-1].startswith("ladder.py: 28/28 games, 28/28 tables, ")
+    assert said[-1].endswith(" min, about 0.0 min left")
+    assert sum(" table " in line for line in said) == 28
+    assert not (tmp_path / "tables" / "playing").exists()  # the games counted meanwhile
     assert "CPU-minutes on 1 worker(s)" in printed and "load average" in printed
     assert "games played by the `core` backend" in printed
     saved = json.loads(next((tmp_path / "tables").glob("*.json")).read_text())
@@ -306,3 +321,29 @@ def test_write_replaces_only_the_ladder_sections(ladder, tmp_path, monkeypatch, 
     assert readme.startswith("intro\n<!-- ladder-summary:start -->\nLadder (`python benchmarks/")
     assert "- 2p-legends-1, " in readme and "- 4p-legends-2, " in readme
     assert readme.endswith("<!-- ladder-summary:end -->\nend\n") and "\nold\n" not in readme
+
+
+def test_ctrl_c_stops_the_workers_with_one_line_and_keeps_the_finished_tables(tmp_path) -> None:
+    out = tmp_path / "ladder.json"
+    proc = subprocess.Popen([sys.executable, str(LADDER), "--games", "100000", "--mcts", "1",
+                             "--search", "1", "--az-search", "1", "--variants", "2p-base",
+                             "--workers", "2", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=ctrl_c_as_in_a_terminal)
+    try:
+        said = []
+        while not said or not said[-1].startswith("ladder.py: 0/"):  # the workers started
+            said.append(proc.stderr.readline())
+            assert said[-1], (said, proc.communicate(timeout=HANG_GUARD))
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the workers get it too
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert said[0].startswith("ladder.py: 350,007 games in 21 tables of 2p-base on 2 worker")
+    assert "Traceback" not in err and proc.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    assert last == (f"ladder.py: interrupted (Ctrl-C); 0 of 21 tables saved in "
+                     f"{tmp_path / 'tables'}, reused by the same command with --resume")
+    assert all(line.startswith("ladder.py: ") for line in err.strip().splitlines())
+    assert not (tmp_path / "tables" / "playing").exists() and not out.exists()
