@@ -20,7 +20,7 @@ from moonriver_env.moonriver.rules.record import record_start
 from moonriver_env.moonriver.rules.text import cell_key
 
 
-def load_record(path: str) -> dict:
+def load_record(path: str) -> dict[str, Any]:
     """A record file's JSON; a truncated or non-JSON file is a ValueError naming the file."""
     with open(path, "rb") as fh:
         data = fh.read()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import numpy as np
 from moonriver_env.training.atomic import atomic_save
@@ -21,7 +22,7 @@ def npz_path(dst: str) -> str:
     return dst if dst.endswith(".npz") else dst + ".npz"
 
 
-def export(src: str, dst: str, note: str = "") -> dict:
+def export(src: str, dst: str, note: str = "") -> dict[str, Any]:
     """Write the float32 arrays of the network plus a JSON ``__meta__`` entry; returns meta."""
     net, meta = load_net(src)
     meta = {k: v for k, v in meta.items() if k != "config"} | {

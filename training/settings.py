@@ -43,7 +43,7 @@ def read_settings(path: str) -> dict[str, Any]:
     return values
 
 
-def _is(kind: str, value: Any) -> bool:
+def _is(kind: str, value: object) -> bool:
     """Whether ``value`` is of a setting's plain type (ints pass as floats, bools never as
     numbers)."""
     if kind in ("int", "float") and isinstance(value, bool):

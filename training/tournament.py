@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from moonriver_env.agents.registry import make_agent
 
@@ -26,6 +26,7 @@ from moonriver_env.common.view import LazyObservation
 from moonriver_env.moonriver.backend import DEFAULT_BACKEND, check_backend
 
 GAMES = ("moonriver", "circles")
+T = TypeVar("T")  # one game's task
 
 
 @dataclass
@@ -203,15 +204,15 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
                             games=outcomes)
 
 
-def run_games(tasks: list, play: Callable[[Any], dict[str, Any]], init: Callable[..., None],
-              initargs: tuple, workers: int, progress: bool,
+def run_games(tasks: Sequence[T], play: Callable[[T], dict[str, Any]],
+              init: Callable[..., None], initargs: tuple[object, ...], workers: int, progress: bool,
               chunksize: int) -> list[dict[str, Any]]:
     """Outcomes of ``play(task)`` for every task, here or in a spawned pool (``init`` sets up
     each worker), in the order they finish, with a progress bar."""
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")
-    out = []
+    out: list[dict[str, Any]] = []
     if workers <= 1:
         init(*initargs)
         for task in tasks:

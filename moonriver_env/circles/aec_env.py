@@ -88,7 +88,7 @@ class raw_env(TableAECEnv[CirclesGame]):  # lower-case name: the PettingZoo conv
         self.game: CirclesGame | None = None
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
         seed = check_seed(seed)
         if seed is not None:

@@ -41,12 +41,12 @@ ITEMS = ("shovel", "ticket", "wagon")  # shop items; stock, prices and holdings 
 SHOVEL, TICKET, WAGON = range(3)
 
 
-def _positive_int(name: str, value: Any, low: int = 0) -> None:
+def _positive_int(name: str, value: object, low: int = 0) -> None:
     if type(value) is not int or value < low:
         raise ValueError(f"CirclesConfig.{name} must be an integer >= {low}, got {value!r}")
 
 
-def _int_tuple(name: str, value: Any, length: int | None, low: int) -> tuple[int, ...]:
+def _int_tuple(name: str, value: object, length: int | None, low: int) -> tuple[int, ...]:
     if isinstance(value, list):
         value = tuple(value)
     if (not isinstance(value, tuple) or any(type(v) is not int or v < low for v in value)

@@ -16,13 +16,18 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
 from moonriver_env.common.cli import require
+from moonriver_env.common.contract import ActionMask
 from moonriver_env.common.gym import GameT, TableGameMixin
+from moonriver_env.common.view import Encoder, View
 
 
-class TableAECEnv(TableGameMixin[GameT], AECEnv):
+class TableAECEnv(TableGameMixin[GameT], AECEnv):  # type: ignore[misc]  # pettingzoo: untyped
     """AEC plumbing of a table game: one agent per player, a flat observation and a mask."""
 
-    def _init_table(self, num_players: int, views: Mapping[str, Any], obs_size: int,
+    encoder: Encoder[GameT]
+    _no_moves: ActionMask
+
+    def _init_table(self, num_players: int, views: Mapping[str, View], obs_size: int,
                     obs_high: float, num_actions: int) -> None:
         """Agents, spaces (observation vector and action mask), the generator; no game yet."""
         self._views = views
@@ -33,18 +38,18 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
             "action_mask": gymnasium.spaces.Box(0, 1, (num_actions,), np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces: dict[str, gymnasium.spaces.Space] = {
+        self.action_spaces: dict[str, gymnasium.spaces.Discrete[np.int64]] = {
             a: gymnasium.spaces.Discrete(num_actions)
                               for a in self.possible_agents}
         self.np_random, _ = seeding.np_random(None)
         self.game = None
 
     # ------------------------------------------------------------------ API
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space:
+    def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
         """Observation space of an agent (the same for all)."""
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> gymnasium.spaces.Space:
+    def action_space(self, agent: str) -> gymnasium.spaces.Discrete[np.int64]:
         """Action space of an agent (the same for all)."""
         return self.action_spaces[agent]
 
@@ -99,7 +104,7 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):
             raise RuntimeError("the game is over and every agent has left; call reset()")
         return game
 
-    def _deciding_game(self, action: Any) -> GameT | None:
+    def _deciding_game(self, action: object) -> GameT | None:
         """The game the selected agent decides in; None when that agent is done (its step
         with None was taken: PettingZoo's dead step)."""
         game = self._step_game()

@@ -48,9 +48,9 @@ class TableGame(Protocol):
         """Read-only int8 mask over the whole action enumeration (zeros once over)."""
         ...
 
-    def apply(self, action: Any) -> None:
-        """Play one decision (an id or a structured action); illegal: IllegalActionError,
-        state unchanged."""
+    def apply(self, action: int) -> None:
+        """Play one decision by its id (a game's own contract may take its structured actions
+        too); illegal: IllegalActionError, state unchanged."""
         ...
 
     def clone(self) -> TableGame:
@@ -61,7 +61,7 @@ class TableGame(Protocol):
         """Redraw, in place and from ``rng``, what the players cannot see."""
         ...
 
-    def scores(self) -> Sequence[Any]:
+    def scores(self) -> Sequence[object]:
         """Final scores per player (the game's own kind of score); the game must be over."""
         ...
 

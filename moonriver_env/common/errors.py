@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 
-def _rebuild(cls: type[BaseException], args: tuple[Any, ...],
-             state: dict[str, Any]) -> BaseException:
+def _rebuild(cls: type[BaseException], args: tuple[object, ...],
+             state: dict[str, object]) -> BaseException:
     """An exception of ``cls`` with these ``args`` and attributes, without calling __init__."""
     exc = cls.__new__(cls, *args)
     exc.args = args
@@ -29,7 +29,9 @@ class _CopyOnCall(type):
     ``__init__``: Gymnasium's ``AsyncVectorEnv`` re-raises a worker's error as
     ``type(exc)(exc)``, which would otherwise fail on a custom ``__init__``."""
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+    # Any: a metaclass __call__ returning a declared type would replace each subclass's own
+    # constructor signature and result in mypy's eyes.
+    def __call__(cls, *args: object, **kwargs: object) -> Any:
         """A copy for ``cls(exc)``; otherwise the usual construction."""
         if len(args) == 1 and not kwargs and isinstance(args[0], cls):
             return _rebuild(cls, args[0].args, dict(args[0].__dict__))
@@ -41,7 +43,7 @@ class PicklableError(metaclass=_CopyOnCall):
     than the message: pickling keeps the type, the message (``args``) and the attributes, and
     ``type(exc)(exc)`` is a copy of ``exc``."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         """Rebuild from type, args and attributes; ``__init__`` is not called again."""
         args = self.args  # type: ignore[attr-defined]  # the exception base's
         return (_rebuild, (type(self), args, dict(self.__dict__)))
@@ -50,7 +52,7 @@ class PicklableError(metaclass=_CopyOnCall):
 class IllegalActionError(PicklableError, ValueError):
     """An action that is not legal now; names the action, the reason and the legal actions."""
 
-    def __init__(self, action: Any, reason: str, legal: list[str] | None = None) -> None:
+    def __init__(self, action: object, reason: str, legal: list[str] | None = None) -> None:
         self.action = action
         self.reason = reason
         self.legal = legal or []

@@ -22,10 +22,10 @@ class RecordedGame:
         """An independent copy (each engine writes its own)."""
         raise NotImplementedError
 
-    def _chance(self, event: str, **payload: Any) -> None:
+    def _chance(self, event: str, **payload: object) -> None:
         self._history.append({"type": "chance", "event": event, **payload})
 
-    def __deepcopy__(self: G, memo: dict) -> G:
+    def __deepcopy__(self: G, memo: dict[int, object]) -> G:
         g = self.clone()
         g.rng = copy.deepcopy(self.rng, memo)
         return g
@@ -33,14 +33,17 @@ class RecordedGame:
     def to_record(self, include_seed: bool = False) -> dict[str, Any]:
         """JSON-serialisable record of the game so far; the seed is left out (null) while the
         game runs, unless ``include_seed`` (to resume it later)."""
-        return import_module(self.RECORD_MODULE).to_record(self, include_seed)
+        record: dict[str, Any] = import_module(self.RECORD_MODULE).to_record(self, include_seed)
+        return record
 
     @classmethod
     def from_record(cls: type[G], record: dict[str, Any], verify: bool = True) -> G:
         """Replay a record to the same state (checked unless ``verify`` is False); a record
         without its seed raises ValueError."""
-        return import_module(cls.RECORD_MODULE).from_record(record, verify=verify)
+        game: G = import_module(cls.RECORD_MODULE).from_record(record, verify=verify)
+        return game
 
     def table_text(self) -> str:
         """The whole table as readable text."""
-        return import_module(self.TEXT_MODULE).table_text(self)
+        text: str = import_module(self.TEXT_MODULE).table_text(self)
+        return text

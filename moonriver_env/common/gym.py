@@ -8,8 +8,8 @@ reward shaping.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Protocol, TypeVar
 
 import gymnasium
 import numpy as np
@@ -22,6 +22,16 @@ from .view import Encoder, LazyObservation
 
 ILLEGAL_POLICIES = ("raise", "penalty")
 GameT = TypeVar("GameT", bound=TableGame)
+GameT_contra = TypeVar("GameT_contra", bound=TableGame, contravariant=True)
+ActionId = int | np.integer  # what a step takes: a Python or numpy integer id
+
+
+class Opponent(Protocol[GameT_contra]):
+    """What plays an opponent's seat: an action id for the game and the player's observation."""
+
+    def act(self, game: GameT_contra, observation: Mapping[str, np.ndarray]) -> int:
+        """The chosen action id."""
+        ...
 
 
 class UniformOpponent:
@@ -29,10 +39,10 @@ class UniformOpponent:
 
     name = "random"
 
-    def __init__(self, env: gymnasium.Env) -> None:
+    def __init__(self, env: gymnasium.Env[np.ndarray, ActionId]) -> None:
         self.env = env
 
-    def act(self, game: Any, observation: dict[str, np.ndarray]) -> int:
+    def act(self, game: TableGame, observation: Mapping[str, np.ndarray]) -> int:
         legal = observation["action_mask"].view(np.bool_).nonzero()[0]
         return int(legal[self.env.np_random.integers(legal.size)])
 
@@ -65,7 +75,7 @@ class TableGameMixin(Generic[GameT]):
         return self.game
 
 
-class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
+class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
     """One learner in a seat of a table game; the other seats are played by opponents."""
 
     # how a callable opponent f(observation) -> id is wrapped into an agent
@@ -73,12 +83,12 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
     config: Any
     render_mode: str | None
     fixed_seat: int | None
-    opponents: list[Any]
+    opponents: list[Opponent[GameT]]
     seat: int
     illegal: str  # an ILLEGAL_POLICIES entry
     illegal_penalty: float
-    encoder: Encoder
-    action_space: gymnasium.spaces.Discrete
+    encoder: Encoder[GameT]
+    action_space: gymnasium.spaces.Discrete[np.int64]
     _episode_over = False  # True from the episode's last step (game over or penalty) to reset
 
     def _live_game(self) -> GameT:
@@ -89,14 +99,16 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
             raise RuntimeError("the episode is over; call reset()")
         return game
 
-    def _opponents(self, spec: Any, count: int) -> list[Any]:
+    def _opponents(self, spec: object, count: int) -> list[Opponent[GameT]]:
         if spec is None:
             return [UniformOpponent(self) for _ in range(count)]
-        many = isinstance(spec, Sequence) and not isinstance(spec, (str, bytes))
-        items = list(spec) if many else [spec] * count  # a name: one agent per seat
+        if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes)):
+            items = list(spec)
+        else:
+            items = [spec] * count  # a name: one agent per seat
         if len(items) != count:
             raise ValueError(f"opponents: expected one per opponent ({count}), got {len(items)}")
-        out = []
+        out: list[Opponent[GameT]] = []
         for item in items:
             if isinstance(item, str):
                 raise TypeError(f"opponent {item!r:.40} is an agent name: the environment takes "
@@ -164,7 +176,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
         self._episode_over = False
         return self._observe(), self._info()
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: ActionId) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponents' until the learner's next turn."""
         game = self._live_game()
         try:
@@ -196,7 +208,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env):
             return np.frombuffer(bytes(int(self.action_space.n)), dtype=np.int8)
         return game.legal_mask()
 
-    def notify_opponents(self, method: str, *args: Any) -> None:
+    def notify_opponents(self, method: str, *args: object) -> None:
         """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,
         through ``VecEnv.env_method("notify_opponents", "add_snapshot", path)``)."""
         for opponent in self.opponents:

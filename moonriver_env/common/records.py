@@ -3,15 +3,30 @@ replaying decisions and checking that a replay reaches the same record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
+from .contract import TableGame
 from .errors import IllegalActionError
 
-G = TypeVar("G")
+G = TypeVar("G", bound=TableGame)
 
 
-def record_seed(game: Any, include_seed: bool) -> int | None:
+class SeededGame(Protocol):
+    """A game that knows its seed and whether it is over (what a record's seed depends on)."""
+
+    @property
+    def seed(self) -> int:
+        """The seed the game was built from."""
+        ...
+
+    @property
+    def is_over(self) -> bool:
+        """True once the game has ended."""
+        ...
+
+
+def record_seed(game: SeededGame, include_seed: bool) -> int | None:
     """The seed a record may show: the game's once it is over or when asked for, else None.
 
     The seed rebuilds every draw of the game, the hidden ones too (Moon River's box and pile
@@ -25,7 +40,7 @@ def record_seed(game: Any, include_seed: bool) -> int | None:
 
 def require_seed(record: dict[str, Any]) -> int:
     """A record's seed, else a ValueError saying why a record may lack it and how to keep it."""
-    seed = record.get("seed")
+    seed: int | None = record.get("seed")
     if seed is None:
         raise ValueError("record has no seed, so the game cannot be rebuilt: the record of a "
                          "game still running leaves the seed out (it would reveal the hidden "
@@ -33,7 +48,7 @@ def require_seed(record: dict[str, Any]) -> int:
     return seed
 
 
-def check_fields(record: dict[str, Any], required: dict[str, type]) -> None:
+def check_fields(record: Mapping[str, object], required: dict[str, type]) -> None:
     """Each required field present with its type (never a bool), else a ValueError."""
     for key, kind in required.items():
         if not isinstance(record.get(key), kind) or isinstance(record.get(key), bool):
@@ -41,7 +56,8 @@ def check_fields(record: dict[str, Any], required: dict[str, type]) -> None:
                              f"got {record.get(key)!r:.60}")
 
 
-def replay_decisions(game: Any, events: list[Any], kinds: tuple[str, ...]) -> None:
+def replay_decisions(game: TableGame, events: Sequence[object],
+                     kinds: tuple[str, ...]) -> None:
     """Apply a record's decisions (not the automatic ones) to ``game``, in order; an event of
     another kind than ``kinds``, a malformed or out-of-turn decision or an illegal action
     raises ValueError naming the event."""
@@ -63,7 +79,7 @@ def replay_decisions(game: Any, events: list[Any], kinds: tuple[str, ...]) -> No
             raise ValueError(f"record event {i} does not replay: {exc}") from None
 
 
-def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
+def check_replay(replayed: Mapping[str, object], record: Mapping[str, object]) -> None:
     """The replay's record equals ``record`` field for field, else a ValueError naming the
     fields that differ."""
     differ = sorted(k for k in set(replayed) | set(record) if replayed.get(k) != record.get(k))
@@ -71,7 +87,7 @@ def check_replay(replayed: dict[str, Any], record: dict[str, Any]) -> None:
         raise ValueError(f"record does not replay: its {differ} differ from the replay")
 
 
-def rebuild(record: Any, *, game: str, fmt: str, versions: Sequence[int],
+def rebuild(record: object, *, game: str, fmt: str, versions: Sequence[int],
             required: dict[str, type], build: Callable[[dict[str, Any], int], G],
             kinds: tuple[str, ...], rewrite: Callable[[G, int], dict[str, Any]],
             verify: bool) -> G:

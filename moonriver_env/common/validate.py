@@ -4,8 +4,9 @@ allowed."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 _C = TypeVar("_C", bound="DataclassInstance")  # a config dataclass
 
 
-def config_from_dict(cls: type[_C], d: dict[str, Any]) -> _C:
+def config_from_dict(cls: type[_C], d: Mapping[str, object]) -> _C:
     """A config dataclass from its fields by name; an unknown key is a ValueError listing the
     allowed ones."""
     known = {f.name for f in fields(cls)}
@@ -28,7 +29,7 @@ def config_from_dict(cls: type[_C], d: dict[str, Any]) -> _C:
     return cls(**d)
 
 
-def action_id(action: Any, num_actions: int) -> int:
+def action_id(action: object, num_actions: int) -> int:
     """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
 
     Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
@@ -44,7 +45,7 @@ def action_id(action: Any, num_actions: int) -> int:
                              "(int or numpy integer; not bool, float or str)")
 
 
-def game_seed(seed: Any) -> int:
+def game_seed(seed: object) -> int:
     """A game's seed: a non-negative integer (numpy integers too, never bool), or fresh entropy
     (63 bits) for None."""
     if seed is None:
@@ -56,7 +57,7 @@ def game_seed(seed: Any) -> int:
     return int(seed)
 
 
-def check_seed(seed: Any) -> int | None:
+def check_seed(seed: object) -> int | None:
     """A reset seed: None or a non-negative integer (numpy integers too, never bool)."""
     if seed is None:
         return None
@@ -65,7 +66,7 @@ def check_seed(seed: Any) -> int | None:
     raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
 
 
-def check_time_limit(time_limit: Any) -> float:
+def check_time_limit(time_limit: object) -> float:
     """A search's cap on the seconds of one decision (0: none), whatever its budget in
     simulations or seconds; anything but a finite number >= 0 is a ValueError."""
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer,

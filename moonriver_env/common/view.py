@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -15,6 +15,8 @@ from .contract import ActionMask, TableGame
 _NO_MOVES: dict[int, ActionMask] = {}
 
 ViewSpec = tuple[str, tuple[int, ...], str]  # name, shape, doc
+G = TypeVar("G", bound=TableGame)
+G_contra = TypeVar("G_contra", bound=TableGame, contravariant=True)
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,10 @@ def layout(specs: Sequence[ViewSpec]) -> dict[str, View]:
     return views
 
 
-class Encoder(Protocol):
+class Encoder(Protocol[G_contra]):
     """Writes a player's observation vector of a game."""
 
-    def encode(self, game: Any, player: int) -> np.ndarray:
+    def encode(self, game: G_contra, player: int) -> np.ndarray:
         """The observation vector of ``player``."""
         ...
 
@@ -54,11 +56,11 @@ def no_moves(width: int) -> ActionMask:
     return mask
 
 
-class LazyObservation(Mapping):
+class LazyObservation(Mapping[str, np.ndarray], Generic[G]):
     """``{"observation", "action_mask"}`` of a player, the vector encoded only when read; the
     mask of a player not to act is all zeros, as wide as the game's own mask."""
 
-    def __init__(self, encoder: Encoder, game: TableGame, player: int) -> None:
+    def __init__(self, encoder: Encoder[G], game: G, player: int) -> None:
         self._encoder, self._game, self._player = encoder, game, player
         self._mask = game.legal_mask() if game.current_player == player else None
         self._vector: np.ndarray | None = None

@@ -10,7 +10,7 @@ from .errors import IllegalActionError
 from .validate import action_id
 
 
-class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):
+class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):  # type: ignore[misc]  # untyped
     """PettingZoo's out-of-space check, strict: a value that is not an id raises."""
 
     # A value that is not an integer id of the action space raises IllegalActionError (state

@@ -98,12 +98,12 @@ def wrapped_env_chain(**kwargs: Any) -> AECEnv:
     return stock_chain(raw_env(**kwargs), ILLEGAL_REWARD)
 
 
-def action_id(action: Any, num_actions: int = NUM_ACTIONS) -> int:
+def action_id(action: object, num_actions: int = NUM_ACTIONS) -> int:
     """Moon River's :func:`moonriver_env.common.validate.action_id` (ids 0..2709 by default)."""
     return action if type(action) is int else _action_id(action, num_actions)
 
 
-def check_number(name: str, value: Any, hint: str) -> None:
+def check_number(name: str, value: object, hint: str) -> None:
     """A finite int or float (not bool), else a ValueError saying what is allowed."""
     if (not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool)
             or not math.isfinite(value)):
@@ -177,7 +177,7 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
         self.game: MoonRiverGame | None = None
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game; a seed reseeds the env's generator, which seeds every game."""
         seed = check_seed(seed)
         if seed is not None:
@@ -271,7 +271,7 @@ class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game (see ``raw_env.reset``)."""
         self._has_reset = True
         self._has_updated = True
@@ -354,4 +354,5 @@ class _OrderedIterator(AECIterator):
         self.iters_til_term -= 1
         assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
         env._has_updated = False
-        return env.agent_selection
+        agent: str = env.agent_selection
+        return agent

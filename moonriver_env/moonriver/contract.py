@@ -51,37 +51,37 @@ class RanchView(Protocol):
         ...
 
     @property
-    def kind(self) -> npt.NDArray[Any]:
+    def kind(self) -> npt.NDArray[np.integer]:
         """Plot kind id per cell (-1: empty)."""
         ...
 
     @property
-    def cows(self) -> npt.NDArray[Any]:
+    def cows(self) -> npt.NDArray[np.integer]:
         """Cows per cell."""
         ...
 
     @property
-    def partner(self) -> npt.NDArray[Any]:
+    def partner(self) -> npt.NDArray[np.integer]:
         """Partner token id per cell (-1: none)."""
         ...
 
     @property
-    def face(self) -> npt.NDArray[Any]:
+    def face(self) -> npt.NDArray[np.integer]:
         """Face of the partner per cell (-1: none)."""
         ...
 
     @property
-    def plot(self) -> npt.NDArray[Any]:
+    def plot(self) -> npt.NDArray[np.integer]:
         """Plot id per cell (bonus tile t: -2 - t; -1: empty)."""
         ...
 
     @property
-    def terrain(self) -> npt.NDArray[Any]:
+    def terrain(self) -> npt.NDArray[np.integer]:
         """Terrain per cell (-1: empty)."""
         ...
 
     @property
-    def label(self) -> npt.NDArray[Any]:
+    def label(self) -> npt.NDArray[np.integer]:
         """Territory label per cell (-1: none)."""
         ...
 
@@ -295,6 +295,11 @@ class MoonRiverGame(TableGame, Protocol):
 
     def legal_actions(self) -> list[Action]:
         """Structured legal actions of the current player."""
+        ...
+
+    def apply(self, action: Action | int) -> None:
+        """Play one decision, an id or a structured action; illegal: IllegalActionError,
+        state unchanged."""
         ...
 
     def running_scores(self) -> list[ScoreBreakdown]:

@@ -11,7 +11,7 @@ never appears; their remaining counts do. docs/observation.md is generated from 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 if TYPE_CHECKING:  # the reference engine's game, which this encoder reads (its observe uses it)
     from moonriver_env.moonriver.rules.game import Game
+    from moonriver_env.moonriver.rules.ranch import Ranch
 
 MAX_PLAYERS = 4
 NUM_ROUNDS = 24  # rounds of a game with the standard 96-plot box
@@ -120,7 +121,7 @@ PART_CACHE_SIZE = 4096  # seat and partner parts of observations (under 1 kB eac
 class _Tables:
     """Lookup tables of one set of game data, in the shapes the encoder reads."""
 
-    def __init__(self, data) -> None:
+    def __init__(self, data: GameData) -> None:
         self.data = data  # held so that id(data) stays unique while cached
         kinds = len(data.kinds)
         # Plot features per plot id (reserve slots and column positions).
@@ -162,11 +163,11 @@ class ObservationEncoder:
         self.size = OBSERVATION_SIZE
         self._offsets = {name: v.start for name, v in self.views.items()}
         self._static: dict[int, _Tables] = {}
-        self._bases: dict[tuple, np.ndarray] = {}
-        self._cell_tables: dict[tuple, tuple[object, np.ndarray]] = {}
-        self._last_game: tuple = (None, None, {})
-        self._seat_parts: dict[tuple, np.ndarray] = {}
-        self._partner_parts: dict[tuple, tuple[np.ndarray, tuple[float, ...]]] = {}
+        self._bases: dict[tuple[object, ...], np.ndarray] = {}
+        self._cell_tables: dict[tuple[object, ...], tuple[object, np.ndarray]] = {}
+        self._last_game: tuple[Game, _Tables, dict[int, np.ndarray]] | None = None
+        self._seat_parts: dict[tuple[object, ...], np.ndarray] = {}
+        self._partner_parts: dict[tuple[object, ...], tuple[np.ndarray, tuple[float, ...]]] = {}
 
     def view(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The named view of an observation vector, reshaped."""
@@ -203,7 +204,7 @@ class ObservationEncoder:
         return base
 
     def _ranch_entry(self, game: Game, player: int, tables: _Tables,
-                     key: tuple) -> tuple[np.ndarray, float]:
+                     key: tuple[object, ...]) -> tuple[np.ndarray, float]:
         """Compute and keep in ``derived[key]`` one ranch's (flat planes, score / SCORE_SCALE)."""
         ranch = game.ranches[player]
         # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
@@ -219,7 +220,7 @@ class ObservationEncoder:
                                       game.running_score(player).total / SCORE_SCALE)
         return entry
 
-    def _cell_table(self, ranch, tables: _Tables) -> np.ndarray:
+    def _cell_table(self, ranch: Ranch, tables: _Tables) -> np.ndarray:
         """(C, cells x (kinds + 1)) channels of every cell of a board holding every kind.
 
         Column ``cell * (kinds + 1) + kind + 1`` is what the empty board shows on that cell
@@ -250,7 +251,7 @@ class ObservationEncoder:
         writes from cached index arrays.
         """
         last = self._last_game  # (game, tables, base per viewer) of the game encoded last
-        if last[0] is not game:
+        if last is None or last[0] is not game:
             last = self._last_game = (game, self._tables(game), {})
         tables = last[1]
         base = last[2].get(viewer)
@@ -266,7 +267,7 @@ class ObservationEncoder:
         key = ("observation", game.scenario)
         for i, p in enumerate(rel):
             ranch = ranches[p]
-            entry = ranch.derived.get(key)
+            entry = cast("tuple[np.ndarray, float] | None", ranch.derived.get(key))
             if entry is None:
                 entry = self._ranch_entry(game, p, tables, key)
             planes.append(entry[0])
@@ -322,7 +323,7 @@ class ObservationEncoder:
             *scores]
         return out
 
-    def _seat_part(self, game: Game, viewer: int, key: tuple) -> np.ndarray:
+    def _seat_part(self, game: Game, viewer: int, key: tuple[object, ...]) -> np.ndarray:
         """Indices of the ones of the column owners and turn order seen by ``viewer``."""
         to_rel = _TO_REL[len(game.ranches)][viewer]
         ones = []
@@ -341,7 +342,7 @@ class ObservationEncoder:
         return part
 
     def _partner_part(self, game: Game, tables: _Tables,
-                      key: tuple) -> tuple[np.ndarray, tuple[float, ...]]:
+                      key: tuple[object, ...]) -> tuple[np.ndarray, tuple[float, ...]]:
         """Indices of the saloon's ones, and the pile counts / 5, for ``key``."""
         saloon_index = tables.saloon_index
         ones = [_O_SALOON + s * len(SPECIALISTS) + saloon_index[token]

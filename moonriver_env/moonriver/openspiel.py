@@ -107,10 +107,10 @@ class _Tables:
         self._configs: dict[tuple[int | None, tuple[str, ...] | None], GameConfig] = {}
         self._seeds: dict[tuple[int, ...], int] = {}
 
-    def __deepcopy__(self, memo: dict) -> _Tables:
+    def __deepcopy__(self, memo: dict[int, object]) -> _Tables:
         return self
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[type[_Tables], tuple[object, ...]]:
         return _Tables, (self.players, self.mode, self.scenario)
 
     def config(self, scenario: int | None, boards: tuple[str, ...] | None) -> GameConfig:
@@ -214,15 +214,18 @@ class MoonRiverState(pyspiel.State):
     def current_player(self) -> int:
         """The engine's player to act, CHANCE while draws are pending, TERMINAL at the end."""
         if self._queue:
-            return pyspiel.PlayerId.CHANCE
+            chance: int = pyspiel.PlayerId.CHANCE  # an IntEnum member
+            return chance
         game = self._dealt()
         if game.is_over:
-            return pyspiel.PlayerId.TERMINAL
+            terminal: int = pyspiel.PlayerId.TERMINAL
+            return terminal
         return game.current_player
 
     def _legal_actions(self, player: int) -> list[int]:
         """The engine's legal action ids, ascending."""
-        return self._dealt().legal_action_ids().tolist()
+        ids: list[int] = self._dealt().legal_action_ids().tolist()
+        return ids
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """Each outcome of the next chance node with its probability (uniform)."""

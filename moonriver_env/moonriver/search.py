@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.core import Game, _core
@@ -58,7 +59,7 @@ class SearchResult:
     searched: np.ndarray  # bool (G,): False where the root had one legal id (no search)
 
 
-def _count(value: Any, name: str, low: int) -> int:
+def _count(value: object, name: str, low: int) -> int:
     """An int >= ``low`` (bools refused), else ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"search: {name} must be an int >= {low} (got {value!r})")
@@ -79,7 +80,7 @@ def _constant(value: Any, name: str, positive: bool = False) -> float:
     return number
 
 
-def _core_game(game: Any, index: int) -> Any:
+def _core_game(game: object, index: int) -> Any:
     """The compiled state of one of the games (a moonriver_env.moonriver.core.Game, not over)."""
     if not isinstance(game, Game):
         raise ValueError(f"search: games[{index}] must be a moonriver_env.moonriver.core.Game "
@@ -89,7 +90,7 @@ def _core_game(game: Any, index: int) -> Any:
     return game.native
 
 
-def _rows(array: Any, name: str, rows: int, cols: int) -> np.ndarray:
+def _rows(array: npt.ArrayLike, name: str, rows: int, cols: int) -> np.ndarray:
     """``array`` as C-contiguous float32 of shape (rows, cols), else ValueError."""
     out = np.ascontiguousarray(np.asarray(array, dtype=np.float32))
     if out.shape != (rows, cols):

@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -105,7 +105,7 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -321,13 +321,13 @@ def create_app(defaults: GameOptions | None = None,
         session = store.get(request.path_params["id"], PlaySession)
         return JSONResponse(await run_in_threadpool(session.state))
 
-    def decision_of(body: Any, fields: tuple[str, ...]) -> int:
+    def decision_of(body: object, fields: tuple[str, ...]) -> int:
         if not isinstance(body, dict) or set(body) != set(fields):
             shape = ", ".join(f'"{f}": <{"action id" if f == "action" else "n"}>'
                               for f in fields)
             raise PlayError(f"the body must be a JSON object {{{shape}}}, where n is the "
                             "decision number of the state the move was chosen on")
-        decision = body["decision"]
+        decision: int | None = body["decision"]
         check_decision_number(decision)
         if decision is None:
             raise PlayError("'decision' must be the state's decision number (a whole number), "

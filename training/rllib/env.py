@@ -30,6 +30,7 @@ from moonriver_env.training.rllib.train import BATCHED_OPPONENTS, ENV_BACKENDS  
 from pettingzoo.utils import BaseWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
 
 from moonriver_env import moonriver_v0
@@ -68,7 +69,7 @@ class SeatedOpponents(BaseWrapper):
         """Learning seats still in the game (opponent seats are hidden)."""
         return [a for a in self.env.agents if a not in self.seated]
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game: draw the opponent seats, then play until a learning seat is to act."""
         if seed is not None:
             self.rng = np.random.default_rng([seed, 1])
@@ -181,7 +182,8 @@ def _obs(obs: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
 class _SeatSpaces(MultiAgentEnv):
     """The agent ids and spaces of one game, for RLlib's per-env lookups (never stepped)."""
 
-    def __init__(self, observation_space: gymnasium.Space, action_space: gymnasium.Space,
+    def __init__(self, observation_space: gymnasium.Space[object],
+                 action_space: gymnasium.Space[object],
                  agents: Sequence[str]) -> None:
         super().__init__()
         self.possible_agents = list(agents)
@@ -275,7 +277,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
 
     # ---------------------------------------------------------------------- API
     # RLlib's runner hands and takes one entry per env (its hints say one array).
-    def reset(self, *, seed: int | None = None, options: dict | None = None  # type: ignore[override]
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Start a game in every slot (seeded as the class docstring says)."""
         super().reset(seed=seed)
@@ -296,7 +298,8 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
                  for i, p in enumerate(player.tolist())], [{} for _ in range(self.num_envs)])
 
     def step(self, actions: list[dict[str, Any]]  # type: ignore[override]  # as reset's
-             ) -> tuple[list, list, list, list, list]:
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]],
+                        list[dict[str, Any]], list[dict[str, Any]]]:
         """One decision per game: ``actions[i]`` is ``{agent_id: action id}`` for env i's
         agent to act; every game must have one (``take_reset`` makes it so)."""
         if len(actions) != self.num_envs:
@@ -401,7 +404,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                       kwargs={"env_runner": self, "metrics_logger": self.metrics,
                               "env": self.env, "env_context": env_ctx})
 
-    def _sample(self, **kwargs: Any) -> list:
+    def _sample(self, **kwargs: Any) -> list[MultiAgentEpisode]:
         # RLlib logs six counters per env step; they are summed here and logged once per
         # sample() (the same totals: every one is a sum or a lifetime sum).
         self._step_counts: dict[Any, int] = {}
@@ -452,16 +455,19 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             log((NUM_MODULE_STEPS_SAMPLED, module), count, reduce="sum")
             log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, module), count, reduce="lifetime_sum")
 
-    def _reset_envs(self, episodes: list, shared_data: Any, explore: bool) -> None:
+    def _reset_envs(self, episodes: list[MultiAgentEpisode | None], shared_data: Any,
+                    explore: bool) -> None:
         env = self.env
         assert isinstance(env, BatchedMoonRiverEnv)  # this runner's env
         for i in range(self.num_envs):  # a full reset starts every game anew
             env.take_reset(i)
         super()._reset_envs(episodes, shared_data, explore)
 
-    def _new_episode(self, env_index: int, episodes: list | None = None) -> None:
+    def _new_episode(self, env_index: int,
+                     episodes: list[MultiAgentEpisode | None] | None = None) -> None:
         super()._new_episode(env_index, episodes)
-        ongoing: list = episodes if episodes is not None else self._ongoing_episodes
+        # Any: RLlib's (untyped) _new_episode has just put a MultiAgentEpisode at env_index.
+        ongoing: list[Any] = episodes if episodes is not None else self._ongoing_episodes
         env = self.env
         first = env.take_reset(env_index) if isinstance(env, BatchedMoonRiverEnv) else None
         if first is not None:

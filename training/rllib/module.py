@@ -26,7 +26,7 @@ MASK_KEY = "action_mask"
 class MaskedPPOTorchRLModule(PPOTorchRLModule):
     """PPO's default torch module whose action logits are masked by the observation's mask."""
 
-    def __init__(self, *, observation_space: gymnasium.Space | None = None,
+    def __init__(self, *, observation_space: gymnasium.Space[object] | None = None,
                  **kwargs: Any) -> None:
         if not (isinstance(observation_space, gymnasium.spaces.Dict)
                 and {OBS_KEY, MASK_KEY} <= set(observation_space.spaces)):

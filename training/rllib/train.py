@@ -279,7 +279,8 @@ def gcs_probe(target: str, timeout: float) -> str:
         try:
             call(b"", timeout=timeout)
         except grpc.RpcError as exc:
-            return exc.code().name
+            status: str = exc.code().name
+            return status
     return "OK"
 
 

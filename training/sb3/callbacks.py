@@ -15,10 +15,13 @@ from moonriver_env.training.sb3.selfplay import OpponentPool, PoolOpponent
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import VecEnv
 
+from moonriver_env.common.gym import ActionId
 from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
 
 if TYPE_CHECKING:
+    import numpy as np
     from moonriver_env.training.sb3.train import TrainConfig
 
 
@@ -39,7 +42,7 @@ class Checkpoints(CheckpointCallback):
         return True
 
 
-def add_snapshot(vec_env: Any, path: str) -> None:
+def add_snapshot(vec_env: VecEnv, path: str) -> None:
     """Add a snapshot to the opponent pool of every env (in this or worker processes)."""
     vec_env.env_method("notify_opponents", "add_snapshot", path)
 
@@ -93,7 +96,7 @@ class SelfPlay(BaseCallback):
     named by the timestep count (``snapshots/snapshot_N.zip``), so a resumed run adds new
     names."""
 
-    def __init__(self, cfg: TrainConfig, vec_env: Any) -> None:
+    def __init__(self, cfg: TrainConfig, vec_env: VecEnv) -> None:
         super().__init__()
         self.cfg, self.vec_env = cfg, vec_env
         self.next_check = cfg.snapshot_every
@@ -157,16 +160,17 @@ class Progress(BaseCallback):
         self.bar.close()
 
 
-def build_callbacks(cfg: TrainConfig, vec_env: Any, started: float | None = None) -> list:
+def build_callbacks(cfg: TrainConfig, vec_env: VecEnv,
+                    started: float | None = None) -> list[BaseCallback]:
     """Checkpoints, evaluations against fixed baselines, the self-play pool schedule, the time
     limit and the progress bar; ``started`` is the run's start on ``time.perf_counter``."""
     started = time.perf_counter() if started is None else started
     every = max(1, cfg.eval_every // cfg.n_envs)
-    callbacks: list = [Checkpoints(max(1, cfg.checkpoint_every // cfg.n_envs),
+    callbacks: list[BaseCallback] = [Checkpoints(max(1, cfg.checkpoint_every // cfg.n_envs),
                                    os.path.join(cfg.out, "checkpoints"), "ppo")]
     for spec in cfg.eval_opponents:
         opponents = [make_agent(spec, seed=cfg.seed + i) for i in range(cfg.num_players - 1)]
-        eval_env: Monitor = Monitor(MoonRiverGymEnv(
+        eval_env: Monitor[np.ndarray, ActionId] = Monitor(MoonRiverGymEnv(
             opponents=opponents, num_players=cfg.num_players, mode=cfg.mode, reward="win"))
         eval_env.reset(seed=cfg.seed + 10_000)
         callbacks.append(Evaluation(

@@ -15,19 +15,20 @@ import argparse
 import glob
 import json
 import os
+from typing import Any
 
 import torch
 from moonriver_env.training.fast.rollout import TRAINING_SEEDS, evaluate
 from moonriver_env.training.policy_net import load_net
 
 
-def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict]:
+def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict[str, Any]]:
     """Evaluate every checkpoint of one run directory; writes and returns its curve."""
     paths = sorted(glob.glob(os.path.join(run, "checkpoints", "net_*.pt")))
     paths += [p for p in (os.path.join(run, "final.pt"),) if os.path.isfile(p)]
     if not paths:
         raise FileNotFoundError(f"{run}: no checkpoints/net_*.pt or final.pt")
-    points: list[dict] = []
+    points: list[dict[str, Any]] = []
     for path in paths:
         net, meta = load_net(path)
         if points and meta["seconds"] == points[-1]["seconds"]:
@@ -47,7 +48,7 @@ def run_curve(run: str, games: int, opponents: tuple[str, ...]) -> list[dict]:
     return points
 
 
-def plot(curves: dict[str, list[dict]], opponents: tuple[str, ...], out: str,
+def plot(curves: dict[str, list[dict[str, Any]]], opponents: tuple[str, ...], out: str,
          games: int) -> None:
     """Win share against each opponent over training minutes, one line per run."""
     import matplotlib

@@ -34,4 +34,5 @@ class RanchCNN(BaseFeaturesExtractor):
         """Features of a batch of flat observations."""
         ranches = observations[:, self.start:self.stop].reshape(-1, *self.image_shape)
         rest = torch.cat([observations[:, :self.start], observations[:, self.stop:]], dim=1)
-        return self.head(torch.cat([self.cnn(ranches), self.mlp(rest)], dim=1))
+        features: torch.Tensor = self.head(torch.cat([self.cnn(ranches), self.mlp(rest)], dim=1))
+        return features

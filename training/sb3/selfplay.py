@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from moonriver_env.agents.base import Observation
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.atomic import check_archive
 
@@ -84,10 +85,11 @@ class PoolOpponent:
         """Forward a new snapshot to the shared pool."""
         self.pool.add_snapshot(path)
 
-    def act(self, game: MoonRiverGame, observation: Any) -> int:
+    def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The drawn opponent's action."""
         if self.kind == "baseline":
-            return self.player.act(game, observation)
+            chosen: int = self.player.act(game, observation)
+            return chosen
         mask = np.asarray(observation["action_mask"], dtype=bool)
         action, _ = self.player.predict(observation["observation"], action_masks=mask,
                                         deterministic=False)

@@ -88,7 +88,7 @@ class TrainConfig:
 
 # What each setting means and which values it allows: a list of choices, a bound (">=1",
 # ">0") or an interval ("0..1", both ends included). The CLI's help is built from this table.
-SETTINGS: dict[str, tuple[str, Any]] = {
+SETTINGS: dict[str, tuple[str, str | list[int] | list[str]]] = {
     "num_players": ("players per game", [2, 3, 4]),
     "mode": ("game mode", ["base", "legends"]),
     "timesteps": ("learner timesteps to train", ">=1"),
@@ -178,7 +178,7 @@ def check_setting(name: str, kind: str, value: Any) -> Any:
     return value
 
 
-def describe_allowed(kind: str, allowed: Any) -> str:
+def describe_allowed(kind: str, allowed: str | list[int] | list[str]) -> str:
     """Allowed values in words, e.g. 'one of base, legends' or 'an integer >=1'."""
     if isinstance(allowed, list):
         return "one of " + ", ".join(map(str, allowed))

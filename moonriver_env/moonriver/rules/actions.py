@@ -196,7 +196,7 @@ def _enumerate() -> list[Action]:
 ACTIONS: tuple[Action, ...] = tuple(_enumerate())
 NUM_ACTIONS = len(ACTIONS)
 # Keyed by (type, fields): NamedTuples of different types compare equal as plain tuples.
-ACTION_IDS: dict[tuple[type, tuple], int] = {(type(a), tuple(a)): i
+ACTION_IDS: dict[tuple[type, tuple[object, ...]], int] = {(type(a), tuple(a)): i
                                              for i, a in enumerate(ACTIONS)}
 _TEXT_IDS: dict[str, int] = {a.text(): i for i, a in enumerate(ACTIONS)}
 
@@ -228,7 +228,7 @@ _FIELD_TYPES: dict[type, tuple[tuple[str, type], ...]] = {
     cls: tuple(get_type_hints(cls).items()) for cls in {type(a) for a in ACTIONS}}
 
 
-def _field_error(action: tuple) -> str | None:
+def _field_error(action: tuple[object, ...]) -> str | None:
     """Why a structured action's fields have the wrong types, or None when they are right."""
     for name, kind in _FIELD_TYPES.get(type(action), ()):
         value = getattr(action, name)

@@ -10,10 +10,14 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .components import Board, PartnerKind, PlotKind, Terrain
+
+if TYPE_CHECKING:
+    from .scoring import ScoreBreakdown
 
 MAX_RESERVE = 4  # the largest reserve of any board; observations and actions are sized by it
 # Limits that keep every id inside its int16 array and every observation value inside the
@@ -66,7 +70,7 @@ def read_text(path: str) -> str:
                             "CSV or JSON)") from None
 
 
-def _int_field(path: str, line: int, row: dict, key: str, lo: int, hi: int) -> int:
+def _int_field(path: str, line: int, row: dict[str, str], key: str, lo: int, hi: int) -> int:
     raw = row[key]
     if not _INTEGER.fullmatch(raw):
         raise DataFileError(f"{path}, line {line}: '{key}' must be an integer in {lo}..{hi} "
@@ -77,7 +81,7 @@ def _int_field(path: str, line: int, row: dict, key: str, lo: int, hi: int) -> i
     return value
 
 
-def _terrain_field(path: str, line: int, row: dict) -> Terrain:
+def _terrain_field(path: str, line: int, row: dict[str, str]) -> Terrain:
     raw = row["terrain"].strip().lower()
     names = [t.name.lower() for t in Terrain]
     if raw not in names:
@@ -85,9 +89,9 @@ def _terrain_field(path: str, line: int, row: dict) -> Terrain:
     return Terrain[raw.upper()]
 
 
-def _read_csv(path: str, text: str, columns: tuple[str, ...]) -> list[tuple[int, dict]]:
+def _read_csv(path: str, text: str, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
     """Rows of a CSV file as (line, {column: text}); blank lines are skipped."""
-    rows: list[tuple[int, dict]] = []
+    rows: list[tuple[int, dict[str, str]]] = []
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         for fields in reader:
@@ -114,7 +118,7 @@ def _read_csv(path: str, text: str, columns: tuple[str, ...]) -> list[tuple[int,
     return rows
 
 
-def _symbols(path: str, line: int, row: dict, label: str) -> PlotKind:
+def _symbols(path: str, line: int, row: dict[str, str], label: str) -> PlotKind:
     terrain = _terrain_field(path, line, row)
     kind = PlotKind(
         label=label,
@@ -262,9 +266,11 @@ class GameData:
     plot_kind: np.ndarray  # plot id -> kind id, for the plots of the box
 
     @property
-    def score_memo(self) -> dict:
-        """Memo of ranch scores for these tables (filled by Game)."""
-        memo = self.__dict__.get("_score_memo")
+    def score_memo(self) -> dict[tuple[int | None, bool, bytes], ScoreBreakdown]:
+        """Memo of ranch scores for these tables (filled by Game): (scenario, overpopulated,
+        ranch cells) -> score."""
+        memo: dict[tuple[int | None, bool, bytes], ScoreBreakdown] | None = (
+            self.__dict__.get("_score_memo"))
         if memo is None:
             memo = {}
             object.__setattr__(self, "_score_memo", memo)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import numpy as np
 
-from moonriver_env.common.errors import IllegalActionError
+from moonriver_env.common.errors import IllegalActionError as IllegalActionError  # re-exported
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 
@@ -25,7 +25,8 @@ from . import actions as A
 from .actions import Action, ActionCodec
 from .components import COLUMN_SIZE, NUM_COWS, Face, PartnerKind, Terrain
 from .config import GameConfig
-from .grid import COLS, DIRECTIONS, NUM_CELLS, PLACE_SECOND, step
+from .data import GameData
+from .grid import COLS, DIRECTIONS, NUM_CELLS, NUM_PLACEMENTS, PLACE_SECOND, step
 from .phase import Context, Phase
 from .ranch import Ranch
 from .scenarios import SCENARIOS
@@ -33,9 +34,10 @@ from .scoring import ScoreBreakdown, score_tracked
 
 if TYPE_CHECKING:
     from moonriver_env.moonriver.contract import MoonRiverGame
+    from moonriver_env.moonriver.observation import ObservationEncoder
 
 SALOON_SLOTS = A.SALOON_SLOTS
-_ENCODER: Any = None  # Game.observe's ObservationEncoder, made when first used
+_ENCODER: ObservationEncoder | None = None  # Game.observe's encoder, made when first used
 BONUS_ROW = 9  # 2-player game: reaching the 10th row earns a bonus tile
 
 
@@ -43,7 +45,7 @@ BONUS_ROW = 9  # 2-player game: reaching the 10th row earns a bonus tile
 _SETUP, _BUILD, _SELECT, _GAME_OVER = Phase.SETUP, Phase.BUILD, Phase.SELECT, Phase.GAME_OVER
 _CORNFIELD = int(Terrain.CORNFIELD)
 _COWBOY = int(PartnerKind.COWBOY)
-_ROW_BYTES = (A.NUM_PLACEMENTS + 7) // 8
+_ROW_BYTES = (NUM_PLACEMENTS + 7) // 8
 _SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
 _CHOICE_MASKS: dict[tuple[int, ...], np.ndarray] = {}  # shared masks of non-build decisions
 _CHOICE_MASKS_SIZE = 4096
@@ -69,18 +71,28 @@ def _frozen(mask: np.ndarray) -> np.ndarray:
 NO_MOVES = _frozen(np.zeros(A.NUM_ACTIONS, dtype=np.int8))  # the mask of a player not to act
 
 
-def _kind_symbols(data) -> list[tuple[int, int, bool, bool]]:
+def _kind_symbols(data: GameData) -> list[tuple[int, int, bool, bool]]:
     """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
     return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
                     data.circle.tolist(), strict=True))
 
 
-def _token_kinds(data) -> list[int]:
+def _token_kinds(data: GameData) -> list[int]:
     """Specialist kind of each partner token, plus a last entry for 'no partner' (index -1)."""
     return [*map(int, data.partner_specialists), _COWBOY]
 
 
-def setup_draws(config: GameConfig, data: Any, rng: np.random.Generator) -> dict[str, Any]:
+class SetupDraws(TypedDict):
+    """The setup's random draws: scenario, board names, box and pile order, seat order."""
+
+    scenario: int | None
+    boards: tuple[str, ...]
+    box: list[int]
+    pile: list[int]
+    setup_order: list[int]
+
+
+def setup_draws(config: GameConfig, data: GameData, rng: np.random.Generator) -> SetupDraws:
     """The setup's random draws from ``rng``, in order: scenario, legend boards, box, pile and
     seat order (the compiled core takes the same draws from Python)."""
     n = config.num_players
@@ -204,8 +216,8 @@ class Game(RecordedGame):
         self.seed = game_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self.data = self.config.data
-        self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
-        self._plot_number = self.data.number[self.data.plot_kind].tolist()
+        self._plot_terrain: list[int] = self.data.terrain[self.data.plot_kind].tolist()
+        self._plot_number: list[int] = self.data.number[self.data.plot_kind].tolist()
         self._kind_symbols = _kind_symbols(self.data)
         self._token_kind = _token_kinds(self.data)
         self._history: list[dict[str, Any]] = []
@@ -358,7 +370,7 @@ class Game(RecordedGame):
         if can_pass:
             return A.PASS_ID
         q = next(i for i, r in enumerate(rows) if r)
-        return A.BUILD0 + q * A.NUM_PLACEMENTS + rows[q].bit_length() - 1
+        return A.BUILD0 + q * NUM_PLACEMENTS + rows[q].bit_length() - 1
 
     def _action_id(self, action: Action | int) -> int:
         return action_id(action)
@@ -415,13 +427,13 @@ class Game(RecordedGame):
                     low = r & -r
                     ids.append(base + low.bit_length() - 1)
                     r ^= low
-                base += A.NUM_PLACEMENTS
+                base += NUM_PLACEMENTS
             mask[ids] = 1
         else:
             raw = b"".join([r.to_bytes(_ROW_BYTES, "little") for r in rows])
             bits = _BYTE_BITS[np.frombuffer(raw, dtype=np.uint8)].reshape(len(rows), -1)
-            end = A.BUILD0 + len(rows) * A.NUM_PLACEMENTS
-            mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :A.NUM_PLACEMENTS]
+            end = A.BUILD0 + len(rows) * NUM_PLACEMENTS
+            mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :NUM_PLACEMENTS]
         if not self.emptying and not (self.forced and self.builds_done == 0):
             mask[A.PASS_ID] = 1
         return _frozen(mask)
@@ -491,7 +503,7 @@ class Game(RecordedGame):
                 self.cowboy_moves_left = 0
                 self._resolve()
         elif ph == _BUILD:
-            q, k = divmod(aid - A.BUILD0, A.NUM_CELLS * 2)
+            q, k = divmod(aid - A.BUILD0, NUM_CELLS * 2)
             self._build(*A.PAIRS[q], k // 2, int(PLACE_SECOND[k]))
         elif ph == Phase.DISCARD:
             a, b = A.UNORDERED_PAIRS[aid - A.DISCARD0]
@@ -743,7 +755,7 @@ class Game(RecordedGame):
     def _score(self, player: int, overpopulated: bool) -> ScoreBreakdown:
         ranch = self.ranches[player]
         key = ("score", self.scenario, overpopulated)
-        score = ranch.derived.get(key)  # kept until the ranch changes
+        score = cast("ScoreBreakdown | None", ranch.derived.get(key))  # kept till the ranch changes
         if score is None:
             # Scores depend only on the ranch contents (and the data tables, which own the
             # memo): shared by every game, clone and determinization playing with these tables.

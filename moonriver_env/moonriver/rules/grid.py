@@ -15,7 +15,7 @@ to the right (column + 1), orientation 1 puts it below (row + 1, away from the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -109,7 +109,7 @@ def _placement_bits() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]
     return tuple(touch), first_nb, second_nb
 
 
-def _or(values) -> int:
+def _or(values: Iterable[int]) -> int:
     out = 0
     for v in values:
         out |= v

@@ -70,7 +70,7 @@ class Ranch:
         self.cells = np.full((4, NUM_CELLS), -1, dtype=np.int16)
         self.cells[self._COWS] = 0
         self._views()
-        self.derived: dict = {}
+        self.derived: dict[tuple[object, ...], object] = {}  # what each reader keeps
         self.plot = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot id (bonus tile: -2 - tile)
         self.terrain = np.full(NUM_CELLS, -1, dtype=np.int8)
         # Territory of each cell, named by its smallest cell index (-1 empty); plots never
@@ -121,11 +121,11 @@ class Ranch:
         views.flags.writeable = False  # write through the methods, which reset ``derived``
         self.kind, self.cows, self.partner, self.face = views
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__slots__
                 if k not in self._VIEWS and k != "derived"}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
         self._views()

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from .components import Face, PartnerKind, Terrain
 from .grid import COLS, groups
+
+if TYPE_CHECKING:
+    from .data import GameData
 
 _FOREST, _FARM = int(Terrain.FOREST), int(Terrain.FARM)
 SCENARIO_BASE = 10  # a qualifying group scores 10 ...
@@ -36,7 +39,7 @@ class RanchFacts(NamedTuple):
     kind: np.ndarray
     face: np.ndarray
     partner_kind: np.ndarray
-    data: Any
+    data: GameData
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .components import Face, PartnerKind, Terrain
 from .grid import groups
 from .scenarios import RanchFacts, scenario_bonus
+
+if TYPE_CHECKING:
+    from .data import GameData
+    from .ranch import Ranch
 
 # Plain ints: numpy compares these much faster than IntEnum members.
 _CORNFIELD, _FOREST, _FARM = int(Terrain.CORNFIELD), int(Terrain.FOREST), int(Terrain.FARM)
@@ -57,7 +62,7 @@ def _partner_points(kind: int, nuggets: int, beavers: int, corn: int) -> int:
 
 
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
-                face: np.ndarray, data, scenario: int | None,
+                face: np.ndarray, data: GameData, scenario: int | None,
                 label: np.ndarray | None = None, cap_cows: bool = False) -> ScoreBreakdown:
     """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face.
 
@@ -100,7 +105,7 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
                           max(size.values()), total_cows)
 
 
-def score_tracked(ranch, data, scenario: int | None, token_kind: Sequence[int],
+def score_tracked(ranch: Ranch, data: GameData, scenario: int | None, token_kind: Sequence[int],
                   cap_cows: bool = False) -> ScoreBreakdown:
     """Score a :class:`~moonriver_env.moonriver.rules.ranch.Ranch` from what it keeps up to date.
 

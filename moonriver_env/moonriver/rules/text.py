@@ -9,6 +9,7 @@ next to the river. ``cell_key()`` says the same in a few lines, for terminals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .components import PARTNER_LETTERS, TERRAIN_LETTERS, Face, PartnerKind, Terrain
@@ -33,7 +34,7 @@ def cell_key() -> str:
             "  ' . ' empty cell, ' = ' empty bridge, ### homestead; row 0 is next to the river")
 
 
-def cell_text(ranch: RanchView, cell: int, specialists) -> str:
+def cell_text(ranch: RanchView, cell: int, specialists: Sequence[PartnerKind]) -> str:
     """Three-character view of one cell."""
     if cell == HOMESTEAD:
         return "###"
@@ -49,7 +50,7 @@ def cell_text(ranch: RanchView, cell: int, specialists) -> str:
     return f"{TERRAIN_LETTERS[Terrain(t)]}{cows if cows else '.'}{partner}"
 
 
-def ranch_text(ranch: RanchView, specialists=()) -> str:
+def ranch_text(ranch: RanchView, specialists: Sequence[PartnerKind] = ()) -> str:
     """The ranch grid as text, river on top."""
     lines = ["     " + "   ".join(str(c) for c in range(COLS)), "   ~~~~~~~~~~~~~~~~~~~~~ river"]
     for r in range(ranch.rows):
