@@ -158,7 +158,7 @@ def options_from_json(body: Any, defaults: GameOptions,
                        defaults.backend, defaults.time_limit)
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     """A request value as JSON for an error message, cut at 80 characters."""
     try:
         text = json.dumps(value)
@@ -167,7 +167,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def make_seats(options: GameOptions, seed: int, config: Any = None) -> list[Agent | None]:
+def make_seats(options: GameOptions, seed: int,
+               config: GameConfig | None = None) -> list[Agent[MoonRiverGame] | None]:
     """One entry per seat: None for a human, else the agent built from its spec (refused
     where its weights cannot play ``config``'s variant), thinking at most
     ``options.time_limit`` seconds a decision."""
@@ -186,7 +187,7 @@ def make_seats(options: GameOptions, seed: int, config: Any = None) -> list[Agen
     if agent_seats and len(specs) != len(agent_seats):
         raise PlayError(f"give one opponent spec for every agent seat ({len(agent_seats)}: "
                         f"{agent_seats}) or a single spec for all, got {len(specs)}")
-    seats: list[Agent | None] = [None] * n
+    seats: list[Agent[MoonRiverGame] | None] = [None] * n
     for k, p in enumerate(agent_seats):
         try:
             seats[p] = make_agent(specs[k], seed=seed + 1 + p, config=config,
@@ -364,7 +365,7 @@ class PlaySession:
             return self._game.to_record()
 
 
-def check_decision_number(decision: Any) -> None:
+def check_decision_number(decision: object) -> None:
     """A state's decision number sent with a move: None or a non-negative integer."""
     if decision is not None and (type(decision) is not int or decision < 0):
         raise PlayError(f"'decision' must be the state's decision number (a whole number), "
@@ -397,7 +398,7 @@ DATA_FILES_REFUSED = ("this server replays only records that use the package's o
 REPLAY_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError)
 
 
-def check_record_data(record: Any, allowed: frozenset[str] = frozenset()) -> None:
+def check_record_data(record: object, allowed: frozenset[str] = frozenset()) -> None:
     """Refuse a record naming data files other than ``allowed`` (absolute paths), with one
     message whatever the file: the files are never looked at."""
     config = record.get("config") if isinstance(record, dict) else None
