@@ -20,7 +20,8 @@ import functools
 import math
 import os
 import time
-from typing import Any
+import zipfile
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
@@ -31,11 +32,14 @@ from moonriver_env.agents.pretrained import (
     greedy_prior,
     read_npz,
 )
-from moonriver_env.agents.registry import SECONDS_BUDGET
+from moonriver_env.agents.specs import SECONDS_BUDGET, SIMS
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.backend import game_class
 from moonriver_env.moonriver.contract import CoreExtras
+
+if TYPE_CHECKING:  # the batch (and its compiled core) is imported where a seat is built
+    from moonriver_env.moonriver.batch.seats import NetworkSeat
 
 AZ_FORMAT = "moonriver-az/1"
 SHIPPED_FILE = "all.npz"  # weights/all.npz: the shipped network for every variant
@@ -187,8 +191,7 @@ def play_search_settings(max_considered: int | None = None,
     c_visit 50, c_scale 1: the search's defaults, whatever a network's recipe trained with;
     docs/training.md compares them), ``max_considered`` when given, and ``gumbel_scale`` (0:
     the root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
-    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS``
-    (``moonriver_env.moonriver.batch.games``) search
+    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS`` (:func:`network_seat`) search
     with these."""
     return {**PLAY_SEARCH, "max_considered": max_considered or PLAY_SEARCH["max_considered"],
             "gumbel_scale": gumbel_scale}
@@ -270,3 +273,81 @@ def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
     raise ValueError(f"agent spec {spec!r}: expected az:PATH.npz, az-sample:PATH.npz, "
                      f"az+search:PATH.npz:SIMS (SIMS an integer from 1 to {MAX_SIMULATIONS}) "
                      f"or az+search:PATH.npz:SECONDSs (a number of seconds over 0)")
+
+
+def shipped_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
+    """``pretrained`` (the shipped network's policy) or ``pretrained+search:SIMS`` /
+    ``pretrained+search:SECONDSs`` (the batched search on it); a bad budget says what is
+    allowed."""
+    kind, _, budget = spec.partition(":")
+    if kind == "pretrained" and spec == kind:
+        return AZAgent(shipped_path(), deterministic=True, seed=seed, name=spec)
+    if kind != "pretrained+search" or not (SIMS.fullmatch(budget)
+                                           or SECONDS_BUDGET.fullmatch(budget)):
+        raise ValueError(f"agent spec {spec!r:.80}: expected pretrained+search:SIMS (an integer "
+                         f"from 1 to {MAX_SIMULATIONS}) or pretrained+search:SECONDSs (a number "
+                         f"of seconds over 0)")
+    try:
+        if budget.endswith("s"):
+            return AZSearchAgent(shipped_path(), seed=seed, name=spec,
+                                 seconds=float(budget[:-1]))
+        return AZSearchAgent(shipped_path(), int(budget), seed=seed, name=spec)
+    except ValueError as exc:
+        raise ValueError(f"agent spec {spec!r:.80}: {exc}") from None
+
+
+def _seat_network(spec: str) -> tuple[str, str]:
+    """A network seat's network file and its budget text ("" for a policy seat), else a
+    ValueError saying what the spec should be."""
+    kind, _, arg = spec.partition(":")
+    if spec == "pretrained":
+        return shipped_path(), ""
+    if kind == "az" and arg:
+        return arg, ""
+    if kind == "pretrained+search":
+        return shipped_path(), arg
+    path, _, budget = arg.rpartition(":")
+    if kind == "az+search" and path:
+        return path, budget
+    raise ValueError(f"seat {spec!r:.80}: network seats are 'pretrained', 'az:PATH.npz', "
+                     f"'pretrained+search:SIMS' and 'az+search:PATH.npz:SIMS' (a network "
+                     f"file, then SIMS)")
+
+
+def _seat_simulations(spec: str, budget: str) -> int:
+    """A search seat's simulations a decision (0 for a policy seat's empty budget)."""
+    if not budget and not spec.startswith(("pretrained+search", "az+search")):
+        return 0
+    sims = f"SIMS, an integer 1..{MAX_SIMULATIONS} without a leading zero"
+    if SECONDS_BUDGET.fullmatch(budget):
+        raise ValueError(f"seat {spec!r:.80}: batch seats take a simulation count ({sims}), "
+                         f"not a time budget")
+    if not (budget.isascii() and budget.isdigit()) or budget[0] == "0" \
+            or int(budget) > MAX_SIMULATIONS:
+        raise ValueError(f"seat {spec!r:.80}: a search seat's budget must be {sims}, got "
+                         f"{budget!r:.20}")
+    return int(budget)
+
+
+def network_seat(spec: str) -> NetworkSeat:
+    """The batch seat of a network spec (``pretrained``, ``az:PATH.npz``,
+    ``pretrained+search:SIMS``, ``az+search:PATH.npz:SIMS``), its network loaded (once per file
+    and process): the moves ``AZAgent`` (deterministic) or ``AZSearchAgent`` with SIMS
+    simulations plays, with ``play_search_settings``. A bad spec, a missing file or one that
+    is not a moonriver-train-az network is a ValueError naming the seat."""
+    from moonriver_env.moonriver.batch.seats import NetworkSeat
+
+    path, budget = _seat_network(spec)
+    simulations = _seat_simulations(spec, budget)
+    if not os.path.isfile(path):
+        form = "az+search:PATH.npz:SIMS" if spec.startswith("az+search:") else "az:PATH.npz"
+        what = "the shipped network" if spec.startswith("pretrained") else \
+            f"{form} names a file written by moonriver-train-az"
+        raise ValueError(f"seat {spec!r}: no network file {path!r} ({what})")
+    try:
+        net = cached_az(path)[0]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"seat {spec!r}: {path!r} is not a moonriver-train-az network "
+                         f"({exc!s:.120})") from None
+    return NetworkSeat(net, simulations, play_search_settings(),
+                       SHAPE_WEIGHT if net.uses_prior else None, name=spec)

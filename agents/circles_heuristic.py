@@ -163,3 +163,8 @@ def contest_expected_score(game: CirclesGame, k: int) -> float:
     ring = game.config.ring_size
     return sum(prob * (ring if travel in (OUT, 0) else (-travel) % ring)
                for travel, prob in flick_outcomes(game.config, k).items())
+
+
+def heuristic_from_spec(spec: str, seed: int | None = None) -> CirclesHeuristicAgent:
+    """``heuristic`` (Circles)."""
+    return CirclesHeuristicAgent(seed=seed, name=spec)

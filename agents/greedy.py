@@ -127,3 +127,8 @@ def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, in
         child.apply(a)
         values.append((margin(child, player) - base, GreedyAgent._shape_bonus(game, a, held)))
     return values
+
+
+def greedy_from_spec(spec: str, seed: int | None = None) -> GreedyAgent:
+    """``greedy``."""
+    return GreedyAgent(seed=seed, name=spec)

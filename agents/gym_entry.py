@@ -1,19 +1,20 @@
 """The registered Gymnasium entry points: ``MoonRiver-v0`` and ``CirclesFarWest-v0`` with
 opponents given by agent name.
 
-The environments take opponents as agents or callables and never import agents; these entry
-points (what ``gymnasium.make`` calls) turn names such as ``"greedy"`` or ``"mcts:200"`` into
-agents first (:func:`moonriver_env.agents.make_agent`, one agent per opponent seat).
+The environments take opponents as agents, callables or seats and never import agents; these
+entry points (what ``gymnasium.make`` calls) turn names such as ``"greedy"`` or ``"mcts:200"``
+into agents first (:func:`moonriver_env.agents.make_agent`, one agent per opponent seat).
 ``MoonRiver-v0``'s ``vector_entry_point`` (what ``gymnasium.make_vec`` calls) builds the batched
-``moonriver_env.moonriver.batch.games.MoonRiverVectorEnv``, whose opponents are built-in seats
-named as such.
+``moonriver_env.moonriver.batch.MoonRiverVectorEnv``, its opponents' names turned into batch
+seats (:func:`moonriver_env.agents.registry.batch_seat`: built-in seats played in the core,
+network seats with their networks loaded).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from moonriver_env.agents.registry import make_agent
+from moonriver_env.agents.registry import batch_seat, make_agent
 
 
 def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -> Any:
@@ -64,30 +65,55 @@ def circles_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
     return CirclesGymEnv(opponents=_resolved(opponents, kwargs, "circles"), **kwargs)
 
 
+def vector_opponents(opponents: Any) -> Any:
+    """The vector env's opponents with every name made a batch seat (``batch_seat``): one for
+    every opponent seat, or a list of one per opponent seat; anything else is a TypeError."""
+    if isinstance(opponents, str):
+        return _seat(opponents)
+    if isinstance(opponents, (list, tuple)) and all(isinstance(o, str) for o in opponents):
+        return [_seat(o) for o in opponents]
+    seated = ", ".join(f"'{row}'" for row in _seated_specs())
+    raise TypeError(f"the vector env's opponents are batch seats given by name: built-in seats "
+                    f"played in the core or network seats ({seated}), one for every opponent "
+                    f"seat or a list of one per opponent seat; got {opponents!r:.60}")
+
+
+def _seat(name: str) -> Any:
+    """A network seat for a network's name; a built-in seat's name as it is (the env takes it
+    and shows it so)."""
+    from moonriver_env.moonriver.batch.seats import NetworkSeat
+
+    seat = batch_seat(name)
+    return seat if isinstance(seat, NetworkSeat) else name
+
+
+def _seated_specs() -> list[str]:
+    """The agent specs that have a batch seat."""
+    from moonriver_env.agents.specs import rows
+
+    return [row.pattern for row in rows("moonriver") if row.seat]
+
+
 def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0,
                          num_players: int = 4, mode: str = "base", **kwargs: Any) -> Any:
     """``MoonRiverVectorEnv`` for ``gymnasium.make_vec("MoonRiver-v0", num_envs=N)`` (its
     ``vector_entry_point``): the single env's arguments where the batch has them
-    (``opponents`` a built-in seat kind, default random; ``seat`` a fixed player id; ``reward``,
+    (``opponents`` the names of agents with a batch seat, default random: one for every
+    opponent seat or a list of one per opponent seat; ``seat`` a fixed player id; ``reward``,
     ``illegal``, ``illegal_penalty``; the game's config), plus ``threads``, ``copy``,
     ``autoreset_mode``, ``dict_observation`` and ``observation`` ("float32" or "compact")."""
-    from moonriver_env.moonriver.batch.games import MoonRiverVectorEnv
+    from moonriver_env.moonriver.batch.vector_env import MoonRiverVectorEnv
     from moonriver_env.moonriver.rules import GameConfig
 
     env_keys = ("reward", "threads", "copy", "autoreset_mode", "illegal", "illegal_penalty",
                 "dict_observation", "observation")
     env_kwargs = {k: kwargs.pop(k) for k in env_keys if k in kwargs}
     try:  # a bad argument is raised from here, the caller's own call
-        if opponents is not None and not isinstance(opponents, str):
-            raise TypeError(f"the vector env's opponents are built-in seats played in the core, "
-                            f"given by name ('random', 'greedy', 'mcts:N', 'pretrained', "
-                            f"'az:PATH.npz', 'pretrained+search:SIMS' or "
-                            f"'az+search:PATH.npz:SIMS'); got "
-                            f"{opponents!r:.60}")
         if seat is None:
             raise ValueError("the vector env needs a fixed learner seat (a player id); "
                              "seat=None (drawn each episode) is the single env's")
         config = GameConfig(num_players=num_players, mode=mode, **kwargs)
-        return MoonRiverVectorEnv(num_envs, config, seat, opponents or "random", **env_kwargs)
+        seats = vector_opponents(opponents if opponents is not None else "random")
+        return MoonRiverVectorEnv(num_envs, config, seat, seats, **env_kwargs)
     except (ValueError, TypeError) as exc:
         raise exc.with_traceback(None) from None

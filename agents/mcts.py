@@ -151,3 +151,19 @@ class MCTSAgent(SeededAgent):
                 return
             legal = game.legal_mask().view(np.bool_).nonzero()[0]
             game.apply(int(legal[self.rng.integers(legal.size)]))
+
+
+def mcts_from_spec(spec: str, seed: int | None = None) -> MCTSAgent:
+    """``mcts`` (100 simulations), ``mcts:SIMS`` or ``mcts:SECONDSs``; a bad budget says what
+    is allowed."""
+    arg = spec.partition(":")[2]
+    try:
+        budget = {"seconds": float(arg[:-1])} if arg.endswith("s") else \
+            {"simulations": int(arg or 100)}
+    except ValueError:
+        raise ValueError(f"agent spec {spec!r}: the budget must be mcts:SIMS (an integer "
+                         f">= 1) or mcts:SECONDSs (a number > 0)") from None
+    try:
+        return MCTSAgent(**budget, seed=seed, name=spec)
+    except ValueError as exc:
+        raise ValueError(f"agent spec {spec!r}: {exc}") from None

@@ -37,3 +37,20 @@ class PolicyAgent:
         action, _ = self.model.predict(observation["observation"], action_masks=mask,
                                        deterministic=self.deterministic)
         return int(action)
+
+
+def policy_from_spec(spec: str, seed: int | None = None) -> PolicyAgent:
+    """``policy:PATH`` (the most likely action) or ``policy-sample:PATH`` (sampled)."""
+    import os
+
+    kind, _, path = spec.partition(":")
+    if not path:
+        raise ValueError(f"agent spec {spec!r}: expected {kind}:PATH (a saved MaskablePPO "
+                         f"model)")
+    if not os.path.isfile(path):  # checked here: the loader would look for PATH.zip.zip
+        raise FileNotFoundError(2, "policy checkpoint not found", path)
+    try:
+        return PolicyAgent(path, deterministic=kind == "policy", name=spec)
+    except (ValueError, KeyError, EOFError, AssertionError) as exc:  # not an SB3 .zip
+        raise ValueError(f"agent spec {spec!r}: cannot load the checkpoint "
+                         f"({str(exc).removeprefix('Error: ')})") from None

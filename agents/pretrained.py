@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from moonriver_env.agents.base import Observation
 from moonriver_env.agents.greedy import action_values
+from moonriver_env.agents.specs import VARIANTS, any_variant_specs
 from moonriver_env.training.atomic import ChecksumError, check_archive
 
 from moonriver_env.common.contract import TableGame
@@ -53,7 +54,6 @@ DENSE_SCORES = 110  # select 4, pass 1, discard 10, recruit 20, desperado 75
 VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, drought 1, bonus 4
 OPPONENTS = 3
 MASKED = -1e9
-VARIANTS = ("4p-base", "2p-base")
 DEFAULT_VARIANT = "4p-base"  # PretrainedAgent() and pretrained+puct:BUDGET (bare pretrained: az)
 
 
@@ -308,8 +308,7 @@ def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
 
 
 _CACHE: dict[str, tuple[NumpyRanchNet, dict[str, Any]]] = {}
-ANY_VARIANT_SPECS = ("pretrained, pretrained+search:SIMS, random, greedy, mcts:SIMS, puct:SIMS, "
-                     "az:PATH.npz")
+ANY_VARIANT_SPECS = ", ".join(any_variant_specs())  # the spec table's, one per kind
 
 
 class VariantError(ValueError):
@@ -415,3 +414,9 @@ class PretrainedAgent:
     def uses_prior(self) -> bool:
         """Whether ``policy`` needs the game (the network adds Greedy's one-ply values)."""
         return self.net.uses_prior
+
+
+def pretrained_from_spec(spec: str, seed: int | None = None) -> PretrainedAgent:
+    """``pretrained:VARIANT`` (shipped PPO weights) or ``pretrained:PATH.npz`` (exported ones);
+    bare ``pretrained`` is the az network (``agents.az.shipped_from_spec``)."""
+    return PretrainedAgent(spec.partition(":")[2], name=spec)

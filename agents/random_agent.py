@@ -21,3 +21,8 @@ class RandomAgent(SeededAgent):
             raise ValueError("RandomAgent.act: no legal action in the mask (not this agent's "
                              "turn, or the game is over)")
         return int(legal[self.rng.integers(legal.size)])
+
+
+def random_from_spec(spec: str, seed: int | None = None) -> RandomAgent:
+    """``random`` (either game)."""
+    return RandomAgent(seed=seed, name=spec)

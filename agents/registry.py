@@ -1,94 +1,150 @@
-"""Build agents from short text specs (for the CLI and worker processes), for either game.
+"""Build what an agent spec names, for either game: the agent (``make_agent``), its seat in
+batched games (``batch_seat``), and the play server's checks of a spec a request names
+(``request_spec_problem``, ``spec_paths``).
 
-Moon River (``game="moonriver"``, the default): ``random``, ``greedy``, ``mcts:SIMS`` (e.g.
-``mcts:100``), ``mcts:SECONDSs`` (``mcts:0.5s``),
-``policy:PATH.zip`` (a saved MaskablePPO model; ``policy-sample:PATH`` samples instead of
-taking the most likely action), ``rllib:PATH`` (an RLlib run or checkpoint directory of
-``moonriver-train-rllib``; ``rllib-sample:PATH`` samples), ``pretrained`` (the shipped
-network for every variant, ``weights/all.npz``: 2-4 players, base and each Legends scenario;
-its policy alone), ``pretrained+search:SIMS`` / ``pretrained+search:SECONDSs`` (the batched
-search valued by that network, any variant), ``pretrained:4p-base`` / ``pretrained:2p-base``
-(the PPO recipe's weights for that variant alone, kept for comparison) and
-``pretrained:PATH.npz`` (exported PPO weights), ``puct:SIMS`` / ``puct:SECONDSs`` (PUCT search,
-heuristic prior; ``pretrained+puct:BUDGET`` with the 4p-base PPO policy as its prior, or
-``pretrained+puct:VARIANT:BUDGET`` with that variant's), ``az:PATH.npz`` (a
-``moonriver-train-az`` network's policy, any variant; ``az-sample:PATH.npz`` samples) and
-``az+search:PATH.npz:SIMS`` / ``az+search:PATH.npz:SECONDSs`` (the batched search with that
-network's values).
-
-Circles: Far West (``game="circles"``): ``random`` (RandomAgent reads only the mask, so it
-plays any game) and ``heuristic`` (CirclesHeuristicAgent).
+Every spec is a row of one table, ``moonriver_env.agents.specs.TABLE`` (docs/agents.md shows it):
+Moon River's ``random``, ``greedy``, ``mcts:SIMS``, ``pretrained`` (the shipped az network for
+every variant), ``pretrained:VARIANT`` (the PPO weights of one variant), ``az:PATH.npz``, ...
+and Circles: Far West's ``random`` and ``heuristic`` (``game="circles"``). ``SPECS``,
+``REQUEST_SPECS`` and ``CIRCLES_SPECS`` list their patterns.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from moonriver_env.agents.base import Agent, TimeCapped
+from moonriver_env.agents.specs import (
+    SECONDS_BUDGET,
+    SIMS,
+    VARIANTS,
+    AgentSpec,
+    find,
+    patterns,
+    rows,
+)
 
 from moonriver_env.common.validate import check_time_limit
 
-SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "policy:PATH",
-         "policy-sample:PATH", "rllib:PATH", "rllib-sample:PATH", "pretrained",
-         "pretrained+search:SIMS", "pretrained+search:SECONDSs", "pretrained:VARIANT",
-         "pretrained:PATH.npz", "puct:SIMS", "puct:SECONDSs",
-         "pretrained+puct[:VARIANT]:BUDGET", "az:PATH.npz", "az-sample:PATH.npz",
-         "az+search:PATH.npz:SIMS", "az+search:PATH.npz:SECONDSs")
-CIRCLES_SPECS = ("random", "heuristic")
+if TYPE_CHECKING:  # imported where used: building an agent needs no batch (nor the core)
+    from moonriver_env.moonriver.batch.seats import BuiltinSeat, NetworkSeat
+
+__all__ = ["CIRCLES_SPECS", "GAME_SPECS", "REQUEST_SPECS", "SECONDS_BUDGET", "SPECS",
+           "batch_seat", "cap_time", "check_variant", "make_agent", "request_spec_problem",
+           "spec_paths"]
+
+SPECS = patterns("moonriver")
+CIRCLES_SPECS = patterns("circles")
 GAME_SPECS = {"moonriver": SPECS, "circles": CIRCLES_SPECS}
 # The specs that name no file: an untrusted caller (a play server's request) may pick these.
-REQUEST_SPECS = ("random", "greedy", "mcts:SIMS", "mcts:SECONDSs", "pretrained",
-                 "pretrained+search:SIMS", "pretrained+search:SECONDSs",
-                 "pretrained:VARIANT", "puct:SIMS", "puct:SECONDSs",
-                 "pretrained+puct[:VARIANT]:BUDGET")
-_SIMS = re.compile(r"[0-9]{1,12}")
-SECONDS_BUDGET = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")  # SECONDSs
+REQUEST_SPECS = patterns("moonriver", request=True)
+_GAME_NAMES = {"moonriver": "", "circles": "Circles "}  # "unknown Circles agent spec ..."
+
+
+def _resolve(target: str) -> Any:
+    """The function a table row names as ``"module:function"`` (its module imported now)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _filled(row: AgentSpec, parts: list[str]) -> list[tuple[str, str]] | None:
+    """The spec's colon-separated parts matched to the row's placeholders (optional ones
+    filled from the left), or None when their counts cannot match."""
+    placeholders = row.parts()
+    spare = len(parts) - sum(not optional for _, optional in placeholders)
+    if not 0 <= spare <= sum(optional for _, optional in placeholders):
+        return None
+    names = []
+    for name, optional in placeholders:
+        if optional and spare == 0:
+            continue
+        spare -= optional
+        names.append(name)
+    return list(zip(names, parts, strict=True))
+
+
+def _part_problem(name: str, text: str, max_seconds: float,
+                  max_simulations: int) -> str | None:
+    """Why one part of a request's spec is not allowed (a budget out of bounds, a variant
+    that is no shipped one), or None."""
+    if name == "VARIANT":
+        return None if text in VARIANTS else \
+            f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
+    if name in ("SIMS", "SECONDSs", "BUDGET"):
+        if SIMS.fullmatch(text) and 1 <= int(text) <= max_simulations:
+            return None
+        if SECONDS_BUDGET.fullmatch(text) and 0 < float(text[:-1]) <= max_seconds:
+            return None
+        return (f"the budget must be 1 to {max_simulations} simulations or a time over 0 and "
+                f"at most {max_seconds:g}s, got {text!r:.40}")
+    return f"{name} names a file"
 
 
 def request_spec_problem(spec: str, max_seconds: float = 10.0,
                          max_simulations: int = 5000) -> str | None:
     """Why ``spec`` may not come from an untrusted request, or None when it may.
 
-    Only specs without paths (REQUEST_SPECS with a shipped VARIANT) and budgets within
-    ``max_seconds`` seconds or ``max_simulations`` simulations a decision are allowed.
+    Only the table's request specs (``REQUEST_SPECS``: no paths, a shipped VARIANT) with
+    budgets within ``max_seconds`` seconds or ``max_simulations`` simulations a decision are
+    allowed.
     """
-    from moonriver_env.agents.pretrained import VARIANTS
-
-    def budget(text: str) -> str | None:
-        if _SIMS.fullmatch(text) and 1 <= int(text) <= max_simulations:
-            return None
-        if SECONDS_BUDGET.fullmatch(text) and 0 < float(text[:-1]) <= max_seconds:
-            return None
-        return (f"the budget must be 1 to {max_simulations} simulations or a time over 0 and "
-                f"at most {max_seconds:g}s, got {text!r:.40}")
-
     if not isinstance(spec, str):
         return f"an agent spec must be a string, got {spec!r:.40}"
     kind, colon, arg = spec.partition(":")
     parts = arg.split(":") if colon else []
-    problem: str | None = "not one of the allowed forms"
-    if kind in ("random", "greedy") and not colon:
-        problem = None
-    elif kind in ("mcts", "puct") and len(parts) <= 1:
-        problem = budget(parts[0]) if parts else None
-    elif kind == "pretrained+search" and len(parts) == 1:
-        problem = budget(parts[0])
-    elif kind == "pretrained" and len(parts) <= 1:
-        if parts and parts[0] not in VARIANTS:
-            problem = f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
-        else:
-            problem = None
-    elif kind == "pretrained+puct" and 1 <= len(parts) <= 2:
-        if len(parts) == 2 and parts[0] not in VARIANTS:
-            problem = f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
-        else:
-            problem = budget(parts[-1])
-    if problem is None:
-        return None
+    problems = []
+    for row in rows("moonriver"):
+        filled = _filled(row, parts) if row.request and row.kind == kind else None
+        if filled is None:
+            continue
+        found = [p for p in (_part_problem(name, text, max_seconds, max_simulations)
+                             for name, text in filled) if p]
+        if not found:
+            return None
+        problems.append(found[0])
+    problem = problems[0] if problems else "not one of the allowed forms"
     return (f"agent spec {spec!r:.80} is not allowed here: {problem}; allowed: "
             f"{', '.join(REQUEST_SPECS)} (VARIANT: {', '.join(VARIANTS)}; SIMS at most "
             f"{max_simulations}, SECONDS at most {max_seconds:g})")
+
+
+def spec_paths(spec: str) -> list[str]:
+    """The file paths an agent spec names (none for specs without files): its whole argument
+    for a kind whose argument is a file, else its parts that look like paths (a slash, or
+    ending in ``.npz``) for a kind that may name weights."""
+    kind, _, arg = spec.partition(":")
+    files = {row.files for row in rows("moonriver") if row.kind == kind and row.takes_arg}
+    if "arg" in files:
+        return [arg] if arg else []
+    if "parts" in files:
+        return [part for part in arg.split(":")
+                if "/" in part or "\\" in part or part.endswith(".npz")]
+    return []
+
+
+def batch_seat(spec: str) -> BuiltinSeat | NetworkSeat:
+    """The seat of batched games (``moonriver_env.moonriver.batch``) that plays as the agent
+    ``spec`` does: a ``BuiltinSeat`` for the specs the core plays itself (``random``,
+    ``greedy``, ``mcts:SIMS``), a ``NetworkSeat`` with its network loaded for the network
+    specs (``pretrained``, ``az:PATH.npz``, ``pretrained+search:SIMS``,
+    ``az+search:PATH.npz:SIMS``: the table's "batch seat" column); any other spec is a
+    ValueError naming those."""
+    from moonriver_env.moonriver.batch.seats import BuiltinSeat, NetworkSeat
+
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent spec must be a string, got {spec!r:.40}")
+    row = find(spec)
+    seated = ", ".join(r.pattern for r in rows("moonriver") if r.seat)
+    if row is None:
+        raise ValueError(f"unknown batch seat {spec!r:.80}; batch seats: {seated}")
+    if not row.seat:
+        raise ValueError(f"agent spec {spec!r:.80} has no batch seat; batch seats: {seated}")
+    if row.seat == "builtin":
+        return BuiltinSeat(spec)
+    seat = _resolve(row.seat_build)(spec)
+    assert isinstance(seat, NetworkSeat), row
+    return seat
 
 
 def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
@@ -103,21 +159,22 @@ def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec must be a string, got {spec!r:.40}")
     time_limit = check_time_limit(time_limit)
-    if game == "circles":
-        return _circles_agent(spec, seed)
-    agent = _moonriver_agent(spec, seed)
-    if config is not None:
+    row = find(spec, game)
+    if row is None:
+        raise ValueError(f"unknown {_GAME_NAMES[game]}agent spec {spec!r}; allowed: "
+                         f"{', '.join(GAME_SPECS[game])}")
+    agent: Agent = _resolve(row.build)(spec, seed)
+    if config is not None and game == "moonriver":
         check_variant(spec, agent, config)
     cap_time(agent, time_limit)
     return agent
 
 
 def cap_time(agent: Agent, time_limit: float) -> None:
-    """Cap each decision of ``agent`` at ``time_limit`` seconds (0: none): search agents
-    (:class:`~moonriver_env.agents.base.TimeCapped`: mcts, puct, pretrained+puct) stop their
-    search there; random, greedy and the policies decide in one step (a rule, or one pass of
-    a network). The batched search's agents (pretrained+search, az+search) are not
-    TimeCapped yet: their simulation budget alone bounds them."""
+    """Cap each decision of ``agent`` at ``time_limit`` seconds (0: none): the agents that
+    search (:class:`~moonriver_env.agents.base.TimeCapped`: mcts, puct, pretrained+puct,
+    pretrained+search, az+search) stop their search there; random, greedy and the policies
+    decide in one step (a rule, or one pass of a network)."""
     if time_limit and isinstance(agent, TimeCapped):
         agent.time_limit = time_limit
 
@@ -131,94 +188,3 @@ def check_variant(spec: str, agent: Agent, config: Any) -> None:
                               config.mode, getattr(config, "scenario", None))
     if problem is not None:
         raise VariantError(problem)
-
-
-def _moonriver_agent(spec: str, seed: int | None) -> Agent:
-    """A Moon River agent from its spec (any variant)."""
-    kind, _, arg = spec.partition(":")
-    if kind == "random" and not arg:
-        from moonriver_env.agents.random_agent import RandomAgent
-
-        return RandomAgent(seed=seed, name=spec)
-    if kind == "greedy" and not arg:
-        from moonriver_env.agents.greedy import GreedyAgent
-
-        return GreedyAgent(seed=seed, name=spec)
-    if kind == "mcts":
-        from moonriver_env.agents.mcts import MCTSAgent
-
-        try:
-            budget = {"seconds": float(arg[:-1])} if arg.endswith("s") else \
-                {"simulations": int(arg or 100)}
-        except ValueError:
-            raise ValueError(f"agent spec {spec!r}: the budget must be mcts:SIMS (an integer "
-                             f">= 1) or mcts:SECONDSs (a number > 0)") from None
-        try:
-            return MCTSAgent(**budget, seed=seed, name=spec)
-        except ValueError as exc:
-            raise ValueError(f"agent spec {spec!r}: {exc}") from None
-    if kind in ("policy", "policy-sample") and arg:
-        import os
-
-        from moonriver_env.agents.policy import PolicyAgent
-
-        if not os.path.isfile(arg):  # checked here: the loader would look for PATH.zip.zip
-            raise FileNotFoundError(2, "policy checkpoint not found", arg)
-        try:
-            return PolicyAgent(arg, deterministic=kind == "policy", name=spec)
-        except (ValueError, KeyError, EOFError, AssertionError) as exc:  # not an SB3 .zip
-            raise ValueError(f"agent spec {spec!r}: cannot load the checkpoint "
-                             f"({str(exc).removeprefix('Error: ')})") from None
-    if kind in ("rllib", "rllib-sample") and arg:
-        from moonriver_env.agents.rllib_agent import RLlibAgent
-
-        return RLlibAgent(arg, deterministic=kind == "rllib", seed=seed, name=spec)
-    if spec == "pretrained":  # the shipped network for every variant
-        from moonriver_env.agents.az import AZAgent, shipped_path
-
-        return AZAgent(shipped_path(), deterministic=True, seed=seed, name=spec)
-    if kind == "pretrained" and arg:  # the PPO weights of one variant
-        from moonriver_env.agents.pretrained import PretrainedAgent
-
-        return PretrainedAgent(arg, name=spec)
-    if kind == "pretrained+search":
-        return _pretrained_search(spec, arg, seed)
-    if kind in ("az", "az-sample", "az+search"):
-        from moonriver_env.agents.az import az_from_spec
-
-        return az_from_spec(spec, seed)
-    if kind in ("puct", "pretrained+puct"):
-        from moonriver_env.agents.puct import puct_from_spec
-
-        return puct_from_spec(spec, seed)
-    raise ValueError(f"unknown agent spec {spec!r}; allowed: {', '.join(SPECS)}")
-
-
-def _pretrained_search(spec: str, budget: str, seed: int | None) -> Agent:
-    """``pretrained+search:SIMS`` or ``pretrained+search:SECONDSs``: the batched search on the
-    shipped network for every variant; a bad budget says what is allowed."""
-    from moonriver_env.agents.az import MAX_SIMULATIONS, AZSearchAgent, shipped_path
-
-    if not (_SIMS.fullmatch(budget) or SECONDS_BUDGET.fullmatch(budget)):
-        raise ValueError(f"agent spec {spec!r:.80}: expected pretrained+search:SIMS (an integer "
-                         f"from 1 to {MAX_SIMULATIONS}) or pretrained+search:SECONDSs (a number "
-                         f"of seconds over 0)")
-    try:
-        if budget.endswith("s"):
-            return AZSearchAgent(shipped_path(), seed=seed, name=spec,
-                                 seconds=float(budget[:-1]))
-        return AZSearchAgent(shipped_path(), int(budget), seed=seed, name=spec)
-    except ValueError as exc:
-        raise ValueError(f"agent spec {spec!r:.80}: {exc}") from None
-
-
-def _circles_agent(spec: str, seed: int | None) -> Agent:
-    if spec == "random":
-        from moonriver_env.agents.random_agent import RandomAgent
-
-        return RandomAgent(seed=seed, name=spec)
-    if spec == "heuristic":
-        from moonriver_env.agents.circles_heuristic import CirclesHeuristicAgent
-
-        return CirclesHeuristicAgent(seed=seed, name=spec)
-    raise ValueError(f"unknown Circles agent spec {spec!r}; allowed: {', '.join(CIRCLES_SPECS)}")

@@ -70,3 +70,12 @@ class RLlibAgent(SeededAgent):
             return int(legal[int(np.argmax(logits))])
         probs = np.exp(logits - logits.max())
         return int(legal[self.rng.choice(legal.size, p=probs / probs.sum())])
+
+
+def rllib_from_spec(spec: str, seed: int | None = None) -> RLlibAgent:
+    """``rllib:PATH`` (the most likely action) or ``rllib-sample:PATH`` (sampled)."""
+    kind, _, path = spec.partition(":")
+    if not path:
+        raise ValueError(f"agent spec {spec!r}: expected {kind}:PATH (an RLlib run folder or "
+                         f"checkpoint)")
+    return RLlibAgent(path, deterministic=kind == "rllib", seed=seed, name=spec)

@@ -44,7 +44,7 @@ _EXPORTS = {
     "ActionCodec": "moonriver_env.moonriver.rules",
     "IllegalActionError": "moonriver_env.common.errors",
     "BatchedGames": "moonriver_env.moonriver.batch.games",
-    "MoonRiverVectorEnv": "moonriver_env.moonriver.batch.games",
+    "MoonRiverVectorEnv": "moonriver_env.moonriver.batch.vector_env",
     "CirclesConfig": "moonriver_env.circles",
     "CirclesGame": "moonriver_env.circles",
 }

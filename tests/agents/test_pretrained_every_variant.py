@@ -133,7 +133,8 @@ def test_the_ppo_weights_keep_their_names_and_refusals() -> None:
     assert "\n" not in line
     assert line.startswith("agent spec 'pretrained:4p-base' cannot play 3-player base: its "
                            "weights were trained for 4-player base only (agents for every "
-                           "variant: pretrained, pretrained+search:SIMS,")
+                           "variant: random, greedy, mcts:SIMS, pretrained, "
+                           "pretrained+search:SIMS,")
     with pytest.raises(VariantError, match="'pretrained\\+puct:5' cannot play 3-player base"):
         make_agent("pretrained+puct:5", config=GameConfig(num_players=3))
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from moonriver_env.agents.pretrained import PretrainedAgent, VariantError, variant_refusal
 from moonriver_env.agents.registry import make_agent
+from moonriver_env.agents.specs import any_variant_specs
 
 from moonriver_env.moonriver.observation import ObservationEncoder
 from moonriver_env.moonriver.rules import Game, GameConfig
@@ -38,7 +39,7 @@ def test_registry_refuses_weights_of_another_variant(spec, config, asked, traine
     assert line.startswith(f"agent spec {spec!r} cannot play {asked}: its weights were "
                            f"trained for {trained} only")
     assert "az:PATH.npz" in line  # what can play it
-    assert "(agents for every variant: pretrained, pretrained+search:SIMS," in line
+    assert f"(agents for every variant: {', '.join(any_variant_specs())})" in line
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is VariantError and str(again) == line
 

@@ -188,6 +188,62 @@ def test_circles_imports_nothing_from_moon_river() -> None:
                         and parts[1] in MOON_RIVER_MODULES), f"{path.name} imports {module}"
 
 
+def test_no_game_imports_agents_training_or_play() -> None:
+    """A game is below the agents, training and play: no module of moonriver_env/moonriver or
+    moonriver_env/circles imports them, lazy imports inside functions included (the batched
+    games take seats the agents package built)."""
+    files = [path for game in GAMES for path in sorted((ROOT / "moonriver_env" / game).rglob(
+        "*.py"))]
+    assert len(files) > 30
+    for path in files:
+        for module in _imported(path):
+            parts = module.split(".")
+            assert not (parts[0] == "moonriver_env" and len(parts) > 1
+                        and parts[1] in ABOVE_GAMES), f"{path.relative_to(ROOT)} imports {module}"
+
+
+# The installed package maps these folders to moonriver_env.agents / moonriver_env.training.
+MAPPED = {"agents": ROOT / "agents", "training": ROOT / "training"}
+
+
+def _module_name(path: Path) -> str:
+    """The dotted name a source file is imported as."""
+    for name, folder in MAPPED.items():
+        if folder in path.parents:
+            parts = ["moonriver_env", name, *path.relative_to(folder).with_suffix("").parts]
+            break
+    else:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of the package (agents/ and training/ included) -> the package's modules it
+    imports (``from package import module`` included)."""
+    folders = [ROOT / "moonriver_env", *MAPPED.values()]
+    paths = {_module_name(p): p for folder in folders for p in folder.rglob("*.py")
+             if "__pycache__" not in p.parts}
+    graph = {}
+    for name, path in paths.items():
+        found = set(_imported(path))
+        found |= {f"{node.module}.{alias.name}" for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.ImportFrom) and node.level == 0
+                  for alias in node.names}
+        graph[name] = {m for m in found if m in paths and m != name}
+    return graph
+
+
+def test_the_batch_and_the_agents_import_no_module_that_imports_them() -> None:
+    """No two modules import each other where the batched games and the agents are concerned
+    (the az agents and the registry did)."""
+    graph = _import_graph()
+    assert "moonriver_env.agents.registry" in graph and len(graph) > 100
+    mine = [m for m in graph if m.startswith(("moonriver_env.agents",
+                                              "moonriver_env.moonriver.batch"))]
+    pairs = sorted((a, b) for a in mine for b in graph[a] if a in graph[b])
+    assert not pairs, pairs
+
+
 def test_agent_protocol_is_typed_on_the_contract() -> None:
     from moonriver_env.agents.base import Agent, CallableAgent
 

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from moonriver_env.moonriver.batch.games import (
+from moonriver_env.moonriver.batch import (
     COMPACT_SIZE,
     BatchedGames,
     MoonRiverVectorEnv,

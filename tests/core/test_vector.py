@@ -1,5 +1,5 @@
-"""Batched games (moonriver_env.moonriver.batch.games) against single core games stepped one by
-one."""
+"""Batched games (moonriver_env.moonriver.batch) against single core games stepped one by one;
+the package's layout."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import gc
 import os
 import signal
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from moonriver_env.agents.greedy import action_values
 
 from moonriver_env.moonriver.aec_env import final_rewards
-from moonriver_env.moonriver.batch.games import (
+from moonriver_env.moonriver.batch import (
     BatchedGames,
     BatchIllegalActionError,
     MoonRiverVectorEnv,
@@ -367,3 +368,33 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env():
                         policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")
     model.learn(64)
     assert model.num_timesteps >= 64
+
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_MODULE_LINES = 800  # a module stays readable in one sitting
+
+
+def test_each_module_of_the_batch_and_the_agents_has_one_job_and_stays_short():
+    """The batch package is split by job (the batch, seats, compact observation, Gymnasium
+    vector env, SB3 VecEnv, single env, self-play view, async pool), none over 800 lines."""
+    folders = (ROOT / "moonriver_env" / "moonriver" / "batch", ROOT / "agents")
+    lengths = {path.name: len(path.read_text().splitlines())
+               for folder in folders for path in folder.glob("*.py")}
+    assert {"games.py", "seats.py", "compact.py", "vector_env.py", "sb3_env.py",
+            "single_env.py", "multiagent.py", "async_env.py", "registry.py", "specs.py"} \
+        <= set(lengths)
+    assert not {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES}
+
+
+def test_the_public_names_are_where_users_find_them():
+    import moonriver_env
+    import moonriver_env.moonriver.batch as batch
+
+    assert sorted(batch.__all__) == sorted(batch._EXPORTS) == sorted(dir(batch))
+    for name in batch.__all__:
+        value = getattr(batch, name)
+        assert getattr(value, "__module__", batch.__name__).startswith(batch.__name__), name
+    assert moonriver_env.MoonRiverVectorEnv is batch.MoonRiverVectorEnv is MoonRiverVectorEnv
+    assert moonriver_env.BatchedGames is batch.BatchedGames is BatchedGames
+    with pytest.raises(AttributeError, match="no attribute 'vector'"):
+        batch.vector  # noqa: B018

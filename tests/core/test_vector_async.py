@@ -13,8 +13,8 @@ import threading
 import numpy as np
 import pytest
 
+from moonriver_env.moonriver.batch import BatchedGames, BatchIllegalActionError
 from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
-from moonriver_env.moonriver.batch.games import BatchedGames, BatchIllegalActionError
 from moonriver_env.moonriver.core import Game
 from moonriver_env.moonriver.rules.config import GameConfig
 from tests.helpers import HANG_GUARD

@@ -15,7 +15,7 @@ from gymnasium.vector import AutoresetMode
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
 from moonriver_env.common.errors import IllegalActionError
-from moonriver_env.moonriver.batch.games import (
+from moonriver_env.moonriver.batch import (
     BatchIllegalActionError,
     MoonRiverVectorEnv,
     make_sb3_vec_env,
@@ -164,7 +164,7 @@ def test_make_vec_builds_the_batched_env():
     assert isinstance(gymnasium.make_vec("MoonRiver-v0", num_envs=2), MoonRiverVectorEnv)
     with pytest.raises(ValueError, match="needs a fixed learner seat"):
         gymnasium.make_vec("MoonRiver-v0", num_envs=2, seat=None)
-    with pytest.raises(TypeError, match=r"built-in seats played in the core.*'mcts:N'"):
+    with pytest.raises(TypeError, match=r"built-in seats played in the core.*'mcts:SIMS'"):
         gymnasium.make_vec("MoonRiver-v0", num_envs=2, opponents=[object()])
 
 

@@ -13,7 +13,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import moonriver_env  # noqa: F401  (registers MoonRiver-v0)
-from moonriver_env.moonriver.batch.games import ROW_ATTRIBUTES, MoonRiverVectorEnv, make_sb3_vec_env
+from moonriver_env.moonriver.batch import ROW_ATTRIBUTES, MoonRiverVectorEnv, make_sb3_vec_env
 from moonriver_env.moonriver.core import Game
 from moonriver_env.moonriver.rules.config import GameConfig
 

@@ -1,5 +1,6 @@
 """Network seats of batches (issue 32): ``pretrained`` and ``az:PATH.npz`` play the network's
-policy as ``AZAgent`` does, decided in rounds of one forward, never as learner steps."""
+policy as ``AZAgent`` does, decided in rounds of one forward, never as learner steps. The batch
+takes them built (``agents.registry.batch_seat``); it imports no agent."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ import gymnasium
 import numpy as np
 import pytest
 from moonriver_env.agents.az import AZAgent, shipped_path
+from moonriver_env.agents.registry import batch_seat
 
+from moonriver_env.moonriver.batch import BatchedGames, MoonRiverVectorEnv, seat_kind
 from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
-from moonriver_env.moonriver.batch.games import BatchedGames, MoonRiverVectorEnv, seat_kind
 from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
 from moonriver_env.moonriver.core import Game as CoreGame
 from moonriver_env.moonriver.core import _core
 from moonriver_env.moonriver.rules import GameConfig
 
 THREE = GameConfig(num_players=3)
+
+
+def _built(names: tuple[str, ...]) -> tuple[object, ...]:
+    """The seats of ``names``: the learner's name as it is, the others built from their specs."""
+    return tuple(name if name == "learner" else batch_seat(name) for name in names)
 
 
 def _run_out(batch: BatchedGames, seed: int, **reset: object) -> list[tuple[np.ndarray, ...]]:
@@ -55,7 +62,9 @@ def _replay_checks(batch: BatchedGames, g: int, seats: tuple[str, ...], agent: A
 @pytest.mark.parametrize("observation", ["float32", "compact"])
 def test_pretrained_seats_play_the_moves_az_agent_plays(observation: str) -> None:
     seats = ("learner", "pretrained", "greedy")
-    batch = BatchedGames(4, THREE, seats, autoreset=False, threads=2, observation=observation)
+    batch = BatchedGames(4, THREE, _built(seats), autoreset=False, threads=2,
+                         observation=observation)
+    assert batch.seats == seats
     trace = _run_out(batch, seed=7)
     for player, *_ in trace:  # learners are never asked to move for a network seat
         assert all(seats[p] == "learner" for p in player[player >= 0])
@@ -70,8 +79,8 @@ def test_endings_on_network_moves_give_the_learners_final_view_with_or_without_a
     """A game that ends on a network seat's move ends within the learner's step: its rewards,
     done and final_obs (the learner's view) are those of the same game in a fixed list."""
     seats, config = ("learner", "pretrained"), GameConfig(num_players=2)
-    fixed = BatchedGames(8, config, seats, autoreset=False)
-    auto = BatchedGames(8, config, seats)
+    fixed = BatchedGames(8, config, _built(seats), autoreset=False)
+    auto = BatchedGames(8, config, _built(seats))
     fixed.reset(1)
     auto.reset(1)
     seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -98,7 +107,7 @@ def test_endings_on_network_moves_give_the_learners_final_view_with_or_without_a
 def test_each_round_is_one_forward_and_results_do_not_depend_on_threads(monkeypatch) -> None:
     seats = ("pretrained", "learner")
     config = GameConfig(num_players=2)
-    first = BatchedGames(6, config, seats, autoreset=False)
+    first = BatchedGames(6, config, _built(seats), autoreset=False)
     net = first._networks[0]
     calls: list[int] = []
     evaluate = net.evaluate
@@ -111,7 +120,7 @@ def test_each_round_is_one_forward_and_results_do_not_depend_on_threads(monkeypa
     a = _run_out(first, seed=3, seeds=[10, 11, 12, 13, 14, 15])
     assert len(calls) == first.network_rounds and sum(calls) == first.network_decisions
     assert max(calls) > 1
-    b = _run_out(BatchedGames(6, config, seats, autoreset=False, threads=2), seed=3,
+    b = _run_out(BatchedGames(6, config, _built(seats), autoreset=False, threads=2), seed=3,
                  seeds=[10, 11, 12, 13, 14, 15])
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
@@ -120,7 +129,7 @@ def test_each_round_is_one_forward_and_results_do_not_depend_on_threads(monkeypa
 
 def test_a_mixed_batch_runs_through_many_resets_with_legal_moves() -> None:
     seats = ("pretrained", "learner", "greedy")
-    batch = BatchedGames(6, THREE, seats, threads=2)
+    batch = BatchedGames(6, THREE, _built(seats), threads=2)
     batch.reset(21)
     endings = 0
     for _ in range(2000):
@@ -148,38 +157,45 @@ def test_az_path_seats_play_as_pretrained(tmp_path: Path) -> None:
     shutil.copy(shipped_path(), copy)
     runs = []
     for seat in ("pretrained", f"az:{copy}"):
-        batch = BatchedGames(3, GameConfig(num_players=2), ("learner", seat), autoreset=False)
+        batch = BatchedGames(3, GameConfig(num_players=2), _built(("learner", seat)),
+                             autoreset=False)
         runs.append(_run_out(batch, seed=4))
     assert len(runs[0]) == len(runs[1])
     assert all(np.array_equal(x[1], y[1]) for x, y in zip(*runs, strict=True))
 
 
-def test_az_files_are_checked_when_the_batch_is_made(tmp_path: Path) -> None:
+def test_az_files_are_checked_when_the_seat_is_built(tmp_path: Path) -> None:
     two = GameConfig(num_players=2)
     missing = tmp_path / "none.npz"
     with pytest.raises(ValueError, match=r"seat 'az:.*none\.npz': no network file"):
-        BatchedGames(1, two, ("learner", f"az:{missing}"))
+        batch_seat(f"az:{missing}")
     other = tmp_path / "other.npz"
     np.savez(other, w=np.zeros(3))
     with pytest.raises(ValueError, match="is not a moonriver-train-az network"):
-        BatchedGames(1, two, ("learner", f"az:{other}"))
+        batch_seat(f"az:{other}")
     text = tmp_path / "text.npz"
     text.write_text("not a network")
     with pytest.raises(ValueError, match="is not a moonriver-train-az network"):
-        MoonRiverVectorEnv(1, two, opponents=f"az:{text}")
+        gymnasium.make_vec("MoonRiver-v0", num_envs=1, num_players=2, opponents=f"az:{text}")
     batch = BatchedGames(2, two)
-    with pytest.raises(ValueError, match="no network file"):
+    with pytest.raises(ValueError, match="network seats, built from an agent spec by "
+                                         r"moonriver_env\.agents\.registry\.batch_seat"):
         batch.reset(0, seats=[("learner", "random"), (f"az:{missing}", "learner")])
 
 
-@pytest.mark.parametrize("name", ["az:", "AZ:x.npz", "pretrained:2p-base", "Pretrained",
-                                  "network"])
-def test_bad_seat_names_list_the_allowed_ones(name: str) -> None:
+@pytest.mark.parametrize("name", ["pretrained", "az:x.npz", "pretrained+search:2", "az:",
+                                  "AZ:x.npz", "pretrained:2p-base", "Pretrained", "network"])
+def test_other_names_than_the_built_in_seats_say_how_to_build_a_network_seat(name: str) -> None:
+    """The batch and the env take the built-in seats' names only: any other name (a network
+    spec included) says what they take and that network seats are built by the agents
+    package."""
     assert seat_kind(name) is None
+    build = r"network seats, built from an agent spec by moonriver_env\.agents\.registry"
     with pytest.raises(ValueError, match=r"seats must name one of 'learner', 'random', "
-                                         r"'greedy', 'mcts:N' .*'pretrained' .*'az:PATH\.npz'"):
+                                         r"'greedy', 'mcts:N' .*" + build) as err:
         BatchedGames(1, GameConfig(num_players=2), ("learner", name))
-    with pytest.raises(ValueError, match=r"opponents must be one of 'random', .*'pretrained'"):
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match=r"opponents must be one of 'random', .*" + build):
         MoonRiverVectorEnv(1, GameConfig(num_players=2), opponents=name)
 
 
@@ -190,7 +206,7 @@ def test_the_core_applies_network_moves_only_where_a_network_seat_waits() -> Non
     with pytest.raises(ValueError, match="game 0: the game does not wait on a network seat"):
         batch._batch.step_network(np.array([0]), np.array([legal]), batch.player, batch.obs,
                                   batch.mask, batch.rewards, batch._done, batch.final_obs, 1)
-    assert seat_kind("pretrained") == _core.SEAT_NETWORK == seat_kind("az:x.npz")
+    assert seat_kind(batch_seat("pretrained")) == _core.SEAT_NETWORK
 
 
 @pytest.mark.parametrize("mode", ["SameStep", "NextStep"])
@@ -209,7 +225,7 @@ def test_vector_envs_take_network_opponents(mode: str) -> None:
 
 
 def test_async_parts_and_self_play_views_take_network_seats() -> None:
-    seats = ("learner", "pretrained")
+    seats = _built(("learner", "pretrained"))
     pool = AsyncBatchedGames(4, batch_size=2, config=GameConfig(num_players=2), seats=seats)
     state = pool.reset(seed=5)
     sync = BatchedGames(2, GameConfig(num_players=2), seats)
@@ -222,6 +238,7 @@ def test_async_parts_and_self_play_views_take_network_seats() -> None:
         assert (state.current_player == 0).all()
     pool.close()
     selfplay = MultiAgentGames(2, GameConfig(num_players=2))
-    state = selfplay.reset(1, seats=[("learner", "pretrained"), ("pretrained", "learner")])
+    state = selfplay.reset(1, seats=[_built(("learner", "pretrained")),
+                                     _built(("pretrained", "learner"))])
     assert state.current_player.tolist() == [0, 1]
     assert selfplay.games.network_decisions > 0

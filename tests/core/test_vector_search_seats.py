@@ -18,15 +18,16 @@ from moonriver_env.agents.az import (
     shipped_path,
 )
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+from moonriver_env.agents.registry import batch_seat
 
 import moonriver_env.moonriver.search
-from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
-from moonriver_env.moonriver.batch.games import (
+from moonriver_env.moonriver.batch import (
     SEARCH_STREAM,
     BatchedGames,
     MoonRiverVectorEnv,
     seat_kind,
 )
+from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
 from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
 from moonriver_env.moonriver.core import Game as CoreGame
 from moonriver_env.moonriver.core import _core
@@ -35,6 +36,11 @@ from moonriver_env.moonriver.search import BatchedSearch
 
 TWO = GameConfig(num_players=2)
 SEARCH = "pretrained+search:2"
+
+
+def _built(names: tuple[str, ...]) -> tuple[object, ...]:
+    """The seats of ``names``: the learner's name as it is, the others built from their specs."""
+    return tuple(name if name == "learner" else batch_seat(name) for name in names)
 
 
 def _run_out(batch: BatchedGames, seed: int) -> list[tuple[np.ndarray, ...]]:
@@ -74,7 +80,7 @@ def _network_decisions(batch: BatchedGames, g: int, seats: tuple[str, ...]) -> d
                          ids=["2p", "4p", "3p-legends"])
 def test_search_seats_play_whole_games_with_legal_moves(config: GameConfig) -> None:
     seats = ("learner",) + (SEARCH,) * (config.num_players - 1)
-    batch = BatchedGames(2, config, seats, autoreset=False)
+    batch = BatchedGames(2, config, _built(seats), autoreset=False)
     trace = _run_out(batch, seed=3)
     for player, *_ in trace:  # learners are never asked to move for a search seat
         assert (player[player >= 0] == 0).all()
@@ -86,13 +92,13 @@ def test_search_seats_play_whole_games_with_legal_moves(config: GameConfig) -> N
 def test_a_seed_replays_the_same_games_whatever_the_threads() -> None:
     config = GameConfig(num_players=3)
     seats = ("learner", SEARCH, "greedy")
-    runs = [_run_out(BatchedGames(3, config, seats, autoreset=False, threads=t), seed=11)
+    runs = [_run_out(BatchedGames(3, config, _built(seats), autoreset=False, threads=t), seed=11)
             for t in (1, 1, 2)]
     for other in runs[1:]:
         assert len(other) == len(runs[0])
         for x, y in zip(runs[0], other, strict=True):
             assert all(np.array_equal(u, v) for u, v in zip(x, y, strict=True))
-    again = _run_out(BatchedGames(3, config, seats, autoreset=False), seed=12)
+    again = _run_out(BatchedGames(3, config, _built(seats), autoreset=False), seed=12)
     assert len(again) != len(runs[0]) or any(
         not np.array_equal(x[1], y[1]) for x, y in zip(again, runs[0], strict=True))
 
@@ -100,7 +106,7 @@ def test_a_seed_replays_the_same_games_whatever_the_threads() -> None:
 def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed() -> None:
     """A one-game batch: every search decision is a BatchedSearch of that game alone, its
     seed the next draw of default_rng([reset seed, SEARCH_STREAM])."""
-    batch = BatchedGames(1, TWO, ("learner", "pretrained+search:3"), autoreset=False)
+    batch = BatchedGames(1, TWO, _built(("learner", "pretrained+search:3")), autoreset=False)
     _run_out(batch, seed=5)
     net, _ = cached_az(shipped_path())
     rng = np.random.default_rng([5, SEARCH_STREAM])
@@ -135,7 +141,7 @@ def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) ->
             return out
 
     monkeypatch.setattr(moonriver_env.moonriver.search, "BatchedSearch", Recorded)
-    batch = BatchedGames(4, GameConfig(num_players=3), ("learner", SEARCH, SEARCH),
+    batch = BatchedGames(4, GameConfig(num_players=3), _built(("learner", SEARCH, SEARCH)),
                          autoreset=False)
     batch.reset(2)
     for _ in range(6):
@@ -161,37 +167,38 @@ def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) ->
     ("az+search:x.npz:2s", "batch seats take a simulation count"),
     ("az+search:4", "'az\\+search:PATH.npz:SIMS'"),
 ])
-def test_bad_search_seat_names_say_why(name: str, match: str) -> None:
-    assert seat_kind(name) is None
+def test_bad_search_seat_specs_say_why(name: str, match: str) -> None:
     with pytest.raises(ValueError, match=match) as err:
-        BatchedGames(1, TWO, ("learner", name))
+        batch_seat(name)
     assert "\n" not in str(err.value) and name in str(err.value)
     with pytest.raises(ValueError, match=match):
-        MoonRiverVectorEnv(1, TWO, opponents=name)
+        gymnasium.make_vec("MoonRiver-v0", num_envs=1, num_players=2, opponents=name)
 
 
 def test_a_missing_network_file_is_refused_with_the_seat(tmp_path: Path) -> None:
     missing = tmp_path / "missing.npz"
-    assert seat_kind(f"az+search:{missing}:4") == _core.SEAT_NETWORK
     with pytest.raises(ValueError, match=r"seat 'az\+search:.*missing\.npz:4': no network file "
                                          r".*az\+search:PATH\.npz:SIMS names a file"):
-        BatchedGames(1, TWO, ("learner", f"az+search:{missing}:4"))
+        batch_seat(f"az+search:{missing}:4")
 
 
-def test_the_seat_name_lists_name_the_search_seats() -> None:
-    listed = r".*'pretrained\+search:SIMS' or 'az\+search:PATH\.npz:SIMS'"
-    with pytest.raises(ValueError, match="seats must name one of 'learner'" + listed):
-        BatchedGames(1, TWO, ("learner", "network"))
-    with pytest.raises(ValueError, match="opponents must be one of 'random'" + listed):
-        MoonRiverVectorEnv(1, TWO, opponents="search")
+def test_the_batch_seat_lists_name_the_search_seats() -> None:
+    listed = r".*'pretrained\+search:SIMS', 'az:PATH\.npz', 'az\+search:PATH\.npz:SIMS'"
+    with pytest.raises(ValueError, match="unknown batch seat 'network'; batch seats: random"):
+        batch_seat("network")
+    with pytest.raises(TypeError, match="built-in seats played in the core or network seats"
+                                        + listed):
+        gymnasium.make_vec("MoonRiver-v0", num_envs=1, num_players=2, opponents=[3])
+    assert seat_kind(batch_seat(SEARCH)) == _core.SEAT_NETWORK
 
 
 def test_policy_and_search_seats_share_one_network_and_both_play() -> None:
     config = GameConfig(num_players=3)
     seats = ("learner", "pretrained", SEARCH)
-    batch = BatchedGames(2, config, seats, autoreset=False)
+    batch = BatchedGames(2, config, _built(seats), autoreset=False)
     assert len(batch._networks) == 1 and batch._networks[0] is cached_az(shipped_path())[0]
-    assert [(p.network, p.simulations) for p in batch._players] == [(0, 0), (0, 2)]
+    assert [p.simulations for p in batch._players] == [0, 2]
+    assert all(p.network is batch._networks[0] for p in batch._players)
     _run_out(batch, seed=8)
     agent, made = AZAgent(shipped_path()), {"pretrained": 0, SEARCH: 0}
     for g in range(2):
@@ -212,14 +219,14 @@ def test_policy_and_search_seats_share_one_network_and_both_play() -> None:
 def test_az_search_seats_play_as_pretrained_search(tmp_path: Path) -> None:
     copy = tmp_path / "net.npz"
     shutil.copy(shipped_path(), copy)
-    runs = [_run_out(BatchedGames(2, TWO, ("learner", seat), autoreset=False), seed=4)
+    runs = [_run_out(BatchedGames(2, TWO, _built(("learner", seat)), autoreset=False), seed=4)
             for seat in (SEARCH, f"az+search:{copy}:2")]
     assert len(runs[0]) == len(runs[1])
     assert all(np.array_equal(x[1], y[1]) for x, y in zip(*runs, strict=True))
 
 
 def test_pool_parts_and_other_views_take_search_seats_reproducibly() -> None:
-    seats = ("learner", SEARCH)
+    seats = _built(("learner", SEARCH))
 
     def play(pool: AsyncBatchedGames) -> list[np.ndarray]:
         state, seen = pool.reset(seed=5), []
@@ -246,5 +253,5 @@ def test_pool_parts_and_other_views_take_search_seats_reproducibly() -> None:
         assert (env.games.player[env.games.player >= 0] == 0).all()
     assert env.games.network_decisions > 0
     selfplay = MultiAgentGames(2, TWO)
-    state = selfplay.reset(1, seats=[("learner", SEARCH), (SEARCH, "learner")])
+    state = selfplay.reset(1, seats=[_built(("learner", SEARCH)), _built((SEARCH, "learner"))])
     assert state.current_player.tolist() == [0, 1] and selfplay.games.network_decisions > 0

@@ -3,10 +3,17 @@ inside the batched step, seeded from each game's stream."""
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 
-from moonriver_env.moonriver.batch.games import BatchedGames, MoonRiverVectorEnv, seat_kind
+from moonriver_env.moonriver.batch import (
+    BatchedGames,
+    BuiltinSeat,
+    MoonRiverVectorEnv,
+    NetworkSeat,
+    seat_kind,
+)
 from moonriver_env.moonriver.core import _core
 from moonriver_env.moonriver.rules import Game, GameConfig
 
@@ -101,3 +108,60 @@ def test_the_core_refuses_other_seat_kinds() -> None:
     for kind in (_core.SEAT_MCTS, 2 * _core.SEAT_MCTS, 4, -1):
         with pytest.raises(ValueError, match="SEAT_MCTS \\+ simulations"):
             batch._batch.set_seats(0, [_core.SEAT_LEARNER, kind])
+
+
+class _FirstLegal:
+    """A network of no agent's: its logits rank the legal actions by id (the lowest first)."""
+
+    core = None
+
+    def evaluate(self, obs, mask, num_players, prior=None):  # type: ignore[no-untyped-def]
+        logits = np.where(mask > 0, -np.arange(mask.shape[1], dtype=np.float32), -np.inf)
+        return logits, np.zeros((len(obs), 4), np.float32)
+
+
+def test_a_network_seat_is_any_network_the_batch_is_handed() -> None:
+    """The batch builds no agent: a NetworkSeat carries a loaded network (here one of the
+    test's), whose most likely legal action the seat plays."""
+    seat = NetworkSeat(_FirstLegal(), name="first-legal")
+    batch = BatchedGames(2, GameConfig(num_players=2), ("learner", seat), autoreset=False)
+    assert batch.seats == ("learner", "first-legal")
+    batch.reset(4)
+    while not batch.over.all():
+        batch.step(batch.random_actions())
+    for g in range(2):
+        game = Game(GameConfig(num_players=2), batch.episode_seed(g))
+        for event in batch.game(g).history:
+            if event["type"] == "decision" and not event.get("auto"):
+                if event["player"] == 1:
+                    assert event["action"] == int(game.legal_action_ids()[0])
+                game.apply(event["action"])
+    assert batch.network_decisions > 20
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda: BuiltinSeat("pretrained"), "a built-in seat is one of 'learner'"),
+    (lambda: NetworkSeat(object()), "must have evaluate"),
+    (lambda: NetworkSeat(_FirstLegal(), simulations=-1), "simulations must be an int >= 0"),
+    (lambda: NetworkSeat(_FirstLegal(), simulations=True), "simulations must be an int"),
+    (lambda: NetworkSeat(_FirstLegal(), greedy_prior=float("nan")), "finite number"),
+])
+def test_bad_seats_are_refused_when_made(make, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_the_vector_env_takes_one_opponent_per_seat() -> None:
+    """``opponents`` a list of one seat per other seat (names or seats), in seat order."""
+    config = GameConfig(num_players=3)
+    env = MoonRiverVectorEnv(2, config, seat=1, opponents=["greedy", BuiltinSeat("mcts:3")])
+    assert env.games.seats == ("greedy", "learner", "mcts:3")
+    env.reset(seed=0)
+    env.step(env.games.random_actions())
+    assert env.games.builtin_decisions > 0
+    for bad in (["greedy"], ["greedy", "learner"], ["greedy", 3], ("random",) * 3):
+        with pytest.raises(ValueError, match=r"a list of one per other seat \(2\)"):
+            MoonRiverVectorEnv(1, config, opponents=bad)
+    made = gymnasium.make_vec("MoonRiver-v0", num_envs=1, num_players=3,
+                              opponents=["random", "greedy"])
+    assert made.games.seats == ("learner", "random", "greedy")

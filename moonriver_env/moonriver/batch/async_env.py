@@ -29,8 +29,9 @@ episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games
 the same seed, whatever the parts or the order of ``recv``. Built-in seats (``seats=``) draw
 from their part's streams (part p's seed is ``seed + p * batch_size``), so their draws depend
 on ``batch_size`` but never on timing, workers or the order of ``recv``. Network seats
-(``"pretrained"``, ``"az:PATH.npz"``, and the search seats ``"pretrained+search:SIMS"``,
-``"az+search:PATH.npz:SIMS"``) are decided on the part's worker thread, in its step; a part's
+(``NetworkSeat``: a network's policy or its search, built by
+``moonriver_env.agents.registry.batch_seat``) are decided on the part's worker thread, in its
+step; a part's
 searches draw their seeds from its own generator, seeded by its reset (from the part's seed, as
 its built-in seats' streams), so they too depend on ``batch_size`` alone.
 
@@ -56,9 +57,10 @@ from moonriver_env.moonriver.batch.games import (
     NUM_ACTIONS,
     BatchedGames,
     BatchIllegalActionError,
-    _check_int,
+    check_int,
 )
 from moonriver_env.moonriver.batch.multiagent import BatchState, batch_state
+from moonriver_env.moonriver.batch.seats import SeatLike
 from moonriver_env.moonriver.core import Game as CoreGame
 from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.config import GameConfig
@@ -88,17 +90,17 @@ class AsyncBatchedGames:
     works on other parts (EnvPool's ``send``/``recv``); see the module docstring."""
 
     def __init__(self, num_games: int, batch_size: int | None = None,
-                 config: GameConfig | None = None, seats: Sequence[str] | None = None,
+                 config: GameConfig | None = None, seats: Sequence[SeatLike] | None = None,
                  reward: str = "win", threads: int = 1, workers: int | None = None,
                  copy: bool = True) -> None:
-        self.num_games = _check_int("num_games", num_games, 1)
+        self.num_games = check_int("num_games", num_games, 1)
         size = self.num_games if batch_size is None else batch_size
-        self.batch_size = _check_int("batch_size", size, 1, self.num_games)
+        self.batch_size = check_int("batch_size", size, 1, self.num_games)
         if self.num_games % self.batch_size:
             raise ValueError(f"batch_size must divide num_games ({self.num_games}) into equal "
                              f"parts, got {self.batch_size}")
         parts = self.num_games // self.batch_size
-        self.workers = _check_int("workers", parts if workers is None else workers, 1)
+        self.workers = check_int("workers", parts if workers is None else workers, 1)
         self.copy = copy
         self.parts = [_Part(p * self.batch_size, self.num_games, self.batch_size, config, seats,
                             reward, threads) for p in range(parts)]
@@ -112,7 +114,7 @@ class AsyncBatchedGames:
     def async_reset(self, seed: int = 0) -> None:
         """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns the
         parts as they are ready."""
-        seed = _check_int("seed", seed, 0)
+        seed = check_int("seed", seed, 0)
         self._check_open()
         self._check_idle("reset")
         for part in self.parts:
@@ -217,7 +219,7 @@ class AsyncBatchedGames:
 
     # ----------------------------------------------------------------- views
     def _part(self, env_id: int) -> tuple[_Part, int]:
-        g = _check_int("env_id", env_id, 0, self.num_games - 1)
+        g = check_int("env_id", env_id, 0, self.num_games - 1)
         p = g // self.batch_size
         if p in self._in_flight:
             raise RuntimeError(f"game {g} is stepping: recv() its part first")

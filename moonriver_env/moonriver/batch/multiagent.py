@@ -20,8 +20,9 @@ step's results as a :class:`BatchState`, the batched counterpart of pgx's ``Stat
   in :mod:`moonriver_env.moonriver.batch.async_env`).
 
 Seeds are ``BatchedGames``'s: game g's k-th episode is ``core.Game(config, seed + g + N * k)``.
-``reset(seed, seats=[...])`` may give games built-in or network seats (``"greedy"``,
-``"pretrained"``, ...), played inside the batch: their decisions are never rows.
+``reset(seed, seats=[...])`` may give games built-in or network seats (``"greedy"``, a
+``NetworkSeat`` the agents package built), played inside the batch: their decisions are never
+rows.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from moonriver_env.moonriver.batch.games import BatchedGames, Observations
+from moonriver_env.moonriver.batch.compact import Observations
+from moonriver_env.moonriver.batch.games import BatchedGames
+from moonriver_env.moonriver.batch.seats import SeatLike
 from moonriver_env.moonriver.core import Game as CoreGame
 from moonriver_env.moonriver.rules.config import GameConfig
 
@@ -86,7 +89,7 @@ class MultiAgentGames:
         self.env_id = np.arange(self.num_games, dtype=np.int64)
 
     def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
-              seats: Sequence[Sequence[str]] | None = None) -> BatchState:
+              seats: Sequence[Sequence[SeatLike]] | None = None) -> BatchState:
         """Start every game (game g from ``seed + g``; ``seeds``/``seats`` as
         ``BatchedGames.reset``: per-game seeds without autoreset, per-game seat kinds)."""
         self.games.reset(seed, seeds=seeds, seats=seats)

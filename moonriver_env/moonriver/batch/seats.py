@@ -1,0 +1,158 @@
+"""The seats of batched games: who decides each seat's moves.
+
+A seat is either
+
+- a :class:`BuiltinSeat`, played by the compiled core itself: ``"learner"`` (Python decides:
+  these are the batch's rows), ``"random"`` (uniform over legal actions), ``"greedy"``
+  (``GreedyAgent``'s ranking) or ``"mcts:N"`` (the core's IS-MCTS with N simulations). The
+  batch and the envs take these names as they are;
+- or a :class:`NetworkSeat`: an already-loaded network (numpy forward and C++ copy) whose
+  policy, or whose search with ``simulations`` a decision, the batch plays in rounds between
+  the core's steps.
+
+The batch package never builds an agent. Network seats are built from agent specs by the agents
+package, ``moonriver_env.agents.registry.batch_seat("pretrained")`` (the spec table says which
+specs have a batch seat); ``gymnasium.make_vec("MoonRiver-v0", opponents=...)`` converts names
+itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from moonriver_env.moonriver.core import _core
+
+LEARNER = "learner"
+BUILTIN_KINDS = {LEARNER: _core.SEAT_LEARNER, "random": _core.SEAT_RANDOM,
+                 "greedy": _core.SEAT_GREEDY}
+MCTS_PREFIX = "mcts:"
+OPPONENT_NAMES = (f"'random', 'greedy', 'mcts:N' (N simulations, "
+                  f"1..{_core.MAX_MCTS_SIMULATIONS})")
+SEAT_NAMES = f"'{LEARNER}', {OPPONENT_NAMES}"
+# What a name that is no built-in seat's is told (the agents package owns the agent specs).
+NETWORK_SEATS_HINT = ("other agents play as network seats, built from an agent spec by "
+                      "moonriver_env.agents.registry.batch_seat(spec) (gymnasium.make_vec("
+                      "'MoonRiver-v0', opponents=...) builds them from names)")
+
+
+def builtin_kind(name: object) -> int | None:
+    """The core's seat kind of a built-in seat name (``"mcts:N"``: ``SEAT_MCTS + N``), or None
+    for a name that is no built-in seat's."""
+    if not isinstance(name, str):
+        return None
+    if name in BUILTIN_KINDS:
+        return BUILTIN_KINDS[name]
+    sims = name.removeprefix(MCTS_PREFIX)
+    if sims != name and sims.isascii() and sims.isdigit() and sims[0] != "0" \
+            and int(sims) <= _core.MAX_MCTS_SIMULATIONS:
+        return _core.SEAT_MCTS + int(sims)
+    return None
+
+
+@dataclass(frozen=True)
+class BuiltinSeat:
+    """A seat the core plays itself, by its name: ``"learner"``, ``"random"``, ``"greedy"``
+    or ``"mcts:N"``."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if builtin_kind(self.name) is None:
+            raise ValueError(f"a built-in seat is one of {SEAT_NAMES}, got {self.name!r:.60}")
+
+    @property
+    def kind(self) -> int:
+        """The core's seat kind."""
+        kind = builtin_kind(self.name)
+        assert kind is not None, self.name
+        return kind
+
+
+class SeatNetwork(Protocol):
+    """What a network seat's network gives the batch (``agents.az.NumpyAZNet`` is one)."""
+
+    def evaluate(self, obs: np.ndarray, mask: np.ndarray, num_players: Any,
+                 prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Masked logits (B, 2710) and values of a forward over B rows."""
+        ...
+
+    @property
+    def core(self) -> Any:
+        """The same network in C++: ``BatchedSearch.run`` values a search's leaves with it."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class NetworkSeat:
+    """A seat whose moves an already-loaded network decides inside the batch: its policy's most
+    likely legal action (``simulations`` 0) or the batched Gumbel search with ``simulations``
+    a decision and ``settings`` (``BatchedSearch``'s constants). ``greedy_prior``: the shape
+    weight of Greedy's prior the network adds to its input (None: it adds none). ``name`` is how
+    the batch lists the seat (the agent spec it was built from)."""
+
+    network: SeatNetwork
+    simulations: int = 0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    greedy_prior: float | None = None
+    name: str = "network"
+
+    def __post_init__(self) -> None:
+        if not callable(getattr(self.network, "evaluate", None)):
+            raise ValueError(f"a network seat's network must have evaluate(obs, mask, "
+                             f"num_players, prior), got {type(self.network).__name__}")
+        if isinstance(self.simulations, bool) or not isinstance(self.simulations, int) \
+                or self.simulations < 0:
+            raise ValueError(f"a network seat's simulations must be an int >= 0 (0: the policy "
+                             f"alone), got {self.simulations!r:.40}")
+        if self.greedy_prior is not None and not (
+                isinstance(self.greedy_prior, (int, float)) and math.isfinite(self.greedy_prior)):
+            raise ValueError(f"greedy_prior must be None or a finite number, got "
+                             f"{self.greedy_prior!r:.40}")
+
+    def key(self) -> tuple[int, int, tuple[tuple[str, Any], ...], float | None]:
+        """What makes two seats one player of a batch: the same network object, simulations,
+        settings and prior."""
+        return (id(self.network), self.simulations, tuple(sorted(self.settings.items())),
+                self.greedy_prior)
+
+
+Seat = BuiltinSeat | NetworkSeat
+SeatLike = str | BuiltinSeat | NetworkSeat  # a built-in seat's name, or a seat
+
+
+def seat_kind(seat: object) -> int | None:
+    """The core's seat kind of a seat or a built-in seat's name (a network seat's:
+    ``SEAT_NETWORK``), or None for anything else."""
+    if isinstance(seat, NetworkSeat):
+        return _core.SEAT_NETWORK
+    if isinstance(seat, BuiltinSeat):
+        return seat.kind
+    return builtin_kind(seat)
+
+
+def as_seat(seat: object) -> Seat | None:
+    """A seat from a seat or a built-in seat's name; None for anything else."""
+    if isinstance(seat, (BuiltinSeat, NetworkSeat)):
+        return seat
+    return BuiltinSeat(seat) if isinstance(seat, str) and builtin_kind(seat) is not None \
+        else None
+
+
+def check_seats(seats: Sequence[SeatLike], num_players: int) -> tuple[Seat, ...]:
+    """One seat per player, at least one of them the learner, else a ValueError saying what a
+    seat may be."""
+    given = tuple(seats)
+    checked = tuple(map(as_seat, given))
+    if len(given) != num_players or None in checked:
+        raise ValueError(f"seats must name one of {SEAT_NAMES}, or be seats (BuiltinSeat, "
+                         f"NetworkSeat), for each of the {num_players} players, got "
+                         f"{given!r:.80}; {NETWORK_SEATS_HINT}")
+    out = tuple(s for s in checked if s is not None)
+    if not any(s.name == LEARNER for s in out if isinstance(s, BuiltinSeat)):
+        raise ValueError(f"at least one seat must be 'learner', got {given!r:.80}")
+    return out

@@ -1,0 +1,447 @@
+"""The Gymnasium 1.x ``VectorEnv`` over batched games: ``MoonRiverVectorEnv``, one learner seat
+per game against opponents played inside the batch (``gymnasium.make_vec("MoonRiver-v0",
+num_envs=N)``: autoreset modes, per-game seeds and resets, masks in ``infos``).
+
+**Seeds.** As in EnvPool (``seed + env_id``), game g's series starts at ``seed + g``; as in
+Gymnasium, ``reset(seed=...)`` reseeds and a ``reset()`` without a seed goes on: every game
+moves on to an episode its slot has not played, so a later reset never replays a game.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium.vector import AutoresetMode
+
+from moonriver_env.common.gym import check_illegal
+from moonriver_env.moonriver.aec_env import check_number
+from moonriver_env.moonriver.batch.compact import COMPACT_SIZE
+from moonriver_env.moonriver.batch.games import NUM_ACTIONS, BatchedGames, check_int
+from moonriver_env.moonriver.batch.seats import (
+    LEARNER,
+    NETWORK_SEATS_HINT,
+    OPPONENT_NAMES,
+    BuiltinSeat,
+    NetworkSeat,
+    SeatLike,
+    as_seat,
+)
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE
+from moonriver_env.moonriver.rules.config import GameConfig
+
+OBS_HIGH = 64.0  # moonriver_v0's observation bound
+Opponents = SeatLike | Sequence[SeatLike]  # one for every other seat, or one per other seat
+
+
+def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[SeatLike, ...]:
+    """The batch's seats: the learner at ``seat``, ``opponents`` at the others (one opponent
+    for every other seat, or a list of one per other seat, in seat order)."""
+    n = config.num_players
+    seat = check_int("seat", seat, 0, n - 1)
+    one = isinstance(opponents, (str, BuiltinSeat, NetworkSeat))
+    others = [opponents] * (n - 1) if one else \
+        list(opponents) if isinstance(opponents, (list, tuple)) else []
+    checked = [as_seat(o) for o in others]
+    if len(others) != n - 1 or any(s is None or s.name == LEARNER for s in checked):
+        raise ValueError(f"opponents must be one of {OPPONENT_NAMES}, a seat (BuiltinSeat, "
+                         f"NetworkSeat) or a list of one per other seat ({n - 1}), got "
+                         f"{opponents!r:.60}; {NETWORK_SEATS_HINT}")
+    rest = iter(others)
+    return tuple(LEARNER if p == seat else next(rest) for p in range(n))
+
+
+class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
+    """Gymnasium ``VectorEnv``: one learner seat per game, the opponents played in the batch.
+
+    ``opponents``: a built-in seat's name (``"random"``, ``"greedy"``, ``"mcts:N"``) or a seat
+    (``BuiltinSeat``, ``NetworkSeat``) for every other seat, or a list of one per other seat in
+    seat order. A network seat is built from its agent spec by the agents package
+    (``moonriver_env.agents.registry.batch_seat("pretrained")``);
+    ``gymnasium.make_vec("MoonRiver-v0", opponents=...)`` builds seats from names itself.
+
+    Observations are (N, 4934) float32, or with ``observation="compact"`` (N, 4940) uint8
+    (``expand_observation`` gives the float32 ones); ``dict_observation=True``: a Dict of
+    ``observation`` and ``action_mask``, as the PettingZoo env's. Actions N ids of
+    ``Discrete(2710)``, rewards the learner's end-of-game reward. ``infos["action_mask"]``
+    (N, 2710) int8 after ``reset`` and every ``step`` (``infos["_action_mask"]`` marks every
+    row, Gymnasium's convention for an info key), and ``action_masks()`` the same as bool
+    (MaskablePPO's method): a row's mask holds the actions its next step takes.
+
+    ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
+    Gymnasium's own vector envs): ``NEXT_STEP``: a done row shows the ended game with every
+    action in its mask (pgx's terminal mask: a masked sampler always has actions to draw
+    from); the next step ignores that row's action, whatever it is, and starts its next game
+    (reward 0, not done). ``SAME_STEP``: the next game and its mask are there at once;
+    ``infos["final_obs"]`` holds the ended game's observation (``infos["_final_obs"]`` marks
+    the rows) and ``infos["final_info"]`` its step's info (an all-zero mask: the ended game
+    takes no action). ``DISABLED``: an ended game waits for
+    ``reset(options={"reset_mask": m})`` and its mask is all zero; stepping it before raises.
+
+    Seeds as Gymnasium's vector envs take them: ``reset(seed=s)`` is ``reset(seed=[s, s+1,
+    ...])`` in every draw, and ``np_random_seed`` is each row's seed. ``call``, ``get_attr``
+    and ``set_attr`` reach the rows as ``SyncVectorEnv``'s reach its sub-envs (one value per
+    row, in a tuple): the names in :data:`ROW_ATTRIBUTES`, of which ``set_attr`` sets
+    :data:`SETTABLE_ROW_ATTRIBUTES` (one value for every row: the rows share one batch).
+
+    ``illegal="raise"`` raises ``BatchIllegalActionError`` and changes no game;
+    ``"penalty"``: that row's episode ends with reward ``illegal_penalty``, terminated and
+    ``infos["illegal_action"]`` (under ``SAME_STEP`` also in ``infos["final_info"]``, where
+    Gymnasium's vector envs put the ended step's info; the game is dropped; the row's next game
+    follows as after any ending), the other rows step as usual. ``copy=False`` returns the
+    batch's own arrays, overwritten by the next step: only for a consumer that is done with
+    them by then.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int, config: GameConfig | None = None, seat: int = 0,
+                 opponents: Opponents = "random", reward: str = "win", threads: int = 1,
+                 copy: bool = True, *, autoreset_mode: AutoresetMode | str =
+                 AutoresetMode.NEXT_STEP, illegal: str = "raise", illegal_penalty: float = -1.0,
+                 dict_observation: bool = False, observation: str = "float32") -> None:
+        config = config if config is not None else GameConfig()
+        self.seat = check_int("seat", seat, 0, config.num_players - 1)
+        self.autoreset_mode = _check_autoreset_mode(autoreset_mode)
+        check_illegal(illegal)
+        check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
+        self.illegal = illegal
+        self.illegal_penalty = float(illegal_penalty)
+        self.games = BatchedGames(num_envs, config, learner_seats(config, seat, opponents),
+                                  reward, threads,
+                                  autoreset=self.autoreset_mode == AutoresetMode.SAME_STEP,
+                                  observation=observation)
+        self.num_envs = self.games.num_games
+        self.copy = copy
+        self.dict_observation = bool(dict_observation)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.single_observation_space = _observation_space(self.dict_observation, observation)
+        self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = gymnasium.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space,
+                                                               self.num_envs)
+        self.render_mode = None
+        self.opponents = opponents
+        self._row_seeds: list[int] | None = None  # np_random_seed once the batch started
+        self._first_seed: int | None = None  # drawn for the first reset without a seed
+        self._ended = np.zeros(self.num_envs, bool)  # rows whose game ended, not restarted
+
+    # ---------------------------------------------------------------- reset
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start games. ``seed``: an int (game g from seed + g, its k-th episode seed + g +
+        N*k), one seed or None per game, or None: an env never reset draws a seed, a later
+        reset moves every game on to its next episode (never one already played).
+        ``options={"reset_mask": m}`` (N bools) restarts only the marked games.
+
+        A seed (int or list) without ``reset_mask`` starts a new batch: the same seed list
+        replays the same games whatever came before, built-in seats' draws included (their
+        streams are seeded from the list's ints: an int's list ``[s, s+1, ...]`` from ``s``,
+        as the int itself; a None entry's game is its slot's next episode, or drawn in an env
+        never reset). With ``reset_mask`` the marked games are set up from their seeds and the
+        built-in seats' streams go on. ``np_random_seed`` follows: a row's seed is the one
+        its last seeded reset gave it."""
+        rows = _reset_mask(options, self.num_envs)
+        seeds = _seed_list(seed, self.num_envs)
+        if self.games.seed is None or (rows is None and seeds is not None):
+            self._start(seeds if seeds is not None else [None] * self.num_envs)
+            self._ended[:] = False
+        else:
+            rows = np.arange(self.num_envs) if rows is None else rows
+            self.games.restart(rows, None if seeds is None else [seeds[r] for r in rows])
+            self._ended[rows] = False
+            self._keep_seeds(seeds, rows)
+        self._show_ended()
+        return self._outputs()
+
+    def _start(self, seeds: list[int | None]) -> None:
+        """A whole new batch: row g from ``seeds[g]`` (None: its next episode, or a drawn
+        seed in an env never reset)."""
+        n = self.num_envs
+        filled = [self._next_seed(g) if s is None else s for g, s in enumerate(seeds)]
+        given = [s for s in seeds if s is not None]  # the streams: from these alone
+        if len(given) == n and given == list(range(given[0], given[0] + n)):
+            self.games.reset(given[0])  # an int's list: the int's games and streams
+        elif self.games.seed is None and not given:
+            self.games.reset(filled[0])  # np_random_seed drawn: as an int
+        else:
+            self.games.reset(_mixed(given) if given else _draw_seed(), seeds=filled)
+        if self._row_seeds is None:
+            self._row_seeds = filled
+        self._keep_seeds(seeds, np.arange(n))
+
+    def _keep_seeds(self, seeds: list[int | None] | None, rows: npt.NDArray[np.intp]) -> None:
+        """``np_random_seed``: the listed rows take their given seeds (None: keep theirs)."""
+        assert self._row_seeds is not None
+        for r in rows.tolist():
+            seed = None if seeds is None else seeds[r]
+            if seed is not None:
+                self._row_seeds[r] = seed
+
+    def _next_seed(self, g: int) -> int:
+        """Game g's seed for a None entry of a seed list: its slot's next episode (never one
+        it played), or its drawn ``np_random_seed`` in a batch never started."""
+        if self.games.seed is None:
+            return self.np_random_seed[g]
+        return self.games.episode_seed(g, int(self.games.episodes[g]) + 1)
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
+        """Each row's seed, as ``SyncVectorEnv`` gives its sub-envs': the one its last seeded
+        reset gave it (``reset(seed=s)``: s + g). Read before the first reset, the seeds are
+        drawn then (``seed + g``, ``seed`` drawn) and a first ``reset()`` without a seed plays
+        them; ``reset(seed=list(env.np_random_seed))`` replays a batch's first games."""
+        if self._row_seeds is not None:
+            return tuple(self._row_seeds)
+        if self._first_seed is None:
+            self._first_seed = _draw_seed()
+        return tuple(self._first_seed + g for g in range(self.num_envs))
+
+    # ----------------------------------------------------------------- step
+    def step(self, actions: npt.ArrayLike) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
+                                                    dict[str, Any]]:
+        """One learner decision per game; see the class docstring for autoreset and illegal
+        actions."""
+        g = self.games
+        if g.seed is None:
+            raise RuntimeError("call reset() before step()")
+        acts = _action_array(actions, self.num_envs)
+        pending = self._ended.copy()
+        if pending.any() and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise RuntimeError(f"games {np.flatnonzero(pending).tolist()[:8]} ended: restart "
+                               f"them with reset(options={{'reset_mask': mask}}) before the "
+                               f"next step (autoreset_mode=DISABLED)")
+        illegal = self._illegal(acts, pending)
+        dropped = pending & (g.player >= 0)  # rows ignored this step whose game still runs
+        left = dict(zip(np.flatnonzero(illegal).tolist(), g.obs[illegal].copy(), strict=True))
+        if illegal.any() or dropped.any():  # any legal move: the game is dropped anyway
+            acts[illegal | dropped] = g.random_actions()[illegal | dropped]
+        g.step(acts)
+        rewards = g.rewards[:, self.seat].copy()
+        ended = g.done.copy()
+        rewards[pending], ended[pending] = 0.0, False
+        final = ended.copy()  # rows whose ended game's view is g.final_obs
+        rewards[illegal], ended[illegal] = self.illegal_penalty, True
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            infos = self._next_games_now(final, illegal, left)
+        else:
+            infos = self._ended_games_stay(pending, final, left)
+            self._ended = ended.copy()
+            self._show_ended()
+        if self.illegal == "penalty":  # always there: a reader sees the same keys each step
+            infos.update({"illegal_action": illegal, "_illegal_action": illegal.copy()})
+            if "final_info" in infos:  # SAME_STEP: the ended step's info, as Gymnasium's
+                infos["final_info"].update({"illegal_action": illegal.copy(),
+                                            "_illegal_action": illegal.copy()})
+        obs, mask_info = self._outputs()
+        infos.update(mask_info)
+        return obs, rewards, ended, np.zeros(self.num_envs, bool), infos
+
+    def _illegal(self, acts: npt.NDArray[np.int64], pending: npt.NDArray[np.bool_]
+                 ) -> npt.NDArray[np.bool_]:
+        """Rows whose action is not legal (under ``illegal="penalty"``; none otherwise: the
+        core raises)."""
+        if self.illegal == "raise":
+            return np.zeros(self.num_envs, bool)
+        legal = (acts >= 0) & (acts < NUM_ACTIONS)
+        legal &= self.games.mask[np.arange(self.num_envs), np.where(legal, acts, 0)] != 0
+        return ~legal & ~pending
+
+    def _next_games_now(self, final: np.ndarray, illegal: np.ndarray,
+                        left: dict[int, np.ndarray]) -> dict[str, Any]:
+        """SAME_STEP: the rows whose game was dropped for an illegal action restart now (the
+        core already replaced the games that ended); ``final_obs`` as Gymnasium's vector envs
+        give it: an object array of each ended row's last observation, None elsewhere."""
+        ended = final | illegal
+        if illegal.any():
+            self.games.restart(np.flatnonzero(illegal & ~self.games.done))
+        if not ended.any():
+            return {}
+        out = np.full(self.num_envs, None, dtype=object)
+        for g in np.flatnonzero(ended).tolist():
+            obs = left[g] if illegal[g] else self.games.final_obs[g].copy()
+            if self.dict_observation:
+                obs = {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, np.int8)}
+            out[g] = obs
+        info = {"action_mask": np.zeros((self.num_envs, NUM_ACTIONS), np.int8),
+                "_action_mask": ended.copy()}
+        return {"final_obs": out, "_final_obs": ended, "final_info": info,
+                "_final_info": ended.copy()}
+
+    def _ended_games_stay(self, pending: np.ndarray, final: np.ndarray,
+                          left: dict[int, np.ndarray]) -> dict[str, Any]:
+        """NEXT_STEP and DISABLED: the rows that ended last step restart (NEXT_STEP); the
+        rows that end now show their ended game's last view."""
+        g = self.games
+        if pending.any() and self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            g.restart(np.flatnonzero(pending))  # writes every row: views are set after it
+        g.obs[final] = g.final_obs[final]
+        for row, obs in left.items():
+            g.obs[row] = obs
+        return {}
+
+    def _show_ended(self) -> None:
+        """An ended row's mask: the actions its next step takes. NEXT_STEP: every action
+        (the step ignores it and starts the row's next game; a masked sampler then always has
+        actions to draw from, as at pgx's terminal states); DISABLED: none (the row takes no
+        step until it is reset)."""
+        self.games.mask[self._ended] = self.autoreset_mode == AutoresetMode.NEXT_STEP
+
+    def _outputs(self) -> tuple[Any, dict[str, Any]]:
+        """The observations and ``{"action_mask": masks, "_action_mask": all True}`` (the key's
+        rows, as Gymnasium's vector envs mark every info key; one mask array for both with a
+        Dict observation); copies unless ``copy=False``."""
+        obs: Any = self.games.obs.copy() if self.copy else self.games.obs
+        mask = self.games.mask.copy() if self.copy else self.games.mask
+        if self.dict_observation:
+            obs = {"observation": obs, "action_mask": mask}
+        return obs, {"action_mask": mask, "_action_mask": np.ones(self.num_envs, bool)}
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """(N, 2710) bool: the learner's legal actions in each game; on a row whose game has
+        ended, every action under NEXT_STEP (ignored), none under DISABLED (it raises)."""
+        return self.games.mask.astype(bool)
+
+    # ------------------------------------------------------------------ rows
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each row's attribute ``name`` (:data:`ROW_ATTRIBUTES`), called with the arguments
+        when it is a method, as ``SyncVectorEnv.call`` does with its sub-envs; a name no row
+        has is an AttributeError listing those rows have."""
+        getter = _ROW_GETTERS.get(name)
+        if getter is None:
+            raise AttributeError(f"a row of MoonRiverVectorEnv has no attribute {name!r:.40}; "
+                                 f"rows have: {', '.join(ROW_ATTRIBUTES)}")
+        values = [getter(self, g) for g in range(self.num_envs)]
+        return tuple(v(*args, **kwargs) if callable(v) else v for v in values)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each row's attribute ``name`` (``call(name)``, as ``SyncVectorEnv.get_attr``)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Set ``name`` (:data:`SETTABLE_ROW_ATTRIBUTES`) of every row: one value, or a list or
+        tuple of one per row (``SyncVectorEnv.set_attr``'s form) that must all be equal, the
+        rows sharing one batch; the value is checked as the constructor checks it."""
+        if name not in SETTABLE_ROW_ATTRIBUTES:
+            what = "read-only" if name in _ROW_GETTERS else "no row attribute"
+            raise AttributeError(f"set_attr sets only {', '.join(SETTABLE_ROW_ATTRIBUTES)} "
+                                 f"(one value for every row); {name!r:.40} is {what}")
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:  # Gymnasium's words
+            raise ValueError(f"Values must be a list or tuple with length equal to the number "
+                             f"of environments. Got `{len(values)}` values for {self.num_envs} "
+                             f"environments.")
+        value = values[0]
+        if name == "illegal":
+            check_illegal(value)
+        else:
+            check_number("illegal_penalty", value, "the reward of an illegal action")
+        if any(v != value for v in values[1:]):
+            raise ValueError(f"the rows share one batch: {name} takes one value for every row, "
+                             f"got {list(values)!r:.80}")
+        setattr(self, name, value if name == "illegal" else float(value))
+
+
+def _row_mask(env: MoonRiverVectorEnv, g: int) -> npt.NDArray[np.bool_]:
+    """Row g's ``action_masks()``."""
+    return env.games.mask[g].astype(bool)
+
+
+def _shared(name: str) -> Callable[[MoonRiverVectorEnv, int], Any]:
+    """The getter of a setting every row shares: the env's own attribute."""
+    return lambda env, g: getattr(env, name)
+
+
+# What one row (one game of the batch) shows to call / get_attr, by the single env's names:
+# its own mask, game and seeds, its spaces (the single ones), then the settings every row
+# shares. The batch's own methods (step, reset, ...) are no row's.
+_ROW_GETTERS: dict[str, Callable[[MoonRiverVectorEnv, int], Any]] = {
+    "action_masks": lambda env, g: functools.partial(_row_mask, env, g),
+    "game": lambda env, g: env.games.game(g),
+    "episode_seed": lambda env, g: env.games.episode_seed(g),
+    "np_random_seed": lambda env, g: env.np_random_seed[g],
+    "observation_space": lambda env, g: env.single_observation_space,
+    "action_space": lambda env, g: env.single_action_space,
+    "config": lambda env, g: env.games.config,
+    "reward": lambda env, g: env.games.reward,
+    **{name: _shared(name) for name in ("seat", "opponents", "illegal", "illegal_penalty",
+                                        "render_mode", "spec", "metadata")},
+}
+ROW_ATTRIBUTES = tuple(_ROW_GETTERS)
+SETTABLE_ROW_ATTRIBUTES = ("illegal", "illegal_penalty")
+
+
+def _draw_seed() -> int:
+    """A fresh seed from the operating system's entropy (below 2**62: room for + g + N*k)."""
+    entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
+    assert isinstance(entropy, int)
+    return entropy % 2**62
+
+
+def _check_autoreset_mode(mode: Any) -> AutoresetMode:
+    """An ``AutoresetMode`` (or its value, e.g. "NextStep"), else a ValueError."""
+    try:
+        return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
+    except ValueError:
+        allowed = ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in AutoresetMode)
+        raise ValueError(f"autoreset_mode must be one of {allowed}, got {mode!r:.40}") from None
+
+
+def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces.Space:
+    obs = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32)
+    if kind == "compact":
+        obs = gymnasium.spaces.Box(0, 255, (COMPACT_SIZE,), np.uint8)
+    if not as_dict:
+        return obs
+    mask = gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
+    return gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
+
+
+def _action_array(actions: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
+    """The step's actions as a fresh int64 array of n ids, else a ValueError."""
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(f"actions must be {n} integer action ids, got {acts.dtype} array of "
+                         f"shape {acts.shape}")
+    return acts.astype(np.int64)
+
+
+def _reset_mask(options: dict[str, Any] | None, n: int) -> npt.NDArray[np.intp] | None:
+    """The rows ``options["reset_mask"]`` marks (None: every row), else a ValueError."""
+    if options is None:
+        return None
+    if not isinstance(options, dict) or set(options) - {"reset_mask"}:
+        raise ValueError(f"options may hold only 'reset_mask' (N bools), got {options!r:.80}")
+    mask = options.get("reset_mask")
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if mask.shape != (n,) or mask.dtype != np.bool_ or not mask.any():
+        raise ValueError(f"reset_mask must be a bool array of shape ({n},) marking at least "
+                         f"one game, got {mask.dtype} array of shape {mask.shape}")
+    return np.flatnonzero(mask)
+
+
+def _seed_list(seed: Any, n: int) -> list[int | None] | None:
+    """Game g's seed of a reset: seed + g for an int, seed[g] for a list; None: no seed."""
+    if seed is None:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        base = check_int("seed", seed, 0)
+        return [base + g for g in range(n)]
+    if not isinstance(seed, Sequence) or isinstance(seed, str) or len(seed) != n:
+        raise ValueError(f"seed must be None, a non-negative int or a list of {n} seeds "
+                         f"(ints or None), got {seed!r:.80}")
+    return [None if s is None else check_int("seed[g]", s, 0) for s in seed]
+
+
+def _mixed(seeds: Sequence[int | None]) -> int:
+    """One seed for the built-in seats' streams from a list of game seeds."""
+    return int(np.random.SeedSequence([s for s in seeds if s is not None])
+               .generate_state(1, np.uint64)[0] >> 2)
