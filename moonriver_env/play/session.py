@@ -12,7 +12,7 @@ from pathlib import PurePath
 from typing import Any
 
 from moonriver_env.agents import Agent, make_agent
-from moonriver_env.agents.registry import request_spec_problem
+from moonriver_env.agents.registry import request_spec_problem, spec_paths
 from moonriver_env.common.errors import PicklableError
 from moonriver_env.common.records import replay_decisions
 from moonriver_env.moonriver.backend import (
@@ -32,8 +32,6 @@ from moonriver_env.play.clicks import action_paths, button_labels, move_keys, mo
 MAX_REQUEST_SECONDS = 10.0  # an agent's time a decision, for agents a request names
 MAX_REQUEST_SIMULATIONS = 5000  # an agent's simulations a decision, likewise
 MAX_SEED = 2**63 - 1
-_FILE_SPECS = ("policy", "policy-sample", "rllib", "rllib-sample", "az", "az-sample")  # SPEC:PATH
-_WEIGHTS_SPECS = ("pretrained", "pretrained+puct", "az+search")  # a part may be PATH.npz
 _log = logging.getLogger(__name__)
 
 
@@ -71,21 +69,10 @@ class GameOptions:
                 "seed": self.seed}
 
 
-def _spec_paths(spec: str) -> list[str]:
-    """The file paths an agent spec names (none for specs without files)."""
-    kind, _, arg = spec.partition(":")
-    if kind in _FILE_SPECS and arg:
-        return [arg]
-    if kind in _WEIGHTS_SPECS:
-        return [part for part in arg.split(":")
-                if "/" in part or "\\" in part or part.endswith(".npz")]
-    return []
-
-
 def hide_paths(text: str, specs: Iterable[str]) -> str:
     """``text`` with the file paths that ``specs`` name replaced by the files' names."""
     for spec in specs:
-        for path in _spec_paths(spec):
+        for path in spec_paths(spec):  # the spec table's "files it may name"
             text = text.replace(path, PurePath(path).name or path)
     return text
 
