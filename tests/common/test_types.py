@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,6 +84,57 @@ def test_the_core_stubs_are_read(tmp_path) -> None:
         "\n"
         "_core.state_layout(1)\n"))  # the stub says it takes no argument
     assert len(errors) == 1 and ":3: error:" in errors[0], errors
+
+
+def _options(module: str, config: Path = ROOT / "pyproject.toml") -> Any:
+    """mypy's options for ``module`` under the ``[tool.mypy]`` settings of ``config``."""
+    from mypy.main import process_options
+
+    _, options = process_options(["--config-file", str(config), "-c", "pass"],
+                                 require_targets=False)
+    return options.clone_for_module(module)
+
+
+def _strict_settings() -> dict[str, object]:
+    """Each per-module flag mypy's own --strict changes, with its strict value (a newer mypy's
+    additions count too)."""
+    from mypy.main import process_options
+    from mypy.options import PER_MODULE_OPTIONS, Options
+
+    _, strict = process_options(["--strict", "-c", "pass"], require_targets=False)
+    default = Options()
+    return {k: getattr(strict, k) for k in sorted(PER_MODULE_OPTIONS)
+            if getattr(strict, k) != getattr(default, k)}
+
+
+@pytest.mark.parametrize("module", ["moonriver_env.common.gym", "moonriver_env.common.records",
+                                    "moonriver_env.moonriver.rules.game",
+                                    "moonriver_env.moonriver.core.rng",
+                                    "moonriver_env.moonriver.contract"])
+def test_the_shared_layer_rules_core_and_contract_are_strict(module) -> None:
+    wanted = _strict_settings()
+    assert {"disallow_untyped_defs", "warn_return_any", "implicit_reexport"} <= set(wanted)
+    options = _options(module)
+    assert {k: getattr(options, k) for k in wanted} == wanted
+
+
+@pytest.mark.parametrize("module", ["moonriver_env.play.server", "moonriver_env.circles.game",
+                                    "moonriver_env.training.tournament"])
+def test_generics_and_any_returns_are_checked_everywhere_strict_only_where_asked(module) -> None:
+    options = _options(module)
+    assert options.disallow_any_generics and options.warn_return_any
+    assert not options.disallow_untyped_defs  # `strict = true` in an override would leak here
+
+
+def test_a_bare_generic_and_an_any_return_are_type_errors(tmp_path) -> None:
+    errors = _check_file(tmp_path, (
+        "import json\n"
+        "\n"
+        "def first(items: list) -> int:\n"  # line 3: list of what?
+        "    return json.loads(items[0])\n"))  # line 4: Any returned as an int
+    assert len(errors) == 2, errors
+    assert ":3: error:" in errors[0] and "[type-arg]" in errors[0]
+    assert ":4: error:" in errors[1] and "[no-any-return]" in errors[1]
 
 
 def test_typecheck_refuses_unknown_arguments_with_one_line() -> None:
