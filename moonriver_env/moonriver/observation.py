@@ -392,7 +392,7 @@ class ObservationEncoder:
         return "\n".join(lines + list(_COMPACT_DOC)) + "\n"
 
 
-# The compact observation (moonriver_env.moonriver.batch.games, written by the core's batch).
+# The compact observation (moonriver_env.moonriver.batch, written by the core's batch).
 _COMPACT_DOC = (
     "", "## Compact observation", "",
     '`BatchedGames(..., observation="compact")` and `MoonRiverVectorEnv(..., '
@@ -416,7 +416,7 @@ _COMPACT_DOC = (
     "| `game`: cow_supply | 32 |",
     "| everything else | 1 |", "",
     "Each float32 value is the float64 quotient rounded once to float32, as the core computes "
-    "it, so `moonriver_env.moonriver.batch.games.expand_observation(compact)` gives the "
+    "it, so `moonriver_env.moonriver.batch.expand_observation(compact)` gives the "
     "float32 observation back bit for bit (tests/core/test_compact_observation.py checks "
     "every variant). Data files with a plot number, a box or a partner pile above 255 are "
     "refused for the compact observation (a ValueError names the value); the float32 "
