@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import multiprocessing
@@ -32,6 +33,7 @@ from moonriver_env.training.fast.losses import advantages, imitation_step, ppo_s
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.fast.runner import (  # noqa: E402
     RESUME_FILE,
+    Progress,
     Runner,
     lineups,
     load_resume,
@@ -57,6 +59,7 @@ from moonriver_env.moonriver.observation import ObservationEncoder  # noqa: E402
 from moonriver_env.moonriver.rules import NUM_ACTIONS, Game, GameConfig  # noqa: E402
 from moonriver_env.moonriver.rules.actions import ACTIONS, Build, Thief  # noqa: E402
 from tests.helpers import ctrl_c_as_in_a_terminal  # noqa: E402
+from tests.training.test_cli import one_error_line  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -238,7 +241,7 @@ def test_config_rejects_unknown_and_bad_settings() -> None:
     with pytest.raises(ValueError, match="p_greedy"):
         FastConfig.load(None, {"p_greedy": 0.9, "p_self": 0.3})
     with pytest.raises(ValueError, match="set minutes or ppo_iterations"):
-        FastConfig.load(None, {"minutes": 0})
+        FastConfig.load(None, {"minutes": 0, "ppo_iterations": 0})
     with pytest.raises(ValueError, match="bc_iterations must be >= 0"):
         FastConfig.load(None, {"bc_iterations": -1})
     with pytest.raises(ValueError, match="minutes must be a number, got '30'"):
@@ -258,6 +261,48 @@ def _tiny(out, **changes) -> FastConfig:
                     checkpoint_minutes=100, workers=1)
     settings.update(changes)
     return FastConfig(**settings)
+
+
+# Budgets under which a phase can never run, or can be starved on a slower machine.
+CONTRADICTIONS = [
+    ({"minutes": 3, "bc_minutes": 5},
+     "bc_minutes (5) must be below minutes (3): imitation would take the whole run and PPO "
+     "never run"),
+    ({"minutes": 5, "bc_minutes": 5}, "bc_minutes (5) must be below minutes (5)"),
+    ({"minutes": 3, "bc_iterations": 659},
+     "minutes (3) with imitation capped by bc_iterations (659) alone: imitation could take "
+     "the whole run and PPO never run; set bc_minutes below minutes too, or minutes 0 "
+     "(iteration budgets alone)"),
+    ({"minutes": 0, "bc_minutes": 0, "bc_iterations": 0, "ppo_iterations": 0},
+     "set minutes or ppo_iterations (both 0 would never stop)"),
+    ({"ppo_iterations": 4, "eval_every": 10, "eval_games": 5},
+     "eval_every (10) is above ppo_iterations (4): no evaluation would run during training; "
+     "lower it, or 0 for the evaluation at the end alone"),
+]
+
+
+@pytest.mark.parametrize("changes, words", CONTRADICTIONS)
+def test_budgets_that_contradict_each_other_are_refused_in_one_line(
+        changes, words, tmp_path, capsys) -> None:
+    assert main(_flags(tmp_path / "run", **changes)) == 2
+    line = one_error_line(capsys, "moonriver-train-fast")
+    assert words in line
+    assert not (tmp_path / "run").exists()  # refused at the start
+
+
+def test_the_issues_command_is_refused_and_time_budgets_that_leave_ppo_time_are_not(
+        tmp_path, capsys) -> None:
+    # the 30-minute recipe's imitation limit with a shorter total: PPO would never run
+    argv = ["--config", str(SHIPPED), "--minutes", "3", "--bc-minutes", "5", "--out",
+            str(tmp_path / "run")]
+    assert main(argv) == 2
+    assert "bc_minutes (5) must be below minutes (3)" in one_error_line(
+        capsys, "moonriver-train-fast")
+    for changes in ({"minutes": 3, "bc_minutes": 1}, {"minutes": 3, "bc_minutes": 1,
+                                                      "bc_iterations": 0},
+                    {"minutes": 3, "bc_iterations": 0}, {"bc_minutes": 1},
+                    {"eval_every": 3, "eval_games": 2}):
+        replace(_tiny(tmp_path), **changes).validate()
 
 
 def test_variants_draw_one_game_kind_per_iteration_from_the_runs_generator(tmp_path) -> None:
@@ -602,14 +647,16 @@ def _flags(out, **changes) -> list[str]:
 
 
 def test_progress_shows_phase_minutes_rate_loss_entropy_and_evaluation(tmp_path, capsys) -> None:
-    assert main(_flags(tmp_path / "a", eval_games=2, eval_every=2, minutes=60)) == 0
+    assert main(_flags(tmp_path / "a", eval_games=2, eval_every=2, minutes=60,
+                       bc_minutes=30)) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
     # each phase's first and last iteration at least (at most one line per 10 s otherwise)
     assert lines[0].startswith("[imitation ") and "it 1 (imitation 1/2)" in lines[0]
     assert any("it 2 (imitation 2/2)" in line for line in lines)
     assert any(line.startswith("[ppo ") and "(ppo 1/3)" in line for line in lines)
     last = lines[-1]
-    assert last.startswith("[ppo ") and "/60 min]" in last and "(ppo 3/3)" in last
+    assert last.startswith("[ppo ") and "/60 min, about 0.0 min left]" in last
+    assert "(ppo 3/3)" in last
     assert "steps/s" in last and "loss " in last and "entropy " in last
     assert "eval vs greedy " in last and "(it 4)" in last  # PPO iteration 2 = run iteration 4
     log = _log(tmp_path / "a")
@@ -618,6 +665,58 @@ def test_progress_shows_phase_minutes_rate_loss_entropy_and_evaluation(tmp_path,
     out = capsys.readouterr().out
     assert not [line for line in out.splitlines() if line.startswith("[")]
     assert (tmp_path / "b" / "final.pt").exists()
+
+
+class _At:
+    """What Progress reads of a Runner, on a clock the test moves."""
+
+    limits = Runner.limits
+
+    def __init__(self, cfg: FastConfig) -> None:
+        self.cfg, self.seconds, self.phase, self.iteration, self.steps = cfg, 0.0, "imitation", 0, 0
+        self.done, self.phase_steps = {"imitation": 0, "ppo": 0}, {"imitation": 0, "ppo": 0}
+        self.last_eval = None
+
+    def elapsed(self) -> float:
+        return self.seconds
+
+    def iterate(self, progress: Progress, seconds: float, times: int) -> str:
+        """``times`` iterations of ``seconds`` each; the last progress line."""
+        stats = {"bc_loss": 0.1, "bc_entropy": 0.5, "bc_top1_in_ties": 0.9, "policy_loss": 0.0,
+                 "value_loss": 0.2, "entropy": 0.5, "mean_return": -0.5}
+        for _ in range(times):
+            self.seconds += seconds
+            self.done[self.phase] += 1
+            self.iteration += 1
+            progress.iteration(self, stats)
+        return progress.stream.getvalue().splitlines()[-1]
+
+
+def test_each_progress_line_shows_the_time_so_far_and_an_estimate_of_what_remains() -> None:
+    cfg = _tiny("r", bc_iterations=10, ppo_iterations=20)
+    at, progress = _At(cfg), Progress(cfg, every=0, stream=io.StringIO())
+    progress.start(at)
+    # imitation: 30 s an iteration, 6 of 10 to go; PPO's pace is not known yet
+    assert at.iterate(progress, 30, 4).startswith(
+        "[imitation 2.0 min, about 3.0 min of imitation left, then 20 PPO iterations]  "
+        "it 4 (imitation 4/10)")
+    at.iterate(progress, 30, 6)
+    at.phase = "ppo"  # as Runner._set_phase moves on
+    progress.start(at)
+    # PPO: 60 s an iteration, 15 of 20 to go
+    assert at.iterate(progress, 60, 5).startswith(
+        "[ppo 10.0 min, about 15.0 min left]  it 15 (ppo 5/20)")
+    # a time budget ends the run sooner than the iterations would: that estimate
+    timed = _At(replace(cfg, minutes=12.0, bc_minutes=1.0))
+    progress = Progress(timed.cfg, every=0, stream=io.StringIO())
+    timed.phase = "ppo"
+    progress.start(timed)
+    assert timed.iterate(progress, 60, 5).startswith("[ppo 5.0/12 min, about 7.0 min left]")
+    untimed = _At(replace(cfg, minutes=12.0, ppo_iterations=0, bc_iterations=0, bc_minutes=1))
+    progress = Progress(untimed.cfg, every=0, stream=io.StringIO())
+    progress.start(untimed)
+    assert untimed.iterate(progress, 6, 5).startswith("[imitation 0.5/12 min, about 11.5 min "
+                                                      "left]")
 
 
 # ------------------------------------------------------------------------ stop and resume

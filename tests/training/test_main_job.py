@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -65,15 +66,36 @@ def test_the_summary_states_budget_and_device_in_words() -> None:
                                     {"out": "runs/fast_4p"})).splitlines()
     assert lines == [
         "moonriver-train-fast: 4-player base game, seed 0",
-        "  budget:   30 min in all; imitation up to 5 min, then PPO; evaluation 200 games vs "
-        "Greedy",
+        "  budget:   imitation up to 659 iterations, then PPO up to 1,911 iterations; "
+        "evaluation 200 games vs Greedy at the end",
         "  device:   CPU, 2 play processes x 1 torch thread, core backend, split PPO updates",
         "  settings: 32 games/iteration, lr 0.001, net 32/16 channels x 128 hidden, Greedy "
         "prior on",
         "  output:   runs/fast_4p (every setting: runs/fast_4p/config.json)"]
     capped = summary(_tiny("r", bc_iterations=0, eval_games=5)).splitlines()[1]
-    assert capped == "  budget:   3 PPO iterations in all; no imitation, PPO only; evaluation 5 " \
-                     "games vs Greedy"
+    assert capped == "  budget:   no imitation, PPO up to 3 iterations; evaluation 5 games vs " \
+                     "Greedy at the end"
+    # the progress lines show an evaluation only when one runs during training
+    timed = summary(_tiny("r", minutes=30, bc_minutes=5, eval_games=5, eval_every=2))
+    assert timed.splitlines()[1] == (
+        "  budget:   imitation up to 2 iterations or 5 min, then PPO up to 3 iterations or "
+        "30 min in all; evaluation 5 games vs Greedy every 2 PPO iterations and at the end")
+
+
+def test_the_main_job_is_pinned_to_iterations_about_30_minutes_on_the_2_core_machine() -> None:
+    """Its budget in iterations: the same agent on any machine; the counts are those of a
+    30-minute run of the recipe on the idle 2-core machine (docs/training.md)."""
+    cfg = FastConfig.load("training/configs/fast_4p_base.toml", {})
+    assert (cfg.minutes, cfg.bc_minutes) == (0, 0)
+    assert (cfg.bc_iterations, cfg.ppo_iterations) == (659, 1911)
+    guide = Path("docs/training.md").read_text(encoding="utf-8")
+    assert "steps in 1,911 iterations" in guide  # the 30-minute run of the shipped settings
+    greedy = FastConfig.load("training/configs/fast_4p_greedy.toml", {})
+    # the same imitation as the chain's first step, whose 30-minute run did 659 iterations
+    imitation = ("bc_iterations", "bc_games", "bc_epochs", "bc_lr", "minibatch", "seed")
+    assert [getattr(cfg, k) for k in imitation] == [getattr(greedy, k) for k in imitation]
+    two = FastConfig.load("training/configs/fast_2p_base.toml", {})
+    assert (two.minutes, two.bc_minutes) == (0, 0) and two.bc_iterations and two.ppo_iterations
 
 
 def test_a_resumed_finished_run_names_its_agent(tmp_path, capsys) -> None:

@@ -39,13 +39,15 @@ class FastConfig:
     variants_per_iteration: int = 1  # PPO: this many variants drawn, `games` games of each
     seed: int = 0
     out: str = "runs/fast_4p_base"
-    minutes: float = 30.0  # total wall-clock budget, imitation included (0: none)
-    bc_minutes: float = 5.0  # imitation's wall-clock limit (0: none)
-    bc_iterations: int = 0  # imitation's iteration limit (0: none; both 0: no imitation)
+    # The budgets in iterations (a run's result does not depend on the machine): those of a
+    # 30-minute run (5 of imitation) on the idle 2-core machine.
+    minutes: float = 0.0  # total wall-clock budget, imitation included (0: none)
+    bc_minutes: float = 0.0  # imitation's wall-clock limit (0: none)
+    bc_iterations: int = 659  # imitation's iteration limit (0: none; both 0: no imitation)
     bc_games: int = 16
     bc_epochs: int = 2
     bc_lr: float = 1e-3
-    ppo_iterations: int = 0  # PPO's iteration limit (0: none, ``minutes`` ends it)
+    ppo_iterations: int = 1911  # PPO's iteration limit (0: none, ``minutes`` ends it)
     games: int = 32  # games per PPO iteration
     learning_rate: float = 1e-3
     epochs: int = 2
@@ -118,8 +120,7 @@ class FastConfig:
         for name in AT_LEAST_0:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: none), got {getattr(self, name)}")
-        if not self.minutes and not self.ppo_iterations:
-            raise ValueError("set minutes or ppo_iterations (both 0 would never stop)")
+        self._check_budgets()
         if self.eval_every and not self.eval_games:
             raise ValueError("eval_every needs eval_games >= 1")
         for name in AT_LEAST_1:
@@ -128,6 +129,27 @@ class FastConfig:
         if not 0 <= self.critic_hidden <= MAX_VALUE_WIDTH:
             raise ValueError(f"critic_hidden must be in 0..{MAX_VALUE_WIDTH} (0: none), got "
                              f"{self.critic_hidden}")
+
+    def _check_budgets(self) -> None:
+        """Refuse budgets under which a phase could never run: no end at all, imitation's
+        limits taking the whole time budget, evaluations spaced beyond PPO's end."""
+        if not self.minutes and not self.ppo_iterations:
+            raise ValueError("set minutes or ppo_iterations (both 0 would never stop)")
+        if self.minutes and self.bc_minutes >= self.minutes:
+            raise ValueError(f"bc_minutes ({self.bc_minutes:g}) must be below minutes "
+                             f"({self.minutes:g}): imitation would take the whole run and PPO "
+                             f"never run")
+        if self.minutes and self.bc_iterations and not self.bc_minutes:
+            # how long the iterations take depends on the machine
+            raise ValueError(f"minutes ({self.minutes:g}) with imitation capped by "
+                             f"bc_iterations ({self.bc_iterations}) alone: imitation could take "
+                             f"the whole run and PPO never run; set bc_minutes below minutes "
+                             f"too, or minutes 0 (iteration budgets alone)")
+        if self.eval_every and self.ppo_iterations and self.eval_every > self.ppo_iterations:
+            raise ValueError(f"eval_every ({self.eval_every}) is above ppo_iterations "
+                             f"({self.ppo_iterations}): no evaluation would run during "
+                             f"training; lower it, or 0 for the evaluation at the end alone")
+
 
 SETTINGS: dict[str, str] = {
     "num_players": "players per game: 2, 3 or 4",
@@ -143,9 +165,10 @@ SETTINGS: dict[str, str] = {
             "of the initial weights",
     "out": "run directory (a new run refuses one that already holds a run)",
     "minutes": "wall-clock budget of the whole run, imitation included (0: no time limit, "
-               "ppo_iterations ends the run)",
+               "ppo_iterations ends the run; a run ended by the clock depends on the "
+               "machine's speed; with imitation, bc_minutes must be set below it)",
     "bc_minutes": "imitation ends after this many minutes of the run (0: no time limit; with "
-                  "bc_iterations also 0, no imitation)",
+                  "bc_iterations also 0, no imitation; below minutes when both are set)",
     "bc_iterations": "imitation ends after this many iterations (0: no iteration limit)",
     "bc_games": "imitation: all-Greedy games per iteration",
     "bc_epochs": "imitation: passes over each iteration's decisions",
@@ -176,8 +199,9 @@ SETTINGS: dict[str, str] = {
                           "curves (0: every iteration)",
     "eval_games": "games of the evaluation against Greedy at the end, and of each one during "
                   "training (0: none)",
-    "eval_every": "PPO iterations between evaluations against Greedy during training; their "
-                  "time counts in minutes (0: only the one at the end)",
+    "eval_every": "PPO iterations between evaluations against Greedy during training, whose "
+                  "latest the progress lines show; their time counts in minutes (0: only the "
+                  "one at the end; at most ppo_iterations when that is set)",
     "channels": "network: viewer cell features",
     "opponent_channels": "network: opponents' cell features",
     "hidden": "network: trunk units",

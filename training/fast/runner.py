@@ -80,9 +80,10 @@ def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
 
 
 class Progress:
-    """Progress lines: phase, elapsed / total minutes, iterations, rate, latest loss, entropy
-    and evaluation; one per iteration but at most one per ``every`` seconds, plus each
-    phase's first and last iteration."""
+    """Progress lines: phase, minutes so far and an estimate of what remains, iterations,
+    rate, latest loss and entropy, and the latest evaluation when ``eval_every`` runs some;
+    one per iteration but at most one per ``every`` seconds, plus each phase's first and last
+    iteration."""
 
     def __init__(self, cfg: FastConfig, every: float = PROGRESS_SECONDS,
                  stream: TextIO | None = None) -> None:
@@ -91,10 +92,13 @@ class Progress:
         self.phase = ""
         self.pending: str | None = None  # the newest line not printed yet
         self.since = (time.perf_counter(), 0)  # (wall clock, samples) of the last line
+        self.mark = ("", 0.0, 0)  # (phase, run seconds, its iterations) when it began here
 
     def start(self, runner: Runner) -> None:
-        """Rates count from here (the run's steps so far, its play workers started)."""
+        """Rates and the estimate of what remains count from here (the run's steps so far, its
+        play workers started, or the phase just begun)."""
         self.since = (time.perf_counter(), runner.steps)
+        self.mark = (runner.phase, runner.elapsed(), runner.done.get(runner.phase, 0))
 
     def iteration(self, runner: Runner, stats: dict[str, float]) -> None:
         """Note one finished iteration; print it if due."""
@@ -112,16 +116,40 @@ class Progress:
             self.shown_at = time.perf_counter()
             self.since = (self.shown_at, runner.steps)
 
+    def phase_left(self, runner: Runner) -> float:
+        """Seconds the current phase has left: its iterations to go at its pace so far in this
+        session, or the time its limit leaves, whichever ends it first."""
+        seconds, iterations = runner.limits(runner.phase)
+        phase, began, done = self.mark
+        count = runner.done[runner.phase] - done if phase == runner.phase else 0
+        if iterations is not None and count > 0:
+            seconds = min(seconds, iterations * (runner.elapsed() - began) / count)
+        return max(seconds, 0.0)
+
+    def left(self, runner: Runner) -> str:
+        """What remains, in words: minutes to the end, or (in imitation, before PPO's pace is
+        known) minutes of imitation and the PPO iterations after it."""
+        phase_left = self.phase_left(runner)
+        run_left, ppo_iterations = runner.limits("ppo")
+        if runner.phase != "imitation":
+            return f"about {phase_left / 60:.1f} min left" if math.isfinite(phase_left) else ""
+        if ppo_iterations is None:  # the clock alone ends PPO
+            return f"about {run_left / 60:.1f} min left"
+        up_to = "up to " if math.isfinite(run_left) else ""
+        return (f"about {phase_left / 60:.1f} min of imitation left, then {up_to}"
+                f"{ppo_iterations:,} PPO iterations")
+
     def line(self, runner: Runner, stats: dict[str, float]) -> str:
         """One progress line for the state of ``runner`` after an iteration."""
         cfg = self.cfg
         minutes = runner.elapsed() / 60
         total = f"/{cfg.minutes:g}" if cfg.minutes else ""
+        left = self.left(runner)
         cap = {"imitation": cfg.bc_iterations, "ppo": cfg.ppo_iterations}.get(runner.phase, 0)
         done = runner.done.get(runner.phase, 0)
         wall, samples = self.since
         rate = (runner.steps - samples) / max(time.perf_counter() - wall, 1e-9)
-        parts = [f"[{runner.phase} {minutes:.1f}{total} min]",
+        parts = [f"[{runner.phase} {minutes:.1f}{total} min{', ' + left if left else ''}]",
                  f"it {runner.iteration} ({runner.phase} {done}{f'/{cap}' if cap else ''})"]
         steps = runner.phase_steps.get(runner.phase, 0)
         if runner.phase == "imitation":
@@ -391,6 +419,8 @@ class Runner:
         self.phase = phase
         self.boundary = self.state()
         self.write_resume()
+        if self.progress is not None:
+            self.progress.start(self)  # the estimate of what remains follows this phase's pace
 
     def save(self, path: str) -> None:
         """Weights plus the variant (or the variants: any game then) and the run's settings."""

@@ -4,8 +4,12 @@
     moonriver-train-fast --resume runs/fast_4p      # continue a stopped run
 
 (``python -m moonriver_env.training.fast.train`` is the same command.) The built-in defaults
-are the shipped recipe, ``training/configs/fast_4p_base.toml``. Torch threads 1 per process;
-the games of every batch are split over ``workers`` processes (see ``parallel_play``). With
+are the shipped recipe, ``training/configs/fast_4p_base.toml``: its budget is in iterations
+(659 of imitation, then 1,911 of PPO: what a 30-minute run did on the idle 2-core machine),
+so it trains the same agent on any machine, in about 30 minutes there. A budget in minutes is
+there too; budgets under which a phase could never run are refused at the start
+(``FastConfig.validate``). Torch threads 1 per process; the games of every batch are split
+over ``workers`` processes (see ``parallel_play``). With
 ``split_updates`` (the default) each PPO update is split over them too: every process keeps
 the decisions it recorded and computes their part of each minibatch's gradient
 (``losses``); the imitation updates, and PPO without ``split_updates``, run in the main
@@ -126,7 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog=PROG, description=__doc__.splitlines()[0],
         epilog="Progress: one line per iteration (at most one per "
-               f"{PROGRESS_SECONDS:g} s within a phase). Ctrl-C stops the run and saves it; "
+               f"{PROGRESS_SECONDS:g} s within a phase): minutes so far and an estimate of "
+               "what remains, iterations, rate, loss, entropy, and the latest evaluation when "
+               "eval_every is set. Budgets under which a phase could never run are refused. "
+               "Ctrl-C stops the run and saves it; "
                f"{PROG} --resume RUN_DIR continues it. Run directory: config.json, log.jsonl, "
                "checkpoints/, after_imitation.pt, final.pt, agent.npz, resume.pt, "
                "resume.prev.pt.")
@@ -163,18 +170,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _limits(minutes: float, iterations: int, clock: str) -> str:
+    """A phase's limits in words: "up to 659 iterations or 5 min" ("" when none)."""
+    parts = [f"{iterations:,} iterations" if iterations else "",
+             f"{minutes:g} min{clock}" if minutes else ""]
+    return " or ".join(part for part in parts if part)
+
+
 def _budget(cfg: FastConfig) -> str:
-    """The run's budget in words: total, imitation's limit, evaluation."""
-    total = " or ".join(part for part in (
-        f"{cfg.minutes:g} min" if cfg.minutes else "",
-        f"{cfg.ppo_iterations} PPO iterations" if cfg.ppo_iterations else "") if part)
-    limits = " or ".join(part for part in (
-        f"{cfg.bc_minutes:g} min" if cfg.bc_minutes else "",
-        f"{cfg.bc_iterations} iterations" if cfg.bc_iterations else "") if part)
-    imitation = f"imitation up to {limits}, then PPO" if limits else "no imitation, PPO only"
-    evaluation = (f"evaluation {cfg.eval_games} games vs Greedy" if cfg.eval_games
-                  else "no evaluation")
-    return f"{total} in all; {imitation}; {evaluation}"
+    """The run's budget in words: imitation's limits, PPO's, evaluation."""
+    imitation = _limits(cfg.bc_minutes, cfg.bc_iterations, "")
+    ppo = _limits(cfg.minutes, cfg.ppo_iterations, " in all")
+    phases = (f"imitation up to {imitation}, then PPO up to {ppo}" if imitation
+              else f"no imitation, PPO up to {ppo}")
+    evaluation = (f"evaluation {cfg.eval_games} games vs Greedy "
+                  f"{f'every {cfg.eval_every} PPO iterations and ' if cfg.eval_every else ''}"
+                  f"at the end" if cfg.eval_games else "no evaluation")
+    return f"{phases}; {evaluation}"
 
 
 def _games(cfg: FastConfig) -> str:
