@@ -72,6 +72,64 @@ def test_a_part_of_an_async_pool_sets_up_the_pools_episodes():
         _same_setup(part.game(g), EngineGame(config, 40 + 4 + 6 * 2))
 
 
+VARIANTS = [GameConfig(), GameConfig(num_players=2), GameConfig(num_players=3),
+            GameConfig(mode="legends"), GameConfig(num_players=2, mode="legends"),
+            GameConfig(num_players=3, mode="legends"),
+            GameConfig(num_players=3, mode="legends", scenario=3),
+            GameConfig(num_players=2, mode="legends", boards=("mary", "wesley")),
+            GameConfig(num_players=4, auto_forced=True)]
+EDGE_SEEDS = [0, 2**32 - 1, 2**32, 2**63, 2**64 - 1, 2**64, 2**70 + 5, 2**200 + 3]
+
+
+def _identity(game) -> tuple:
+    return game.scenario, game.board_names, game.setup_order
+
+
+@pytest.mark.parametrize("config", VARIANTS, ids=lambda c: f"{c.num_players}-{c.mode}-"
+                         f"{c.scenario}-{c.boards}-{c.auto_forced}")
+def test_game_g_has_the_scenario_boards_and_order_of_its_seeds_game(config):
+    seeds = list(range(120)) + EDGE_SEEDS
+    games = BatchedGames(len(seeds), config)
+    games.reset(3, seeds=seeds)
+    for g, seed in enumerate(seeds):
+        assert _identity(games.game(g)) == _identity(Game(config, seed)), seed
+
+
+@pytest.mark.parametrize("config", VARIANTS[3:6], ids=lambda c: f"{c.num_players}-legends")
+def test_game_g_reads_its_set_up_from_the_core_without_drawing_it_again(config, monkeypatch):
+    N = 8
+    games = BatchedGames(N, config)
+    games.reset(2**64 - 5)
+    expected = [_identity(Game(config, games.episode_seed(g))) for g in range(N)]
+    for name in ("_setup_draws", "setup_plan_of", "setup_plan"):  # every set-up path in Python
+        monkeypatch.setattr(core_game, name, _refuse)
+    monkeypatch.setattr(np.random, "default_rng", _refuse)
+    monkeypatch.setattr(core_game, "seed_words", _refuse)  # no seed is turned into draws
+    assert [_identity(games.game(g)) for g in range(N)] == expected
+    assert len({game[1] for game in expected}) > 1  # the boards differ between the games
+
+
+def test_a_core_game_holds_its_set_up():
+    config = GameConfig(num_players=2, mode="legends")
+    names = core_game.board_pool(config, config.data)
+    for seed in (0, 9, 2**64 + 1):
+        native, ref = Game(config, seed).native, EngineGame(config, seed)
+        assert (native.scenario, tuple(names[i] for i in native.board_indices),
+                native.setup_order) == (ref.scenario, ref.board_names, ref.setup_order)
+
+
+def test_game_of_refuses_a_core_game_it_cannot_name_the_boards_of():
+    config = GameConfig(num_players=2, mode="legends")
+    native = Game(config, 4).native
+    restored = _core.Game.deserialize(core_game._tables(config.data), native.serialize())
+    assert restored.board_indices is None  # bytes carry no plan (a pickled Game names its own)
+    assert core_game.game_of(config, 4, native).board_names == Game(config, 4).board_names
+    with pytest.raises(ValueError, match="set up from a plan"):
+        core_game.game_of(config, 4, restored)
+    with pytest.raises(ValueError, match="players"):
+        core_game.game_of(GameConfig(num_players=3, mode="legends"), 4, native)
+
+
 def test_begin_refuses_what_is_not_an_episode():
     games = BatchedGames(2)
     games.reset(0)

@@ -76,6 +76,16 @@ def _tables(data: GameData) -> Any:
     return tables
 
 
+def board_pool(config: GameConfig, data: GameData) -> tuple[str, ...]:
+    """The names of the boards ``config``'s set-up plan holds (what its seats' board indices
+    index): one per seat, or the legend pool the seats' boards are drawn from."""
+    if config.mode != "legends":
+        return (next(k for k, b in data.boards.items() if b.side == "camp"),) * config.num_players
+    if config.boards is None:
+        return tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
+    return tuple(config.boards)
+
+
 def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """What ``config`` fixes of a set-up: the names of the boards its seats sit at (a legend
     pool to draw from when its boards are drawn) and the plan's arguments after the tables
@@ -83,12 +93,7 @@ def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tup
     drawn and its range, the boards' reserves, bridge cells and one-hot places, whether the
     boards are drawn. The seed draws the rest in the core, as ``engine.game.setup_draws``."""
     n, legends = config.num_players, config.mode == "legends"
-    if not legends:
-        names = (next(k for k, b in data.boards.items() if b.side == "camp"),) * n
-    elif config.boards is None:
-        names = tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
-    else:
-        names = tuple(config.boards)
+    names = board_pool(config, data)
     boards = [data.boards[name] for name in names]
     return names, (n, config.auto_forced, config.scenario or 0,
                    legends and config.scenario is None, min(SCENARIOS), max(SCENARIOS) + 1,
@@ -129,14 +134,29 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
             "box": box, "pile": pile, "setup_order": order}
 
 
+def _setup_of(config: GameConfig, core: Any) -> tuple[int | None, tuple[str, ...], list[int]]:
+    """The scenario, board names and setup order of ``core`` (a ``_core.Game`` set up from
+    ``config``'s plan), as the core keeps them: nothing is drawn again."""
+    if core.num_players != config.num_players:
+        raise ValueError(f"moonriver core: state refused: it holds {core.num_players} players, "
+                         f"its config {config.num_players}")
+    seats = core.board_indices
+    names = board_pool(config, config.data)
+    if seats is None or max(seats) >= len(names):
+        raise ValueError("moonriver core: a Game over a core game needs one set up from a plan "
+                         "of its config (a batch's or SetupPlan.game's), whose board indices "
+                         "name its boards; this one was handed its boards")
+    return _scenario(config, core.scenario), tuple(names[i] for i in seats), core.setup_order
+
+
 def game_of(config: GameConfig, seed: int, core: Any) -> Game:
-    """A Game over ``core`` (a ``_core.Game``: a batch's copy of its game) of the game that
-    was set up from ``seed``."""
-    draws = _setup_draws(config, config.data, seed, None)
+    """A Game over ``core`` (a ``_core.Game`` set up from ``config``'s plan: a batch's copy of
+    its game) of the game that was set up from ``seed``; its scenario, boards and setup order
+    are the core's."""
+    scenario, names, order = _setup_of(config, core)
     game = Game.__new__(Game)
-    game.__setstate__({"config": config, "seed": seed, "scenario": draws["scenario"],
-                       "board_names": draws["boards"], "setup_order": draws["setup_order"],
-                       "core": core})
+    game.__setstate__({"config": config, "seed": seed, "scenario": scenario,
+                       "board_names": names, "setup_order": order, "core": core})
     return game
 
 
@@ -202,16 +222,17 @@ class Game(CoreExtras):
         self.seed = game_seed(seed)
         self.data = self.config.data
         self._n = self.config.num_players
-        names, plan = setup_plan_of(self.config, self.data)
+        plan = setup_plan_of(self.config, self.data)[1]
         box = pile = None
         if first_draws:  # explicit chance: the drawn box and pile with the chosen draws on top
             draws = _setup_draws(self.config, self.data, self.seed, first_draws)
             box, pile = draws["box"], draws["pile"]
-        self._core, scenario, seats, order = plan.game(seed_words(self.seed), box, pile)
+        self._core = plan.game(seed_words(self.seed), box, pile)
         self.chosen_draws = bool(first_draws)  # as the engine's: the record replays its draws
-        self.scenario: int | None = _scenario(self.config, scenario)
-        self.board_names: tuple[str, ...] = tuple(names[i] for i in seats)
-        self.setup_order: list[int] = order
+        self.scenario: int | None
+        self.board_names: tuple[str, ...]
+        self.setup_order: list[int]
+        self.scenario, self.board_names, self.setup_order = _setup_of(self.config, self._core)
         self._fresh()
 
     def _fresh(self) -> None:
@@ -457,7 +478,7 @@ class Game(CoreExtras):
         self.chosen_draws = state.get("chosen_draws", False)
         self.data = self.config.data
         self._n = self.config.num_players
-        self._core = (state["core"] if "core" in state  # a core state handed over (_game_of)
+        self._core = (state["core"] if "core" in state  # a core state handed over (game_of)
                       else _core.Game.deserialize(_tables(self.data), state["state"]))
         if self._core.num_players != self._n:
             raise ValueError(f"moonriver core: state refused: it holds {self._core.num_players} "

@@ -1,7 +1,7 @@
-// Python bindings of the batched search with network-valued leaves (_core.AzSearch) and the
-// network evaluated in C++ (_core.AzNet); the public API is moonriver_env.moonriver.search.
-#include "az_bindings.h"
-
+// Python bindings of the batched search with network-valued leaves (_core.AzSearch, in the
+// private module moonriver_env.moonriver.core._core; the network it runs is network_bindings.cc's
+// AzNet); the public API is moonriver_env.moonriver.search.
+#include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -10,12 +10,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "az_net.h"
 #include "az_search.h"
+#include "bindings.h"
 #include "int_args.h"
 #include "ndarrays.h"
 #include "observation.h"
@@ -40,11 +40,6 @@ class InUse {
  private:
   AzSearch& s_;
 };
-
-template <typename T>
-T* fresh(std::size_t n) {
-  return new T[n > 0 ? n : 1]();
-}
 
 nb::object leaves(AzSearch& s) {
   InUse guard(s);
@@ -94,7 +89,9 @@ void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
   s.evaluate(l, v, static_cast<int>(m));
 }
 
-nb::tuple result(AzSearch& s) {
+nb::typed<nb::tuple, Array1<std::int64_t>, Array2<float>, Array2<float>, Array2<std::int32_t>,
+          Array1<std::uint8_t>>
+result(AzSearch& s) {
   InUse guard(s);
   const std::size_t g = static_cast<std::size_t>(s.num_games());
   auto* action = fresh<std::int64_t>(g);
@@ -114,68 +111,6 @@ nb::tuple result(AzSearch& s) {
                         owned(searched, g, 0));
 }
 
-// A network from a dict of float32 arrays (C order) and the ids' score index.
-void make_net(AzNet* self, nb::dict arrays, In1<std::int64_t> index) {
-  using Array = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
-  std::map<std::string, NetArray> named;
-  const nb::list items = arrays.items();  // owned pairs: a conversion cannot free them
-  for (nb::handle item : items) {
-    const nb::handle key = item[0], value = item[1];
-    std::string name;
-    if (!nb::try_cast(key, name)) throw nb::value_error("network: array names must be strings");
-    Array a;
-    if (!nb::try_cast(value, a))
-      throw nb::value_error(("network: " + name + " must be an array of numbers").c_str());
-    NetArray& out = named[name];
-    out.data.assign(a.data(), a.data() + a.size());
-    for (std::size_t d = 0; d < a.ndim(); ++d) out.shape.push_back(a.shape(d));
-  }
-  new (self) AzNet(named, std::vector<std::int64_t>(index.data(), index.data() + index.size()));
-}
-
-// Logits (B x 2710, MASKED off the legal ids) and win shares by relative seat (B x 4).
-nb::tuple net_evaluate(const AzNet& net, In2<float> obs, In2<std::int8_t> mask,
-                       In1<std::int32_t> players, nb::object prior) {
-  const std::size_t b = obs.shape(0);
-  if (obs.shape(1) != OBSERVATION_SIZE || mask.shape(0) != b || mask.shape(1) != NUM_ACTIONS ||
-      players.shape(0) != b)
-    throw nb::value_error(("network: expected observation (B, " + std::to_string(OBSERVATION_SIZE) +
-                           "), mask (B, " + std::to_string(NUM_ACTIONS) +
-                           ") and num_players (B,) for B = " + std::to_string(b))
-                              .c_str());
-  In2<float> priors;
-  if (net.uses_prior()) {
-    if (prior.is_none() || !nb::try_cast(prior, priors) || priors.shape(0) != b ||
-        priors.shape(1) != NUM_ACTIONS)
-      throw nb::value_error(
-          "network: this network adds the greedy prior: pass prior= as "
-          "float32 (B, 2710)");
-  }
-  for (std::size_t i = 0; i < b; ++i)
-    if (players(i) < 2 || players(i) > MAX_PLAYERS)
-      throw nb::value_error("network: num_players must be 2 to 4");
-  auto* logits = fresh<float>(b * NUM_ACTIONS);
-  auto* shares = fresh<float>(b * MAX_PLAYERS);
-  {
-    nb::gil_scoped_release release;
-    std::vector<std::int64_t> ids(NUM_ACTIONS);
-    std::vector<float> legal(NUM_ACTIONS);
-    for (std::size_t i = 0; i < b; ++i) {
-      const std::int8_t* row = mask.data() + i * NUM_ACTIONS;
-      int m = 0;
-      for (int a = 0; a < NUM_ACTIONS; ++a)
-        if (row[a]) ids[m++] = a;
-      net.evaluate(obs.data() + i * OBSERVATION_SIZE,
-                   net.uses_prior() ? priors.data() + i * NUM_ACTIONS : nullptr, ids.data(), m,
-                   players(i), legal.data(), shares + i * MAX_PLAYERS);
-      float* out = logits + i * NUM_ACTIONS;
-      std::fill(out, out + NUM_ACTIONS, -1e9f);
-      for (int k = 0; k < m; ++k) out[ids[k]] = legal[k];
-    }
-  }
-  return nb::make_tuple(owned(logits, b, NUM_ACTIONS), owned(shares, b, MAX_PLAYERS));
-}
-
 }  // namespace
 
 void bind_az_search(nb::module_& m) {
@@ -184,9 +119,9 @@ void bind_az_search(nb::module_& m) {
       "One search per game, leaves valued in batches (moonriver_env.moonriver.search).")
       .def(
           "__init__",
-          [](AzSearch* self, nb::list games, const std::vector<PyInt>& indices, PyInt simulations,
-             PyInt seed, bool gumbel, PyInt max_considered, double c_visit, double c_scale,
-             double c_puct, double gumbel_scale, PyInt threads, double time_limit) {
+          [](AzSearch* self, nb::typed<nb::list, Game> games, const std::vector<PyInt>& indices,
+             PyInt simulations, PyInt seed, bool gumbel, PyInt max_considered, double c_visit,
+             double c_scale, double c_puct, double gumbel_scale, PyInt threads, double time_limit) {
             std::vector<const Game*> roots;
             for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
             AzParams p;
@@ -238,10 +173,4 @@ void bind_az_search(nb::module_& m) {
           "Run every search to its end, each leaf valued by ``net`` in the core; the number of "
           "leaves valued.")
       .def("result", &result, "(action, policy, root_value, visits, searched) per game.");
-  nb::class_<AzNet>(m, "AzNet", "The search recipe's network, evaluated in C++ (agents/az.py).")
-      .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index").noconvert())
-      .def_prop_ro("uses_prior", &AzNet::uses_prior)
-      .def("evaluate", &net_evaluate, nb::arg("observation"), nb::arg("mask").noconvert(),
-           nb::arg("num_players").noconvert(), nb::arg("prior") = nb::none(),
-           "(logits (B, 2710), win shares by relative seat (B, 4)) of B states.");
 }

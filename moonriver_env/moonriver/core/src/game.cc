@@ -52,6 +52,10 @@ void check_setup(const Setup& s, const Tables& t) {
   }
   for (int p : s.setup_order)
     if (p < 0 || p >= n) fail("setup_order holds players 0..num_players-1");
+  if (!s.board_indices.empty() && static_cast<int>(s.board_indices.size()) != n)
+    fail("board_indices need one entry per player (or none)");
+  for (int i : s.board_indices)
+    if (i < 0) fail("board_indices are indices in a plan's boards (>= 0)");
   for (int id : s.box)
     if (id < 0 || id >= t.num_plots()) fail("box holds plot ids of the tables");
   for (int id : s.pile)
@@ -90,8 +94,7 @@ SetupPlan make_plan(const Tables& tables, int num_players, bool auto_forced, int
   return plan;
 }
 
-Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed,
-                 std::vector<int>* boards_out) {
+Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed) {
   Pcg64 rng(seed);
   const int n = plan.num_players;
   Setup s;
@@ -117,7 +120,7 @@ Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed,
   s.pile = permutation(rng, plan.num_partners);
   const std::vector<int> first = permutation(rng, n);
   s.setup_order = n == 2 ? std::vector<int>{first[0], first[1], first[1], first[0]} : first;
-  if (boards_out) *boards_out = std::move(seats);
+  s.board_indices = std::move(seats);
   return s;
 }
 
@@ -131,6 +134,7 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   for (int p = 0; p < n; ++p) {
     f_.ranches[p] = Ranch(f_.rows, s.capacity[p], s.bridges[p]);
     f_.board_ids[p] = static_cast<std::int8_t>(s.board_ids[p]);
+    if (!s.board_indices.empty()) board_indices_[p] = s.board_indices[p];
   }
   f_.supply = NUM_COWS;
   for (int v : s.box) box_.push_back(static_cast<std::int16_t>(v));
@@ -156,6 +160,10 @@ Game::Game(std::shared_ptr<const Tables> tables, const Setup& s) : tables_(std::
   if (!is_over() && num_legal() == 0)
     throw std::invalid_argument(
         "moonriver core: inconsistent setup: the box must fill the first column (4 plots)");
+}
+
+std::vector<int> Game::setup_order() const {
+  return std::vector<int>(f_.setup_order.begin(), f_.setup_order.begin() + f_.setup_len);
 }
 
 void Game::set_hidden(const std::vector<int>& box, const std::vector<int>& pile) {

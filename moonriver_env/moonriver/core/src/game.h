@@ -54,6 +54,9 @@ struct Setup {
   std::vector<int> box, pile;  // as drawn (the last entry is drawn first)
   std::vector<int> setup_order;
   std::vector<int> board_ids;  // per player: the observation's board one-hot index
+  // Per player: its board's index in the plan's boards (draw_setup's draw); empty for a
+  // set-up handed in without a plan.
+  std::vector<int> board_indices;
 };
 
 // A board a seat may sit at: its reserve capacity, bridge cells and observation index.
@@ -82,10 +85,9 @@ struct PlanAndTables {
 };
 
 // The set-up of the game seeded with ``seed`` (an int's little-endian 32-bit words), drawn
-// as the engine draws it from numpy.random.default_rng(seed): scenario, legend boards, box,
-// pile, seat order. ``boards_out`` (if given) gets each seat's index in plan.boards.
-Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed,
-                 std::vector<int>* boards_out = nullptr);
+// as the engine draws it from numpy.random.default_rng(seed): scenario, legend boards (each
+// seat's index in plan.boards), box, pile, seat order.
+Setup draw_setup(const SetupPlan& plan, const std::vector<std::uint32_t>& seed);
 // A plan over ``tables`` from per-board columns, checked (std::invalid_argument, saying what
 // is allowed): the one place the bindings build set-up arguments.
 SetupPlan make_plan(const Tables& tables, int num_players, bool auto_forced, int scenario,
@@ -138,6 +140,13 @@ struct Fixed {
 static_assert(std::has_unique_object_representations_v<Fixed>,
               "Fixed has a gap the compiler fills with stray bytes: make it a pad_ member");
 
+// Every seat's board index unknown (-1): a game handed its boards.
+constexpr std::array<int, MAX_PLAYERS> no_board_indices() {
+  std::array<int, MAX_PLAYERS> none{};
+  for (int& i : none) i = -1;
+  return none;
+}
+
 class Game {
  public:
   Game(std::shared_ptr<const Tables> tables, const Setup& setup);
@@ -167,6 +176,12 @@ class Game {
   int phase() const { return f_.phase; }
   bool is_over() const { return f_.phase == GAME_OVER; }
   int current_player() const { return is_over() ? -1 : f_.player; }
+  // What the set-up made of this game, kept so that nobody draws it again: the scenario
+  // (state().scenario), the seats' setup order, and each seat's board as its index in the
+  // set-up plan's boards: -1 for a game handed its boards (a Setup without board_indices, or
+  // deserialized: the bytes name no plan).
+  std::vector<int> setup_order() const;
+  int board_index(int player) const { return board_indices_[player]; }
 
   // Legality.
   bool is_legal(int aid) const;
@@ -237,6 +252,7 @@ class Game {
   std::vector<std::int16_t> box_, pile_, removed_, discarded_;
   std::vector<std::int32_t> history_;
   SplitMix64* reshuffle_ = nullptr;
+  std::array<int, MAX_PLAYERS> board_indices_ = no_board_indices();
 };
 
 }  // namespace moonriver

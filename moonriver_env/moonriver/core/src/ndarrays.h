@@ -1,5 +1,4 @@
-// The nanobind array types and the owned-array helper shared by the bindings (bindings.cc,
-// vector_bindings.cc, az_bindings.cc).
+// The nanobind array types and the array helpers shared by the bindings (the *_bindings.cc).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -20,6 +19,18 @@ template <typename T>
 using Out1 = nanobind::ndarray<T, nanobind::ndim<1>, nanobind::c_contig, nanobind::device::cpu>;
 template <typename T>
 using Out2 = nanobind::ndarray<T, nanobind::ndim<2>, nanobind::c_contig, nanobind::device::cpu>;
+
+// The numpy arrays the bindings hand out (owned() makes them), as the stubs name them.
+template <typename T>
+using Array1 = nanobind::ndarray<nanobind::numpy, T, nanobind::ndim<1>>;
+template <typename T>
+using Array2 = nanobind::ndarray<nanobind::numpy, T, nanobind::ndim<2>>;
+
+// A zeroed array of ``n`` (at least one) for owned() to hand out.
+template <typename T>
+T* fresh(std::size_t n) {
+  return new T[n > 0 ? n : 1]();
+}
 
 // A new numpy array of ``rows`` x ``cols`` (cols 0: one dimension) owning ``data`` (from new[]).
 template <typename T>

@@ -1,12 +1,11 @@
 // Python bindings of the batched games (in the private module moonriver_env.moonriver.core._core,
 // beside the game, so a batch's game is handed out as a core Game); the public API is
 // moonriver_env.moonriver.batch.games.
-#include "vector_bindings.h"
-
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <climits>
@@ -16,7 +15,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
+#include "bindings.h"
 #include "int_args.h"
 #include "ndarrays.h"
 #include "observation.h"
@@ -28,6 +29,9 @@ using namespace moonriver;
 namespace {
 
 using Obs2 = nb::ndarray<nb::ndim<2>, nb::c_contig, nb::device::cpu>;  // float32 or uint8
+// An observation array argument, named in the stubs as either kind (nanobind names an Obs2 a
+// bare NDArray); outputs() takes it as an Obs2 (never a copy) and checks its kind.
+using ObsArg = nb::typed<nb::object, std::variant<Out2<float>, Out2<std::uint8_t>>>;
 
 // The batch (its games set up from a SetupPlan over the plan's tables).
 struct Batch {
@@ -44,31 +48,35 @@ int game_of(const Batch& b, const PyInt& g) {
 // A worker thread count (below 1: one thread).
 int threads_of(const PyInt& threads) { return arg<int>(threads, "threads"); }
 
-// Whether ``obs`` is an observation array of the batch's kind: float32 (N, 4934) or, compact,
-// uint8 (N, 4940).
-bool observations_fit(const Batch& b, const Obs2& obs) {
+// Whether ``arg`` is an observation array of the batch's kind, taken into ``obs``: float32
+// (N, 4934) or, compact, uint8 (N, 4940).
+bool observations_fit(const Batch& b, const nb::object& arg, Obs2& obs) {
   const bool compact = b.games.compact();
-  return obs.shape(0) == static_cast<std::size_t>(b.games.num_games()) &&
+  return nb::try_cast(arg, obs, false) &&
+         obs.shape(0) == static_cast<std::size_t>(b.games.num_games()) &&
          obs.shape(1) == static_cast<std::size_t>(compact ? COMPACT_SIZE : OBSERVATION_SIZE) &&
          obs.dtype() == (compact ? nb::dtype<std::uint8_t>() : nb::dtype<float>());
 }
 
 // Check the output arrays' shapes and the observations' dtype (the others' dtypes and every
 // layout are checked by their types).
-VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask,
-                      Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Obs2> final_obs) {
+// The arrays stay alive as the call's arguments: the pointers stay valid through the call.
+VectorOutputs outputs(const Batch& b, Out1<std::int32_t> player, const ObsArg& obs_arg,
+                      Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
+                      const std::optional<ObsArg>& final_arg) {
   const std::size_t n = b.games.num_games();
   const std::size_t p = b.games.num_players();
-  if (player.shape(0) != n || !observations_fit(b, obs) || mask.shape(0) != n ||
+  Obs2 obs, final_obs;
+  if (player.shape(0) != n || !observations_fit(b, obs_arg, obs) || mask.shape(0) != n ||
       mask.shape(1) != NUM_ACTIONS || rewards.shape(0) != n || rewards.shape(1) != p ||
-      done.shape(0) != n || (final_obs && !observations_fit(b, *final_obs)))
+      done.shape(0) != n || (final_arg && !observations_fit(b, *final_arg, final_obs)))
     throw nb::value_error(
         b.games.compact() ? "output arrays: player (N,), obs (N, 4940) uint8, mask (N, 2710), "
                             "rewards (N, players), done (N,), final_obs (N, 4940) uint8 or None"
                           : "output arrays: player (N,), obs (N, 4934) float32, mask (N, 2710), "
                             "rewards (N, players), done (N,), final_obs (N, 4934) float32 or None");
   return VectorOutputs{player.data(),  obs.data(),  mask.data(),
-                       rewards.data(), done.data(), final_obs ? final_obs->data() : nullptr};
+                       rewards.data(), done.data(), final_arg ? final_obs.data() : nullptr};
 }
 
 }  // namespace
@@ -163,8 +171,8 @@ void bind_vector(nb::module_& m) {
           nb::arg("g"), "A copy of game g's current game (a Game).")
       .def(
           "start",
-          [](Batch& b, Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask,
-             Out2<float> rewards, Out1<std::uint8_t> done, std::optional<Obs2> final_obs,
+          [](Batch& b, Out1<std::int32_t> player, ObsArg obs, Out2<std::int8_t> mask,
+             Out2<float> rewards, Out1<std::uint8_t> done, std::optional<ObsArg> final_obs,
              PyInt threads_arg) {
             const int threads = threads_of(threads_arg);
             const VectorOutputs out = outputs(b, player, obs, mask, rewards, done, final_obs);
@@ -177,9 +185,9 @@ void bind_vector(nb::module_& m) {
           "Play built-in seats until a learner decides in every game; write the outputs.")
       .def(
           "step",
-          [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, Obs2 obs,
+          [](Batch& b, In1<std::int64_t> actions, Out1<std::int32_t> player, ObsArg obs,
              Out2<std::int8_t> mask, Out2<float> rewards, Out1<std::uint8_t> done,
-             std::optional<Obs2> final_obs, PyInt threads_arg) {
+             std::optional<ObsArg> final_obs, PyInt threads_arg) {
             const int threads = threads_of(threads_arg);
             if (actions.shape(0) != static_cast<std::size_t>(b.games.num_games()))
               throw nb::value_error("one action per game");
@@ -199,8 +207,8 @@ void bind_vector(nb::module_& m) {
       .def(
           "step_network",
           [](Batch& b, In1<std::int64_t> games, In1<std::int64_t> actions,
-             Out1<std::int32_t> player, Obs2 obs, Out2<std::int8_t> mask, Out2<float> rewards,
-             Out1<std::uint8_t> done, std::optional<Obs2> final_obs, PyInt threads_arg) {
+             Out1<std::int32_t> player, ObsArg obs, Out2<std::int8_t> mask, Out2<float> rewards,
+             Out1<std::uint8_t> done, std::optional<ObsArg> final_obs, PyInt threads_arg) {
             const int threads = threads_of(threads_arg);
             const std::size_t k = games.shape(0);
             if (actions.shape(0) != k)
