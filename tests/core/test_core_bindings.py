@@ -4,7 +4,10 @@ array where ids are expected, no setup or table id out of range."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -200,3 +203,44 @@ def test_a_process_that_used_the_core_exits_without_leak_warnings():
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "leaked" not in proc.stderr, proc.stderr
+
+
+def _started_batch() -> tuple[object, dict]:
+    """A core batch of two 2-player games, started, and the output arrays it wrote."""
+    config = GameConfig(num_players=2)
+    plan = core_game.setup_plan_of(config, config.data)[1]
+    batch = _core.Batch(2, [_core.SEAT_LEARNER, _core.SEAT_RANDOM], 0, 1, True, plan, False)
+    for g in range(2):
+        batch.begin(g, [g], 0, 2)
+    outs = {"player": np.zeros(2, np.int32), "obs": np.zeros((2, 4934), np.float32),
+            "mask": np.zeros((2, 2710), np.int8), "rewards": np.zeros((2, 2), np.float32),
+            "done": np.zeros(2, np.uint8), "final_obs": None, "threads": 1}
+    batch.start(**outs)
+    return batch, outs
+
+
+@pytest.mark.parametrize("bad", [np.zeros((2, 4934), np.uint8), np.zeros((2, 4940), np.uint8),
+                                 np.zeros((2, 2 * 4934), np.float32)[:, ::2],
+                                 [[0.0] * 4934] * 2],
+                         ids=["uint8", "compact", "strided", "list"])
+def test_the_batch_names_the_observation_arrays_it_writes_into(bad: object) -> None:
+    """An observation array of the wrong kind, layout or type is a ValueError saying which
+    arrays the batch writes (nanobind's TypeError named none for a strided array or a list)."""
+    batch, outs = _started_batch()
+    assert outs["obs"].any() and outs["mask"].any()
+    for name in ("obs", "final_obs"):
+        with pytest.raises(ValueError, match=r"output arrays: .*obs \(N, 4934\) float32"):
+            batch.start(**{**outs, name: bad})
+
+
+def test_the_stub_names_the_types_inside_its_generics() -> None:
+    """_core.pyi (nanobind's stub, written at build) has no bare dict, list, tuple or NDArray:
+    mypy's disallow_any_generics reads it as the package's other modules."""
+    origin = importlib.util.find_spec("moonriver_env.moonriver.core._core").origin
+    stub = Path(origin).with_name("_core.pyi").read_text()
+    bare = re.findall(r"(?:->|:|\[|\|) *(?:dict|list|tuple|NDArray)\b(?!\[)", stub)
+    assert "def state_layout() -> dict[str, int]:" in stub
+    assert bare == []
+    assert re.findall(r"(?:->|:|\[|\|) *(?:dict|list|tuple|NDArray)\b(?!\[)",
+                      "def f(a: list, b: Annotated[NDArray, dict(shape=(None,))]) -> tuple:") \
+        == [": list", "[NDArray", "-> tuple"]  # what the check finds
