@@ -43,9 +43,11 @@ def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[
     for every other seat, or a list of one per other seat, in seat order)."""
     n = config.num_players
     seat = check_int("seat", seat, 0, n - 1)
-    one = isinstance(opponents, (str, BuiltinSeat, NetworkSeat))
-    others = [opponents] * (n - 1) if one else \
-        list(opponents) if isinstance(opponents, (list, tuple)) else []
+    others: list[SeatLike] = []
+    if isinstance(opponents, (str, BuiltinSeat, NetworkSeat)):
+        others = [opponents] * (n - 1)
+    elif isinstance(opponents, (list, tuple)):
+        others = list(opponents)
     checked = [as_seat(o) for o in others]
     if len(others) != n - 1 or any(s is None or s.name == LEARNER for s in checked):
         raise ValueError(f"opponents must be one of {OPPONENT_NAMES}, a seat (BuiltinSeat, "
