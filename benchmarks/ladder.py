@@ -73,17 +73,11 @@ from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.evaluate import integer_at_least
 from moonriver_env.training.tournament import run_tournament, summarise, wilson_interval
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
-from progress import (
-    EVERY,
-    INTERRUPTED,
-    Progress,
-    children_ignore_ctrl_c,
-    main_of,
-    watching,
-)
+from progress import EVERY, INTERRUPTED, Progress, main_of, watching
 
 import moonriver_env.moonriver.core as core_package
 import moonriver_env.moonriver.rules as engine_package
+from moonriver_env.common.cli import children_ignore_ctrl_c
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 

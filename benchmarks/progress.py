@@ -10,7 +10,6 @@ Ctrl-C to their parent, which stops them, instead of each printing a traceback.
 from __future__ import annotations
 
 import functools
-import signal
 import sys
 import threading
 import time
@@ -78,18 +77,6 @@ def watching(progress: Progress, count: Callable[[], tuple[int, str]],
     finally:
         stop.set()
         thread.join()
-
-
-@contextmanager
-def children_ignore_ctrl_c() -> Iterator[None]:
-    """Processes started in this block ignore Ctrl-C (an ignored signal stays ignored across
-    exec, and Python then installs no KeyboardInterrupt handler): their parent gets it alone
-    and stops them, so no worker prints a traceback."""
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def main_of(prog: str) -> Callable[[Callable[..., int | None]], Callable[..., int]]:

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from moonriver_env.agents.registry import make_agent
 
+from moonriver_env.common.cli import children_ignore_ctrl_c
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.common.view import LazyObservation
 from moonriver_env.moonriver.backend import DEFAULT_BACKEND, check_backend
@@ -213,18 +214,22 @@ def run_games(tasks: Sequence[T], play: Callable[[T], dict[str, Any]],
 
     bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")
     out: list[dict[str, Any]] = []
-    if workers <= 1:
-        init(*initargs)
-        for task in tasks:
-            out.append(play(task))
-            bar.update()
-    else:
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(workers, initializer=init, initargs=initargs) as pool:
-            for outcome in pool.imap_unordered(play, tasks, chunksize=chunksize):
-                out.append(outcome)
+    try:  # the bar is closed before an error's (or Ctrl-C's) one line is printed
+        if workers <= 1:
+            init(*initargs)
+            for task in tasks:
+                out.append(play(task))
                 bar.update()
-    bar.close()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with children_ignore_ctrl_c():  # Ctrl-C reaches this process alone: no worker traces
+                pool = ctx.Pool(workers, initializer=init, initargs=initargs)
+            with pool:
+                for outcome in pool.imap_unordered(play, tasks, chunksize=chunksize):
+                    out.append(outcome)
+                    bar.update()
+    finally:
+        bar.close()
     return out
 
 

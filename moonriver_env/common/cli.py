@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import signal
 import sys
 import typing
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .errors import PicklableError
 
@@ -130,3 +132,15 @@ def cli_main(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
         return wrapper
 
     return wrap
+
+
+@contextmanager
+def children_ignore_ctrl_c() -> Iterator[None]:
+    """Processes started in this block ignore Ctrl-C (an ignored signal stays ignored across
+    exec, and Python then installs no KeyboardInterrupt handler): their parent gets it alone
+    and stops them, so no worker prints a traceback."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -636,3 +636,34 @@ def test_replay_of_a_tampered_record_is_one_line_on_either_backend(capsys, tmp_p
     path.write_text(json.dumps(record))
     assert cli(["replay", str(path), "--no-step", "--backend", backend]) == 2
     assert "does not replay" in one_error_line(capsys, "python -m moonriver_env")
+
+
+def test_ctrl_c_stops_a_tournament_with_workers_in_one_line(tmp_path) -> None:
+    """moonriver-eval --workers 2 under Ctrl-C (SIGINT to the process group, as a terminal
+    sends it): one line, status 130, no worker traceback (the workers leave Ctrl-C to it)."""
+    import signal
+    import time
+
+    from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moonriver_env.training.evaluate", "--agents", "greedy", "greedy",
+         "--players", "2", "--games", "100000", "--workers", "2"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    try:
+        for _ in range(HANG_GUARD * 10):  # polls, not a time budget: a hang guard
+            if proc.poll() is not None or len(children.read_text().split()) >= 2:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)  # the workers are importing or playing: either way they ignore it
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "Error" not in err, err
+    assert err.rstrip().endswith("moonriver-eval: interrupted")  # after the progress bar
+    assert err.count("moonriver-eval") == 1
