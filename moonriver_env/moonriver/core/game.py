@@ -40,7 +40,8 @@ from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 from moonriver_env.moonriver.rules.scoring import ScoreBreakdown
 
 try:
-    from . import _core
+    import moonriver_env.moonriver.core._core as _core
+
     from .rng import seed_words
 except ImportError as exc:  # a source tree that was never built
     raise ImportError("moonriver_env.moonriver.core: the compiled extension is not built; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core
+import moonriver_env.moonriver.core._core as _core
 
 
 def seed_words(seed: int) -> list[int]:

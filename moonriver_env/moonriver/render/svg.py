@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+import moonriver_env.moonriver.render.style as S
 from moonriver_env.moonriver.contract import MoonRiverGame
-from moonriver_env.moonriver.render import style as S
 from moonriver_env.moonriver.rules import PartnerKind, Terrain
 from moonriver_env.moonriver.rules.components import PlotKind
 from moonriver_env.moonriver.rules.grid import COLS, HOMESTEAD

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import numpy as np
 
+import moonriver_env.moonriver.rules.actions as A
 from moonriver_env.common.errors import IllegalActionError as IllegalActionError  # re-exported
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
 
-from . import actions as A
 from .actions import Action, ActionCodec
 from .components import COLUMN_SIZE, NUM_COWS, Face, PartnerKind, Terrain
 from .config import GameConfig
