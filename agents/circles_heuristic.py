@@ -27,7 +27,7 @@ class CirclesHeuristicAgent(SeededAgent):
 
     def act(self, game: CirclesGame, observation: Observation) -> int:
         """The heuristic choice among the legal actions."""
-        legal = game.legal_action_ids().tolist()
+        legal: list[int] = game.legal_action_ids().tolist()
         if not legal:
             raise ValueError("CirclesHeuristicAgent.act: no legal action (the game is over)")
         if len(legal) == 1:

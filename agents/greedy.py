@@ -45,12 +45,12 @@ class GreedyAgent(SeededAgent):
             if count == 1:
                 return ties[0]
             return ties[int(self.rng.integers(len(ties)))]  # the draw _best makes
-        legal = game.legal_action_ids().tolist()
+        legal: list[int] = game.legal_action_ids().tolist()
         if len(legal) == 1:
             return legal[0]
         return self._best(legal, action_values(game, legal))
 
-    def _best(self, legal: list[int], values: list) -> int:
+    def _best(self, legal: list[int], values: list[tuple[float, int]]) -> int:
         best = max(values)
         ties = [a for a, v in zip(legal, values, strict=True) if v == best]
         return ties[int(self.rng.integers(len(ties)))]

@@ -12,6 +12,7 @@ from moonriver_env.agents.base import Agent
 from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.common.stats import wilson_interval
+from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import ObservationEncoder
 from moonriver_env.moonriver.openspiel import GAME_NAME, WIN, engine_game
 
@@ -19,7 +20,7 @@ from moonriver_env.moonriver.openspiel import GAME_NAME, WIN, engine_game
 class AgentBot(pyspiel.Bot):
     """An OpenSpiel bot that plays one of this package's agents (an Agent or a spec)."""
 
-    def __init__(self, agent: Agent | str, seed: int | None = None) -> None:
+    def __init__(self, agent: Agent[MoonRiverGame] | str, seed: int | None = None) -> None:
         pyspiel.Bot.__init__(self)
         if isinstance(agent, str):
             agent = make_agent(agent, seed=seed)

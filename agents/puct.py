@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
@@ -169,14 +169,14 @@ class PUCTAgent(SeededAgent):
         self.evaluator: Evaluator = evaluator or HeuristicEvaluator()
         self.exploration = float(exploration)
         self.rollout_depth = rollout_depth
-        self.meta: dict | None = None  # what a learned prior was trained on (None: none)
+        self.meta: dict[str, Any] | None = None  # what a learned prior was trained on (None: none)
         self.time_limit = check_time_limit(time_limit)
         self.last_simulations = 0
         super().__init__(seed, name or (f"puct:{seconds}s" if seconds else f"puct:{simulations}"))
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """Search from the current position and return the most visited action."""
-        legal = game.legal_action_ids().tolist()
+        legal: list[int] = game.legal_action_ids().tolist()
         if len(legal) == 1:
             return legal[0]
         root = _Node()

@@ -148,7 +148,7 @@ def batch_seat(spec: str) -> BuiltinSeat | NetworkSeat:
 
 
 def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
-               config: Any = None, time_limit: float = 0.0) -> Agent:
+               config: Any = None, time_limit: float = 0.0) -> Agent[Any]:
     """An agent of ``game`` from its spec; an unknown spec is a clear error listing the
     allowed forms. ``config`` (a ``GameConfig``: players, mode, scenario) is the variant the
     agent will play: weights trained for another variant are refused (``VariantError``, one
@@ -163,14 +163,14 @@ def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
     if row is None:
         raise ValueError(f"unknown {_GAME_NAMES[game]}agent spec {spec!r}; allowed: "
                          f"{', '.join(GAME_SPECS[game])}")
-    agent: Agent = _resolve(row.build)(spec, seed)
+    agent: Agent[Any] = _resolve(row.build)(spec, seed)
     if config is not None and game == "moonriver":
         check_variant(spec, agent, config)
     cap_time(agent, time_limit)
     return agent
 
 
-def cap_time(agent: Agent, time_limit: float) -> None:
+def cap_time(agent: Agent[Any], time_limit: float) -> None:
     """Cap each decision of ``agent`` at ``time_limit`` seconds (0: none): the agents that
     search (:class:`~moonriver_env.agents.base.TimeCapped`: mcts, puct, pretrained+puct,
     pretrained+search, az+search) stop their search there; random, greedy and the policies
@@ -179,7 +179,7 @@ def cap_time(agent: Agent, time_limit: float) -> None:
         agent.time_limit = time_limit
 
 
-def check_variant(spec: str, agent: Agent, config: Any) -> None:
+def check_variant(spec: str, agent: Agent[Any], config: Any) -> None:
     """Refuse (``VariantError``) an agent whose weights (its ``meta``) were trained for
     another variant than ``config``'s players, mode and scenario."""
     from moonriver_env.agents.pretrained import VariantError, variant_refusal

@@ -58,7 +58,8 @@ class RLlibAgent(SeededAgent):
                "action_mask": torch.tensor(observation["action_mask"])[None]}
         with torch.no_grad():
             out = self.module.forward_inference({Columns.OBS: obs})
-        return out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
+        logits: np.ndarray = out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
+        return logits
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The chosen action id, always one that ``observation["action_mask"]`` allows."""

@@ -340,11 +340,13 @@ class PlayPool:
         return [(stop - rows, stop) for rows, stop in zip(self._rows, stops, strict=True)]
 
     @staticmethod
-    def _receive(conn: Connection, proc: multiprocessing.process.BaseProcess) -> tuple:
+    def _receive(conn: Connection, proc: multiprocessing.process.BaseProcess
+                 ) -> tuple[str, Any, float]:
         while not conn.poll(1.0):
             if not proc.is_alive():
                 raise RuntimeError(f"play worker {proc.name} exited with code {proc.exitcode}")
-        return conn.recv()
+        answer: tuple[str, Any, float] = conn.recv()  # (status, payload, CPU seconds)
+        return answer
 
     def close(self, force: bool = False) -> None:
         """Stop the worker processes (``force``: terminate them without waiting for a share)."""

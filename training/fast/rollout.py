@@ -65,8 +65,8 @@ class Batch:
     logps: Rows = field(default_factory=list)
     values: Rows = field(default_factory=list)
     priors: Rows = field(default_factory=list)  # greedy_prior rows (networks that use them)
-    keys: list = field(default_factory=list)  # (game, seat) of each decision
-    returns: dict = field(default_factory=dict)  # (game, seat) -> final reward
+    keys: list[tuple[int, int]] = field(default_factory=list)  # (game, seat) of each decision
+    returns: dict[tuple[int, int], float] = field(default_factory=dict)  # (game, seat) -> reward
     # how many leading rows have their obs, masks and priors here (None: all; the others stay
     # in the play processes that recorded them, for a split update)
     local: int | None = None
@@ -108,7 +108,7 @@ class _GameList:
     (uniform, from ``random_rng``) are played inline; the loop decides the others."""
 
     def __init__(self, games: list[MoonRiverGame], kinds: list[list[str]],
-                 encoder: ViewEncoder, greedy: GreedyAgent,
+                 encoder: ViewEncoder[MoonRiverGame], greedy: GreedyAgent,
                  random_rng: np.random.Generator) -> None:
         self.games, self._kinds, self._encoder = games, kinds, encoder
         self._greedy, self._random = greedy, random_rng
@@ -153,7 +153,7 @@ class _GameList:
 
 
 def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
-         rng: np.random.Generator, encoder: ViewEncoder, *,
+         rng: np.random.Generator, encoder: ViewEncoder[MoonRiverGame], *,
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
          margin_coef: float = 0.0) -> Batch:
@@ -199,7 +199,7 @@ def _draw(logp: np.ndarray, valid: np.ndarray, rng: np.random.Generator) -> np.n
     """Positions drawn from exp(logp) over each row's valid entries (one uniform per row)."""
     cdf = np.cumsum(np.where(valid, np.exp(logp, dtype=np.float64), 0.0), axis=1)
     u = rng.random(len(logp)) * cdf[:, -1]
-    pos = np.minimum((cdf < u[:, None]).sum(axis=1), valid.sum(axis=1) - 1)
+    pos: np.ndarray = np.minimum((cdf < u[:, None]).sum(axis=1), valid.sum(axis=1) - 1)
     return pos
 
 
@@ -214,7 +214,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
                  rng: np.random.Generator, config: GameConfig, *, threads: int = 1,
                  record: str | None = LEARNER, label_greedy: bool = False,
                  argmax: frozenset[str] = frozenset(),
-                 margin_coef: float = 0.0) -> tuple[Batch, list]:
+                 margin_coef: float = 0.0) -> tuple[Batch, list[MoonRiverGame]]:
     """Play the games of ``seeds`` (seat ``roles``) to their end in one ``BatchedGames``;
     record what ``play`` records (same fields, stacked arrays) and return it with the
     finished games (core Games). Roles: ``"greedy"``, ``"random"`` (played in the core) or a
@@ -293,8 +293,8 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
     wants_prior = label_greedy or any(getattr(nets[n], "uses_prior", False)
                                       for n in python_facing if n in nets)
     prior_buf = np.empty((count, NUM_ACTIONS), np.float32) if wants_prior else None
-    chunks: dict[str, list] = {k: [] for k in ("obs", "masks", "actions", "logps", "values",
-                                                 "priors")}
+    chunks: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "masks", "actions", "logps",
+                                                           "values", "priors")}
     keys: list[tuple[int, int]] = []
     actions = np.zeros(count, np.int64)
     while True:

@@ -106,7 +106,7 @@ class AsyncBatchedGames:
                             reward, threads) for p in range(parts)]
         self.config = self.parts[0].config
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="moonriver-step")
-        self._in_flight: dict[int, Future] = {}  # part -> its step or reset, in send order
+        self._in_flight: dict[int, Future[None]] = {}  # part -> its step or reset, in send order
         self._started = False
         self._closed = False
 

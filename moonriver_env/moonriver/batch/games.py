@@ -317,7 +317,9 @@ class BatchedGames:
         if self.observation == "compact":
             obs = expand_observation(obs)
         logits, _ = seat.network.evaluate(obs, self.mask[games], self.config.num_players, prior)
-        return np.argmax(logits, axis=1).astype(np.int64)  # the softmax keeps the order
+        # the softmax keeps the order: the largest logit is the most likely move
+        moves: npt.NDArray[np.int64] = np.argmax(logits, axis=1).astype(np.int64)
+        return moves
 
     def _search_moves(self, seat: NetworkSeat, games: npt.NDArray[np.intp]
                       ) -> npt.NDArray[np.int64]:

@@ -48,13 +48,15 @@ def _sb3_class() -> type:
                              venv.single_action_space)
 
         def reset(self) -> np.ndarray:
+            obs: np.ndarray  # the venv's observations: one array (no dict_observation here)
             obs, infos = self.venv.reset(seed=self._seed)
             self._seed = None  # a later reset plays each game's next episode
             masks = infos["action_mask"]  # reset_infos as SB3's DummyVecEnv fills them
             self.reset_infos = [{"action_mask": masks[g]} for g in range(self.num_envs)]
             return obs
 
-        def set_options(self, options: list[dict] | dict | None = None) -> None:
+        def set_options(self, options: list[dict[str, Any]] | dict[str, Any] | None = None
+                        ) -> None:
             """Only no options: the batched games take none (SB3 would drop them silently)."""
             rows = [options] if isinstance(options, dict) else list(options or ())
             if any(rows):
@@ -65,11 +67,11 @@ def _sb3_class() -> type:
         def step_async(self, actions: np.ndarray) -> None:
             self._actions = actions
 
-        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
             assert self._actions is not None, "step_async comes first"
             obs, rew, term, _, infos = self.venv.step(self._actions)
             masks = infos["action_mask"]
-            out: list[dict] = [{"action_mask": masks[g]} for g in range(self.num_envs)]
+            out: list[dict[str, Any]] = [{"action_mask": masks[g]} for g in range(self.num_envs)]
             for g in np.flatnonzero(term).tolist():
                 out[g]["terminal_observation"] = infos["final_obs"][g]
             for g in np.flatnonzero(infos.get("illegal_action", ())).tolist():

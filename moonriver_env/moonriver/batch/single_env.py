@@ -16,7 +16,7 @@ from moonriver_env.moonriver.batch.vector_env import MoonRiverVectorEnv, Opponen
 from moonriver_env.moonriver.rules.config import GameConfig
 
 
-class SingleGameEnv(gymnasium.Env):
+class SingleGameEnv(gymnasium.Env[Observations, int]):
     """One game of a one-game batch as a ``gymnasium.Env`` (for the libraries' single-env
     checks; train with the vector envs). After an ending step the next game is already set
     up: ``reset()`` without a seed returns it."""
@@ -63,4 +63,5 @@ class SingleGameEnv(gymnasium.Env):
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """(2710,) bool legal actions."""
-        return self.vec.action_masks()[0]
+        mask: npt.NDArray[np.bool_] = self.vec.action_masks()[0]
+        return mask

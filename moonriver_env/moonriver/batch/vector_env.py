@@ -57,7 +57,7 @@ def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[
     return tuple(LEARNER if p == seat else next(rest) for p in range(n))
 
 
-class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
+class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarray]):
     """Gymnasium ``VectorEnv``: one learner seat per game, the opponents played in the batch.
 
     ``opponents``: a built-in seat's name (``"random"``, ``"greedy"``, ``"mcts:N"``) or a seat
@@ -352,7 +352,8 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv):
 
 def _row_mask(env: MoonRiverVectorEnv, g: int) -> npt.NDArray[np.bool_]:
     """Row g's ``action_masks()``."""
-    return env.games.mask[g].astype(bool)
+    mask: npt.NDArray[np.bool_] = env.games.mask[g].astype(bool)
+    return mask
 
 
 def _shared(name: str) -> Callable[[MoonRiverVectorEnv, int], Any]:
@@ -395,7 +396,7 @@ def _check_autoreset_mode(mode: Any) -> AutoresetMode:
         raise ValueError(f"autoreset_mode must be one of {allowed}, got {mode!r:.40}") from None
 
 
-def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces.Space:
+def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces.Space[Any]:
     obs = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32)
     if kind == "compact":
         obs = gymnasium.spaces.Box(0, 255, (COMPACT_SIZE,), np.uint8)

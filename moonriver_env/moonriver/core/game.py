@@ -15,7 +15,7 @@ import atexit
 import copy
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules import record as _record
 from moonriver_env.moonriver.rules.actions import Action
+from moonriver_env.moonriver.rules.components import Board
 from moonriver_env.moonriver.rules.config import GameConfig
 from moonriver_env.moonriver.rules.data import GameData
 from moonriver_env.moonriver.rules.game import (
@@ -51,17 +52,19 @@ except ImportError as exc:  # a source tree that was never built
 _PHASES = tuple(Phase)
 _GAME_OVER = int(Phase.GAME_OVER)
 _EV_DECISION, _EV_COLUMN, _EV_SALOON, _EV_BONUS_LOST = range(4)
-_TABLES: dict[int, tuple[GameData, Any]] = {}  # id(data) -> (data kept alive, core tables)
+# id(data) -> (data kept alive, core tables)
+_TABLES: dict[int, tuple[GameData, _core.Tables]] = {}
 _TABLES_SIZE = 64
 # Dropped before the interpreter's teardown: nanobind reports core objects still held by a module
 # global at exit as leaks (a warning on stderr of every process that made a game).
 atexit.register(_TABLES.clear)
-_PLANS: dict[GameConfig, tuple[GameData, Any]] = {}  # config -> (data, (board names, plan))
+# config -> (data, (board names, plan))
+_PLANS: dict[GameConfig, tuple[GameData, tuple[tuple[str, ...], _core.SetupPlan]]] = {}
 atexit.register(_PLANS.clear)
 T = TypeVar("T")
 
 
-def _tables(data: GameData) -> Any:
+def _tables(data: GameData) -> _core.Tables:
     """The core's copy of a set of data tables (made once per GameData)."""
     entry = _TABLES.get(id(data))
     if entry is not None and entry[0] is data:
@@ -103,7 +106,8 @@ def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tup
                    board_ids(data, names), legends and config.boards is None)
 
 
-def setup_plan_of(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], Any]:
+def setup_plan_of(config: GameConfig,
+                  data: GameData) -> tuple[tuple[str, ...], _core.SetupPlan]:
     """``config``'s board names and core set-up plan (made once per config and data; the
     batch draws its set-ups in the core from it)."""
     entry = _PLANS.get(config)
@@ -135,7 +139,8 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
             "box": box, "pile": pile, "setup_order": order}
 
 
-def _setup_of(config: GameConfig, core: Any) -> tuple[int | None, tuple[str, ...], list[int]]:
+def _setup_of(config: GameConfig,
+              core: _core.Game) -> tuple[int | None, tuple[str, ...], list[int]]:
     """The scenario, board names and setup order of ``core`` (a ``_core.Game`` set up from
     ``config``'s plan), as the core keeps them: nothing is drawn again."""
     if core.num_players != config.num_players:
@@ -150,7 +155,7 @@ def _setup_of(config: GameConfig, core: Any) -> tuple[int | None, tuple[str, ...
     return _scenario(config, core.scenario), tuple(names[i] for i in seats), core.setup_order
 
 
-def game_of(config: GameConfig, seed: int, core: Any) -> Game:
+def game_of(config: GameConfig, seed: int, core: _core.Game) -> Game:
     """A Game over ``core`` (a ``_core.Game`` set up from ``config``'s plan: a batch's copy of
     its game) of the game that was set up from ``seed``; its scenario, boards and setup order
     are the core's."""
@@ -174,7 +179,7 @@ class _Field(Generic[T]):
     def __get__(self, game: Game | None, owner: type | None = None) -> T | _Field[T]:
         if game is None:  # read on the class: the field itself
             return self
-        return copy.copy(game._snapshot()[self.name])
+        return cast(T, copy.copy(game._snapshot()[self.name]))  # the snapshot's dict is untyped
 
 
 class _RanchView:
@@ -183,9 +188,10 @@ class _RanchView:
     __slots__ = ("board", "bonus_taken", "bridge", "capacity", "cows", "face", "hand", "kind",
                  "label", "partner", "plot", "rows", "terrain")
 
-    def __init__(self, raw: dict[str, Any], board) -> None:
+    def __init__(self, raw: dict[str, Any], board: Board) -> None:
         cells = raw["cells"]
         cells.flags.writeable = False
+        self.kind: np.ndarray  # the snapshot's rows are untyped
         self.kind, self.cows, self.partner, self.face, self.plot = cells[:5]
         self.terrain = cells[5].astype(np.int8)
         self.label = cells[6]
@@ -228,7 +234,7 @@ class Game(CoreExtras):
         if first_draws:  # explicit chance: the drawn box and pile with the chosen draws on top
             draws = _setup_draws(self.config, self.data, self.seed, first_draws)
             box, pile = draws["box"], draws["pile"]
-        self._core = plan.game(seed_words(self.seed), box, pile)
+        self._core: _core.Game = plan.game(seed_words(self.seed), box, pile)
         self.chosen_draws = bool(first_draws)  # as the engine's: the record replays its draws
         self.scenario: int | None
         self.board_names: tuple[str, ...]
@@ -352,7 +358,7 @@ class Game(CoreExtras):
         g._views = None
         return g
 
-    def __deepcopy__(self, memo: dict) -> Game:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Game:
         return self.clone()
 
     def __copy__(self) -> Game:
