@@ -101,7 +101,7 @@ def clone_determinize_floor(calls: int) -> float:
     """Seconds per clone and numpy reshuffle made by the core's own calls with the least Python
     around them (the C++ copy, numpy's generator lock and capsule, the two shuffles; no
     ``Game`` wrapper): about the least ``clone()`` + ``determinize(rng)`` could take."""
-    game = mid_game("core", 7)._core
+    game = mid_game("core", 7).native
     bits = np.random.default_rng(0).bit_generator
 
     def step() -> None:
@@ -123,7 +123,7 @@ def search_determinized_clone(backend: str, calls: int) -> float:
     game = mid_game(backend, 7)
     if backend == "core":
         start = time.perf_counter()
-        game._core.determinized_clones(calls, 1)
+        game.native.determinized_clones(calls, 1)
         return (time.perf_counter() - start) / calls
     return clone_determinize(backend, calls)
 

@@ -171,7 +171,7 @@ def table_cost(specs: Sequence[str]) -> int:
 def code_fingerprint() -> str:
     """Hash of what decides a ladder game: the agents' code and weights, the engine, and the
     compiled core (its Python side and its extension module)."""
-    from moonriver_env.moonriver.core import game as core_game
+    import moonriver_env.moonriver.core._core as extension_module
 
     digest = hashlib.sha256()
     paths = []
@@ -180,7 +180,7 @@ def code_fingerprint() -> str:
         paths += [(root, path) for path in sorted(glob.glob(os.path.join(root, "**", "*"),
                                                             recursive=True))
                   if path.endswith((".py", ".npz"))]
-    extension = core_game._core.__file__
+    extension = extension_module.__file__
     paths.append((os.path.dirname(extension), extension))
     for root, path in paths:
         digest.update(os.path.relpath(path, root).encode())
