@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 
 from moonriver_env.agents.registry import CIRCLES_SPECS, make_agent
-from moonriver_env.training.evaluate import run_and_report
+from moonriver_env.training.report import run_and_report
 from moonriver_env.training.tournament import check_tournament, run_tournament
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require

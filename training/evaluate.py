@@ -25,22 +25,19 @@ itself (both games) is ``moonriver_env.training.tournament``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import shutil
 import sys
-import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict
+from collections.abc import Callable
 from typing import Any
 
 from moonriver_env.agents.registry import SPECS
+from moonriver_env.training.report import agent_label as agent_label  # the table's labels
+from moonriver_env.training.report import print_table as print_table  # used by the notebooks
+from moonriver_env.training.report import run_and_report
 from moonriver_env.training.tournament import (
     GAMES,
-    TournamentResult,
     check_tournament,
     record_name,
     run_tournament,
@@ -50,74 +47,6 @@ from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, r
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.moonriver.rules import GameConfig
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
-
-
-def agent_label(name: str, width: int) -> str:
-    """``name`` in at most ``width`` characters where it holds a path (``rllib:PATH``,
-    ``policy:PATH``, ...): the path keeps its last parts after ``.../``; other names as they are."""
-    if len(name) <= width or "/" not in name:
-        return name
-    kind, sep, path = name.partition(":")
-    prefix = f"{kind}:.../" if sep else ".../"
-    parts = (path if sep else name).rstrip("/").split("/")
-    tail = parts[-1]
-    for part in reversed(parts[:-1]):
-        if len(prefix) + len(part) + 1 + len(tail) > width:
-            break
-        tail = f"{part}/{tail}"
-    return prefix + tail
-
-
-def print_table(result: TournamentResult, console: Any = None) -> None:
-    """The results table, one line per agent: it fits the console (80 columns and up) by
-    shortening paths in agent names and, if still needed, leaving out the mu ± sigma column
-    (results.json and summary.csv keep every name and figure in full)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    cfg = result.config
-    agents = sorted(result.agents, key=lambda a: -a.rating)
-    rows = [[str(a.games), f"{a.win_rate:.3f}", f"{a.win_ci_low:.2f}-{a.win_ci_high:.2f}",
-             f"{a.mean_score:.1f}", f"{a.mean_margin:+.1f}", f"{a.rating:.2f}",
-             f"{a.rating_mu:.1f} ± {a.rating_sigma:.1f}"] for a in agents]
-    headers = ["games", "win", "95% CI", "score", "margin", "rating", "mu ± sigma"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    room = max(console.width - sum(w + 3 for w in widths), 12)  # 3 characters between columns
-    labels = [agent_label(a.name, room) for a in agents]
-    if max(map(len, labels)) > room:
-        headers, rows = headers[:-1], [r[:-1] for r in rows]
-        room += widths[-1] + 3
-        labels = [agent_label(a.name, room) for a in agents]
-    if len(set(labels)) < len(labels):  # shortening made two agents look alike
-        labels = [a.name for a in agents]
-    scenario = f", scenario {cfg['scenario']}" if cfg.get("scenario") is not None else ""
-    table = Table(title=f"{cfg['games']} games, {cfg['num_players']} players, {cfg['mode']}"
-                        f"{scenario}",
-                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  caption="win: shared wins split; rating: openskill mu - 3 sigma")
-    table.add_column("agent", overflow="fold", min_width=min(max(map(len, labels)), room))
-    for col in headers:
-        table.add_column(col, justify="right", no_wrap=True)
-    for label, row in zip(labels, rows, strict=True):
-        table.add_row(label, *row)
-    console.print(table)
-
-
-def write_outputs(result: TournamentResult, out_dir: str) -> tuple[str, str]:
-    """Write ``summary.csv`` and ``results.json`` into a directory; return their paths."""
-    os.makedirs(out_dir, exist_ok=True)
-    csv_path = os.path.join(out_dir, "summary.csv")
-    json_path = os.path.join(out_dir, "results.json")
-    with open(csv_path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(asdict(result.agents[0])))
-        writer.writeheader()
-        for a in result.agents:
-            writer.writerow(asdict(a))
-    with open(json_path, "w", encoding="utf-8") as fh:
-        json.dump(result.to_json(), fh, indent=1)
-    return csv_path, json_path
 
 
 def trained_for(path: str) -> dict[str, Any] | None:
@@ -163,24 +92,6 @@ def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]
                 warnings.append(f"{spec} was trained with {key}={meta[key]!r}, this tournament "
                                 f"has {key}={here!r}; its results may say little")
     return warnings
-
-
-@contextmanager
-def staged_dir(path: str | None) -> Iterator[str | None]:
-    """A temporary directory whose files move into ``path`` only if the block succeeds."""
-    if path is None:
-        yield None
-        return
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"output path {path!r} exists and is not a directory")
-    staging = tempfile.mkdtemp(prefix="moonriver-eval-")
-    try:
-        yield staging
-        os.makedirs(path, exist_ok=True)
-        for name in sorted(os.listdir(staging)):
-            shutil.move(os.path.join(staging, name), os.path.join(path, name))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def integer_at_least(low: int) -> Callable[[str], int]:
@@ -287,22 +198,6 @@ def moonriver_main(argv: list[str] | None = None) -> int:
         config=config),
         records_hint=hint)
     return 0
-
-
-def run_and_report(args: argparse.Namespace, play: Callable[[str | None], TournamentResult],
-                   records_hint: str = "") -> None:
-    """Run a tournament CLI's ``play(records_dir)`` with ``--out`` and ``--save-records``
-    staged (a failed run leaves no directory), then print the table and what was written."""
-    with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
-        result = play(records_dir)
-        if out_dir is not None:
-            write_outputs(result, out_dir)
-    print_table(result)
-    if args.out:
-        print("wrote", os.path.join(args.out, "summary.csv"),
-              os.path.join(args.out, "results.json"))
-    if args.save_records:
-        print(f"wrote {args.games} game records to {args.save_records}{records_hint}")
 
 
 if __name__ == "__main__":
