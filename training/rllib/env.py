@@ -26,7 +26,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from moonriver_env.training.rllib.train import BATCHED_OPPONENTS, ENV_BACKENDS  # noqa: F401
+from moonriver_env.training.rllib import BATCHED_OPPONENTS
 from pettingzoo.utils import BaseWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from moonriver_env.training.atomic import atomic_folder, atomic_text, remove_partials
+from moonriver_env.training.rllib import BATCHED_OPPONENTS, ENV_BACKENDS
 from moonriver_env.training.rllib.logs import quiet_rllib_logs
 from moonriver_env.training.rllib.paths import (
     CHECKPOINT_DIR,
@@ -57,8 +58,6 @@ from moonriver_env.common.cli import (
 
 MODULE_ID = "shared"
 PROG = "moonriver-train-rllib"
-ENV_BACKENDS = ("batched", "pettingzoo")  # training/rllib/env.py's two ways (imports Ray)
-BATCHED_OPPONENTS = ("random", "greedy")
 
 
 class UsageError(CLIError):
