@@ -36,7 +36,7 @@ from moonriver_env.agents.specs import SECONDS_BUDGET, SIMS
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.backend import game_class
-from moonriver_env.moonriver.contract import CoreExtras
+from moonriver_env.moonriver.contract import has_core_extras
 
 if TYPE_CHECKING:  # the batch (and its compiled core) is imported where a seat is built
     from moonriver_env.moonriver.batch.seats import NetworkSeat
@@ -177,7 +177,7 @@ class AZAgent(SeededAgent):
 
 def core_game(game: Any) -> Any:
     """``game`` as a game of the compiled core (a Python engine game is replayed there)."""
-    if isinstance(game, CoreExtras):
+    if has_core_extras(game):
         return game
     return game_class("core").from_record(game.to_record(include_seed=True))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
-from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame, has_core_extras
 from moonriver_env.moonriver.rules import Phase
 from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.grid import COLS, NEIGHBORS
@@ -40,7 +40,7 @@ class GreedyAgent(SeededAgent):
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The greedy choice among the legal actions."""
-        if isinstance(game, CoreExtras):  # the compiled core ranks every action in one call
+        if has_core_extras(game):  # the compiled core ranks every action in one call
             count, ties = game.greedy_ties()
             if count == 1:
                 return ties[0]
@@ -104,7 +104,7 @@ def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, in
     every other decision by the change of the margin after playing it on a clone, with the
     same-terrain neighbours of a build as tie-break (a pass gets -1).
     """
-    if isinstance(game, CoreExtras):  # the compiled core: the same numbers, in one call
+    if has_core_extras(game):  # the compiled core: the same numbers, in one call
         ranked, shape = game.greedy_values(np.asarray(legal, dtype=np.int64))
         return list(zip(ranked.tolist(), shape.tolist(), strict=True))
     phase = game.phase

@@ -21,7 +21,7 @@ import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 
 from moonriver_env.common.validate import check_time_limit
-from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame, has_core_extras
 
 VALUE_SCALE = 20.0  # a 20-point margin is worth tanh(1)
 
@@ -76,7 +76,7 @@ class MCTSAgent(SeededAgent):
         legal = game.legal_action_ids()
         if legal.size == 1:
             return int(legal[0])
-        if isinstance(game, CoreExtras):  # the compiled core runs the whole search, same algorithm
+        if has_core_extras(game):  # the compiled core runs the whole search, same algorithm
             seconds = None if self.seconds is None else float(self.seconds)
             actions, counts = game.mcts_search(int(self.simulations), seconds, self.rollout_depth,
                                                float(self.exploration), VALUE_SCALE,

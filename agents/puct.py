@@ -45,7 +45,7 @@ from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
 
 from moonriver_env.common.validate import check_time_limit
-from moonriver_env.moonriver.contract import CoreExtras, MoonRiverGame
+from moonriver_env.moonriver.contract import MoonRiverGame, has_core_extras
 
 ROLLOUTS = ("random", "greedy")
 SHAPE_WEIGHT = 0.1  # points per unit of Greedy's tie-break in the heuristic prior
@@ -202,7 +202,7 @@ class PUCTAgent(SeededAgent):
         return max(legal, key=key)
 
     def _simulate(self, root_game: MoonRiverGame, root: _Node) -> None:
-        if isinstance(root_game, CoreExtras):  # the core copies and reshuffles in one call
+        if has_core_extras(root_game):  # the core copies and reshuffles in one call
             game = root_game.determinized_clone(int(self.rng.integers(2**63)))
         else:
             game = root_game.clone()
@@ -269,7 +269,7 @@ class PUCTAgent(SeededAgent):
             if game.is_over:
                 break
             if self.rollout == "random":
-                if isinstance(game, CoreExtras):  # the compiled core plays the whole rollout
+                if has_core_extras(game):  # the compiled core plays the whole rollout
                     game.random_rollout(self.rollout_depth, int(self.rng.integers(2**63)))
                     break
                 legal_ids = game.legal_action_ids()

@@ -12,6 +12,7 @@ single legal action is still a decision unless ``GameConfig.auto_forced`` is set
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
@@ -34,10 +35,9 @@ from .scoring import ScoreBreakdown, score_tracked
 
 if TYPE_CHECKING:
     from moonriver_env.moonriver.contract import MoonRiverGame
-    from moonriver_env.moonriver.observation import ObservationEncoder
 
 SALOON_SLOTS = A.SALOON_SLOTS
-_ENCODER: ObservationEncoder | None = None  # Game.observe's encoder, made when first used
+_ENCODERS = threading.local()  # Game.observe's ObservationEncoder, one per thread, made on use
 BONUS_ROW = 9  # 2-player game: reaching the 10th row earns a bonus tile
 
 
@@ -806,12 +806,12 @@ class Game(RecordedGame):
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """The observation of ``player`` (docs/observation.md; the encoder beside the rules,
         which the compiled core matches value for value), into ``out`` when given."""
-        from moonriver_env.moonriver.observation import ObservationEncoder
+        encoder = getattr(_ENCODERS, "encoder", None)
+        if encoder is None:  # one per thread: its caches are not shared between threads
+            from moonriver_env.moonriver.observation import ObservationEncoder
 
-        global _ENCODER
-        if _ENCODER is None:
-            _ENCODER = ObservationEncoder()
-        return _ENCODER.encode(self, player, out)
+            encoder = _ENCODERS.encoder = ObservationEncoder()
+        return encoder.encode(self, player, out)
 
     # ------------------------------------------------------- search support
     def clone(self) -> Game:
