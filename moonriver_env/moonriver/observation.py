@@ -17,15 +17,21 @@ import numpy as np
 
 from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
 from moonriver_env.common.view import View, ViewSpec, layout
-from moonriver_env.moonriver.rules import Face, PartnerKind, Phase, Terrain
 from moonriver_env.moonriver.rules.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
-from moonriver_env.moonriver.rules.components import COLUMN_SIZE, NUM_COWS
+from moonriver_env.moonriver.rules.components import (
+    COLUMN_SIZE,
+    NUM_COWS,
+    Face,
+    PartnerKind,
+    Terrain,
+)
 from moonriver_env.moonriver.rules.data import GameData
 from moonriver_env.moonriver.rules.grid import COLS, HOMESTEAD, MAX_ROWS, NUM_CELLS, usable_cells
+from moonriver_env.moonriver.rules.phase import Phase
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
-if TYPE_CHECKING:  # the reference engine's game, which this encoder reads (its observe uses it)
-    from moonriver_env.moonriver.rules.game import Game
+if TYPE_CHECKING:  # the reference engine's game (the contract) and its ranches, which it reads
+    from moonriver_env.moonriver.contract import MoonRiverGame as Game
     from moonriver_env.moonriver.rules.ranch import Ranch
 
 MAX_PLAYERS = 4
@@ -206,7 +212,7 @@ class ObservationEncoder:
     def _ranch_entry(self, game: Game, player: int, tables: _Tables,
                      key: tuple[object, ...]) -> tuple[np.ndarray, float]:
         """Compute and keep in ``derived[key]`` one ranch's (flat planes, score / SCORE_SCALE)."""
-        ranch = game.ranches[player]
+        ranch = cast("Ranch", game.ranches[player])
         # One gather: column (cell, kind + 1) of the board's table is that cell's channels.
         planes = self._cell_table(ranch, tables).take(tables.cell_base + ranch.kind, axis=1)
         planes[_CH["cows"]] = ranch.cows
@@ -260,7 +266,7 @@ class ObservationEncoder:
         n = len(game.ranches)
         rel = _REL[n][viewer]  # relative index -> player id
         to_rel = _TO_REL[n][viewer]  # player id -> relative index
-        ranches = game.ranches
+        ranches = cast("Sequence[Ranch]", game.ranches)
         planes: list[np.ndarray] = []
         scores = [0.0] * MAX_PLAYERS
         plots: list[int] = []  # plot id (-1: none) of each row of the reserves+columns block

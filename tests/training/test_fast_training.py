@@ -29,7 +29,7 @@ from moonriver_env.agents.registry import make_agent  # noqa: E402
 from moonriver_env.training.export_weights import export  # noqa: E402
 from moonriver_env.training.fast import rollout  # noqa: E402
 from moonriver_env.training.fast.config import LOCKED_ON_RESUME, FastConfig  # noqa: E402
-from moonriver_env.training.fast.losses import advantages, imitation_step, ppo_step  # noqa: E402
+from moonriver_env.training.fast.losses import advantages, imitation_step  # noqa: E402
 from moonriver_env.training.fast.parallel_play import PlayPool, shares  # noqa: E402
 from moonriver_env.training.fast.runner import (  # noqa: E402
     RESUME_FILE,
@@ -37,6 +37,7 @@ from moonriver_env.training.fast.runner import (  # noqa: E402
     Runner,
     lineups,
     load_resume,
+    ppo_step,
 )
 from moonriver_env.training.fast.train import build_parser, main, train  # noqa: E402
 from moonriver_env.training.pipeline import load_pipeline  # noqa: E402

@@ -1,5 +1,6 @@
 """The fast recipe's updates: imitation of Greedy (``imitation_step``), GAE
-(``advantages``) and the clipped PPO loss (``ppo_step``), which may be split over processes.
+(``advantages``) and the clipped PPO loss (``Shard.loss``), which may be split over processes
+(``runner.ppo_step`` runs its epochs).
 
 An iteration's decisions can live in several processes (each play process keeps the
 observations it recorded, see ``parallel_play``). Each minibatch's loss is a sum over its
@@ -12,16 +13,12 @@ follows. The advantages are normalised with the whole minibatch's mean and stand
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 from moonriver_env.training.fast.rollout import Batch
 from moonriver_env.training.policy_net import LegalRows, RanchNet
-
-if TYPE_CHECKING:  # parallel_play imports this module, config imports parallel_play: circular
-    from moonriver_env.training.fast.config import FastConfig
-    from moonriver_env.training.fast.parallel_play import PlayPool
 
 STATS = ("policy_loss", "value_loss", "entropy", "clip_frac", "approx_kl")
 
@@ -102,7 +99,7 @@ def set_params(net: torch.nn.Module, flat: np.ndarray) -> None:
         torch.nn.utils.vector_to_parameters(torch.from_numpy(flat), net.parameters())
 
 
-def _array(rows: Any) -> np.ndarray:
+def as_array(rows: Any) -> np.ndarray:
     """A batch field as one array (the batched play stores arrays, ``play`` lists of rows)."""
     return rows if isinstance(rows, np.ndarray) else np.stack(rows)
 
@@ -110,10 +107,10 @@ def _array(rows: Any) -> np.ndarray:
 def imitation_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, epochs: int,
                    minibatch: int, rng: np.random.Generator) -> dict[str, float]:
     """Cross-entropy on Greedy's tied-best set and value regression on the final reward."""
-    rows = LegalRows(_array(batch.obs), _array(batch.masks),
-                     _array(batch.priors) if len(batch.priors) else None)
+    rows = LegalRows(as_array(batch.obs), as_array(batch.masks),
+                     as_array(batch.priors) if len(batch.priors) else None)
     valid = rows.valid
-    ties = torch.from_numpy(np.take_along_axis(_array(batch.actions), rows.legal_np, 1)) & valid
+    ties = torch.from_numpy(np.take_along_axis(as_array(batch.actions), rows.legal_np, 1)) & valid
     targets = torch.tensor([batch.returns[k] for k in batch.keys], dtype=torch.float32)
     n, stats = len(batch), {}
     for _ in range(epochs):
@@ -150,40 +147,3 @@ def advantages(batch: Batch, lam: float) -> tuple[np.ndarray, np.ndarray]:
             adv[k] = running
             next_value = values[k]
     return adv, adv + values
-
-
-def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
-             rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
-    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
-    legal actions, ``RanchNet.legal_forward``). With ``pool`` and a batch it played with
-    ``keep``, each worker computes its rows' part of every minibatch's gradient meanwhile."""
-    adv_np, ret_np = advantages(batch, cfg.gae_lambda)
-    taken = np.asarray(batch.actions, dtype=np.int64)
-    old_logp = np.asarray(batch.logps, dtype=np.float32)
-    split = pool if batch.local is not None else None  # the pool that holds the other rows
-    local = batch.local if split is not None and batch.local is not None else len(batch)
-    shard = Shard(_array(batch.obs), _array(batch.masks),
-                  _array(batch.priors) if len(batch.priors) else None, taken[:local],
-                  old_logp[:local], adv_np[:local], ret_np[:local])
-    if split is not None:
-        split.begin_update(net, taken, old_logp, adv_np, ret_np)
-    weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
-    adv = torch.from_numpy(adv_np)
-    n, stats = len(batch), {}
-    for _ in range(cfg.epochs):
-        for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
-            norm = minibatch_norm(adv[torch.from_numpy(idx)])
-            if split is not None:
-                split.request_grads(idx, flat_params(net), norm, weights)
-            opt.zero_grad()
-            loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
-            if loss is not None:
-                loss.backward()
-            if split is not None:
-                for grads, theirs in split.receive_grads():
-                    add_grads(net, grads)
-                    sums = {k: v + theirs[k] for k, v in sums.items()}
-            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
-            opt.step()
-            stats = {k: v / idx.size for k, v in sums.items()}
-    return stats

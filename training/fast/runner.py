@@ -30,7 +30,16 @@ from moonriver_env.training.atomic import (
 )
 from moonriver_env.training.export_weights import export
 from moonriver_env.training.fast.config import FastConfig
-from moonriver_env.training.fast.losses import imitation_step, ppo_step
+from moonriver_env.training.fast.losses import (
+    LossWeights,
+    Shard,
+    add_grads,
+    advantages,
+    as_array,
+    flat_params,
+    imitation_step,
+    minibatch_norm,
+)
 from moonriver_env.training.fast.parallel_play import (
     PlayPool,
     check_workers,
@@ -55,6 +64,43 @@ AGENT_FILE = "agent.npz"  # the trained agent, as PretrainedAgent loads it (expo
 RESUME_SECONDS = 60.0  # resume.pt is at most this old (plus one iteration) after a hard kill
 PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds within a phase
 PHASES = ("imitation", "ppo", "evaluation", "done")
+
+
+def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
+             rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
+    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
+    legal actions, ``RanchNet.legal_forward``). With ``pool`` and a batch it played with
+    ``keep``, each worker computes its rows' part of every minibatch's gradient meanwhile."""
+    adv_np, ret_np = advantages(batch, cfg.gae_lambda)
+    taken = np.asarray(batch.actions, dtype=np.int64)
+    old_logp = np.asarray(batch.logps, dtype=np.float32)
+    split = pool if batch.local is not None else None  # the pool that holds the other rows
+    local = batch.local if split is not None and batch.local is not None else len(batch)
+    shard = Shard(as_array(batch.obs), as_array(batch.masks),
+                  as_array(batch.priors) if len(batch.priors) else None, taken[:local],
+                  old_logp[:local], adv_np[:local], ret_np[:local])
+    if split is not None:
+        split.begin_update(net, taken, old_logp, adv_np, ret_np)
+    weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
+    adv = torch.from_numpy(adv_np)
+    n, stats = len(batch), {}
+    for _ in range(cfg.epochs):
+        for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
+            norm = minibatch_norm(adv[torch.from_numpy(idx)])
+            if split is not None:
+                split.request_grads(idx, flat_params(net), norm, weights)
+            opt.zero_grad()
+            loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
+            if loss is not None:
+                loss.backward()
+            if split is not None:
+                for grads, theirs in split.receive_grads():
+                    add_grads(net, grads)
+                    sums = {k: v + theirs[k] for k, v in sums.items()}
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            opt.step()
+            stats = {k: v / idx.size for k, v in sums.items()}
+    return stats
 
 
 def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,

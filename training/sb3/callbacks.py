@@ -22,7 +22,7 @@ from moonriver_env.moonriver.gym_env import MoonRiverGymEnv
 
 if TYPE_CHECKING:
     import numpy as np
-    from moonriver_env.training.sb3.train import TrainConfig
+    from moonriver_env.training.sb3.config import TrainConfig
 
 
 def save_model(model: Any, path: str) -> str:

@@ -10,14 +10,10 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .components import Board, PartnerKind, PlotKind, Terrain
-
-if TYPE_CHECKING:
-    from .scoring import ScoreBreakdown
 
 MAX_RESERVE = 4  # the largest reserve of any board; observations and actions are sized by it
 # Limits that keep every id inside its int16 array and every observation value inside the
@@ -264,17 +260,6 @@ class GameData:
     circle: np.ndarray
     number: np.ndarray
     plot_kind: np.ndarray  # plot id -> kind id, for the plots of the box
-
-    @property
-    def score_memo(self) -> dict[tuple[int | None, bool, bytes], ScoreBreakdown]:
-        """Memo of ranch scores for these tables (filled by Game): (scenario, overpopulated,
-        ranch cells) -> score."""
-        memo: dict[tuple[int | None, bool, bytes], ScoreBreakdown] | None = (
-            self.__dict__.get("_score_memo"))
-        if memo is None:
-            memo = {}
-            object.__setattr__(self, "_score_memo", memo)
-        return memo
 
     @property
     def symbol_rows(self) -> list[tuple[int, int, int]]:

@@ -31,7 +31,7 @@ from .grid import COLS, DIRECTIONS, NUM_CELLS, NUM_PLACEMENTS, PLACE_SECOND, ste
 from .phase import Context, Phase
 from .ranch import Ranch
 from .scenarios import SCENARIOS
-from .scoring import ScoreBreakdown, score_tracked
+from .scoring import ScoreBreakdown, score_memo, score_tracked
 
 if TYPE_CHECKING:
     from moonriver_env.moonriver.contract import MoonRiverGame
@@ -759,7 +759,7 @@ class Game(RecordedGame):
         if score is None:
             # Scores depend only on the ranch contents (and the data tables, which own the
             # memo): shared by every game, clone and determinization playing with these tables.
-            memo = self.data.score_memo
+            memo = score_memo(self.data)
             contents = (self.scenario, overpopulated, ranch.cells.tobytes())
             score = memo.get(contents)
             if score is None:

@@ -47,6 +47,17 @@ class ScoreBreakdown:
                 "total": self.total}
 
 
+def score_memo(data: GameData) -> dict[tuple[int | None, bool, bytes], ScoreBreakdown]:
+    """Memo of ranch scores kept on ``data`` (filled by Game): (scenario, overpopulated,
+    ranch cells) -> score."""
+    memo: dict[tuple[int | None, bool, bytes], ScoreBreakdown] | None = (
+        data.__dict__.get("_score_memo"))
+    if memo is None:
+        memo = {}
+        object.__setattr__(data, "_score_memo", memo)
+    return memo
+
+
 def territory_labels(terrain: Sequence[int]) -> np.ndarray:
     """Territory label of each cell (the smallest cell index of its territory), -1 if empty."""
     label = np.full(len(terrain), -1, dtype=np.int16)
