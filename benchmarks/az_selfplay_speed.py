@@ -5,7 +5,9 @@ leaves valued inside the core (``leaves = "core"``: a C++ copy of the network).
     python benchmarks/az_selfplay_speed.py --games 16 --simulations 32 [--threads 2]
 
 The network is ``az_all.toml``'s (RanchNet sizes 32/16/128, Greedy's prior added: each leaf's
-prior is computed in the core), untrained: its speed does not depend on its weights.
+prior is computed in the core), untrained: its speed does not depend on its weights. Each loop
+prints where its time went (``selfplay.PHASES``: the search's phases summed over its threads,
+the set-up, the recorded decisions and the rest), also in the JSON line.
 ``--threads`` sets torch's threads and the search's core threads for both loops. Last line:
 one JSON object.
 """
@@ -21,7 +23,7 @@ import numpy as np
 import torch
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.az.network import AZNet, core_network
-from moonriver_env.training.az.selfplay import CoreLeaves, PlayStats, new_games, play
+from moonriver_env.training.az.selfplay import CoreLeaves, PlayStats, new_games, phase_line, play
 from moonriver_env.training.az.train import AZConfig, batched_search, network_evaluator, pick_device
 from moonriver_env.training.policy_net import NetConfig
 from moonriver_env.training.variants import ALL_VARIANTS
@@ -40,8 +42,7 @@ def timed(groups: list[list[object]], cfg: AZConfig, net: AZNet, device: torch.d
     for games in groups:
         _, stats = play(games, evaluate, batched_search(cfg), np.random.default_rng(cfg.seed),
                         prior=cfg.prior)
-        for key, value in vars(stats).items():
-            setattr(total, key, getattr(total, key) + value)
+        total.add(stats)
     return total, time.perf_counter() - start
 
 
@@ -49,14 +50,15 @@ def line(what: str, stats: PlayStats, seconds: float) -> str:
     """One result line: decisions/s, leaf evaluations/s and network calls."""
     return (f"{what}: {stats.games} games, {stats.decisions} decisions in {seconds:.1f}s = "
             f"{stats.decisions / seconds:.0f} decisions/s, {stats.leaves / seconds:.0f} leaf "
-            f"evaluations/s, {stats.steps} network calls")
+            f"evaluations/s, {stats.steps} network calls\n  time: {phase_line(stats.seconds)}")
 
 
 def rates(stats: PlayStats, seconds: float) -> dict[str, Any]:
     """One loop's figures for the JSON line."""
     return {"games": stats.games, "decisions": stats.decisions, "seconds": round(seconds, 2),
             "decisions_per_s": round(stats.decisions / seconds, 1),
-            "leaf_evaluations_per_s": round(stats.leaves / seconds), "network_calls": stats.steps}
+            "leaf_evaluations_per_s": round(stats.leaves / seconds), "network_calls": stats.steps,
+            "phase_seconds": {k: round(v, 3) for k, v in stats.seconds.items()}}
 
 
 @main_of("az_selfplay_speed.py")

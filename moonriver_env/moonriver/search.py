@@ -106,12 +106,14 @@ class BatchedSearch:
                  algorithm: str = "gumbel", max_considered: int = 16, c_visit: float = 50.0,
                  c_scale: float = 1.0, c_puct: float = 1.5, gumbel_scale: float = 1.0,
                  threads: int = 1, indices: Sequence[int] | None = None,
-                 greedy_prior: float | None = None, time_limit: float = 0.0) -> None:
+                 greedy_prior: float | None = None, time_limit: float = 0.0,
+                 timers: bool = False) -> None:
         """Start the searches (``indices``: each game's place in the seeding, default 0..G-1:
         a game searched alone with its batch index gets the batch's result; ``greedy_prior``:
         each leaf also carries ``agents.pretrained.greedy_prior`` with this tie-break weight,
         for networks that add it to their logits; ``time_limit`` > 0: seconds after which
-        each search stops at the end of its current simulation, with at least one)."""
+        each search stops at the end of its current simulation, with at least one;
+        ``timers``: time each phase of the search, ``phase_seconds``)."""
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")
@@ -130,7 +132,7 @@ class BatchedSearch:
             _count(max_considered, "max_considered", 1), _constant(c_visit, "c_visit"),
             _constant(c_scale, "c_scale", positive=True), _constant(c_puct, "c_puct"),
             _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1),
-            time_limit=check_time_limit(time_limit))
+            time_limit=check_time_limit(time_limit), timers=bool(timers))
         self._prior = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
         self._pending = 0
         self.evaluated = 0  # leaves valued inside the core by run()
@@ -139,6 +141,12 @@ class BatchedSearch:
     def num_games(self) -> int:
         """The number of games searched."""
         return int(self._search.num_games)
+
+    def phase_seconds(self) -> dict[str, float]:
+        """Seconds spent in each phase (select, determinize, apply, observe, prior, network,
+        backup) so far, summed over the games; zeros unless made with ``timers``. The network
+        phase counts only the leaves ``run`` values inside the core."""
+        return dict(self._search.phase_seconds())
 
     def leaves(self) -> LeafBatch | None:
         """Run every unfinished search to its next leaf; the leaves, or None when done."""

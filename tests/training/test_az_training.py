@@ -26,7 +26,7 @@ from moonriver_env.training.az.network import (  # noqa: E402
     value_hidden_size,
     warm_start,
 )
-from moonriver_env.training.az.selfplay import Samples, new_games, play  # noqa: E402
+from moonriver_env.training.az.selfplay import PHASES, Samples, new_games, play  # noqa: E402
 from moonriver_env.training.az.train import (  # noqa: E402
     AZConfig,
     CLIError,
@@ -132,6 +132,35 @@ def test_core_leaves_play_the_games_of_the_core_networks_leaf_loop() -> None:
     assert in_stats.leaves == out_stats.leaves > in_stats.decisions > 100
     # one call a round of searches (every live game's), against one per simulation step
     assert in_stats.steps < in_stats.decisions and out_stats.steps > 3 * in_stats.steps
+    # where the time went: every phase timed, the search's own inside the core
+    for stats in (in_stats, out_stats):
+        assert set(stats.seconds) == set(PHASES) and min(stats.seconds.values()) >= 0
+        for phase in ("select", "determinize", "apply", "observe", "prior", "network",
+                      "backup", "setup", "record"):
+            assert stats.seconds[phase] > 0, phase
+
+
+def test_a_search_times_its_phases_only_when_asked() -> None:
+    """``BatchedSearch(timers=True)`` sums each phase's seconds over its games; without it, or
+    for the network of leaves the caller values, they stay zero."""
+    from moonriver_env.training.az.network import core_network
+
+    from moonriver_env.moonriver.search import BatchedSearch
+
+    core = core_network(tiny_net().eval())
+    for timers in (False, True):
+        games = new_games(("4p-base",), 3, np.random.default_rng(1))
+        search = BatchedSearch(games, simulations=8, timers=timers)
+        search.run(core)
+        seconds = search.phase_seconds()
+        assert list(seconds) == list(PHASES[:7])
+        assert (min(seconds.values()) > 0) if timers else (max(seconds.values()) == 0)
+        outside = BatchedSearch(games, simulations=8, timers=timers)
+        while (leaves := outside.leaves()) is not None:
+            outside.evaluate(np.zeros((len(leaves), 2710), np.float32),
+                             np.full((len(leaves), 4), 0.5, np.float32))
+        assert outside.phase_seconds()["network"] == 0.0
+        assert (outside.phase_seconds()["select"] > 0) == timers
 
 
 def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
@@ -293,6 +322,9 @@ def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path, leaves)
     first.train()
     state = az_train.load_resume(str(tmp_path / "split"))
     assert state["iteration"] == 1
+    log = tmp_path / "split" / "log.jsonl"
+    with log.open("a") as fh:  # an iteration played after the checkpoint, then lost
+        fh.write(json.dumps({"iteration": 2, "lost": True}) + "\n")
     resumed = Run(tiny(tmp_path / "split", iterations=3, leaves=leaves), state=state,
                   report=quiet)
     resumed.train()
@@ -303,6 +335,9 @@ def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path, leaves)
             np.testing.assert_array_equal(value, reference[key], err_msg=key)
     assert (resumed.buffer.arrays["obs"] == whole.buffer.arrays["obs"]).all()
     assert os.path.isfile(tmp_path / "split" / "az.npz")
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["iteration"] for line in lines] == [1, 2, 3]
+    assert not any("lost" in line for line in lines)
     assert os.path.isfile(tmp_path / "split" / "resume.prev.pt")
 
 
@@ -405,6 +440,11 @@ def test_progress_lines_name_decisions_leaves_and_losses(tmp_path) -> None:
     Run(tiny(tmp_path, iterations=1), report=lines.append).train()
     assert lines[0].startswith("iter 1 | 2 games, ") and "decisions (" in lines[0]
     assert "leaves (" in lines[0] and "loss policy" in lines[0]
+    assert "| time: select " in lines[0] and lines[0].endswith("%")
+    (logged,) = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert logged["iteration"] == 1 and logged["decisions"] > 0
+    assert set(logged["seconds"]) == {*PHASES, "update"} and logged["seconds"]["update"] > 0
+    assert set(logged["loss"]) == {"policy", "value", "margin"}
     assert lines[-1].startswith("done: 1 iterations")
     assert lines[-1].endswith(f"moonriver-eval --agents az:{tmp_path / 'az.npz'} greedy "
                               f"--players 2 --games 1000)")

@@ -9,8 +9,9 @@ the table's mean). A decision with one legal action is played without a search a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,32 @@ class PlayStats:
     decisions: int = 0  # searched decisions (the samples)
     leaves: int = 0  # network leaf evaluations
     steps: int = 0  # network calls (one per search step)
+    seconds: dict[str, float] = field(default_factory=dict)  # by phase (PHASES)
+
+    def add(self, other: PlayStats) -> None:
+        """Add ``other``'s counts and seconds to these."""
+        self.games += other.games
+        self.decisions += other.decisions
+        self.leaves += other.leaves
+        self.steps += other.steps
+        for phase, seconds in other.seconds.items():
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+
+# Where self-play's time goes: the search's phases (the core's, BatchedSearch.phase_seconds:
+# thread-seconds when the search runs on several threads), then the searches' set-up, the
+# recorded decisions (observation, mask, prior, the move and the forced moves after it) and
+# the rest (Python between the calls); the trainer adds its updates.
+PHASES = ("select", "determinize", "apply", "observe", "prior", "network", "backup", "setup",
+          "record", "other")
+
+
+def phase_line(seconds: dict[str, float]) -> str:
+    """Each phase's share of the time, in PHASES order (then any other key), e.g.
+    ``select 4% determinize 11% ...``."""
+    total = sum(seconds.values()) or 1.0
+    keys = [k for k in PHASES if k in seconds] + [k for k in seconds if k not in PHASES]
+    return " ".join(f"{k} {100 * seconds[k] / total:.0f}%" for k in keys)
 
 
 def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> list[Any]:
@@ -103,19 +130,30 @@ class CoreLeaves:
 
 def _search_step(games: list[Any], live: list[int], evaluate: Evaluate | CoreLeaves,
                  make_search: MakeSearch, seed: int, stats: PlayStats) -> Any:
-    """One batched search over the live games; returns its result."""
+    """One batched search over the live games; returns its result (its phases' seconds added
+    to ``stats``)."""
+    t0 = time.perf_counter()
     search = make_search([games[i] for i in live], seed)
+    seconds = stats.seconds
+    seconds["setup"] = seconds.get("setup", 0.0) + time.perf_counter() - t0
     if isinstance(evaluate, CoreLeaves):
         result = search.run(evaluate.net)
         stats.leaves += search.evaluated
         stats.steps += 1
-        return result
-    while (leaves := search.leaves()) is not None:
-        logits, values = evaluate(leaves)
-        search.evaluate(logits, values)
-        stats.leaves += len(leaves.seat)
-        stats.steps += 1
-    return search.result()
+    else:
+        network = 0.0
+        while (leaves := search.leaves()) is not None:
+            t1 = time.perf_counter()
+            logits, values = evaluate(leaves)
+            network += time.perf_counter() - t1
+            search.evaluate(logits, values)
+            stats.leaves += len(leaves.seat)
+            stats.steps += 1
+        seconds["network"] = seconds.get("network", 0.0) + network
+        result = search.result()
+    for phase, spent in search.phase_seconds().items():
+        seconds[phase] = seconds.get(phase, 0.0) + spent
+    return result
 
 
 def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
@@ -130,10 +168,13 @@ def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSea
     stats = PlayStats(games=len(games))
     rows: list[Row] = []
     no_prior = np.zeros(NUM_ACTIONS, np.float32)
+    start = time.perf_counter()
+    record = 0.0
     _play_forced(games)
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         result = _search_step(games, live, evaluate, make_search, int(rng.integers(2**62)),
                               stats)
+        t0 = time.perf_counter()
         for j, i in enumerate(live):
             game = games[i]
             mover = game.current_player
@@ -143,7 +184,13 @@ def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSea
             game.apply(int(result.action[j]))
         stats.decisions += len(live)
         _play_forced(games)
-    return _samples(games, rows), stats
+        record += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    samples = _samples(games, rows)
+    stats.seconds["record"] = record + time.perf_counter() - t0
+    measured = sum(stats.seconds.values())
+    stats.seconds["other"] = max(0.0, time.perf_counter() - start - measured)
+    return samples, stats
 
 
 def _policy_target(result: Any, j: int, target: str) -> np.ndarray:

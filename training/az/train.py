@@ -14,7 +14,9 @@ recipe's trunk and policy weights first.
 
 Files in ``out``: ``resume.pt`` (the whole run at the end of an iteration: weights, optimiser,
 buffer, generator; written atomically every ``checkpoint_every`` iterations, the one it
-replaces kept as ``resume.prev.pt``) and ``az.npz`` (the agents' weights: ``az:OUT/az.npz``);
+replaces kept as ``resume.prev.pt``), ``az.npz`` (the agents' weights: ``az:OUT/az.npz``) and
+``log.jsonl`` (a line per iteration: counts, losses and the seconds of each phase, the
+search's select ... backup, the set-up, recording, the rest and the update: ``selfplay.PHASES``);
 reads check their checksums, and a run's start removes the partial files a killed one left.
 Ctrl-C stops between decisions and saves the last finished iteration; ``--resume`` continues
 with the same weights and draws as a run that never stopped (from ``resume.prev.pt``, with one
@@ -44,6 +46,7 @@ from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
 from moonriver_env.training.atomic import (
     ChecksumError,
     atomic_save,
+    atomic_text,
     first_line,
     keep_copy,
     load_checked,
@@ -64,8 +67,10 @@ from moonriver_env.training.az.selfplay import (
     CoreLeaves,
     Evaluate,
     MakeSearch,
+    PlayStats,
     Samples,
     new_games,
+    phase_line,
     play,
 )
 from moonriver_env.training.policy_net import NetConfig
@@ -76,6 +81,7 @@ from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, c
 
 FORMAT = "moonriver-az-resume/1"
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
+LOG_FILE = "log.jsonl"  # one JSON line per iteration
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
@@ -305,7 +311,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
                              max_considered=max_considered or cfg.max_considered,
                              c_visit=cfg.c_visit, c_scale=cfg.c_scale,
                              gumbel_scale=cfg.gumbel_scale, threads=cfg.search_threads,
-                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None)
+                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None, timers=True)
 
     return make
 
@@ -369,6 +375,7 @@ class Run:
         self.iteration, self.samples, self.seconds = 0, 0, 0.0
         if state is not None:
             self._restore(state)
+            self._trim_log()
         self.make_search = make_search or batched_search(cfg)
         # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
         # draw from the network's policy, while the value learns through the whole trunk and
@@ -432,15 +439,37 @@ class Run:
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
+            t1 = time.monotonic()
             loss = self._train(self.teacher if self.holds_policy() else None)
+            stats.seconds["update"] = time.monotonic() - t1
             self.iteration += 1
             self.samples += len(samples)
+            self.log(stats, loss)
         per_s = max(t_play, 1e-9)
         return (f"iter {self.iteration} | {stats.games} games, {stats.decisions} decisions "
                 f"({stats.decisions / per_s:.0f}/s), {stats.leaves} leaves "
                 f"({stats.leaves / per_s:.0f}/s) | loss policy {loss['policy']:.3f} value "
                 f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
-                f"{self.elapsed():.0f}s")
+                f"{self.elapsed():.0f}s | time: {phase_line(stats.seconds)}")
+
+    def _trim_log(self) -> None:
+        """Drop the log's lines past the resumed iteration (a resumed run plays them again)."""
+        path = os.path.join(self.cfg.out, LOG_FILE)
+        if not os.path.isfile(path):
+            return
+        with open(path, encoding="utf-8") as fh:
+            kept = [line for line in fh if line.strip() and _log_iteration(line) <= self.iteration]
+        atomic_text(path, "".join(kept))
+
+    def log(self, stats: PlayStats, loss: dict[str, float]) -> None:
+        """One line of ``log.jsonl`` for the iteration just ended."""
+        os.makedirs(self.cfg.out, exist_ok=True)
+        line = {"iteration": self.iteration, "games": stats.games, "decisions": stats.decisions,
+                "leaves": stats.leaves, "network_calls": stats.steps,
+                "loss": {k: None if math.isnan(v) else round(v, 5) for k, v in loss.items()},
+                "seconds": {k: round(v, 4) for k, v in stats.seconds.items()}}
+        with open(os.path.join(self.cfg.out, LOG_FILE), "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
 
     def in_warmup(self) -> bool:
         """Whether the next iteration is one of the value warm-up's."""
@@ -493,6 +522,14 @@ class Run:
         where = f" --mode legends --scenario {config.scenario}" if config.scenario else ""
         return (f"moonriver-eval --agents az:{os.path.join(self.cfg.out, WEIGHTS_FILE)} "
                 f"{' '.join(['greedy'] * (n - 1))} --players {n}{where} --games 1000")
+
+
+def _log_iteration(line: str) -> int:
+    """The iteration of one ``log.jsonl`` line (a line that does not read: past every one)."""
+    try:
+        return int(json.loads(line)["iteration"])
+    except (ValueError, KeyError, TypeError):
+        return sys.maxsize
 
 
 def load_resume(run: str, report: Callable[[str], None] = say) -> dict[str, Any]:

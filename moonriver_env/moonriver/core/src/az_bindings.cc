@@ -121,7 +121,8 @@ void bind_az_search(nb::module_& m) {
           "__init__",
           [](AzSearch* self, nb::typed<nb::list, Game> games, const std::vector<PyInt>& indices,
              PyInt simulations, PyInt seed, bool gumbel, PyInt max_considered, double c_visit,
-             double c_scale, double c_puct, double gumbel_scale, PyInt threads, double time_limit) {
+             double c_scale, double c_puct, double gumbel_scale, PyInt threads, double time_limit,
+             bool timers) {
             std::vector<const Game*> roots;
             for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
             AzParams p;
@@ -135,14 +136,16 @@ void bind_az_search(nb::module_& m) {
             p.gumbel_scale = gumbel_scale;
             p.threads = arg<int>(threads, "threads", 1, INT_MAX);
             p.time_limit = time_limit;
+            p.timers = timers;
             new (self) AzSearch(roots, args<std::int64_t>(indices, "indices"), p);
           },
           nb::arg("games"), nb::arg("indices"), nb::arg("simulations"), nb::arg("seed"),
           nb::arg("gumbel"), nb::arg("max_considered"), nb::arg("c_visit"), nb::arg("c_scale"),
           nb::arg("c_puct"), nb::arg("gumbel_scale"), nb::arg("threads"),
-          nb::arg("time_limit") = 0.0,
+          nb::arg("time_limit") = 0.0, nb::arg("timers") = false,
           "``time_limit`` > 0: seconds from here after which each game's search stops at the "
-          "next step (after >= 1 simulation), its result the search so far.")
+          "next step (after >= 1 simulation), its result the search so far; ``timers``: time "
+          "each phase (phase_seconds).")
       .def_prop_ro("num_games", &AzSearch::num_games)
       .def("finished", &AzSearch::finished)
       .def("leaves", &leaves,
@@ -172,5 +175,15 @@ void bind_az_search(nb::module_& m) {
           nb::arg("net"), nb::arg("shape_weight"),
           "Run every search to its end, each leaf valued by ``net`` in the core; the number of "
           "leaves valued.")
+      .def(
+          "phase_seconds",
+          [](const AzSearch& s) {
+            const std::vector<double> seconds = s.phase_seconds();
+            nb::dict out;
+            for (int k = 0; k < AZ_NUM_PHASES; ++k) out[AZ_PHASE_NAMES[k]] = seconds[k];
+            return nb::typed<nb::dict, nb::str, float>(out);
+          },
+          "Seconds in each phase (select, determinize, apply, observe, prior, network, backup) "
+          "so far, summed over the games; zeros unless made with ``timers``.")
       .def("result", &result, "(action, policy, root_value, visits, searched) per game.");
 }

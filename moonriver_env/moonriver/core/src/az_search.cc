@@ -139,6 +139,9 @@ Buffers& buffers() {
 
 }  // namespace
 
+const char* const AZ_PHASE_NAMES[AZ_NUM_PHASES] = {"select", "determinize", "apply", "observe",
+                                                   "prior",  "network",     "backup"};
+
 void check_az_params(const AzParams& p) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("search: " + what); };
   auto finite_nonneg = [&](double v, const char* name) {
@@ -169,6 +172,9 @@ struct AzSearch::Tree {
   bool searched = true;                // false: a forced root (one legal id)
   bool pending = false;
   bool stopped = false;  // the time limit passed: no more simulations
+  // Nanoseconds of this tree's work by phase (params.timers), and the clock's last reading.
+  std::int64_t ns[AZ_NUM_PHASES] = {};
+  std::chrono::steady_clock::time_point mark;
 
   Tree(const Game& game, std::uint64_t seed, const AzParams& p)
       : root(game), scratch(game), rng(seed), params(p) {
@@ -184,6 +190,18 @@ struct AzSearch::Tree {
     return !searched || (nodes[0].expanded && (done >= params.simulations || stopped));
   }
 
+  void start_clock() {
+    if (params.timers) mark = std::chrono::steady_clock::now();
+  }
+
+  // The time since the last reading goes to ``phase``.
+  void lap(AzPhase phase) {
+    if (!params.timers) return;
+    const auto now = std::chrono::steady_clock::now();
+    ns[phase] += std::chrono::duration_cast<std::chrono::nanoseconds>(now - mark).count();
+    mark = now;
+  }
+
   void backup(const double* value) {
     for (int index : path) {
       Node& nd = nodes[index];
@@ -195,13 +213,16 @@ struct AzSearch::Tree {
   // Run simulations until one stops at a leaf for the network (true) or the budget is spent.
   bool advance() {
     if (!searched || pending) return pending;
+    start_clock();
     if (!nodes[0].expanded) {  // the root itself is the first leaf
       scratch = root;
       path.assign(1, 0);
+      lap(AZ_DETERMINIZE);
       return pending = true;
     }
     while (done < params.simulations && !stopped) {
       search_copy(scratch, root, rng);
+      lap(AZ_DETERMINIZE);
       path.assign(1, 0);
       int node = 0;
       while (true) {
@@ -210,12 +231,18 @@ struct AzSearch::Tree {
           win_share(scratch, value);
           backup(value);
           ++done;
+          lap(AZ_BACKUP);
           break;
         }
-        if (!nodes[node].expanded) return pending = true;
+        if (!nodes[node].expanded) {
+          lap(AZ_SELECT);
+          return pending = true;
+        }
         const int e = select(node);
+        lap(AZ_SELECT);
         scratch.apply(nodes[node].edges[e].action);
         play_forced(scratch);
+        lap(AZ_APPLY);
         int child = nodes[node].edges[e].child;
         if (child < 0) {
           child = static_cast<int>(nodes.size());
@@ -448,20 +475,25 @@ int AzSearch::prepare() {
 void AzSearch::write_leaves(float* observation, std::int8_t* mask, std::int32_t* seat,
                             std::int32_t* game, std::int32_t* num_players) const {
   parallel(params_.threads, num_pending(), [&](int i) {
-    const Game& state = trees_[pending_[i]]->scratch;
+    Tree& tree = *trees_[pending_[i]];
+    tree.start_clock();
+    const Game& state = tree.scratch;
     const std::size_t row = static_cast<std::size_t>(i);
     observe(state, state.current_player(), observation + row * OBSERVATION_SIZE);
     state.legal_mask(mask + row * NUM_ACTIONS);
     seat[i] = state.current_player();
     game[i] = pending_[i];
     num_players[i] = state.num_players();
+    tree.lap(AZ_OBSERVE);
   });
 }
 
 void AzSearch::write_priors(double shape_weight, float* prior) const {
   parallel(params_.threads, num_pending(), [&](int i) {
-    greedy_prior_row(trees_[pending_[i]]->scratch, shape_weight,
-                     prior + static_cast<std::size_t>(i) * NUM_ACTIONS);
+    Tree& tree = *trees_[pending_[i]];
+    tree.start_clock();
+    greedy_prior_row(tree.scratch, shape_weight, prior + static_cast<std::size_t>(i) * NUM_ACTIONS);
+    tree.lap(AZ_PRIOR);
   });
 }
 
@@ -488,7 +520,10 @@ void AzSearch::evaluate(const float* logits, const float* values, int count) {
   }
   parallel(params_.threads, count, [&](int i) {
     const std::size_t row = static_cast<std::size_t>(i);
-    trees_[pending_[i]]->expand(logits + row * NUM_ACTIONS, values + row * MAX_PLAYERS);
+    Tree& tree = *trees_[pending_[i]];
+    tree.start_clock();
+    tree.expand(logits + row * NUM_ACTIONS, values + row * MAX_PLAYERS);
+    tree.lap(AZ_BACKUP);
   });
   pending_.clear();
 }
@@ -506,12 +541,16 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
       std::int64_t ids[NUM_ACTIONS];
       float logits[NUM_ACTIONS], relative[MAX_PLAYERS], value[MAX_PLAYERS] = {};
       Tree& tree = *trees_[pending_[i]];
+      tree.start_clock();
       const Game& state = tree.scratch;
       const int seat = state.current_player(), n = state.num_players();
       observe(state, seat, obs.data());
+      tree.lap(AZ_OBSERVE);
       const int m = state.legal_ids(ids);
       if (net.uses_prior()) greedy_prior_row(state, shape_weight, prior.data());
+      tree.lap(AZ_PRIOR);
       net.evaluate(obs.data(), prior.data(), ids, m, n, logits, relative);
+      tree.lap(AZ_NETWORK);
       for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
       for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
       if (!leaf_problem(ids, m, n, row.data(), value, i).empty()) {  // evaluate's checks
@@ -519,6 +558,7 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
         return;
       }
       tree.expand(row.data(), value);
+      tree.lap(AZ_BACKUP);
     });
     if (unusable) {
       broken_ = true;
@@ -531,6 +571,13 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
     pending_.clear();
   }
   return valued;
+}
+
+std::vector<double> AzSearch::phase_seconds() const {
+  std::vector<double> seconds(AZ_NUM_PHASES, 0.0);
+  for (const auto& t : trees_)
+    for (int k = 0; k < AZ_NUM_PHASES; ++k) seconds[k] += 1e-9 * static_cast<double>(t->ns[k]);
+  return seconds;
 }
 
 bool AzSearch::finished() const {

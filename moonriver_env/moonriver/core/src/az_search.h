@@ -28,7 +28,13 @@ struct AzParams {
   // > 0: seconds from the search's construction after which each game's search stops at the
   // next step once it has backed up a simulation (checked between steps): the result so far.
   double time_limit = 0.0;
+  bool timers = false;  // true: time each phase of the search (AzSearch::phase_seconds)
 };
+
+// The phases a search's time is split into (AzParams::timers), named by AZ_PHASE_NAMES.
+enum AzPhase { AZ_SELECT, AZ_DETERMINIZE, AZ_APPLY, AZ_OBSERVE, AZ_PRIOR, AZ_NETWORK, AZ_BACKUP };
+constexpr int AZ_NUM_PHASES = AZ_BACKUP + 1;
+extern const char* const AZ_PHASE_NAMES[AZ_NUM_PHASES];
 
 // Refuse (std::invalid_argument) what no search can use: simulations >= 1, max_considered
 // >= 1, threads >= 1, the constants and time_limit finite and >= 0 (c_scale > 0).
@@ -65,6 +71,9 @@ class AzSearch {
   // before anything changes (std::invalid_argument).
   void evaluate(const float* logits, const float* values, int count);
   bool finished() const;
+  // Seconds spent in each phase (AzPhase) so far, summed over the games (with threads > 1,
+  // over the threads); zeros unless ``params.timers``.
+  std::vector<double> phase_seconds() const;
   // Run every search to its end with each leaf valued here by ``net`` (the leaves a step at a
   // time, as prepare and evaluate; ``shape_weight``: the greedy prior's tie-break weight, read
   // when the network uses the prior); returns the number of leaves valued. Pending leaves, or
