@@ -1,8 +1,9 @@
 """Self-play speed of the search recipe: the batched loop against the same search played one
 game at a time (same games, same network, the network included), then the batch with its
-leaves valued inside the core (``leaves = "core"``: a C++ copy of the network).
+leaves valued inside the core (``leaves = "core"``: a C++ copy of the network); the two batched
+loops interleaved over ``--rounds`` rounds of the same games.
 
-    python benchmarks/az_selfplay_speed.py --games 16 --simulations 32 [--threads 2]
+    python benchmarks/az_selfplay_speed.py --games 16 --simulations 32 [--threads 2] [--rounds 2]
 
 The network is ``az_all.toml``'s (RanchNet sizes 32/16/128, Greedy's prior added: each leaf's
 prior is computed in the core), untrained: its speed does not depend on its weights. Each loop
@@ -70,9 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch and search threads (>= 1)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    p.add_argument("--rounds", type=int, default=2,
+                   help="rounds of the two batched loops, interleaved (the same games each)")
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds must be >= 1, got {args.rounds}")
     cfg = AZConfig(games=args.games, simulations=args.simulations, seed=args.seed,
                    iterations=1, device=args.device, torch_threads=args.threads,
+                   leaves="torch",
                    search_threads=args.threads)
     try:
         cfg.validate()
@@ -87,13 +93,21 @@ def main(argv: list[str] | None = None) -> int:
     def games() -> list[object]:
         return new_games(ALL_VARIANTS, cfg.games, np.random.default_rng(cfg.seed))
 
-    batched, t_batched = timed([games()], cfg, net, device)
+    batched, inside = PlayStats(), PlayStats()
+    t_batched = t_inside = 0.0
+    for r in range(args.rounds):  # interleaved, the order alternating
+        for core in ((False, True) if r % 2 == 0 else (True, False)):
+            stats, seconds = timed([games()], cfg, net, device, core=core)
+            (inside if core else batched).add(stats)
+            if core:
+                t_inside += seconds
+            else:
+                t_batched += seconds
     print(line("batched", batched, t_batched), flush=True)
     single, t_single = timed([[g] for g in games()], cfg, net, device)
     print(line("one game at a time", single, t_single))
     ratio = (batched.decisions / t_batched) / (single.decisions / t_single)
     print(f"batched / one at a time: x{ratio:.2f} decisions/s (device {device})", flush=True)
-    inside, t_inside = timed([games()], cfg, net, device, core=True)
     print(line("batched, leaves valued inside the core", inside, t_inside))
     gain = (inside.decisions / t_inside) / (batched.decisions / t_batched)
     print(f"inside the core / batched: x{gain:.2f} decisions/s")

@@ -341,6 +341,20 @@ def test_a_run_is_reproducible_and_resumes_to_the_same_weights(tmp_path, leaves)
     assert os.path.isfile(tmp_path / "split" / "resume.prev.pt")
 
 
+def test_auto_leaves_are_the_cores_on_the_cpu_and_torchs_on_a_gpu(tmp_path) -> None:
+    assert az_train.leaf_kind("auto", torch.device("cpu")) == "core"
+    assert az_train.leaf_kind("auto", torch.device("cuda")) == "torch"
+    assert az_train.leaf_kind("torch", torch.device("cpu")) == "torch"
+    runs = {}
+    for leaves in ("auto", "core", "torch"):
+        runs[leaves] = Run(tiny(tmp_path / leaves, iterations=1, leaves=leaves), report=quiet)
+        runs[leaves].train()
+    auto, core = _weights(runs["auto"]), _weights(runs["core"])
+    for key, value in auto.items():
+        np.testing.assert_array_equal(value, core[key], err_msg=key)
+    assert runs["auto"].samples == runs["core"].samples > 0
+
+
 def test_value_warmup_plays_the_policy_with_one_simulation(tmp_path) -> None:
     import re
 
@@ -580,7 +594,7 @@ def one_error(capsys) -> str:
     (["--iterations", "1", "--games", "0"], "games, simulations and max_considered"),
     (["--iterations", "1", "--warm-start", "nowhere.pt"], "warm_start 'nowhere.pt': no such"),
     (["--resume", "no-such-run"], "cannot resume 'no-such-run'"),
-    (["--iterations", "1", "--leaves", "gpu"], "leaves must be torch or core"),
+    (["--iterations", "1", "--leaves", "gpu"], "leaves must be one of auto, torch, core"),
 ])
 def test_cli_errors_are_one_line(tmp_path, capsys, argv, words) -> None:
     assert az_train.main(["--out", str(tmp_path / "o"), *argv]) == 2

@@ -87,7 +87,7 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
          "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
          "warm_start", "leaves", "target", "expert")
-LEAVES = ("torch", "core")  # who values the search's leaves
+LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
 
@@ -122,7 +122,7 @@ class AZConfig:
     hold_policy: bool = False
     freeze_policy: bool = False
     search_threads: int = 1
-    leaves: str = "torch"
+    leaves: str = "auto"
     target: str = "improved"
     expert: str = ""
     warm_start: str = ""
@@ -170,7 +170,7 @@ class AZConfig:
              f"channels, opponent_channels and hidden must be >= 1, value_hidden 0 to "
              f"{MAX_VALUE_WIDTH}"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
-            (self.leaves in LEAVES, f"leaves must be {' or '.join(LEAVES)}"),
+            (self.leaves in LEAVES, f"leaves must be one of {', '.join(LEAVES)}"),
             (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
         ]
         for ok, message in checks:
@@ -274,14 +274,24 @@ def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple
     return evaluate
 
 
+def leaf_kind(leaves: str, device: torch.device) -> str:
+    """``leaves`` resolved: ``"auto"`` is ``"core"`` on the CPU (2.8x the decisions/s of torch's
+    batches there, docs/training.md) and ``"torch"`` on a GPU."""
+    if leaves == "auto":
+        return "core" if device.type == "cpu" else "torch"
+    return leaves
+
+
 def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate | CoreLeaves:
-    """Who values the self-play's leaves: the torch network, every search step's leaves of all
-    games in one batch on ``device`` (``leaves = "torch"``), or a C++ copy of its weights made
-    now, each search run to its end inside the core (``"core"``; the CPU, the leaves split
-    over ``search_threads``). With an ``expert`` file, that fixed network instead of ``net``."""
+    """Who values the self-play's leaves (``leaf_kind``): the torch network, every search
+    step's leaves of all games in one batch on ``device`` (``"torch"``), or a C++ copy of its
+    weights made now, each search run to its end inside the core (``"core"``; the CPU, the
+    leaves split over ``search_threads``). With an ``expert`` file, that fixed network instead
+    of ``net``."""
+    kind = leaf_kind(cfg.leaves, device)
     if cfg.expert:
-        return expert_evaluator(cfg.expert, cfg.leaves, device)
-    if cfg.leaves == "core":
+        return expert_evaluator(cfg.expert, kind, device)
+    if kind == "core":
         return CoreLeaves(core_network(net))
     return network_evaluator(net, device)
 
@@ -571,9 +581,9 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--simulations", type=int, help="search simulations per decision")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
-    p.add_argument("--leaves", help="who values the search's leaves: torch (default: every "
-                   "step's leaves in one batch on --device) or core (a C++ copy of the "
-                   "network, inside the core; CPU)")
+    p.add_argument("--leaves", help="who values the search's leaves: torch (every step's "
+                   "leaves in one batch on --device), core (a C++ copy of the network, inside "
+                   "the core; CPU) or auto (default: core on the CPU, torch on a GPU)")
     add_debug_flag(p)
     return p
 
