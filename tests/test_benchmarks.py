@@ -252,20 +252,27 @@ def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_its
 def test_az_selfplay_speed_compares_the_three_loops_on_the_same_games(tmp_path) -> None:
     pytest.importorskip("torch")
     proc = subprocess.run([sys.executable, str(BENCHMARKS / "az_selfplay_speed.py"), "--games",
-                           "2", "--simulations", "2"], capture_output=True, text=True,
-                          timeout=HANG_GUARD, cwd=tmp_path)
+                           "2", "--simulations", "2", "--rounds", "2"], capture_output=True,
+                          text=True, timeout=HANG_GUARD, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.strip().splitlines()
-    assert out[0].startswith("batched: 2 games, ") and "leaf evaluations/s" in out[0]
+    lines = proc.stdout.strip().splitlines()
+    times = [line for line in lines if line.startswith("  time: select ")]
+    out = [line for line in lines if not line.startswith("  time: ")]
+    assert len(times) == 3 and all("network" in line and "record" in line for line in times)
+    # the two batched loops interleaved over 2 rounds of the same 2 games
+    assert out[0].startswith("batched: 4 games, ") and "leaf evaluations/s" in out[0]
     assert out[1].startswith("one game at a time: 2 games, ")
     assert out[2].startswith("batched / one at a time: x")
-    assert out[3].startswith("batched, leaves valued inside the core: 2 games, ")
+    assert out[3].startswith("batched, leaves valued inside the core: 4 games, ")
     assert out[4].startswith("inside the core / batched: x")
     last = json.loads(out[-1])
     results = last["results"]
     assert set(results) == {"batched", "one_at_a_time", "core_leaves"}
-    assert all(r["games"] == 2 and r["decisions"] > 0 for r in results.values())
-    assert results["one_at_a_time"]["network_calls"] > results["batched"]["network_calls"]
+    assert results["batched"]["decisions"] == results["core_leaves"]["decisions"] > 0
+    assert results["one_at_a_time"]["games"] == 2 and results["batched"]["games"] == 4
+    per_round = results["batched"]["network_calls"] / 2
+    assert results["one_at_a_time"]["network_calls"] > per_round
+    assert results["core_leaves"]["phase_seconds"]["network"] > 0
     assert last["batched_vs_one_at_a_time"] > 0 and last["machine"]["cpu_model"]
 
 
