@@ -18,15 +18,17 @@ import numpy as np
 from moonriver_env.agents.az import SEATS
 from moonriver_env.training.variants import variant_config
 
+from moonriver_env.moonriver.core import Game
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 from moonriver_env.moonriver.rules import NUM_ACTIONS
+from moonriver_env.moonriver.search import BatchedSearch, LeafBatch, SearchResult
 
 # a recorded decision: game index, mover, observation, mask, improved policy, Greedy prior
 Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 # (leaves) -> (logits (M, 2710), win shares by player id (M, 4)): the network's answer
-Evaluate = Callable[[Any], tuple[np.ndarray, np.ndarray]]
+Evaluate = Callable[[LeafBatch], tuple[np.ndarray, np.ndarray]]
 # (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
-MakeSearch = Callable[[list[Any], int], Any]
+MakeSearch = Callable[[list[Game], int], BatchedSearch]
 
 
 @dataclass
@@ -89,17 +91,15 @@ def phase_line(seconds: dict[str, float]) -> str:
     return " ".join(f"{k} {100 * seconds[k] / total:.0f}%" for k in keys)
 
 
-def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> list[Any]:
+def new_games(variants: Sequence[str], count: int, rng: np.random.Generator) -> list[Game]:
     """``count`` fresh core games, each of a variant drawn uniformly, seeded from ``rng``."""
-    from moonriver_env.moonriver.core import Game
-
     picks = rng.integers(len(variants), size=count)
     seeds = rng.integers(2**62, size=count)
     return [Game(variant_config(variants[int(v)]), seed=int(s))
             for v, s in zip(picks, seeds, strict=True)]
 
 
-def seat_outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
+def seat_outcome(game: Game, mover: int) -> tuple[np.ndarray, np.ndarray]:
     """Win share and score margin of every seat relative to ``mover`` (zeros beyond)."""
     n = game.num_players
     winners = game.winners()
@@ -112,7 +112,7 @@ def seat_outcome(game: Any, mover: int) -> tuple[np.ndarray, np.ndarray]:
     return share, margin
 
 
-def _play_forced(games: list[Any]) -> None:
+def _play_forced(games: list[Game]) -> None:
     """Play every decision with one legal action (no search needed)."""
     for game in games:
         while not game.is_over and len(legal := game.legal_action_ids()) == 1:
@@ -128,8 +128,8 @@ class CoreLeaves:
     net: Any
 
 
-def _search_step(games: list[Any], live: list[int], evaluate: Evaluate | CoreLeaves,
-                 make_search: MakeSearch, seed: int, stats: PlayStats) -> Any:
+def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLeaves,
+                 make_search: MakeSearch, seed: int, stats: PlayStats) -> SearchResult:
     """One batched search over the live games; returns its result (its phases' seconds added
     to ``stats``)."""
     t0 = time.perf_counter()
@@ -156,7 +156,7 @@ def _search_step(games: list[Any], live: list[int], evaluate: Evaluate | CoreLea
     return result
 
 
-def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
+def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
          rng: np.random.Generator, prior: bool = False,
          target: str = "improved") -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, searching every decision of every game in one batch
@@ -193,7 +193,7 @@ def play(games: list[Any], evaluate: Evaluate | CoreLeaves, make_search: MakeSea
     return samples, stats
 
 
-def _policy_target(result: Any, j: int, target: str) -> np.ndarray:
+def _policy_target(result: SearchResult, j: int, target: str) -> np.ndarray:
     """Game ``j``'s policy target: the search's improved policy, or its chosen action."""
     if target == "improved":
         return np.asarray(result.policy[j], np.float32)
@@ -202,7 +202,7 @@ def _policy_target(result: Any, j: int, target: str) -> np.ndarray:
     return onehot
 
 
-def _samples(games: list[Any], rows: list[Row]) -> Samples:
+def _samples(games: list[Game], rows: list[Row]) -> Samples:
     """The recorded decisions with their games' outcomes."""
     if not rows:
         return Samples.empty()

@@ -78,6 +78,8 @@ from moonriver_env.training.settings import load_settings
 from moonriver_env.training.variants import variant_config, variant_list
 
 from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
+from moonriver_env.moonriver.core import Game
+from moonriver_env.moonriver.search import BatchedSearch, LeafBatch
 
 FORMAT = "moonriver-az-resume/1"
 RESUME_FILE, RESUME_PREVIOUS, WEIGHTS_FILE = "resume.pt", "resume.prev.pt", "az.npz"
@@ -260,10 +262,10 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
 
 
-def network_evaluator(net: AZNet, device: torch.device) -> Callable[[Any], tuple[Any, Any]]:
+def network_evaluator(net: AZNet, device: torch.device) -> Evaluate:
     """Leaves -> (logits, win shares by player id) from the torch network, in one call."""
     @torch.inference_mode()
-    def evaluate(leaves: Any) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(leaves: LeafBatch) -> tuple[np.ndarray, np.ndarray]:
         prior = None if leaves.prior is None else torch.from_numpy(leaves.prior).to(device)
         logp, logv, _ = net.heads(torch.from_numpy(leaves.observation).to(device),
                                   torch.from_numpy(leaves.mask).to(device).bool(),
@@ -313,9 +315,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     """The core's batched Gumbel search with the recipe's budget (or the one given)."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-    from moonriver_env.moonriver.search import BatchedSearch
-
-    def make(games: list[Any], seed: int) -> Any:
+    def make(games: list[Game], seed: int) -> BatchedSearch:
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
                              algorithm="gumbel",
                              max_considered=max_considered or cfg.max_considered,
