@@ -72,7 +72,11 @@ class PlayStats:
         self.leaves += other.leaves
         self.steps += other.steps
         for phase, seconds in other.seconds.items():
-            self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+            self.charge(phase, seconds)
+
+    def charge(self, phase: str, seconds: float) -> None:
+        """Add ``seconds`` to ``phase``'s time."""
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
 
 
 # Where self-play's time goes: the search's phases (the core's, BatchedSearch.phase_seconds:
@@ -134,8 +138,7 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
     to ``stats``)."""
     t0 = time.perf_counter()
     search = make_search([games[i] for i in live], seed)
-    seconds = stats.seconds
-    seconds["setup"] = seconds.get("setup", 0.0) + time.perf_counter() - t0
+    stats.charge("setup", time.perf_counter() - t0)
     if isinstance(evaluate, CoreLeaves):
         result = search.run(evaluate.net)
         stats.leaves += search.evaluated
@@ -149,10 +152,10 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
             search.evaluate(logits, values)
             stats.leaves += len(leaves.seat)
             stats.steps += 1
-        seconds["network"] = seconds.get("network", 0.0) + network
+        stats.charge("network", network)
         result = search.result()
     for phase, spent in search.phase_seconds().items():
-        seconds[phase] = seconds.get(phase, 0.0) + spent
+        stats.charge(phase, spent)
     return result
 
 
