@@ -277,8 +277,8 @@ def network_evaluator(net: AZNet, device: torch.device) -> Evaluate:
 
 
 def leaf_kind(leaves: str, device: torch.device) -> str:
-    """``leaves`` resolved: ``"auto"`` is ``"core"`` on the CPU (2.8x the decisions/s of torch's
-    batches there, docs/training.md) and ``"torch"`` on a GPU."""
+    """``leaves`` resolved: ``"auto"`` is ``"core"`` on the CPU (faster than torch's batches
+    there, docs/training.md "Where the time goes") and ``"torch"`` on a GPU."""
     if leaves == "auto":
         return "core" if device.type == "cpu" else "torch"
     return leaves
