@@ -1,8 +1,4 @@
-"""The action space of the environments: the engine's fixed enumeration and its codec.
-
-``ActionCodec`` converts between ids, structured actions and text; ``actions_markdown()``
-generates docs/actions.md (``python -m moonriver_env actions-doc``).
-"""
+"""The environments' action space: the engine's enumeration and docs/actions.md's generator."""
 
 from __future__ import annotations
 

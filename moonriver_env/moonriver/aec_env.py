@@ -84,8 +84,7 @@ ILLEGAL_REWARD = -1.0
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The environment with the checks of PettingZoo's standard wrappers (illegal move ends
-    the game), in one flat class: :class:`wrapped_env`."""
+    """The env with PettingZoo's standard wrappers' checks in one class, :class:`wrapped_env`."""
     try:
         return wrapped_env(**kwargs)
     except (ValueError, TypeError) as exc:  # a bad argument: raised from the caller's call
@@ -93,8 +92,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 def wrapped_env_chain(**kwargs: Any) -> AECEnv:
-    """``raw_env`` behind PettingZoo's stock wrapper objects (OrderEnforcingWrapper,
-    ActionIdWrapper, TerminateIllegalWrapper): what :func:`env` behaves as, kept to compare."""
+    """``raw_env`` behind PettingZoo's stock wrapper objects: what :func:`env` behaves as."""
     return stock_chain(raw_env(**kwargs), ILLEGAL_REWARD)
 
 
@@ -245,14 +243,7 @@ _NEEDS_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "ag
 
 
 class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
-    """``raw_env`` with every check and behaviour of PettingZoo's stock chain
-    (OrderEnforcingWrapper, ActionIdWrapper, TerminateIllegalWrapper) in one class.
-
-    The chain delegates each attribute read through three ``__getattr__`` levels, which cost
-    as much as the game itself; here the checks run inline. Each observation is a new array
-    that the core writes in place (no copy), so a caller may keep it, as with ``raw_env``:
-    one buffer reused per environment measured no faster.
-    """
+    """``raw_env`` with every check and behaviour of PettingZoo's stock chain, in one class."""
 
     _has_reset = False  # class defaults: read before __init__ sets them is harmless
 
@@ -282,6 +273,8 @@ class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
         """Observation of an agent and its action mask (see ``raw_env.observe``)."""
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
+        # A new array the core writes in place, so a caller may keep it: one buffer reused per
+        # environment measured no faster.
         return super().observe(agent)
 
     def state(self) -> np.ndarray:
@@ -303,8 +296,7 @@ class wrapped_env(raw_env):  # lower-case name: the PettingZoo convention
         return _OrderedIterable(self, max_iter)
 
     def step(self, action: int | None) -> None:
-        """Play the selected agent's action: a value that is not an id raises
-        IllegalActionError, an id illegal now gives the offender -1 and ends the game."""
+        """Play the selected agent's action (a non-id raises; an illegal id ends the game)."""
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
         self._has_updated = True

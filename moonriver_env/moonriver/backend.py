@@ -1,13 +1,6 @@
 """One switch for the implementation behind the ``Game`` contract: ``backend="core" | "python"``.
 
-``"core"`` is the compiled core (:mod:`moonriver_env.moonriver.core`, C++17), ``"python"`` the
-readable
-reference engine (:mod:`moonriver_env.moonriver.rules`). Both take the same configs and seeds and
-play
-the same games (tests/core/test_core_differential.py), so a consumer picks one by name only:
-``make_game(config, seed, backend=...)`` for a game, :class:`Encoder` for observations of
-either kind of game. The default, :data:`DEFAULT_BACKEND`, is ``"core"`` unless the environment
-variable ``MOONRIVER_BACKEND`` names another implementation when this module is first imported.
+See docs/core.md (``MOONRIVER_BACKEND`` sets the default at import).
 """
 
 from __future__ import annotations
@@ -37,8 +30,7 @@ def check_backend(backend: object) -> str:
 
 
 def backend_from_env(environ: dict[str, str] | None = None) -> str:
-    """The backend named by ``MOONRIVER_BACKEND`` in ``environ`` (``os.environ`` when None),
-    else ``"core"``; a ValueError naming the allowed values when it names none."""
+    """The backend ``MOONRIVER_BACKEND`` names in ``environ`` (default os.environ), else "core"."""
     value = (os.environ if environ is None else environ).get(BACKEND_ENV_VAR)
     if value is None or value == "":
         return "core"
@@ -62,14 +54,12 @@ def game_class(backend: str = DEFAULT_BACKEND) -> type[PythonGame] | type[CoreGa
 
 def make_game(config: GameConfig | None = None, seed: int | None = None,
               backend: str = DEFAULT_BACKEND) -> MoonRiverGame:
-    """A new game of ``config`` (the default variant when None) from ``seed``, played by the
-    named implementation."""
+    """A new game of ``config`` (None: the default variant) from ``seed`` on ``backend``."""
     return game_class(backend)(config, seed)
 
 
 class Encoder(ObservationEncoder):
-    """ObservationEncoder for games of either implementation: each game observes itself
-    (the contract's ``observe``; the core writes its own)."""
+    """ObservationEncoder for games of either implementation (each game observes itself)."""
 
     def encode(self, game: MoonRiverGame, viewer: int,
                out: np.ndarray | None = None) -> np.ndarray:

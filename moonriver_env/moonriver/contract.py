@@ -1,7 +1,5 @@
-"""Moon River's contract: ``MoonRiverGame``, the ``TableGame`` contract with the whole table
-(``RanchView`` per seat) that renderers, records, text, agents, the play server and the
-adapters read, offered by both engines (``rules.Game``, the readable reference, and
-``core.Game``, the compiled core); and ``CoreExtras``, what the compiled core adds."""
+"""Moon River's contract: ``MoonRiverGame`` (``TableGame`` plus the whole table), offered by both
+engines, and ``CoreExtras``, what the compiled core adds. See docs/design.md."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ from moonriver_env.moonriver.rules.scoring import ScoreBreakdown
 
 @runtime_checkable
 class RanchView(Protocol):
-    """One player's ranch as the table shows it (read-only): the engine's ``Ranch`` and the
-    core's ranch view both offer it. Cell arrays run over the ranch's cells, row-major."""
+    """One player's ranch as the table shows it (read-only); cell arrays are row-major."""
 
     @property
     def rows(self) -> int:
@@ -103,11 +100,7 @@ class RanchView(Protocol):
 
 @runtime_checkable
 class MoonRiverGame(TableGame, Protocol):
-    """A game of Moon River, as both engines offer it (``moonriver_env.moonriver.rules.Game``, the
-    reference, and ``moonriver_env.moonriver.core.Game``, the compiled core): the ``TableGame``
-    contract
-    and the whole table that renderers, records, text, agents, the play server and the adapters
-    read. Lists handed out are the game's own (engine) or copies (core): never edit them."""
+    """A game of Moon River as both engines offer it; never edit the lists it hands out."""
 
     @property
     def config(self) -> GameConfig:
@@ -298,8 +291,7 @@ class MoonRiverGame(TableGame, Protocol):
         ...
 
     def apply(self, action: Action | int) -> None:
-        """Play one decision, an id or a structured action; illegal: IllegalActionError,
-        state unchanged."""
+        """Play one decision (id or structured); illegal: IllegalActionError, state unchanged."""
         ...
 
     def running_scores(self) -> list[ScoreBreakdown]:
@@ -324,17 +316,13 @@ class MoonRiverGame(TableGame, Protocol):
 
     def observe(self, player: int, out: npt.NDArray[np.float32] | None = None
                 ) -> npt.NDArray[np.float32]:
-        """The observation of ``player`` (docs/observation.md), written into ``out`` when given
-        (a float32 array of the observation's size), else into a new array."""
+        """The observation of ``player`` (docs/observation.md), written into ``out`` when given."""
         ...
 
 
 @runtime_checkable
 class CoreExtras(Protocol):
-    """What the compiled core adds to a ``MoonRiverGame``, each a whole computation in C++:
-    Greedy's ranking, IS-MCTS, rollouts and determinized clones. A game class declares it (the
-    core's ``Game`` subclasses it); an agent checks with :func:`has_core_extras` once a decision
-    and otherwise plays the reference's Python."""
+    """What the compiled core adds to a ``MoonRiverGame`` (check with :func:`has_core_extras`)."""
 
     def greedy_values(self, ids: npt.NDArray[np.int64] | None = None
                       ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
@@ -362,6 +350,5 @@ class CoreExtras(Protocol):
 
 
 def has_core_extras(game: object) -> TypeGuard[CoreExtras]:
-    """Whether ``game``'s class declares the compiled core's extras (``CoreExtras`` in its bases:
-    a look at the class, where a protocol ``isinstance`` costs 10-20 us on the agents' path)."""
-    return CoreExtras in type(game).__mro__
+    """Whether ``game``'s class has ``CoreExtras`` in its bases (the compiled core's extras)."""
+    return CoreExtras in type(game).__mro__  # a protocol isinstance costs 10-20 us a call

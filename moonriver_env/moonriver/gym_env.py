@@ -3,32 +3,21 @@
     import gymnasium, moonriver_env
     env = gymnasium.make("MoonRiver-v0", num_players=4, opponents=None, seat=None)
 
-- Observation: the learner's flat float32 observation (docs/observation.md); the legal-action
-  mask is ``env.action_masks()`` (read-only) and ``info["action_mask"]`` (a copy).
-  ``gymnasium.make`` returns the environment itself (it enforces reset-before-step on its
-  own, so no ``OrderEnforcing`` wrapper hides ``action_masks``); under other wrappers
-  (``max_episode_steps``, ``Monitor``) reach it with ``env.get_wrapper_attr("action_masks")()``,
-  which is what sb3-contrib's ``get_action_masks`` and ``VecEnv.env_method`` call.
-- Action: ``Discrete(2710)``, the ids of docs/actions.md: a Python or numpy integer (a 0-d
-  integer array too). A bool, float, str or other value is an illegal action, never coerced.
-- Opponents: ``None`` (uniform random legal actions, seeded from the env), one agent or
-  callable for every opponent, or a list with one per opponent in seat order after the
-  learner. An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``, see
-  moonriver_env.agents.Agent); a callable is ``f(observation) -> id``. ``gymnasium.make``
-  also takes agent names (``"greedy"``, ``"mcts:200"``; a name gives each opponent its own
-  agent: ``moonriver_env.agents.gym_entry``); the class itself takes agents
-  (``moonriver_env.agents.make_agent(name)``): environments never import agents.
-  Opponents act inside ``step`` until it is the learner's turn again or the game ends.
+- Observation: the learner's flat float32 observation (docs/observation.md); the mask is
+  ``env.action_masks()`` (read-only; under wrappers ``env.get_wrapper_attr("action_masks")()``)
+  and ``info["action_mask"]`` (a copy).
+- Action: ``Discrete(2710)``, the ids of docs/actions.md (Python or numpy integers, never
+  coerced).
+- Opponents: ``None`` (seeded uniform random), one agent (``act(game, observation) -> id``) or
+  callable (``f(observation) -> id``) for all, or a list of one per opponent in seat order;
+  ``gymnasium.make`` also takes agent names. They act inside ``step``.
 - Seat: ``None`` draws the learner's player id each episode; an int fixes it.
-- Reward: everything the learner earned since its previous action (final reward by
-  ``reward=`` as in moonriver_v0, plus optional ``shaping``), so the end-of-game reward lands
-  on its last transition even when opponents finish the game.
-- Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
-  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` (a finite
-  number) and ``info["illegal_action"] = True``.
-- After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``.
-- Backend: ``backend="core"`` (default, the compiled rules) or ``"python"`` (the reference
-  engine): the same games (``moonriver_env.moonriver.backend``).
+- Reward: what the learner earned since its previous action (``reward=`` as in moonriver_v0,
+  plus ``shaping``), so the end-of-game reward lands on its last transition.
+- Illegal actions: ``illegal="raise"`` (IllegalActionError, game unchanged) or ``"penalty"``
+  (the episode ends with ``illegal_penalty`` and ``info["illegal_action"] = True``).
+- After ``terminated``, ``step`` raises RuntimeError until ``reset``.
+- ``backend``: ``"core"`` (default) or ``"python"``, the same games. See docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""ObservationEncoder: the table as one flat float32 vector made of named views.
+"""ObservationEncoder: the table as one flat float32 vector of named views, viewer first.
 
-Players appear relative to the viewer: index 0 is the viewer, 1 the next player id, and so on
-(the same offsets as the actions' ``opponent``); seats beyond the number of players are zero.
-The vector has the same length D for every variant. ``views`` maps each name to
-``(start, stop, shape)`` so that, e.g., ``obs[start:stop].reshape(shape)`` gives the ranch
-planes as a (4, C, 10, 5) tensor for a CNN. The order of the plot box and of the partner pile
-never appears; their remaining counts do. docs/observation.md is generated from this module.
+docs/observation.md is generated from this module (``ObservationEncoder.markdown``).
 """
 
 from __future__ import annotations
@@ -116,8 +111,7 @@ _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for 
 
 
 def board_ids(data: GameData, names: Sequence[str]) -> list[int]:
-    """Each named board's place in the board one-hot: its place in its boards file, or -1
-    (no place: an all-zero one-hot) for a board after the file's fifth."""
+    """Each named board's place in the board one-hot (-1, all zeros: after the file's fifth)."""
     order = list(data.boards)
     return [i if i < MAX_BOARDS else -1 for i in map(order.index, names)]
 BASE_CACHE_SIZE = 256  # game-long base vectors (per setup and viewer), board cell tables
@@ -227,11 +221,8 @@ class ObservationEncoder:
         return entry
 
     def _cell_table(self, ranch: Ranch, tables: _Tables) -> np.ndarray:
-        """(C, cells x (kinds + 1)) channels of every cell of a board holding every kind.
-
-        Column ``cell * (kinds + 1) + kind + 1`` is what the empty board shows on that cell
-        (bridge, homestead, free) plus what a plot of that kind adds (kind -1: no plot).
-        """
+        """(C, cells x (kinds + 1)) channels of every cell of a board holding every kind."""
+        # Column cell * (kinds + 1) + kind + 1: the empty board's cell plus a plot of that kind.
         key = (id(tables), id(ranch.board), ranch.rows)
         cached = self._cell_tables.get(key)
         if cached is not None and cached[0] is ranch.board:  # the same board, not a reused id
@@ -248,14 +239,9 @@ class ObservationEncoder:
         return table
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it.
-
-        Written for speed (it runs once per environment step, and each numpy call costs about
-        a microsecond): each ranch's planes and score come from its ``derived`` dict (dropped
-        by the engine whenever the ranch changes) and are joined with the game-long rest in one
-        concatenation; the plot rows go in with one gather, and the other values with indexed
-        writes from cached index arrays.
-        """
+        """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it."""
+        # Hot path (each numpy call costs ~1 us): ranch planes and scores come from each ranch's
+        # ``derived`` dict, joined with the game-long rest in one concatenation.
         last = self._last_game  # (game, tables, base per viewer) of the game encoded last
         if last is None or last[0] is not game:
             last = self._last_game = (game, self._tables(game), {})

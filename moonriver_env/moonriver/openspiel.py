@@ -15,30 +15,11 @@
   observation of the player (`moonriver_env.moonriver.observation`), one named tensor per view.
 - Returns: the `win` reward of `moonriver_v0` at the end: +1 to each winner (a shared victory
   too), -1 to the others.
-
-**Chance.** OpenSpiel expects chance as explicit nodes listing their outcomes and
-probabilities, so nothing here is pre-shuffled. The setup is chance nodes, in the engine's
-order: the scenario (legends with `scenario=0`; ids 1-4), each player's legend board (ids
-index the sorted legend boards), the setup order (each node names the next player to place a
-ranchero, by player id; a node with one outcome left is skipped), the five partners of the
-first saloon (token ids), then the four plots of the first column (plot ids, in draw order:
-the engine sorts a column by plot number). During the game, a decision that draws (the last
-decision of a round draws the next column and refills the saloon; the last setup decision
-draws the second column) is followed by one chance node per draw: plots first, then
-partners, each uniform over what the box or the pile still holds. The decision is carried
-out once its draws are chosen (``Game.set_next_draws`` makes the engine draw them), so while
-they are being chosen the table still shows the state before that decision. The engine's
-bonus tiles involve no draw (the player picks the tile, RULES.md) and so no chance node.
-
-**Records.** The engine game's record (``engine_game(state).to_record()``) says
-``"chosen_draws": true``: its draws are the chance outcomes, found in its chance events, not
-the seed's, and ``Game.from_record`` replays them from there, so a finished game's record
-replays byte for byte (docs/game-record.md, "Chosen draws").
-
-**Search.** With its draws explicit the game has no hidden information, so OpenSpiel's
-``MCTSBot`` (and any perfect-information algorithm with chance) plays it directly;
-``moonriver_env.agents.openspiel_bots.play_match`` runs it against this package's agents
-(``make_agent`` specs) through ``AgentBot``.
+- Chance: the setup's nodes in order: scenario (legends with `scenario=0`: ids 1-4), each legend
+  board (ids index the sorted legend boards), setup order (player ids; a last single outcome is
+  skipped), the first saloon (token ids), the first column (plot ids, in draw order). A decision
+  that draws is carried out after one uniform node per plot, then per partner, that it draws.
+- Records: ``engine_game(state).to_record()`` replays its chosen draws (docs/game-record.md).
 """
 
 from __future__ import annotations
@@ -92,12 +73,7 @@ _GAME_TYPE = pyspiel.GameType(
 
 
 class _Tables:
-    """What every state of one game shares: configs, legend boards, seeds per setup order.
-
-    States hold it as an attribute; OpenSpiel deep-copies a state's attributes to clone it,
-    so copying returns the same object, and pickling (for serialisation) keeps only the
-    parameters.
-    """
+    """What every state of one game shares: configs, legend boards, seeds per setup order."""
 
     def __init__(self, players: int, mode: str, scenario: int) -> None:
         self.players, self.mode, self.scenario = players, mode, scenario
@@ -108,7 +84,7 @@ class _Tables:
         self._seeds: dict[tuple[int, ...], int] = {}
 
     def __deepcopy__(self, memo: dict[int, object]) -> _Tables:
-        return self
+        return self  # OpenSpiel clones a state by deep-copying its attributes: share this one
 
     def __reduce__(self) -> tuple[type[_Tables], tuple[object, ...]]:
         return _Tables, (self.players, self.mode, self.scenario)
@@ -122,8 +98,7 @@ class _Tables:
         return self._configs[key]
 
     def seed_for(self, order: tuple[int, ...], config: GameConfig) -> int:
-        """A seed whose engine game places rancheros in ``order`` (the setup order is the
-        engine's own seeded draw: the seeds are searched once, the result checked on use)."""
+        """A seed whose engine game places rancheros in ``order`` (searched once, checked)."""
         if not self._seeds:
             wanted = math.factorial(self.players)
             for seed in itertools.count():
@@ -172,8 +147,7 @@ class MoonRiverGame(pyspiel.Game):
         return MoonRiverState(self)
 
     def max_chance_nodes_in_history(self) -> int:
-        """The scenario, boards and setup order, then one node per plot and per partner token
-        (each is drawn once at most)."""
+        """Scenario, boards and setup order, then one node per plot and per partner at most."""
         t = self.tables
         return 1 + 2 * t.players + t.num_plots + t.num_partners
 
@@ -184,11 +158,7 @@ class MoonRiverGame(pyspiel.Game):
 
 
 class MoonRiverState(pyspiel.State):
-    """A state of ``python_moonriver``: the engine game (once set up) and the pending chance.
-
-    ``engine`` is the engine ``Game`` (None during the setup's chance nodes); agents may read
-    it and must not change it.
-    """
+    """A state of ``python_moonriver``: ``engine`` (read-only; None in setup) and pending chance."""
 
     def __init__(self, game: MoonRiverGame) -> None:
         super().__init__(game)
@@ -367,13 +337,7 @@ class MoonRiverState(pyspiel.State):
 
 
 class MoonRiverObserver:
-    """OpenSpiel observer: the engine's observation of a player as named tensors.
-
-    The tensor is the 4934-value vector of ``ObservationEncoder``
-    (zeros until the setup's chance nodes are done); ``dict`` holds its views in order. The
-    string is the table text for an observation, the action history for an information state
-    (perfect recall: with nothing hidden, the history is the information state).
-    """
+    """OpenSpiel observer: the engine's observation as named tensors (zeros during setup)."""
 
     def __init__(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> None:
         if params:
@@ -393,14 +357,13 @@ class MoonRiverObserver:
 
     def string_from(self, state: MoonRiverState, player: int) -> str:
         """The table (observation) or the history of actions (information state)."""
-        if self.perfect_recall:
+        if self.perfect_recall:  # with nothing hidden, the history is the information state
             return f"player {player}: " + " ".join(map(str, state.history()))
         return str(state)
 
 
 def _may_draw(game: Game) -> bool:
-    """Whether a decision now may end the setup or a round, and so draw plots or partners: a
-    placement or a selection, or any decision of the last round before the reserves empty."""
+    """Whether a decision now may draw plots or partners (setup, select, or the last round)."""
     return game.phase in (Phase.SETUP, Phase.SELECT) or (game.last_round and not game.emptying)
 
 

@@ -1,14 +1,5 @@
 """A batched search with network-valued leaves, its trees in the compiled core.
 
-One search per game (Gumbel AlphaZero's root with sequential halving, or AlphaZero's PUCT);
-each step hands out one leaf per unfinished game, to be valued by the caller's network in one
-batch::
-
-    s = BatchedSearch(games, simulations=32, seed=0)
-    while (leaves := s.leaves()) is not None:
-        s.evaluate(policy_logits, values)   # (M, 2710) logits, (M, 4) win shares
-    res = s.result()
-
 See docs/core.md ("Batched search with network-valued leaves").
 """
 
@@ -108,12 +99,9 @@ class BatchedSearch:
                  threads: int = 1, indices: Sequence[int] | None = None,
                  greedy_prior: float | None = None, time_limit: float = 0.0,
                  timers: bool = False) -> None:
-        """Start the searches (``indices``: each game's place in the seeding, default 0..G-1:
-        a game searched alone with its batch index gets the batch's result; ``greedy_prior``:
-        each leaf also carries ``agents.pretrained.greedy_prior`` with this tie-break weight,
-        for networks that add it to their logits; ``time_limit`` > 0: seconds after which
-        each search stops at the end of its current simulation, with at least one;
-        ``timers``: time each phase of the search, ``phase_seconds``)."""
+        """Start one search per game (``indices``: each game's place in the seeding)."""
+        # greedy_prior: leaves also carry agents.pretrained.greedy_prior with this tie-break
+        # weight; time_limit > 0: seconds after which each search stops (one simulation at least).
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")
@@ -143,9 +131,7 @@ class BatchedSearch:
         return int(self._search.num_games)
 
     def phase_seconds(self) -> dict[str, float]:
-        """Seconds spent in each phase (select, determinize, apply, observe, prior, network,
-        backup) so far, summed over the games; zeros unless made with ``timers``. The network
-        phase counts only the leaves ``run`` values inside the core."""
+        """Seconds spent in each phase so far, summed over the games (zeros unless ``timers``)."""
         return dict(self._search.phase_seconds())
 
     def leaves(self) -> LeafBatch | None:
@@ -162,9 +148,7 @@ class BatchedSearch:
         return batch
 
     def evaluate(self, policy_logits: Any, values: Any) -> None:
-        """Expand the pending leaves with ``policy_logits`` (M, 2710; illegal entries
-        ignored) and back up ``values`` (M, 4; win share per seat in [0, 1], columns past the
-        game's player count ignored)."""
+        """Expand the leaves with logits (M, 2710); back up ``values`` (M, 4) win shares."""
         if self._pending == 0:
             raise ValueError("evaluate: no leaves are pending (call leaves() first)")
         logits = _rows(policy_logits, "policy_logits", self._pending, NUM_ACTIONS)
@@ -173,10 +157,7 @@ class BatchedSearch:
         self._pending = 0
 
     def run(self, net: Any) -> SearchResult:
-        """Run every search to its end, each leaf valued inside the core by ``net`` (a
-        ``_core.AzNet``, ``agents.az.NumpyAZNet.core``): the same steps as the ``leaves`` /
-        ``evaluate`` loop with that network, without a Python call per step; the result
-        (``evaluated`` then holds the number of leaves valued)."""
+        """Run every search to its end, leaves valued in the core by ``net`` (``_core.AzNet``)."""
         if self._pending:
             raise ValueError("run: leaves are pending (evaluate them first)")
         if not isinstance(net, _core.AzNet):

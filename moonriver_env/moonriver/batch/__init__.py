@@ -1,16 +1,7 @@
-"""Many Moon River games a call on the compiled core, one module per job:
+"""Many Moon River games a call on the compiled core, one module per job. See docs/vector.md.
 
-- ``games``: ``BatchedGames``, the batch itself (built-in and network seats, seeds, autoreset);
-- ``seats``: what a seat is (``BuiltinSeat``, ``NetworkSeat``);
-- ``compact``: the compact uint8 observation and ``expand_observation``;
-- ``vector_env``: the Gymnasium ``VectorEnv`` (``MoonRiverVectorEnv``, ``make_vec``'s);
-- ``sb3_env``: the SB3 ``VecEnv`` (``make_sb3_vec_env``); ``single_env``: ``SingleGameEnv``;
-- ``multiagent``: every seat a learner (``MultiAgentGames``); ``async_env``: EnvPool-style
-  send/recv (``AsyncBatchedGames``).
-
-The batch imports no agent: network seats come built (``moonriver_env.agents.registry.
-batch_seat``). The public names are re-exported here, each module imported on first use (so
-that ``batch.seats`` alone stays light).
+The public names are re-exported here, each module imported on first use (``batch.seats``
+alone stays light); the batch imports no agent (network seats come built).
 """
 
 from typing import TYPE_CHECKING

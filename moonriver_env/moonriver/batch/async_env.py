@@ -1,46 +1,7 @@
 """Asynchronous stepping of batched games in the EnvPool manner: ``send(actions, env_id)`` and
-``recv()``.
+``recv()`` over parts of ``batch_size`` games, each stepped by a worker thread.
 
-``AsyncBatchedGames(num_games, batch_size)`` splits ``num_games`` games into parts of
-``batch_size`` games, each a :class:`~moonriver_env.moonriver.batch.games.BatchedGames` of its own.
-``send``
-hands a part's actions to a worker thread, which steps it in the core (the GIL released), and
-returns at once; ``recv`` waits for a part that has finished and returns its results as a
-:class:`~moonriver_env.moonriver.batch.multiagent.BatchState` whose ``env_id`` names the part's
-games.
-Meanwhile Python works on another part, e.g. a policy's forward pass::
-
-    pool = AsyncBatchedGames(512, batch_size=256, config=GameConfig(num_players=4))
-    pool.async_reset(seed=0)
-    for _ in range(steps):
-        state = pool.recv()                        # batch_size games, ready now
-        actions = policy(state.observation, state.legal_action_mask)
-        pool.send(actions, state.env_id)           # steps while the next recv's part is used
-
-As in EnvPool, ``recv`` returns whichever sent part finished first (the earliest sent when
-several have); ``send`` takes the ids that ``recv`` returned (one or more whole parts, in any
-order; actions[i] is for game env_id[i]). ``step(actions, env_id)`` is ``send`` then ``recv``;
-``step(actions)`` steps every game and returns them all, by env id (synchronous stepping, the
-parts stepped side by side on the workers). ``close()`` waits for the parts still stepping and
-drops their results (an error among them too); a closed pool refuses ``send`` and resets.
-
-**Seeds.** ``async_reset(seed)`` / ``reset(seed)`` start game g from ``seed + g`` and its k-th
-episode from ``seed + g + num_games * k``: the games of ``BatchedGames(num_games)`` reset with
-the same seed, whatever the parts or the order of ``recv``. Built-in seats (``seats=``) draw
-from their part's streams (part p's seed is ``seed + p * batch_size``), so their draws depend
-on ``batch_size`` but never on timing, workers or the order of ``recv``. Network seats
-(``NetworkSeat``: a network's policy or its search, built by
-``moonriver_env.agents.registry.batch_seat``) are decided on the part's worker thread, in its
-step; a part's
-searches draw their seeds from its own generator, seeded by its reset (from the part's seed, as
-its built-in seats' streams), so they too depend on ``batch_size`` alone.
-
-**Errors.** An illegal action raises ``BatchIllegalActionError`` from the ``recv`` that would
-have returned its part (``game_index`` is the game's env id); no game of that part changed and
-the part may be sent again; when several parts of one ``step(actions)`` or ``reset`` raise,
-the error of the part with the lowest game ids is raised, whatever the order they finished in.
-Bad ids (out of range, repeated, part of a part, a part still
-stepping) are refused by ``send`` with a ``ValueError``.
+See docs/vector.md ("Async stepping (EnvPool-style)").
 """
 
 from __future__ import annotations
@@ -67,8 +28,7 @@ from moonriver_env.moonriver.rules.config import GameConfig
 
 
 class _Part(BatchedGames):
-    """Games ``offset .. offset + n - 1`` of a pool of ``total``: reset with seed
-    ``pool seed + offset``, game g's k-th episode is the pool's game offset + g's."""
+    """Games ``offset .. offset + n - 1`` of a pool of ``total``, seeded as the pool's games."""
 
     def __init__(self, offset: int, total: int, num_games: int, *args: Any) -> None:
         super().__init__(num_games, *args)
@@ -86,8 +46,7 @@ class _Part(BatchedGames):
 
 
 class AsyncBatchedGames:
-    """``num_games`` games in parts of ``batch_size``, stepped by worker threads while Python
-    works on other parts (EnvPool's ``send``/``recv``); see the module docstring."""
+    """``num_games`` games in parts of ``batch_size``, stepped by workers (EnvPool's send/recv)."""
 
     def __init__(self, num_games: int, batch_size: int | None = None,
                  config: GameConfig | None = None, seats: Sequence[SeatLike] | None = None,
@@ -112,8 +71,7 @@ class AsyncBatchedGames:
 
     # ------------------------------------------------------------------ reset
     def async_reset(self, seed: int = 0) -> None:
-        """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns the
-        parts as they are ready."""
+        """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns parts."""
         seed = check_int("seed", seed, 0)
         self._check_open()
         self._check_idle("reset")
@@ -128,8 +86,7 @@ class AsyncBatchedGames:
         return self._recv_all()
 
     def _recv_all(self) -> BatchState:
-        """Every part in flight received: the state of all their games, by env id (when parts
-        raised, once all are back, the error of the part with the lowest game ids)."""
+        """Every part in flight received: all their games' state, by env id (or an error)."""
         wait(list(self._in_flight.values()))
         states, errors = [], []
         for p in sorted(self._in_flight):
@@ -153,8 +110,7 @@ class AsyncBatchedGames:
 
     # ------------------------------------------------------------- send/recv
     def send(self, actions: npt.ArrayLike, env_id: npt.ArrayLike) -> None:
-        """Step the games ``env_id`` (whole parts, as ``recv`` returned them) with ``actions``
-        (actions[i] for game env_id[i]) on the workers; returns at once."""
+        """Step the games ``env_id`` (whole parts, as ``recv`` gave them) on workers; no wait."""
         self._check_open()
         if not self._started:
             raise RuntimeError("call async_reset(seed) or reset(seed) before send()")
@@ -195,8 +151,7 @@ class AsyncBatchedGames:
         return out
 
     def recv(self) -> BatchState:
-        """Wait for a sent part to finish and return its games' state (the earliest sent of
-        those finished); an error raised while stepping it is raised here."""
+        """Wait for a sent part to finish and return its games' state (or raise its error)."""
         if not self._in_flight:
             raise RuntimeError("nothing to recv: send() actions (or async_reset) first")
         done, _ = wait(self._in_flight.values(), return_when=FIRST_COMPLETED)
@@ -209,8 +164,7 @@ class AsyncBatchedGames:
         return batch_state(part, part.env_id.copy(), self.copy)
 
     def step(self, actions: npt.ArrayLike, env_id: npt.ArrayLike | None = None) -> BatchState:
-        """``send(actions, env_id)`` then ``recv()``; with ``env_id`` None every game is
-        stepped and all are returned, by env id."""
+        """``send(actions, env_id)`` then ``recv()``; ``env_id`` None: every game, by env id."""
         if env_id is not None:
             self.send(actions, env_id)
             return self.recv()
@@ -236,8 +190,7 @@ class AsyncBatchedGames:
         return part.episode_seed(g, k)
 
     def close(self) -> None:
-        """Wait for the parts still stepping (their results dropped) and stop the worker
-        threads."""
+        """Wait for the parts still stepping (their results dropped) and stop the worker threads."""
         self._closed = True
         self._executor.shutdown(wait=True)
         self._in_flight.clear()

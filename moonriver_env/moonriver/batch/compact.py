@@ -1,10 +1,6 @@
 """The compact observation of batched games: uint8 rows the core writes, expanded to float32.
 
-``observation="compact"`` (``BatchedGames``, ``MoonRiverVectorEnv``) gives rows of
-``COMPACT_SIZE`` uint8 instead of the float32 observation: the same values as raw integers at
-the float observation's offsets, then each seat's score's high byte and the denominators of the
-"game" view's box and pile fractions (docs/observation.md has the layout and scales).
-``expand_observation(compact)`` gives the float32 observation back exactly.
+See docs/observation.md ("Compact observation").
 """
 
 from __future__ import annotations

@@ -1,57 +1,7 @@
-"""Many Moon River games a call on the compiled core: ``BatchedGames``, the batch itself (the
-envs over it: ``vector_env``, ``sb3_env``, ``single_env``, ``multiagent``, ``async_env``).
+"""Many Moon River games a call on the compiled core: ``BatchedGames``, the batch itself.
 
-``BatchedGames(num_games, config, seats)`` holds N games in one core object. ``step(actions)``
-applies one decision per game (an int64 array of N action ids) and writes, into arrays it
-allocated once:
-
-- ``player`` (N,) int32: the seat to decide next in each game;
-- ``obs`` (N, 4934) float32: each game seen by that seat (docs/observation.md);
-- ``mask`` (N, 2710) int8: its legal actions (the core Game's ``legal_mask`` dtype);
-- ``rewards`` (N, players) float32: every seat's reward of this step (0 until a game ends, then
-  the PettingZoo env's end-of-game rewards, ``reward=`` "win" | "rank" | "score" | "margin");
-- ``done`` (N,) bool: the game ended in this step; it was replaced by its next game at once,
-  so ``obs``/``mask``/``player`` already belong to the new game ("same-step" autoreset);
-- ``final_obs`` (N, 4934) float32: for games that ended, the ended game seen by the seat whose
-  decision was applied in this step (other rows are stale).
-
-``observation="compact"``: ``obs`` and ``final_obs`` are (N, 4940) uint8 instead, written by
-the core directly (:mod:`~moonriver_env.moonriver.batch.compact`: ``expand_observation``
-gives the float32 observation back exactly).
-
-**Seats** (:mod:`~moonriver_env.moonriver.batch.seats`): the built-in seats, ``"learner"``
-(Python decides), ``"random"`` (uniform over legal actions), ``"greedy"`` (``GreedyAgent``'s
-ranking, the core's ``greedy_values``: best value, then best tie-break, remaining ties drawn at
-random) or ``"mcts:N"`` (``MCTSAgent`` with N simulations: the core's ``mcts_search``, seeded
-from the game's stream, the most visited action, ties drawn), given by name or as
-``BuiltinSeat``, are played inside the core, GIL released, so Python sees only learner
-decisions. They draw from one SplitMix64 stream per game, seeded from the reset seed and the
-game's index, so ``threads`` (the batch split over that many ``std::thread``s) never changes a
-result. The greedy seat ranks as GreedyAgent does; only its draws among equal choices come from
-the core's stream instead of the agent's.
-
-``NetworkSeat``\\ s (built from agent specs by ``moonriver_env.agents.registry.batch_seat``:
-``"pretrained"``, ``"az:PATH.npz"``, ``"pretrained+search:SIMS"``, ``"az+search:PATH.npz:SIMS"``)
-play a loaded network: its policy's most likely legal action (``agents.az.AZAgent``'s move), or
-its search (``agents.az.AZSearchAgent``'s). The core plays their forced decisions and stops at
-their others; after each core step the batch decides them in rounds (each round: for each
-network player, the waiting games' greedy priors in one core call and one numpy forward, or
-one ``moonriver_env.moonriver.search.BatchedSearch`` over the games waiting on a search seat,
-seeded from a generator that ``reset(seed)`` seeds; then ``step_network`` plays on in the core)
-until every game waits on a learner, so they too never reach Python as agent-steps, and
-rewards, autoreset, ``final_obs`` and seeds behave as with the other seats.
-
-**Seeds.** ``reset(seed)`` starts game g of the batch from ``seed + g`` (``reset(seed,
-seeds=[...])``: from ``seeds[g]``); its k-th episode (k = 0, 1, ...) uses ``seed + g + N * k``,
-so game g of a batch always replays the same games (``moonriver_env.moonriver.core.Game(config,
-seed + g + N * k)``), and ``restart(games)`` moves the listed games on to their next episodes.
-Every set-up is drawn inside the core from its seed (numpy's ``default_rng`` draw for draw, the
-engine's games): a game that ends in a step is replaced there by its slot's next episode, with
-no Python work per game.
-
-**Illegal actions.** If any action is not legal in its game, ``step`` raises
-``BatchIllegalActionError`` (an ``IllegalActionError``) naming the first such game index, the
-action and why, and no game changes.
+``step(actions)`` writes ``player``, ``obs``, ``mask``, ``rewards``, ``done`` and ``final_obs``
+into arrays allocated once (same-step autoreset). See docs/vector.md.
 """
 
 from __future__ import annotations
@@ -111,7 +61,7 @@ class BatchIllegalActionError(IllegalActionError):
 
 
 class BatchedGames:
-    """N games of Moon River stepped together in the core; see the module docstring."""
+    """N games of Moon River stepped together in the core; see docs/vector.md."""
 
     def __init__(self, num_games: int, config: GameConfig | None = None,
                  seats: Sequence[SeatLike] | None = None, reward: str = "win",
@@ -164,9 +114,7 @@ class BatchedGames:
         self._seat_network = np.tile(self._network_row(self._seats), (N, 1))
 
     def _add_network(self, seat: NetworkSeat) -> int:
-        """The index of a network seat's player among the batch's: one per network, simulations,
-        settings and prior (``"pretrained"`` and ``"pretrained+search:16"`` are two players of
-        one network)."""
+        """A network seat's player index: one player per network, simulations, settings, prior."""
         key = seat.key()
         if key not in self._player_ids:
             if not any(net is seat.network for net in self._networks):
@@ -187,8 +135,7 @@ class BatchedGames:
 
     @property
     def over(self) -> npt.NDArray[np.bool_]:
-        """(N,) bool: which games are over and wait for nothing (``autoreset=False``: a
-        finished game stays in its slot; with autoreset no game is ever over between steps)."""
+        """(N,) bool: which games are over and wait for nothing (only with ``autoreset=False``)."""
         return self.player < 0
 
     # -------------------------------------------------------------- seeding
@@ -200,20 +147,15 @@ class BatchedGames:
         return self._bases[g] + self._stride * k
 
     def _begin(self, g: int, k: int) -> None:
-        """Set up game g's k-th episode in the core (with autoreset, the core sets up its
-        later ones as its games end)."""
+        """Set up game g's k-th episode in the core (with autoreset the core sets up the next)."""
         self.episodes[g] = k
         self._batch.begin(g, seed_words(self._bases[g]), k, self._stride)
 
     def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
               seats: Sequence[Sequence[SeatLike]] | None = None) -> None:
-        """Start every game: game g from ``seed + g``; its k-th episode from seed + g + N*k.
-
-        ``seeds``: game g from ``seeds[g]`` instead (its k-th episode from seeds[g] + N*k;
-        ``seed`` still seeds the built-in seats' streams). ``seats``: one seat list per game,
-        instead of the batch's ``seats`` for every game (each with at least one
-        ``"learner"``). The search seats' generator is seeded from ``seed`` alone (numpy's
-        ``default_rng([seed, SEARCH_STREAM])``; ``restart`` goes on with it)."""
+        """Start every game: game g from ``seed + g`` (or ``seeds[g]``), its k-th episode + N*k."""
+        # ``seed`` alone seeds the built-in seats' streams and the search seats' generator;
+        # ``seats``: one seat list per game instead of the batch's.
         self.seed = check_int("seed", seed, 0)
         N = self.num_games
         bases = [self.seed + g for g in range(N)]
@@ -244,10 +186,7 @@ class BatchedGames:
         self._write_all()
 
     def restart(self, games: npt.ArrayLike, seeds: Sequence[int | None] | None = None) -> None:
-        """Start the listed games anew, the others unchanged: game g's next episode (one its
-        slot has not played), or with ``seeds[i]`` given, games[i] from that seed (its k-th
-        episode from seeds[i] + N*k). After it ``rewards`` and ``done`` are zero for every
-        game, as after ``reset``; the built-in seats' streams go on."""
+        """Start the listed games anew (next episodes, or from ``seeds``); the others unchanged."""
         if self._batch is None:
             raise RuntimeError("call reset(seed) before restart()")
         rows = [check_int("games[i]", g, 0, self.num_games - 1)
@@ -271,8 +210,7 @@ class BatchedGames:
         self._play_networks()
 
     def _waiting_on_networks(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int16]]:
-        """The games whose next decision is a network seat's, and each one's network player
-        (an index into ``_players``)."""
+        """The games whose next decision is a network seat's, and each one's index in _players."""
         player = self.player
         network = self._seat_network[np.arange(self.num_games), np.maximum(player, 0)]
         network[player < 0] = -1
@@ -280,11 +218,7 @@ class BatchedGames:
         return games, network[games]
 
     def _play_networks(self) -> None:
-        """Network seats decide in rounds until every game waits on a learner (or is over):
-        each round, the games waiting on one network player (``NetworkSeat.key``) are decided
-        together (a policy seat's: their greedy priors in one core call, then one forward; a
-        search seat's: one search), and the core applies the moves and plays on (the learner
-        step they belong to goes on: rewards, done and final_obs as ``step``)."""
+        """Network seats decide in rounds (a forward or search a player) until a learner's turn."""
         if not self._players:
             return
         while True:
@@ -305,9 +239,7 @@ class BatchedGames:
 
     def _network_moves(self, seat: NetworkSeat, games: npt.NDArray[np.intp]
                        ) -> npt.NDArray[np.int64]:
-        """The network's most likely legal action in each listed game (``agents.az.AZAgent``
-        deterministic: the argmax of its policy), from one forward (after one core call for
-        the games' greedy priors, for a network that adds them)."""
+        """The network's most likely legal action in each listed game (AZAgent's), one forward."""
         prior = None
         if seat.greedy_prior is not None:
             if self._prior is None:
@@ -323,11 +255,9 @@ class BatchedGames:
 
     def _search_moves(self, seat: NetworkSeat, games: npt.NDArray[np.intp]
                       ) -> npt.NDArray[np.int64]:
-        """The search's action in each listed game (``agents.az.AZSearchAgent``'s search with
-        the seat's settings), the games searched together: one ``BatchedSearch`` over their
-        core games, its seed the next draw of the batch's generator, each game seeded there by
-        its index in the batch (a game searched alone with ``indices=[g]`` and that seed gets
-        the same search), the leaves valued inside the core (``BatchedSearch.run``)."""
+        """AZSearchAgent's action in each listed game, the games searched together."""
+        # Each game is seeded by its batch index: searched alone with indices=[g] and the same
+        # seed, it gets the same search.
         rows = games.tolist()
         batched = search.BatchedSearch(
             [self.game(g) for g in rows], simulations=seat.simulations,
@@ -366,11 +296,7 @@ class BatchedGames:
 
     def greedy_prior(self, games: npt.ArrayLike, out: npt.NDArray[np.float32] | None = None,
                      shape_weight: float = 0.05) -> npt.NDArray[np.float32]:
-        """``agents.pretrained.greedy_prior`` of the listed games in one core call (GIL
-        released, split over ``threads``): row r holds Greedy's value plus ``shape_weight`` x
-        its tie-break for each legal action of game ``games[r]``, 0 elsewhere (all 0 for a
-        forced decision). Written into ``out`` (at least len(games) rows of 2710 float32) when
-        given; no listed game may be over."""
+        """``agents.pretrained.greedy_prior`` of the listed games in one core call, into ``out``."""
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         ids = np.asarray(games)
@@ -385,8 +311,7 @@ class BatchedGames:
         return out[:rows.size]
 
     def random_actions(self) -> npt.NDArray[np.int64]:
-        """One uniform random legal id per game, drawn in the core (a random driver for
-        benchmarks and baselines; its own per-game streams, seeded by ``reset``)."""
+        """One uniform random legal id per game, drawn in the core (streams seeded by ``reset``)."""
         if self._batch is None:
             raise RuntimeError("call reset(seed) first")
         out = np.empty(self.num_games, np.int64)

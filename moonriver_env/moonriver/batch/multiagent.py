@@ -1,28 +1,6 @@
 """A typed multi-agent view of batched games for self-play: every seat a learner.
 
-``MultiAgentGames(N, config)`` steps N games of the compiled core (one
-:class:`~moonriver_env.moonriver.batch.games.BatchedGames` with every seat ``"learner"``) and
-returns each
-step's results as a :class:`BatchState`, the batched counterpart of pgx's ``State``:
-
-- ``current_player`` (N,) int32: the seat to decide next in each game;
-- ``observation`` (N, 4934) float32: each game seen by that seat (docs/observation.md);
-- ``legal_action_mask`` (N, 2710) bool: that seat's legal actions;
-- ``rewards`` (N, players) float32: every seat's reward of this step (0 until a game ends,
-  then the PettingZoo env's end-of-game rewards for ``reward=`` "win" | "rank" | "score" |
-  "margin");
-- ``terminated`` (N,) bool: the game ended in this step and its next game already took its
-  place (same-step autoreset: the other fields but ``rewards`` and ``final_observation``
-  belong to the new game); ``truncated`` (N,) bool is always False (games have no step limit);
-- ``final_observation`` (N, 4934) float32: on terminated rows, the ended game seen by the
-  seat whose decision ended it (other rows are stale);
-- ``env_id`` (N,) int64: which games the rows are (``arange(N)`` here; a part of the batch
-  in :mod:`moonriver_env.moonriver.batch.async_env`).
-
-Seeds are ``BatchedGames``'s: game g's k-th episode is ``core.Game(config, seed + g + N * k)``.
-``reset(seed, seats=[...])`` may give games built-in or network seats (``"greedy"``, a
-``NetworkSeat`` the agents package built), played inside the batch: their decisions are never
-rows.
+Each step returns a :class:`BatchState` (pgx's ``State``). See docs/vector.md.
 """
 
 from __future__ import annotations
@@ -63,8 +41,7 @@ class BatchState:
 
 def batch_state(games: BatchedGames, env_id: npt.NDArray[np.int64],
                 copy: bool = True) -> BatchState:
-    """The current arrays of ``games`` as a :class:`BatchState` (copies, or with
-    ``copy=False`` the batch's own arrays, overwritten by its next step)."""
+    """The current arrays of ``games`` as a :class:`BatchState` (copies unless ``copy=False``)."""
     def out(arr: np.ndarray) -> np.ndarray:
         return arr.copy() if copy else arr
 
@@ -77,7 +54,7 @@ def batch_state(games: BatchedGames, env_id: npt.NDArray[np.int64],
 
 
 class MultiAgentGames:
-    """N games for self-play, every seat a learner, stepped in the core; see the module."""
+    """N games for self-play, every seat a learner, stepped in the core."""
 
     def __init__(self, num_games: int, config: GameConfig | None = None, reward: str = "win",
                  threads: int = 1, autoreset: bool = True, copy: bool = True) -> None:
@@ -90,8 +67,7 @@ class MultiAgentGames:
 
     def reset(self, seed: int = 0, *, seeds: Sequence[int] | None = None,
               seats: Sequence[Sequence[SeatLike]] | None = None) -> BatchState:
-        """Start every game (game g from ``seed + g``; ``seeds``/``seats`` as
-        ``BatchedGames.reset``: per-game seeds without autoreset, per-game seat kinds)."""
+        """Start every game (game g from ``seed + g``; ``seeds``, ``seats`` as BatchedGames')."""
         self.games.reset(seed, seeds=seeds, seats=seats)
         return self.state()
 

@@ -1,5 +1,4 @@
-"""An SB3 ``VecEnv`` over batched games: ``make_sb3_vec_env``, what ``sb3_contrib.MaskablePPO``
-trains with (needs stable-baselines3, imported when the first one is made)."""
+"""An SB3 ``VecEnv`` over batched games: ``make_sb3_vec_env``, for ``sb3_contrib.MaskablePPO``."""
 
 from __future__ import annotations
 
@@ -17,11 +16,8 @@ from moonriver_env.moonriver.rules.config import GameConfig
 def make_sb3_vec_env(num_envs: int, config: GameConfig | None = None, seat: int = 0,
                      opponents: Opponents = "random", reward: str = "win", threads: int = 1,
                      seed: int = 0, illegal: str = "raise", illegal_penalty: float = -1.0) -> Any:
-    """An SB3 ``VecEnv`` over :class:`MoonRiverVectorEnv` that ``sb3_contrib.MaskablePPO``
-    trains with (masks through ``env_method("action_masks")``; same-step autoreset, SB3's
-    convention). Its first ``reset`` starts game g from ``seed + g`` (or the seed of the last
-    ``seed(s)`` call); a later ``reset`` moves every game on to its next episode, never one
-    already played. Needs stable-baselines3."""
+    """An SB3 ``VecEnv`` over :class:`MoonRiverVectorEnv` (needs stable-baselines3)."""
+    # Its first reset starts game g from seed + g; a later one moves every game on.
     venv = MoonRiverVectorEnv(num_envs, config, seat, opponents, reward, threads,
                               autoreset_mode=AutoresetMode.SAME_STEP, illegal=illegal,
                               illegal_penalty=illegal_penalty)
@@ -99,8 +95,7 @@ def _sb3_class() -> type:
             return [values[g] for g in self._indices_list(indices)]
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            """Set a settable attribute of every row (the rows share one batch, so a part of
-            them is refused)."""
+            """Set a settable attribute of every row (the rows share one batch)."""
             if len(self._indices_list(indices)) != self.num_envs:
                 raise ValueError(f"the rows share one batch: {attr_name} takes one value for "
                                  f"every row; set it with indices=None")

@@ -1,19 +1,6 @@
-"""The seats of batched games: who decides each seat's moves.
+"""The seats of batched games: who decides each seat's moves (``BuiltinSeat``, ``NetworkSeat``).
 
-A seat is either
-
-- a :class:`BuiltinSeat`, played by the compiled core itself: ``"learner"`` (Python decides:
-  these are the batch's rows), ``"random"`` (uniform over legal actions), ``"greedy"``
-  (``GreedyAgent``'s ranking) or ``"mcts:N"`` (the core's IS-MCTS with N simulations). The
-  batch and the envs take these names as they are;
-- or a :class:`NetworkSeat`: an already-loaded network (numpy forward and C++ copy) whose
-  policy, or whose search with ``simulations`` a decision, the batch plays in rounds between
-  the core's steps.
-
-The batch package never builds an agent. Network seats are built from agent specs by the agents
-package, ``moonriver_env.agents.registry.batch_seat("pretrained")`` (the spec table says which
-specs have a batch seat); ``gymnasium.make_vec("MoonRiver-v0", opponents=...)`` converts names
-itself.
+Network seats are built by ``moonriver_env.agents.registry.batch_seat``. See docs/vector.md.
 """
 
 from __future__ import annotations
@@ -41,8 +28,7 @@ NETWORK_SEATS_HINT = ("other agents play as network seats, built from an agent s
 
 
 def builtin_kind(name: object) -> int | None:
-    """The core's seat kind of a built-in seat name (``"mcts:N"``: ``SEAT_MCTS + N``), or None
-    for a name that is no built-in seat's."""
+    """The core's seat kind of a built-in seat name (``"mcts:N"``: ``SEAT_MCTS + N``), or None."""
     if not isinstance(name, str):
         return None
     if name in BUILTIN_KINDS:
@@ -56,8 +42,7 @@ def builtin_kind(name: object) -> int | None:
 
 @dataclass(frozen=True)
 class BuiltinSeat:
-    """A seat the core plays itself, by its name: ``"learner"``, ``"random"``, ``"greedy"``
-    or ``"mcts:N"``."""
+    """A seat the core plays itself: ``"learner"``, ``"random"``, ``"greedy"`` or ``"mcts:N"``."""
 
     name: str
 
@@ -89,17 +74,13 @@ class SeatNetwork(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class NetworkSeat:
-    """A seat whose moves an already-loaded network decides inside the batch: its policy's most
-    likely legal action (``simulations`` 0) or the batched Gumbel search with ``simulations``
-    a decision and ``settings`` (``BatchedSearch``'s constants). ``greedy_prior``: the shape
-    weight of Greedy's prior the network adds to its input (None: it adds none). ``name`` is how
-    the batch lists the seat (the agent spec it was built from)."""
+    """A seat a loaded network decides in the batch: its policy's best legal action, or a search."""
 
     network: SeatNetwork
-    simulations: int = 0
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    greedy_prior: float | None = None
-    name: str = "network"
+    simulations: int = 0  # 0: the policy; else the batched Gumbel search's simulations a decision
+    settings: Mapping[str, Any] = field(default_factory=dict)  # BatchedSearch's constants
+    greedy_prior: float | None = None  # shape weight of Greedy's prior the network adds, or None
+    name: str = "network"  # how the batch lists the seat (the agent spec it was built from)
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.network, "evaluate", None)):
@@ -115,8 +96,7 @@ class NetworkSeat:
                              f"{self.greedy_prior!r:.40}")
 
     def key(self) -> tuple[int, int, tuple[tuple[str, Any], ...], float | None]:
-        """What makes two seats one player of a batch: the same network object, simulations,
-        settings and prior."""
+        """What makes two seats one player: the same network, simulations, settings and prior."""
         return (id(self.network), self.simulations, tuple(sorted(self.settings.items())),
                 self.greedy_prior)
 
@@ -126,8 +106,7 @@ SeatLike = str | BuiltinSeat | NetworkSeat  # a built-in seat's name, or a seat
 
 
 def seat_kind(seat: object) -> int | None:
-    """The core's seat kind of a seat or a built-in seat's name (a network seat's:
-    ``SEAT_NETWORK``), or None for anything else."""
+    """The core's seat kind of a seat or a built-in seat's name, or None for anything else."""
     if isinstance(seat, NetworkSeat):
         return _core.SEAT_NETWORK
     if isinstance(seat, BuiltinSeat):
@@ -144,8 +123,7 @@ def as_seat(seat: object) -> Seat | None:
 
 
 def check_seats(seats: Sequence[SeatLike], num_players: int) -> tuple[Seat, ...]:
-    """One seat per player, at least one of them the learner, else a ValueError saying what a
-    seat may be."""
+    """One seat per player, at least one of them the learner, else a ValueError."""
     given = tuple(seats)
     checked = tuple(map(as_seat, given))
     if len(given) != num_players or None in checked:

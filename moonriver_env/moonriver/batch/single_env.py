@@ -1,5 +1,4 @@
-"""One game of a one-game batch as a ``gymnasium.Env``: ``SingleGameEnv``, for the libraries'
-single-env checks (train with the vector envs)."""
+"""One game of a one-game batch as a ``gymnasium.Env``, for the libraries' single-env checks."""
 
 from __future__ import annotations
 
@@ -17,9 +16,7 @@ from moonriver_env.moonriver.rules.config import GameConfig
 
 
 class SingleGameEnv(gymnasium.Env[Observations, int]):
-    """One game of a one-game batch as a ``gymnasium.Env`` (for the libraries' single-env
-    checks; train with the vector envs). After an ending step the next game is already set
-    up: ``reset()`` without a seed returns it."""
+    """One game of a one-game batch as a ``gymnasium.Env`` (train with the vector envs)."""
 
     metadata = {"render_modes": []}
 
@@ -47,8 +44,7 @@ class SingleGameEnv(gymnasium.Env[Observations, int]):
         return self.vec.games.obs[0].copy(), {}
 
     def step(self, action: int) -> tuple[Observations, float, bool, bool, dict[str, Any]]:
-        """One learner decision (an illegal one raises, or with ``illegal="penalty"`` ends the
-        episode with that reward and ``info["illegal_action"]``; the next reset starts anew)."""
+        """One learner decision; an illegal one raises, or ends the episode if ``penalty``."""
         try:
             obs, rew, term, trunc, _ = self.vec.step(np.array([action]))
         except BatchIllegalActionError:

@@ -1,10 +1,22 @@
 """The Gymnasium 1.x ``VectorEnv`` over batched games: ``MoonRiverVectorEnv``, one learner seat
-per game against opponents played inside the batch (``gymnasium.make_vec("MoonRiver-v0",
-num_envs=N)``: autoreset modes, per-game seeds and resets, masks in ``infos``).
+per game against opponents played inside the batch (``gymnasium.make_vec("MoonRiver-v0", ...)``).
 
-**Seeds.** As in EnvPool (``seed + env_id``), game g's series starts at ``seed + g``; as in
-Gymnasium, ``reset(seed=...)`` reseeds and a ``reset()`` without a seed goes on: every game
-moves on to an episode its slot has not played, so a later reset never replays a game.
+- Observations: (N, 4934) float32; ``observation="compact"``: (N, 4940) uint8
+  (``expand_observation``); ``dict_observation=True``: a Dict of ``observation``, ``action_mask``.
+- Actions: N ids of ``Discrete(2710)``. Rewards: the learner's end-of-game reward (``reward=``).
+- Masks: ``infos["action_mask"]`` (N, 2710) int8 after every reset and step; ``action_masks()``
+  the same as bool.
+- ``autoreset_mode``: ``NEXT_STEP`` (default: a done row's mask opens every action; its next
+  step ignores the action and starts the next game), ``SAME_STEP`` (the next game at once;
+  ``infos["final_obs"]``, ``infos["final_info"]``) or ``DISABLED`` (``reset_mask`` restarts).
+- Seeds: game g's series starts at ``seed + g`` (EnvPool); a ``reset()`` without a seed moves
+  every game on to an episode its slot has not played.
+- Rows: ``call``, ``get_attr``, ``set_attr`` as ``SyncVectorEnv``'s (:data:`ROW_ATTRIBUTES`);
+  ``copy=False`` returns the batch's own arrays, overwritten by the next step.
+- Illegal actions: ``illegal="raise"`` (``BatchIllegalActionError``, no game changed) or
+  ``"penalty"`` (that row ends with reward ``illegal_penalty`` and ``infos["illegal_action"]``).
+
+See docs/vector.md.
 """
 
 from __future__ import annotations
@@ -39,8 +51,7 @@ Opponents = SeatLike | Sequence[SeatLike]  # one for every other seat, or one pe
 
 
 def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[SeatLike, ...]:
-    """The batch's seats: the learner at ``seat``, ``opponents`` at the others (one opponent
-    for every other seat, or a list of one per other seat, in seat order)."""
+    """The batch's seats: the learner at ``seat``, ``opponents`` (one, or a list) at the others."""
     n = config.num_players
     seat = check_int("seat", seat, 0, n - 1)
     others: list[SeatLike] = []
@@ -58,46 +69,7 @@ def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[
 
 
 class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarray]):
-    """Gymnasium ``VectorEnv``: one learner seat per game, the opponents played in the batch.
-
-    ``opponents``: a built-in seat's name (``"random"``, ``"greedy"``, ``"mcts:N"``) or a seat
-    (``BuiltinSeat``, ``NetworkSeat``) for every other seat, or a list of one per other seat in
-    seat order. A network seat is built from its agent spec by the agents package
-    (``moonriver_env.agents.registry.batch_seat("pretrained")``);
-    ``gymnasium.make_vec("MoonRiver-v0", opponents=...)`` builds seats from names itself.
-
-    Observations are (N, 4934) float32, or with ``observation="compact"`` (N, 4940) uint8
-    (``expand_observation`` gives the float32 ones); ``dict_observation=True``: a Dict of
-    ``observation`` and ``action_mask``, as the PettingZoo env's. Actions N ids of
-    ``Discrete(2710)``, rewards the learner's end-of-game reward. ``infos["action_mask"]``
-    (N, 2710) int8 after ``reset`` and every ``step`` (``infos["_action_mask"]`` marks every
-    row, Gymnasium's convention for an info key), and ``action_masks()`` the same as bool
-    (MaskablePPO's method): a row's mask holds the actions its next step takes.
-
-    ``autoreset_mode`` (``gymnasium.vector.AutoresetMode``, default ``NEXT_STEP`` as
-    Gymnasium's own vector envs): ``NEXT_STEP``: a done row shows the ended game with every
-    action in its mask (pgx's terminal mask: a masked sampler always has actions to draw
-    from); the next step ignores that row's action, whatever it is, and starts its next game
-    (reward 0, not done). ``SAME_STEP``: the next game and its mask are there at once;
-    ``infos["final_obs"]`` holds the ended game's observation (``infos["_final_obs"]`` marks
-    the rows) and ``infos["final_info"]`` its step's info (an all-zero mask: the ended game
-    takes no action). ``DISABLED``: an ended game waits for
-    ``reset(options={"reset_mask": m})`` and its mask is all zero; stepping it before raises.
-
-    Seeds as Gymnasium's vector envs take them: ``reset(seed=s)`` is ``reset(seed=[s, s+1,
-    ...])`` in every draw, and ``np_random_seed`` is each row's seed. ``call``, ``get_attr``
-    and ``set_attr`` reach the rows as ``SyncVectorEnv``'s reach its sub-envs (one value per
-    row, in a tuple): the names in :data:`ROW_ATTRIBUTES`, of which ``set_attr`` sets
-    :data:`SETTABLE_ROW_ATTRIBUTES` (one value for every row: the rows share one batch).
-
-    ``illegal="raise"`` raises ``BatchIllegalActionError`` and changes no game;
-    ``"penalty"``: that row's episode ends with reward ``illegal_penalty``, terminated and
-    ``infos["illegal_action"]`` (under ``SAME_STEP`` also in ``infos["final_info"]``, where
-    Gymnasium's vector envs put the ended step's info; the game is dropped; the row's next game
-    follows as after any ending), the other rows step as usual. ``copy=False`` returns the
-    batch's own arrays, overwritten by the next step: only for a consumer that is done with
-    them by then.
-    """
+    """Gymnasium ``VectorEnv``: one learner seat per game, the opponents played in the batch."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 
@@ -136,18 +108,9 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
     # ---------------------------------------------------------------- reset
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """Start games. ``seed``: an int (game g from seed + g, its k-th episode seed + g +
-        N*k), one seed or None per game, or None: an env never reset draws a seed, a later
-        reset moves every game on to its next episode (never one already played).
-        ``options={"reset_mask": m}`` (N bools) restarts only the marked games.
-
-        A seed (int or list) without ``reset_mask`` starts a new batch: the same seed list
-        replays the same games whatever came before, built-in seats' draws included (their
-        streams are seeded from the list's ints: an int's list ``[s, s+1, ...]`` from ``s``,
-        as the int itself; a None entry's game is its slot's next episode, or drawn in an env
-        never reset). With ``reset_mask`` the marked games are set up from their seeds and the
-        built-in seats' streams go on. ``np_random_seed`` follows: a row's seed is the one
-        its last seeded reset gave it."""
+        """Start games: ``seed`` an int (game g from seed + g), one per game, or None (go on)."""
+        # options={"reset_mask": m} restarts only the marked games (built-in seats' streams go
+        # on); a seed without it starts a new batch, replaying the same games for the same seeds.
         rows = _reset_mask(options, self.num_envs)
         seeds = _seed_list(seed, self.num_envs)
         if self.games.seed is None or (rows is None and seeds is not None):
@@ -162,8 +125,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         return self._outputs()
 
     def _start(self, seeds: list[int | None]) -> None:
-        """A whole new batch: row g from ``seeds[g]`` (None: its next episode, or a drawn
-        seed in an env never reset)."""
+        """A whole new batch: row g from ``seeds[g]`` (None: its next episode, or a drawn seed)."""
         n = self.num_envs
         filled = [self._next_seed(g) if s is None else s for g, s in enumerate(seeds)]
         given = [s for s in seeds if s is not None]  # the streams: from these alone
@@ -186,18 +148,15 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
                 self._row_seeds[r] = seed
 
     def _next_seed(self, g: int) -> int:
-        """Game g's seed for a None entry of a seed list: its slot's next episode (never one
-        it played), or its drawn ``np_random_seed`` in a batch never started."""
+        """Game g's seed for a None entry: its slot's next episode, or its drawn np_random_seed."""
         if self.games.seed is None:
             return self.np_random_seed[g]
         return self.games.episode_seed(g, int(self.games.episodes[g]) + 1)
 
     @property
     def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
-        """Each row's seed, as ``SyncVectorEnv`` gives its sub-envs': the one its last seeded
-        reset gave it (``reset(seed=s)``: s + g). Read before the first reset, the seeds are
-        drawn then (``seed + g``, ``seed`` drawn) and a first ``reset()`` without a seed plays
-        them; ``reset(seed=list(env.np_random_seed))`` replays a batch's first games."""
+        """Each row's seed, as ``SyncVectorEnv``'s: the one its last seeded reset gave it."""
+        # Read before the first reset, the seeds are drawn here and a first reset() plays them.
         if self._row_seeds is not None:
             return tuple(self._row_seeds)
         if self._first_seed is None:
@@ -207,8 +166,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
     # ----------------------------------------------------------------- step
     def step(self, actions: npt.ArrayLike) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
                                                     dict[str, Any]]:
-        """One learner decision per game; see the class docstring for autoreset and illegal
-        actions."""
+        """One learner decision per game (autoreset and illegal actions: the module docstring)."""
         g = self.games
         if g.seed is None:
             raise RuntimeError("call reset() before step()")
@@ -246,8 +204,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
 
     def _illegal(self, acts: npt.NDArray[np.int64], pending: npt.NDArray[np.bool_]
                  ) -> npt.NDArray[np.bool_]:
-        """Rows whose action is not legal (under ``illegal="penalty"``; none otherwise: the
-        core raises)."""
+        """Rows whose action is illegal under ``illegal="penalty"`` (none otherwise: it raises)."""
         if self.illegal == "raise":
             return np.zeros(self.num_envs, bool)
         legal = (acts >= 0) & (acts < NUM_ACTIONS)
@@ -256,9 +213,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
 
     def _next_games_now(self, final: np.ndarray, illegal: np.ndarray,
                         left: dict[int, np.ndarray]) -> dict[str, Any]:
-        """SAME_STEP: the rows whose game was dropped for an illegal action restart now (the
-        core already replaced the games that ended); ``final_obs`` as Gymnasium's vector envs
-        give it: an object array of each ended row's last observation, None elsewhere."""
+        """SAME_STEP: restart rows dropped for an illegal action; ``final_obs`` as Gymnasium's."""
         ended = final | illegal
         if illegal.any():
             self.games.restart(np.flatnonzero(illegal & ~self.games.done))
@@ -277,8 +232,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
 
     def _ended_games_stay(self, pending: np.ndarray, final: np.ndarray,
                           left: dict[int, np.ndarray]) -> dict[str, Any]:
-        """NEXT_STEP and DISABLED: the rows that ended last step restart (NEXT_STEP); the
-        rows that end now show their ended game's last view."""
+        """Restart the rows ended last step (NEXT_STEP); show those ending now their last view."""
         g = self.games
         if pending.any() and self.autoreset_mode == AutoresetMode.NEXT_STEP:
             g.restart(np.flatnonzero(pending))  # writes every row: views are set after it
@@ -288,16 +242,12 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         return {}
 
     def _show_ended(self) -> None:
-        """An ended row's mask: the actions its next step takes. NEXT_STEP: every action
-        (the step ignores it and starts the row's next game; a masked sampler then always has
-        actions to draw from, as at pgx's terminal states); DISABLED: none (the row takes no
-        step until it is reset)."""
+        """An ended row's mask: every action under NEXT_STEP (ignored), none under DISABLED."""
+        # Every action: a masked sampler always has actions to draw from (pgx's terminal states).
         self.games.mask[self._ended] = self.autoreset_mode == AutoresetMode.NEXT_STEP
 
     def _outputs(self) -> tuple[Any, dict[str, Any]]:
-        """The observations and ``{"action_mask": masks, "_action_mask": all True}`` (the key's
-        rows, as Gymnasium's vector envs mark every info key; one mask array for both with a
-        Dict observation); copies unless ``copy=False``."""
+        """The observations and the masks' info; copies unless ``copy=False``."""
         obs: Any = self.games.obs.copy() if self.copy else self.games.obs
         mask = self.games.mask.copy() if self.copy else self.games.mask
         if self.dict_observation:
@@ -305,15 +255,12 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         return obs, {"action_mask": mask, "_action_mask": np.ones(self.num_envs, bool)}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """(N, 2710) bool: the learner's legal actions in each game; on a row whose game has
-        ended, every action under NEXT_STEP (ignored), none under DISABLED (it raises)."""
+        """(N, 2710) bool legal actions; an ended row: all under NEXT_STEP, none under DISABLED."""
         return self.games.mask.astype(bool)
 
     # ------------------------------------------------------------------ rows
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Each row's attribute ``name`` (:data:`ROW_ATTRIBUTES`), called with the arguments
-        when it is a method, as ``SyncVectorEnv.call`` does with its sub-envs; a name no row
-        has is an AttributeError listing those rows have."""
+        """Each row's attribute ``name`` (:data:`ROW_ATTRIBUTES`), called if a method."""
         getter = _ROW_GETTERS.get(name)
         if getter is None:
             raise AttributeError(f"a row of MoonRiverVectorEnv has no attribute {name!r:.40}; "
@@ -326,9 +273,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         return self.call(name)
 
     def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
-        """Set ``name`` (:data:`SETTABLE_ROW_ATTRIBUTES`) of every row: one value, or a list or
-        tuple of one per row (``SyncVectorEnv.set_attr``'s form) that must all be equal, the
-        rows sharing one batch; the value is checked as the constructor checks it."""
+        """Set ``name`` (:data:`SETTABLE_ROW_ATTRIBUTES`) of every row: one value (one batch)."""
         if name not in SETTABLE_ROW_ATTRIBUTES:
             what = "read-only" if name in _ROW_GETTERS else "no row attribute"
             raise AttributeError(f"set_attr sets only {', '.join(SETTABLE_ROW_ATTRIBUTES)} "

@@ -1,10 +1,5 @@
 """The build backend: scikit-build-core, with editable installs that expose only moonriver_env.
 
-scikit-build-core's editable ``.pth`` file imports its redirecting finder (which maps every
-module of moonriver_env, agents/ and training/ included, to its source) and also lists the
-folders holding the mapped packages: here the repository root and its parent. Those lines would
-make the repository's ``agents`` and ``training`` folders importable under bare top-level names
-(tests/test_packaging.py forbids it), so :func:`build_editable` keeps only the import line.
 Not installed (see ``wheel.exclude``); named in pyproject.toml's ``[build-system]``.
 """
 
@@ -24,6 +19,8 @@ from scikit_build_core.build import __all__  # noqa: F401
 def build_editable(wheel_directory: str, config_settings: dict[str, Any] | None = None,
                    metadata_directory: str | None = None) -> str:
     """scikit-build-core's editable wheel, its ``.pth`` reduced to the finder's import line."""
+    # The .pth also lists the repository root and its parent, which would make agents/ and
+    # training/ importable under bare top-level names (tests/test_packaging.py forbids it).
     name = _skbc.build_editable(wheel_directory, config_settings, metadata_directory)
     _keep_import_lines(Path(wheel_directory) / name)
     return name

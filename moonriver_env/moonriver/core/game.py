@@ -1,12 +1,7 @@
 """``Game``: the engine's contract over the compiled state (moonriver_env.moonriver.core._core).
 
-Everything that defines a game and can be read from a file stays in Python and is the
-engine's own: the config and its data files (read by the engine's loader, errors included),
-records (built by ``moonriver_env.moonriver.rules.record`` from this game's history and public
-state)
-and the text view. The core draws the set-up from the seed (numpy's
-``default_rng(seed)``, draw for draw, in the engine's order: ``setup_plan`` below says what
-the config fixes), plays the decisions, keeps the state and writes masks and observations.
+Config, data files, records and text stay the engine's Python; the core draws the set-up, plays,
+and writes masks and observations. See docs/core.md.
 """
 
 from __future__ import annotations
@@ -81,8 +76,7 @@ def _tables(data: GameData) -> _core.Tables:
 
 
 def board_pool(config: GameConfig, data: GameData) -> tuple[str, ...]:
-    """The names of the boards ``config``'s set-up plan holds (what its seats' board indices
-    index): one per seat, or the legend pool the seats' boards are drawn from."""
+    """The boards ``config``'s set-up plan holds: one per seat, or the legend pool to draw from."""
     if config.mode != "legends":
         return (next(k for k, b in data.boards.items() if b.side == "camp"),) * config.num_players
     if config.boards is None:
@@ -91,11 +85,8 @@ def board_pool(config: GameConfig, data: GameData) -> tuple[str, ...]:
 
 
 def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """What ``config`` fixes of a set-up: the names of the boards its seats sit at (a legend
-    pool to draw from when its boards are drawn) and the plan's arguments after the tables
-    (``_core.SetupPlan``): players, auto_forced, scenario, whether it is
-    drawn and its range, the boards' reserves, bridge cells and one-hot places, whether the
-    boards are drawn. The seed draws the rest in the core, as ``engine.game.setup_draws``."""
+    """What ``config`` fixes of a set-up: its board names and ``_core.SetupPlan``'s arguments."""
+    # The seed draws the rest in the core, in rules.game.setup_draws's order.
     n, legends = config.num_players, config.mode == "legends"
     names = board_pool(config, data)
     boards = [data.boards[name] for name in names]
@@ -108,8 +99,7 @@ def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tup
 
 def setup_plan_of(config: GameConfig,
                   data: GameData) -> tuple[tuple[str, ...], _core.SetupPlan]:
-    """``config``'s board names and core set-up plan (made once per config and data; the
-    batch draws its set-ups in the core from it)."""
+    """``config``'s board names and core set-up plan (made once per config and data)."""
     entry = _PLANS.get(config)
     if entry is not None and entry[0] is data:
         return entry[1]
@@ -128,8 +118,7 @@ def _scenario(config: GameConfig, drawn: int) -> int | None:
 
 def _setup_draws(config: GameConfig, data: GameData, seed: int,
                  first_draws: Mapping[str, Sequence[int]] | None) -> dict[str, Any]:
-    """The setup's random draws (``engine.game.setup_draws``'s, made in the core), with any
-    explicit first draws applied to the box and pile."""
+    """The setup's draws (``rules.game.setup_draws``'s, made in the core), first draws applied."""
     names, plan = setup_plan_of(config, data)
     scenario, seats, box, pile, order = plan.draw(seed_words(seed))
     hidden = SimpleNamespace(box=box, pile=pile)
@@ -141,8 +130,7 @@ def _setup_draws(config: GameConfig, data: GameData, seed: int,
 
 def _setup_of(config: GameConfig,
               core: _core.Game) -> tuple[int | None, tuple[str, ...], list[int]]:
-    """The scenario, board names and setup order of ``core`` (a ``_core.Game`` set up from
-    ``config``'s plan), as the core keeps them: nothing is drawn again."""
+    """The scenario, board names and setup order ``core`` keeps (nothing is drawn again)."""
     if core.num_players != config.num_players:
         raise ValueError(f"moonriver core: state refused: it holds {core.num_players} players, "
                          f"its config {config.num_players}")
@@ -156,9 +144,7 @@ def _setup_of(config: GameConfig,
 
 
 def game_of(config: GameConfig, seed: int, core: _core.Game) -> Game:
-    """A Game over ``core`` (a ``_core.Game`` set up from ``config``'s plan: a batch's copy of
-    its game) of the game that was set up from ``seed``; its scenario, boards and setup order
-    are the core's."""
+    """A Game over ``core``: a batch's copy of the game ``config``'s plan set up from ``seed``."""
     scenario, names, order = _setup_of(config, core)
     game = Game.__new__(Game)
     game.__setstate__({"config": config, "seed": seed, "scenario": scenario,
@@ -321,14 +307,12 @@ class Game(CoreExtras):
         return list(self._core.winners())
 
     def returns(self) -> list[float]:
-        """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
-        end."""
+        """moonriver_v0's "win" rewards: +1 each winner, -1 the others; 0 before the end."""
         return win_returns(self)  # the reference's words, on this game's winners
 
     # ----------------------------------------------------------- observation
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
-        """``player``'s observation (ObservationEncoder's 4934 float32 values), written into
-        ``out`` when given (a writable C-contiguous float32 array of that size)."""
+        """``player``'s observation (4934 float32), written into ``out`` when given."""
         if type(player) is not int:
             if not isinstance(player, np.integer):
                 raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
@@ -378,9 +362,7 @@ class Game(CoreExtras):
         self._snap = None
 
     def determinized_clone(self, seed: int) -> Game:
-        """A clone whose box and pile are reshuffled inside the core, by its own generator
-        (SplitMix64) seeded with ``seed``: search's fast path. ``determinize(rng)`` stays the
-        reference's reshuffle for a numpy generator."""
+        """A clone whose box and pile the core reshuffles (SplitMix64 seeded with ``seed``)."""
         _check_seed(seed)
         g = Game.__new__(Game)
         g.__dict__.update(self.__dict__)
@@ -391,18 +373,14 @@ class Game(CoreExtras):
         return g
 
     def greedy_values(self, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Greedy's whole ranking inside the core (``agents.greedy.action_values``, the same
-        numbers): for each legal id (all of them when None), its value (float64) and tie-break
-        (int64), compared in that order."""
+        """Greedy's (value float64, tie-break int64) of each of ``ids`` (None: all legal ids)."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to value")
         ids = self.legal_action_ids() if ids is None else _id_array(ids)
         return self._core.greedy_values(ids)
 
     def greedy_ties(self) -> tuple[int, list[int]]:
-        """``(number of legal ids, the legal ids ranked best by Greedy)``, inside the core in
-        one call: the ids whose (value, tie-break) of :meth:`greedy_values` is the highest,
-        ascending (with a single legal id, that id)."""
+        """``(number of legal ids, the ids Greedy ranks best, ascending)``, in one core call."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to value")
         return self._core.greedy_ties()
@@ -411,10 +389,9 @@ class Game(CoreExtras):
                     rollout_depth: int = 20, exploration: float = 1.0,
                     value_scale: float = 20.0, seed: int = 0,
                     time_limit: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """IS-MCTS from this state inside the core (``agents.mcts``'s algorithm, the core's own
-        generator seeded with ``seed``, GIL released): ``(root actions, visits)``, ascending
-        actions. ``seconds`` (when given) bounds the search by time instead of ``simulations``;
-        ``time_limit`` > 0 caps either budget at that many seconds (at least one simulation)."""
+        """IS-MCTS from this state in the core (GIL released): ``(root actions, visits)``."""
+        # ``seconds`` replaces the simulation budget; ``time_limit`` > 0 caps either budget
+        # (one simulation at least).
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to search")
         if type(simulations) is not int or simulations < 1:
@@ -431,14 +408,11 @@ class Game(CoreExtras):
         return np.asarray(actions, np.int64), np.asarray(visits, np.int64)
 
     def random_playouts(self, count: int, seed: int) -> np.ndarray:
-        """Final totals of ``count`` uniform random playouts from this state, (count, players),
-        played inside the core (its own SplitMix64 generator seeded with ``seed``)."""
+        """Final totals (count, players) of ``count`` random playouts from here, in the core."""
         return random_playouts(self, count, seed)
 
     def set_next_draws(self, source: str, items: Sequence[int]) -> None:
-        """Make ``items`` the next draws from ``source`` (first drawn first), the rest keeping
-        its order: "box" holds plot ids, "pile" partner token ids (``engine.Game``'s method,
-        for explicit chance)."""
+        """Make ``items`` the next draws from ``source`` ("box": plot ids, "pile": partner ids)."""
         box, pile = self._core.hidden()
         hidden = SimpleNamespace(box=box, pile=pile)
         put_next_draws(hidden, source, items)
@@ -447,8 +421,7 @@ class Game(CoreExtras):
         self.chosen_draws = True
 
     def random_rollout(self, depth: int, seed: int) -> int:
-        """Play up to ``depth`` uniform random legal decisions in place, inside the core (its
-        own generator seeded with ``seed``); return how many were played (a search's rollout)."""
+        """Play up to ``depth`` random legal decisions in place, in the core; return how many."""
         if type(depth) is not int or depth < 0:
             raise ValueError(f"depth must be a non-negative int, got {depth!r:.40}")
         _check_seed(seed)
@@ -457,9 +430,7 @@ class Game(CoreExtras):
         return played
 
     def one_ply_margins(self, ids: np.ndarray | None = None) -> np.ndarray:
-        """Greedy's one-ply values, inside the core: for each legal id (all of them when
-        None), the acting player's running-score margin over the best opponent after playing
-        it on a copy, minus the margin now (int64)."""
+        """Greedy's one-ply values in the core: each id's change of the mover's margin (int64)."""
         if self.is_over:
             raise RuntimeError("the game is over: there is no decision to value")
         ids = self.legal_action_ids() if ids is None else _id_array(ids)
@@ -467,8 +438,7 @@ class Game(CoreExtras):
 
     @property
     def native(self) -> Any:
-        """The extension's own game object behind this one (``_core.Game``), which the batched
-        search and the batch take as it is."""
+        """The extension's ``_core.Game`` behind this one (what the batched search takes)."""
         return self._core
 
     def __getstate__(self) -> dict[str, Any]:
@@ -580,14 +550,12 @@ class Game(CoreExtras):
 
     # ---------------------------------------------------------------- records
     def to_record(self, include_seed: bool = False) -> dict[str, Any]:
-        """JSON-serialisable record of the game so far, as the engine writes it (the engine's
-        own record code reads this game's history and public state)."""
+        """JSON-serialisable record of the game so far, as the engine writes it."""
         return _record.to_record(self, include_seed)
 
     @classmethod
     def from_record(cls, record: dict[str, Any], verify: bool = True) -> Game:
-        """Replay a record to the same state (checked unless ``verify`` is False): the engine's
-        reader, checks and messages, with this class's games."""
+        """Replay a record to the same state (checked unless ``verify`` is False), as the engine."""
         return _record.from_record(record, verify, game_class=cls)
 
     def table_text(self) -> str:
@@ -598,8 +566,7 @@ class Game(CoreExtras):
 
 
 def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:
-    """Final totals of ``count`` uniform random playouts from ``game``'s state, inside the core
-    (GIL released), as a (count, players) float64 array."""
+    """Final totals (count, players) float64 of ``count`` random playouts from ``game``, in C++."""
     if type(count) is not int or count < 0:
         raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
     _check_seed(seed)
@@ -608,8 +575,7 @@ def random_playouts(game: Game, count: int, seed: int) -> np.ndarray:
 
 
 def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
-    """Play ``count`` uniform random games from ``game``'s state inside the core (GIL released);
-    return (games, decisions): the in-core loop a benchmark times."""
+    """Play ``count`` random games from ``game``'s state in the core; return (games, decisions)."""
     if type(count) is not int or count < 0:
         raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
     _check_seed(seed)
@@ -618,8 +584,7 @@ def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
 
 
 def _id_array(ids: object) -> np.ndarray:
-    """``ids`` as a contiguous int64 array; floats (which would be cut to other ids) are a
-    ValueError."""
+    """``ids`` as a contiguous int64 array; floats (cut to other ids) are a ValueError."""
     array = np.asarray(ids)
     if array.size and array.dtype.kind not in "iu":
         raise ValueError(f"action ids must be integers, got an array of {array.dtype}")

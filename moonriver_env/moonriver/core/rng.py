@@ -1,5 +1,4 @@
-"""numpy's default generator inside the core (``_core.Pcg64``, draw for draw the generator of
-``numpy.random.default_rng(seed)``) and the seed's words it is seeded from."""
+"""The core's twin of ``numpy.random.default_rng(seed)`` (``_core.Pcg64``) and its seed words."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ import moonriver_env.moonriver.core._core as _core
 
 
 def seed_words(seed: int) -> list[int]:
-    """``seed`` (a non-negative int) as numpy's SeedSequence reads it: little-endian 32-bit
-    words, one zero word for 0."""
+    """``seed`` (an int >= 0) as numpy's SeedSequence reads it: little-endian 32-bit words."""
     words = [seed & 0xFFFFFFFF]
     seed >>= 32
     while seed:

@@ -1,16 +1,7 @@
 """The whole table as one SVG document: the picture of the play page and of the rgb_array image.
 
-Every element a player can click carries a ``data-key`` naming what it is, in absolute player
-ids (the play page maps legal actions onto these keys):
-
-| key                    | element                                          |
-|------------------------|--------------------------------------------------|
-| ``col:active:<pos>``   | position of the active column                    |
-| ``col:pending:<pos>``  | position of the pending column                   |
-| ``hand:<p>:<slot>``    | plot in slot ``slot`` of player p's reserve/hand |
-| ``cell:<p>:<r>:<c>``   | cell (row, col) of player p's ranch              |
-| ``saloon:<s>``         | saloon slot                                      |
-| ``bonus:<t>:<f>``      | 2 players: face f of bonus tile t (0 = A)        |
+Clickable elements carry a ``data-key`` (absolute player ids): ``col:active|pending:<pos>``,
+``hand:<p>:<slot>``, ``cell:<p>:<r>:<c>``, ``saloon:<s>``, ``bonus:<tile>:<face>``.
 """
 
 from __future__ import annotations

@@ -1,27 +1,6 @@
 """Every decision of the game as one fixed enumeration, with id <-> structured <-> text converters.
 
-The enumeration is the same for every variant (2-4 players, base or legends), so one network
-can play them all. Segments, in id order:
-
-| segment   | structured action                         | size             |
-|-----------|-------------------------------------------|------------------|
-| SELECT    | Select(position)  (setup placement too)   | 4                  |
-| BUILD     | Build(slot_a, slot_b, row, col, vertical) | 20 x 100 = 2000  |
-| PASS      | Pass()                                    | 1                  |
-| DISCARD   | Discard(slot_a < slot_b)                  | 10                 |
-| RECRUIT   | Recruit(saloon_slot, face, circle)        | 5 x 2 x 2 = 20     |
-| COWBOY    | CowboyMove(row, col, direction)           | 50 x 4 = 200       |
-| DROUGHT   | Drought(row, col)                         | 50                 |
-| DESPERADO | Desperado(my_slot, opponent, their_slot)  | 5 x 3 x 5 = 75     |
-| THIEF     | Thief(opponent, row, col)                 | 3 x 50 = 150       |
-| BONUS     | Bonus(tile, face, row, col)               | 2 x 2 x 50 = 200   |
-
-Slots index the acting player's plots: reserve plots first (in arrival order), then the plot
-in hand. ``opponent`` is a seat offset: 1 is the next player in id order, 2 the one after.
-Build pairs are ordered by their higher slot, then (a, b): (0,1), (1,0), (0,2), (1,2),
-(2,0), (2,1), (0,3), ... A Build puts slot_a's plot at (row, col) and slot_b's plot to its
-right (``vertical`` False) or below it, away from the river (``vertical`` True); both slot
-orders are listed, so every placement appears exactly once.
+The same for every variant, so one network plays them all. See docs/actions.md.
 """
 
 from __future__ import annotations

@@ -18,22 +18,17 @@ _DATA_FILES = ("plots_file", "boards_file", "partners_file", "bonus_file")
 
 @dataclass(frozen=True)
 class GameConfig:
-    """Which game to play: players, mode, scenario, boards and data files.
-
-    ``scenario`` and ``boards`` left as ``None`` are drawn by the game's seeded generator
-    (legends mode only). ``auto_forced`` plays every decision that has a single legal action
-    automatically instead of asking for it.
-    """
+    """Which game to play: players, mode, scenario, boards and data files."""
 
     num_players: int = 4
     mode: str = "base"
-    scenario: int | None = None
-    boards: tuple[str, ...] | None = None
+    scenario: int | None = None  # legends: None is drawn by the game's seeded generator
+    boards: tuple[str, ...] | None = None  # legends: None is drawn too
     plots_file: str | None = None
     boards_file: str | None = None
     partners_file: str | None = None
     bonus_file: str | None = None
-    auto_forced: bool = False
+    auto_forced: bool = False  # play each decision with a single legal action automatically
 
     def __post_init__(self) -> None:
         for name in _DATA_FILES:

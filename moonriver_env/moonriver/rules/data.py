@@ -36,10 +36,9 @@ MAX_FILE_BYTES = 1 << 20  # a manifest at the limits is about 100 kB
 
 
 class DataFileError(ValueError):
-    """A data file is malformed; the message names the file, the place and what is allowed.
+    """A data file is malformed; the message names the file, the place and what is allowed."""
 
-    Messages never quote the file's text (a record may name any file on the machine).
-    """
+    # Messages never quote the file's text (a record may name any file on the machine).
 
 
 @cache
@@ -288,8 +287,7 @@ class GameData:
 
 def load_game_data(plots_file: str, boards_file: str, partners_file: str,
                    bonus_file: str) -> GameData:
-    """Load and validate all data files (cached on the paths and the files' contents, so an
-    edited file is read again)."""
+    """Load and validate all data files (cached on paths and contents: edits are read again)."""
     return _load(*((path, read_text(path)) for path in
                    (plots_file, boards_file, partners_file, bonus_file)))
 

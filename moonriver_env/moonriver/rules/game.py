@@ -1,12 +1,6 @@
 """The whole game of Moon River: phases, legal actions, apply, chance, clone.
 
-A player's turn is a sequence of decisions (one :class:`Phase` each) until it passes on.
-Every random draw comes from the game's one seeded ``numpy.random.Generator``; after setup the
-only hidden information is the order of the plot box and of the partner pile.
-
-Decision points: a phase is offered only when some action other than declining exists
-(for example no BUILD phase when no domino fits and the expansion is optional). A phase with a
-single legal action is still a decision unless ``GameConfig.auto_forced`` is set.
+See docs/design.md (decision points, ``auto_forced``) and docs/rules.md.
 """
 
 from __future__ import annotations
@@ -93,8 +87,7 @@ class SetupDraws(TypedDict):
 
 
 def setup_draws(config: GameConfig, data: GameData, rng: np.random.Generator) -> SetupDraws:
-    """The setup's random draws from ``rng``, in order: scenario, legend boards, box, pile and
-    seat order (the compiled core takes the same draws from Python)."""
+    """The setup's random draws from ``rng``, in order: scenario, boards, box, pile, seats."""
     n = config.num_players
     scenario = config.scenario
     if config.mode == "legends" and scenario is None:
@@ -132,8 +125,7 @@ def action_id(action: Action | int) -> int:
 
 
 def why_illegal(game: MoonRiverGame, aid: int) -> str:
-    """Why action id ``aid`` is not legal in ``game`` now (an IllegalActionError's words), for
-    either engine's game."""
+    """Why action id ``aid`` is not legal in ``game`` (either engine's) now, in words."""
     action = A.ACTIONS[aid]
     seg = ActionCodec.segment_of(aid)
     phase = game.phase.name.lower()
@@ -187,8 +179,7 @@ class HiddenStacks(Protocol):
 
 
 def put_next_draws(hidden: HiddenStacks, source: str, items: Sequence[int]) -> None:
-    """Make ``items`` the next draws from ``hidden``'s ``source`` ("box" or "pile"), first drawn
-    first, the rest keeping its order; a ValueError names what is allowed."""
+    """Make ``items`` the next draws from ``hidden``'s "box" or "pile", first drawn first."""
     stack = {"box": hidden.box, "pile": hidden.pile}.get(source)
     if stack is None:
         raise ValueError(f"draws come from 'box' (plots) or 'pile' (partners), "
@@ -390,11 +381,9 @@ class Game(RecordedGame):
         return self._build_legal
 
     def _can_build(self, hand: list[int]) -> bool:
-        """Whether some pair of held plots fits somewhere (two or more plots held).
-
-        Every held plot is the first plot of some pair and the second of another, so the
-        union of all pair rows is one OR over the held terrains.
-        """
+        """Whether some pair of held plots fits somewhere (two or more plots held)."""
+        # Every held plot is the first of some pair and the second of another: the union of
+        # all pair rows is one OR over the held terrains.
         ranch = self.ranches[self.player]
         terr = self._plot_terrain
         reach = ranch.bridged
@@ -799,13 +788,11 @@ class Game(RecordedGame):
         return [p for p, k in enumerate(keys) if k == best]
 
     def returns(self) -> list[float]:
-        """Final rewards (moonriver_v0's "win"): +1 each winner, -1 the others; 0 before the
-        end."""
+        """moonriver_v0's "win" rewards: +1 each winner, -1 the others; 0 before the end."""
         return win_returns(self)
 
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
-        """The observation of ``player`` (docs/observation.md; the encoder beside the rules,
-        which the compiled core matches value for value), into ``out`` when given."""
+        """The observation of ``player`` (docs/observation.md), written into ``out`` when given."""
         encoder = getattr(_ENCODERS, "encoder", None)
         if encoder is None:  # one per thread: its caches are not shared between threads
             from moonriver_env.moonriver.observation import ObservationEncoder
@@ -858,16 +845,9 @@ class Game(RecordedGame):
         self._shared = (1 << len(self.ranches)) - 1
 
     def set_next_draws(self, source: str, items: Sequence[int]) -> None:
-        """Make ``items`` the next draws from ``source`` (first drawn first), the rest keeping
-        its order: "box" holds plot ids, "pile" partner token ids.
-
-        For explicit chance (``moonriver_env.moonriver.openspiel`` picks each draw): the generator
-        is not
-        used and no event is added, so the seed alone no longer rebuilds such a game: the game
-        is marked ``chosen_draws`` and its record replays the draws of its chance events
-        (docs/game-record.md); ``Game(config, seed, first_draws={"pile": [...], "box": [...]})``
-        picks the setup's saloon and column.
-        """
+        """Make ``items`` the next draws from ``source`` ("box": plot ids, "pile": partner ids)."""
+        # The seed alone no longer rebuilds the game: its record replays the chosen draws
+        # from its chance events (docs/game-record.md).
         put_next_draws(self, source, items)
         self.chosen_draws = True
 
@@ -879,6 +859,5 @@ class Game(RecordedGame):
     # ----------------------------------------------------------------- views
     @property
     def history(self) -> list[dict[str, Any]]:
-        """Decisions and chance events so far, in order (a deep copy: editing it changes
-        nothing in the game)."""
+        """Decisions and chance events so far, in order (a deep copy)."""
         return copy.deepcopy(self._history)

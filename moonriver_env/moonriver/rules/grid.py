@@ -1,16 +1,6 @@
-"""Ranch grid geometry shared by every variant.
+"""Ranch grid geometry: cells row-major over 10 x 5 (row 0 on the river, homestead cell 2).
 
-Cells are numbered row-major over the largest grid (10 rows x 5 columns); row 0 borders the
-river and the homestead is cell 2. A 3-4 player ranch uses rows 0-4 only.
-
-     col: 0   1   2   3   4
-row 0:    0   1  [2]  3   4     <- river side; [2] is the homestead
-row 1:    5   6   7   8   9
- ...
-row 9:   45  46  47  48  49
-
-A domino placement is indexed k = 2 * cell + orientation: orientation 0 puts the second plot
-to the right (column + 1), orientation 1 puts it below (row + 1, away from the river).
+Placement k = 2 * cell + orientation (0: second plot to the right, 1: below). See docs/actions.md.
 """
 
 from __future__ import annotations
@@ -89,11 +79,8 @@ def usable_cells(rows: int) -> np.ndarray:
 
 
 def _placement_bits() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Per cell: placements covering it, and placements whose first/second cell neighbours it.
-
-    Placement sets are Python ints with bit k for placement k; legality of a pair of plots is
-    then a handful of integer operations (see Ranch and Game._domino_rows).
-    """
+    """Per cell: placements covering it, and placements whose first/second cell neighbours it."""
+    # Placement sets are ints with bit k for placement k: a pair's legality is a few int ops.
     touch = [0] * NUM_CELLS
     first_at = [0] * NUM_CELLS
     second_at = [0] * NUM_CELLS

@@ -35,22 +35,7 @@ def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]) -> tuple[int, 
 
 
 class Ranch:
-    """A ranch grid plus the owner's reserve (``hand``: reserve plots, then any plot in hand).
-
-    Placement legality is kept as Python-int bitsets, updated on each placement (a domino
-    with plots of terrains a, b fits at placement k when bit k of
-    ``free & (bridged | first_adj[a] | second_adj[b])`` is set; see Game._domino_rows):
-    ``free`` (placements on two free cells), ``bridged`` (placements covering a bridge), and per
-    terrain ``first_adj[t]`` / ``second_adj[t]`` (placements whose first / second plot would
-    touch a placed plot of terrain t). Cell sets (``empty_cells``, ``adj_cells[t]``) serve the
-    single-plot bonus tile.
-
-    The contents (``kind``, ``cows``, ``partner``, ``face``: read-only views of ``cells``) change
-    only through the methods below, and each change starts a new ``derived`` dict: values
-    computed from the contents (scores, observation planes) are kept there by whoever computes
-    them and can never outlive the contents they were computed from. A clone shares the dict
-    until either side changes.
-    """
+    """A ranch grid plus the owner's reserve (``hand``: reserve plots, then any plot in hand)."""
 
     __slots__ = ("adj_cells", "board", "bonus_taken", "bridge", "bridge_cells", "bridged",
                  "capacity", "cells", "cow_cells", "cows", "derived", "empty", "empty_cells",
@@ -70,7 +55,9 @@ class Ranch:
         self.cells = np.full((4, NUM_CELLS), -1, dtype=np.int16)
         self.cells[self._COWS] = 0
         self._views()
-        self.derived: dict[tuple[object, ...], object] = {}  # what each reader keeps
+        # What readers compute from the contents (scores, planes); every change of the
+        # contents starts a new dict, so nothing outlives them (a clone shares it till then).
+        self.derived: dict[tuple[object, ...], object] = {}
         self.plot = np.full(NUM_CELLS, -1, dtype=np.int16)  # plot id (bonus tile: -2 - tile)
         self.terrain = np.full(NUM_CELLS, -1, dtype=np.int8)
         # Territory of each cell, named by its smallest cell index (-1 empty); plots never
@@ -85,6 +72,8 @@ class Ranch:
         for r, c in board.bridges:
             self.bridge[r * COLS + c] = True
         self.bridge.flags.writeable = False
+        # Legality as int bitsets: a domino of terrains a, b fits at placement k when bit k
+        # of free & (bridged | first_adj[a] | second_adj[b]) is set (Game._domino_rows).
         self.free, self.bridged, cells = _static_bits(rows, board.bridges)
         self.empty_cells, self.bridge_cells = cells & ((1 << 64) - 1), cells >> 64
         self.first_adj = [0] * NUM_TERRAINS

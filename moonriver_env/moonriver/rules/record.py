@@ -1,7 +1,4 @@
-"""Game records: a JSON-serialisable account of a game that replays to the same state.
-
-The schema is documented in docs/game-record.md.
-"""
+"""Game records: a JSON account of a game that replays to the same state (docs/game-record.md)."""
 
 from __future__ import annotations
 
@@ -73,8 +70,7 @@ def final_state(game: MoonRiverGame) -> dict[str, Any]:
 
 
 def to_record(game: MoonRiverGame, include_seed: bool = False) -> dict[str, Any]:
-    """The game's record: config, seed (see :func:`record_seed`), every decision and chance
-    event, final state, scores."""
+    """The game's record: config, seed (see :func:`record_seed`), events, final state, scores."""
     events = game.history  # a deep copy: the record shares nothing with the game
     for event in events:
         if event["type"] == "decision":
@@ -108,8 +104,7 @@ def _drawn_ids(event: dict[str, Any]) -> tuple[str, Any] | None:
 
 
 def chosen_draws(record: dict[str, Any]) -> dict[str, list[int]] | None:
-    """The draws of a ``chosen_draws`` record, in draw order, from its chance events (plot ids
-    of the columns, partner tokens of the saloon refills); None for a seeded record."""
+    """A ``chosen_draws`` record's draws from its chance events, in draw order; None if seeded."""
     flag = record.get("chosen_draws")
     if flag is None:
         return None
@@ -155,15 +150,7 @@ def from_record(record: dict[str, Any], verify: bool = True) -> Game: ...
 def from_record(record: dict[str, Any], verify: bool, game_class: Callable[..., G]) -> G: ...
 def from_record(record: dict[str, Any], verify: bool = True,
                 game_class: Callable[..., MoonRiverGame] | None = None) -> MoonRiverGame:
-    """Replay a record's decisions from its config and seed; check it reaches the same record.
-
-    A ``chosen_draws`` record (explicit chance, ``moonriver_env.moonriver.openspiel``) replays the
-    draws
-    of its chance events instead of the seed's (the seed still seats the players). Any
-    malformed or tampered record raises ValueError saying what is wrong; so does a record
-    without a seed (one written while the game was running, see :func:`record_seed`).
-    ``game_class`` replays it on another implementation (the compiled core's ``Game``).
-    """
+    """Replay a record and check it reaches the same record; a faulty one raises ValueError."""
     build_game = _game_class(game_class)
 
     def rewrite(game: MoonRiverGame, version: int) -> dict[str, Any]:
@@ -191,10 +178,7 @@ def _game_class(game_class: Callable[..., MoonRiverGame] | None) -> Callable[...
 
 def record_start(record: dict[str, Any], verify: bool = True,
                  game_class: Callable[..., MoonRiverGame] | None = None) -> MoonRiverGame:
-    """The game a record starts from, before its first decision, for a replay that steps
-    through it: the record's config and seed, and the draws of its chance events when it says
-    ``chosen_draws`` (the seed's would be other draws). The record is checked first, as by
-    :func:`from_record` (a fault raises ValueError)."""
+    """The game a record starts from, before its first decision (checked as by from_record)."""
     build_game = _game_class(game_class)
     from_record(record, verify, build_game)
     return build_game(GameConfig.from_dict(record["config"]), seed=record["seed"],

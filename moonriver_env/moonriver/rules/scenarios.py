@@ -1,8 +1,4 @@
-"""The *Legends of the West* scenarios in one table: number, name and end-game scorer.
-
-Everything that depends on the scenario reads this table: the config's check, the setup's
-draw, scoring, the observation's one-hot, the text views and the command lines' choices.
-"""
+"""The *Legends of the West* scenarios in one table (all that depends on a scenario reads it)."""
 
 from __future__ import annotations
 
@@ -30,8 +26,7 @@ def scenario_value(units: int) -> int:
 
 
 class RanchFacts(NamedTuple):
-    """What a scenario scorer reads of one ranch: territory sizes by label, per-cell terrain
-    and territory label (lists), per-cell plot kind, partner face and partner kind (arrays)."""
+    """What a scenario scorer reads of one ranch: territory sizes and per-cell lists and arrays."""
 
     sizes: dict[int, int]
     terrain: list[int]

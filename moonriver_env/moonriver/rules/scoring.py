@@ -48,8 +48,7 @@ class ScoreBreakdown:
 
 
 def score_memo(data: GameData) -> dict[tuple[int | None, bool, bytes], ScoreBreakdown]:
-    """Memo of ranch scores kept on ``data`` (filled by Game): (scenario, overpopulated,
-    ranch cells) -> score."""
+    """Memo of ranch scores kept on ``data``: (scenario, overpopulated, ranch cells) -> score."""
     memo: dict[tuple[int | None, bool, bytes], ScoreBreakdown] | None = (
         data.__dict__.get("_score_memo"))
     if memo is None:
@@ -75,12 +74,8 @@ def _partner_points(kind: int, nuggets: int, beavers: int, corn: int) -> int:
 def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner_kind: np.ndarray,
                 face: np.ndarray, data: GameData, scenario: int | None,
                 label: np.ndarray | None = None, cap_cows: bool = False) -> ScoreBreakdown:
-    """Score one ranch from per-cell terrain (-1 empty), kind, cows, partner kind and face.
-
-    ``label`` (territory labels as :func:`territory_labels` gives) is computed when omitted;
-    ``cap_cows`` counts at most one cow per plot (overpopulation). One plain-Python pass over
-    the 50 cells: each numpy call costs more than a whole pass here.
-    """
+    """Score one ranch from per-cell arrays (terrain -1: empty); ``cap_cows``: overpopulation."""
+    # One plain-Python pass over the 50 cells: each numpy call costs more than a whole pass.
     terr = terrain.tolist()
     lab = territory_labels(terr).tolist() if label is None else label.tolist()
     kinds, herd_cows, faces = kind.tolist(), cows.tolist(), face.tolist()
@@ -118,13 +113,9 @@ def score_ranch(terrain: np.ndarray, kind: np.ndarray, cows: np.ndarray, partner
 
 def score_tracked(ranch: Ranch, data: GameData, scenario: int | None, token_kind: Sequence[int],
                   cap_cows: bool = False) -> ScoreBreakdown:
-    """Score a :class:`~moonriver_env.moonriver.rules.ranch.Ranch` from what it keeps up to date.
-
-    The same result as :func:`score_ranch` on the ranch's arrays (a test checks this), but
-    read from the territory sizes, kind counts, cow cells and partner cells the ranch maintains as
-    plots, cows and partners arrive, so the work is per cow, kind and partner, not per cell.
-    ``token_kind`` maps partner token ids to their specialist kind.
-    """
+    """Score a :class:`~moonriver_env.moonriver.rules.ranch.Ranch` from what it keeps up to date."""
+    # Equal to score_ranch on the ranch's arrays (a test checks it), but the work is per cow,
+    # kind and partner, not per cell.
     sizes = ranch.sizes
     if not sizes:
         return ScoreBreakdown(0, 0, 0, 0, 0, 0)

@@ -1,11 +1,4 @@
-"""Readable text views of a ranch and of the whole table, for tests, debugging and terminals.
-
-Ranch cells read ``<terrain><cows><partner>``: terrain letters D desert, C canyon, M meadow,
-F forest, Z cornfield, R farm; cows as a digit ('.' for none); partner letters w cowboy,
-d desperado, t cattle thief, g gold digger, p trapper, f farmer ('.' for none).
-An empty cell is ``.``, an empty bridge ``=``, the homestead ``###``. Row 0 is at the top,
-next to the river. ``cell_key()`` says the same in a few lines, for terminals.
-"""
+"""Readable text views of a ranch and of the whole table; ``cell_key()`` reads a cell's letters."""
 
 from __future__ import annotations
 
