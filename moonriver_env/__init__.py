@@ -1,12 +1,6 @@
 """moonriver-env: the Moon River board game as a rules engine and RL environments.
 
-The package's face: ``moonriver_v0`` and ``circles_far_west_v0`` (the PettingZoo AEC
-environments), the Gymnasium ids ``MoonRiver-v0`` (``gymnasium.make`` / ``make_vec``) and
-``CirclesFarWest-v0``, registered on import, and the names below (imported when first used).
-Each game is one package of the same shape: ``moonriver_env.moonriver`` (rules, compiled
-core, observation, actions, envs, batched games, search, OpenSpiel game, rendering) and
-``moonriver_env.circles``; ``moonriver_env.common`` holds what games share.
-"""
+Registers the Gymnasium ids ``MoonRiver-v0`` and ``CirclesFarWest-v0``. See docs/guide.md."""
 
 from importlib.metadata import PackageNotFoundError as _NotInstalled
 from importlib.metadata import version as _version
@@ -26,10 +20,8 @@ def _own_folders(paths: list[str]) -> list[str]:
             and os.path.normpath(os.path.abspath(p)) != root]
 
 
-# An editable install's import hook (scikit-build-core) lists the repository root among the
-# package's folders, as the one that holds agents/ and training/: the hook maps those itself,
-# and the root would make the repository's tests/ and a second copy of this package importable
-# as moonriver_env.tests and moonriver_env.moonriver_env, and its files package resources.
+# An editable install's hook (scikit-build-core) lists the repository root among our folders (it
+# maps agents/ and training/ itself); the root would make tests/ importable as moonriver_env.tests.
 __path__[:] = _own_folders(__path__)
 _resource_paths = getattr(__spec__.loader, "paths", None)  # the hook's resource reader's
 if isinstance(_resource_paths, list):

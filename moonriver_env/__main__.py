@@ -79,8 +79,7 @@ SHOWN = {
 
 
 def _start(path: str, record: dict[str, Any], backend: str) -> tuple[_Shown, Any]:
-    """How to show the record and its game before the first decision; a record that is none
-    of the formats, or does not replay, is a ValueError naming the file."""
+    """How to show the record, and its start; ValueError for an unknown or unreplayable record."""
     shown = SHOWN.get(record.get("format"))  # type: ignore[arg-type]
     if shown is None:
         raise ValueError(f"{path}: not a Moon River record nor a Circles record: expected "
@@ -93,15 +92,7 @@ def _start(path: str, record: dict[str, Any], backend: str) -> tuple[_Shown, Any
 
 
 def replay(path: str, step: bool, delay: float, backend: str = DEFAULT_BACKEND) -> int:
-    """Step through a recorded game in the terminal (Enter for the next decision): a Moon
-    River record played by the ``backend`` implementation (records of either replay on both)
-    or a Circles record.
-
-    The game starts as the record's did: from its seed, with the draws of its chance events
-    for a ``chosen_draws`` record (the OpenSpiel game's). A record saved before the end
-    (records can be written at any time) replays up to its last decision and ends with the
-    running scores and a note that the game is unfinished.
-    """
+    """Step through a Moon River or Circles record in the terminal (Enter: next decision)."""
     import time
 
     record = load_record(path)

@@ -1,5 +1,5 @@
-"""Circles: Far West: the PettingZoo AEC environment, in PettingZoo's pattern of a thin module
-naming the game package's environment (``moonriver_env.circles.aec_env``)."""
+"""Circles: Far West: the PettingZoo AEC environment, PettingZoo's thin versioned module.
+Spec sheet: ``moonriver_env.circles.aec_env``."""
 
 from moonriver_env.circles.aec_env import env, raw_env
 

@@ -1,5 +1,5 @@
-"""Moon River: the PettingZoo AEC environment, in PettingZoo's pattern of a thin module
-naming the game package's environment (``moonriver_env.moonriver.aec_env``)."""
+"""Moon River: the PettingZoo AEC environment, PettingZoo's thin versioned module.
+Spec sheet: ``moonriver_env.moonriver.aec_env``."""
 
 from moonriver_env.moonriver.aec_env import (
     REWARD_MODES,

@@ -1,8 +1,6 @@
 """Rules engine for Circles: Far West (pure Python + numpy; see docs/circles.md).
 
-``image`` (Pillow drawing) and ``gym_env`` (Gymnasium wrapper) live beside the engine but are
-not imported here, so the engine needs only numpy.
-"""
+``image`` and ``gym_env`` are not imported here, so the engine needs only numpy."""
 
 from .actions import (
     Action,

@@ -1,28 +1,5 @@
-"""Every Circles decision as one fixed enumeration, with id <-> structured <-> text converters.
-
-The enumeration depends only on the ring size R and the money cap M (amounts of the bank), so
-it is the same for 2 to 5 players: ``Discrete(87)`` for the Far West ring (R = 20, M = 18).
-Segments, in id order:
-
-| segment  | structured action            | size      |
-|----------|------------------------------|-----------|
-| throw    | Throw(distance), 2..R        | R - 1     |
-| tickets  | Tickets(count), 0..R-1       | R         |
-| buy      | Buy(item): shovel, ticket, wagon | 3     |
-| dig      | Dig()                        | 1         |
-| deposit  | Deposit(amount), 1..M        | M         |
-| withdraw | Withdraw(amount), 1..M       | M         |
-| bet      | Bet()                        | 1         |
-| stake    | Stake(), Fold()              | 2         |
-| steal    | Steal(opponent), 1..4        | 4         |
-| pass     | Pass()                       | 1         |
-
-``opponent`` is a seat offset from the acting player: 1 is the next player clockwise.
-
-A structured action's fields are checked as bare ids are: an integer field takes a Python or
-numpy integer, never a bool, float or complex that happens to equal one (``Throw(5.0)`` is
-refused, not played as ``Throw(5)``).
-"""
+"""Every Circles decision as one fixed enumeration (per ring size and money cap), with id <->
+structured <-> text converters. See docs/circles.md (Actions)."""
 
 from __future__ import annotations
 
@@ -139,7 +116,7 @@ Action = Throw | Tickets | Buy | Dig | Deposit | Withdraw | Bet | Stake | Fold |
 
 
 class ActionCodec:
-    """The enumeration for one ring size and money cap; see the module docstring."""
+    """The enumeration for one ring size and money cap; see docs/circles.md (Actions)."""
 
     def __init__(self, ring_size: int, money_cap: int) -> None:
         self.ring_size = ring_size
@@ -196,8 +173,7 @@ class ActionCodec:
         return self.actions[int(action_id)]
 
     def encode(self, action: Action) -> int:
-        """Id of a structured action; raises ValueError for one outside the enumeration, or a
-        field of the wrong type (naming the field, its value and what it allows)."""
+        """Id of a structured action; ValueError outside the enumeration or for a mistyped field."""
         fields = self._fields.get(type(action))
         if fields is None:
             raise ValueError(f"not an action of the enumeration: {action!r:.60} (see "

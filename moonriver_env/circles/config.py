@@ -1,9 +1,6 @@
 """CirclesConfig: the frozen, validated, serialisable description of one Circles game.
 
-Every constant of the rules specification is a field, so a variant (another ring layout, a
-harder start, a different skill model) is a constructor argument, never a module global.
-Defaults are the Far West face with the decisions of docs/circles.md.
-"""
+Every rules constant is a field (defaults: the Far West face); see docs/circles.md."""
 
 from __future__ import annotations
 
@@ -59,39 +56,29 @@ def _int_tuple(name: str, value: object, length: int | None, low: int) -> tuple[
 
 @dataclass(frozen=True)
 class CirclesConfig:
-    """Which Circles game to play: players, ring layout, skill model, capital, limits.
-
-    Names follow the rules specification: ``out_free``/``out_slope`` (probability of leaving
-    the ring), ``spread_base``/``spread_step`` (deviation width), ``min_travel`` (a shorter
-    flick is invalid), ``max_turns_per_player`` (the turn cap is this times the players).
-    ``mine`` lists cell values from the entrance; ``bag`` is (silver, gold, ruby, stones);
-    ``stock`` (items in the box) and ``prices`` are per shop item, in the order of
-    :data:`ITEMS` (shovel, ticket, wagon); ``cup_costs`` are the donation slots in filling
-    order; ``fold_price`` is what refusing a saloon bet costs. ``auto_forced`` plays every
-    decision that has a single legal action automatically.
-    """
+    """Which Circles game to play: players, ring layout, skill model, capital, limits."""
 
     num_players: int = 4
     layout: tuple[str, ...] = FAR_WEST_LAYOUT
-    out_free: int = 8
+    out_free: int = 8  # out_free/out_slope: probability of leaving the ring
     out_slope: float = 0.015
-    spread_base: int = 1
+    spread_base: int = 1  # spread_base/spread_step: deviation width
     spread_step: int = 5
-    min_travel: int = 2
+    min_travel: int = 2  # a shorter flick is invalid
     start_tickets: int = 2
     start_silver: int = 2
     start_wagons: int = 1
     start_shovels: int = 0
     money_cap: int = 18
     ranch_rubies: int = 2
-    max_turns_per_player: int = 60
-    mine: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 9)
-    bag: tuple[int, ...] = (16, 8, 1, 2)
-    stock: tuple[int, ...] = (10, 20, 5)
+    max_turns_per_player: int = 60  # the turn cap is this times the players
+    mine: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 9)  # cell values from the entrance
+    bag: tuple[int, ...] = (16, 8, 1, 2)  # silver, gold, ruby, stones
+    stock: tuple[int, ...] = (10, 20, 5)  # items in the box, in ITEMS order; prices too
     prices: tuple[int, ...] = (1, 3, 3)
-    cup_costs: tuple[int, ...] = (1, 2, 3)
-    fold_price: int = 3
-    auto_forced: bool = False
+    cup_costs: tuple[int, ...] = (1, 2, 3)  # the donation slots in filling order
+    fold_price: int = 3  # what refusing a saloon bet costs
+    auto_forced: bool = False  # play every decision with a single legal action automatically
 
     def __post_init__(self) -> None:
         n = self.num_players

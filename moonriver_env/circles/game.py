@@ -1,17 +1,6 @@
 """The whole game of Circles: Far West: phases, legal actions, apply, chance, clone.
 
-A turn is one or more decisions (one :class:`Phase` each): the flick, then possibly train
-tickets and the space's choice (shop, dig, bank, bet, the thief's victim). A saloon bet adds
-decisions of other players (stake or fold, contest throws), so the player to act is not always
-the turn's owner. Automatic effects take no decision. A phase is offered only when some action
-other than declining exists; a decision with a single legal action is still a step unless
-``CirclesConfig.auto_forced`` is set.
-
-Money is one value per player (coins are always in canonical form). Every random draw (first
-player, flick outcomes, bag draws, thief die) comes from the game's one seeded
-``numpy.random.Generator``; ``clone()`` copies it, so a clone plays the same chance as the
-original unless given its own seed.
-"""
+See docs/circles.md (Decisions)."""
 
 from __future__ import annotations
 
@@ -100,7 +89,7 @@ def coins(money: int) -> tuple[int, int, int]:
 
 
 class CirclesGame(RecordedGame):
-    """A game of Circles: Far West; see the module docstring and docs/circles.md."""
+    """A game of Circles: Far West; see docs/circles.md."""
 
     RECORD_MODULE = "moonriver_env.circles.record"  # docs/circles.md
     TEXT_MODULE = "moonriver_env.circles.text"
@@ -215,8 +204,7 @@ class CirclesGame(RecordedGame):
         return [self.wealth(p) for p in range(self.num_players)]
 
     def returns(self) -> list[float]:
-        """Final rewards: +1 a sole winner, 0 each of shared winners, -1 the others (0 before
-        the end)."""
+        """Final rewards: +1 a sole winner, 0 to shared winners, -1 the others; 0 before the end."""
         if not self.is_over:
             return [0.0] * self.num_players
         won = 1.0 if len(self.winners_) == 1 else 0.0
@@ -673,8 +661,7 @@ class CirclesGame(RecordedGame):
         return g
 
     def determinize(self, rng: np.random.Generator) -> None:
-        """Redraw what is hidden in place: the whole table is public, only the chance still to
-        come (flicks, bag draws, the thief's die) is, so the game's generator is reseeded."""
+        """Redraw what is hidden in place: only future chance is, so the generator is reseeded."""
         self.rng = np.random.default_rng(int(rng.integers(2**63)))
 
     def __getstate__(self) -> dict[str, Any]:

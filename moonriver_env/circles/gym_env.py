@@ -1,32 +1,6 @@
-"""Single-agent Gymnasium view of Circles: the learner plays one seat against opponents.
-
-    import gymnasium, moonriver_env
-    env = gymnasium.make("CirclesFarWest-v0", num_players=3, opponents=None, seat=None)
-
-- Observation: the learner's flat float32 observation (docs/circles_observation.md); the
-  legal-action mask is ``env.action_masks()`` (what sb3-contrib's MaskablePPO asks for;
-  read-only) and ``info["action_mask"]`` (a copy).
-- Action: ``Discrete(87)`` for the Far West ring (docs/circles.md).
-- Opponents: ``None`` (uniform random legal actions from the env's generator), one agent or
-  callable for every opponent, or a list with one per opponent in seat order after the learner.
-  An agent has ``act(game, observation) -> id`` (and optionally ``reset(seed)``); a callable is
-  ``f(observation) -> id``; ``gymnasium.make`` also takes agent names (``"heuristic"``,
-  ``"random"``: ``moonriver_env.agents.gym_entry``). Opponents act inside ``step`` until the
-  learner decides again (a saloon bet can ask the learner to stake or throw during an
-  opponent's turn) or the game ends.
-- Seat: ``None`` draws the learner's player id each episode; an int fixes it.
-- Reward: the end-of-game reward of circles_far_west_v0 (+1 sole winner, 0 shared win, -1
-  otherwise) on the learner's last transition.
-- Illegal actions: ``illegal="raise"`` (default) raises IllegalActionError and leaves the game
-  unchanged; ``illegal="penalty"`` ends the episode with reward ``illegal_penalty`` and
-  ``info["illegal_action"] = True`` (the Gymnasium and SB3 checkers sample unmasked actions).
-- After ``terminated`` (game over or penalty) ``step`` raises RuntimeError until ``reset``, and
-  ``action_masks()`` is all ones (a vector env's autoreset ignores that step's action).
-  Reset, step and masks are ``common.gym.SeatGymEnv``'s, the same as Moon River's single-agent
-  env.
-
-This module imports gymnasium; the engine modules beside it do not.
-"""
+"""Single-agent Gymnasium view of Circles (``CirclesFarWest-v0``): one learner seat; opponents
+are agents, callables ``f(observation) -> id`` (one, or one per seat after the learner), or None
+(uniform random). Reset, step and masks are ``common.gym.SeatGymEnv``'s; see docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Draw a Circles table as an RGB image with Pillow: the ring, the marble, the purses.
-
-This module is the only drawing code of the Circles package; the engine modules do not import
-it (only the environment's ``rgb_array`` rendering does).
-"""
+"""Draw a Circles table as an RGB image with Pillow (only ``rgb_array`` rendering imports it)."""
 
 from __future__ import annotations
 

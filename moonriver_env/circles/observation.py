@@ -1,11 +1,6 @@
-"""ObservationEncoder: the table as one flat float32 vector made of named views.
+"""ObservationEncoder: the table as one flat float32 vector of named views, viewer first.
 
-Players appear relative to the viewer: index 0 is the viewer, 1 the next player clockwise (the
-same offsets as ``Steal(opponent)``); seats beyond the number of players are zero, so the
-vector has the same length for 2 to 5 players. Everything in Circles is public, so every
-viewer sees the whole table. ``views`` maps each name to ``(start, stop, shape)``;
-docs/circles_observation.md is generated from this module (``markdown()``).
-"""
+docs/circles_observation.md is generated from this module (``markdown()``)."""
 
 from __future__ import annotations
 

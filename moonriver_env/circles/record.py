@@ -1,11 +1,6 @@
 """Circles game records: a JSON-serialisable account of a game that replays to the same state.
 
-A record holds the config, the seed, every event (decisions with their text, chance events,
-effects) and the final public state. Replaying the decisions from the config and seed draws
-the same chance from the generator, so :func:`from_record` can verify the whole record. The
-seed also foretells the chance still to come, so a record written while the game runs leaves
-it out (null) unless asked for (see :func:`moonriver_env.common.records.record_seed`).
-"""
+See docs/circles.md (Decisions: Records)."""
 
 from __future__ import annotations
 
@@ -41,8 +36,7 @@ def public_state(game: CirclesGame) -> dict[str, Any]:
 
 
 def to_record(game: CirclesGame, include_seed: bool = False) -> dict[str, Any]:
-    """The game's record: config, seed (once over, or on request), events, final state,
-    wealth and winners."""
+    """The game's record: config, seed (once over, or on request), events, final state, winners."""
     events = []
     for event in game.history:
         if event["type"] == "decision":
@@ -64,11 +58,7 @@ _REQUIRED = {"config": dict, "seed": int, "events": list, "final": dict}
 
 
 def from_record(record: dict[str, Any], verify: bool = True) -> CirclesGame:
-    """Replay a record's decisions from its config and seed; check it reaches the same record.
-
-    Any malformed or tampered record raises ValueError saying what is wrong; so does a record
-    without a seed (one written while the game was running).
-    """
+    """Replay a record from its config and seed, checked if ``verify``; any fault: ValueError."""
     from .game import CirclesGame
 
     return rebuild(record, game="Circles", fmt=RECORD_FORMAT, versions=(RECORD_VERSION,),

@@ -1,11 +1,6 @@
 """The flick's skill model: where a marble flicked with an intended distance k ends up.
 
-With probability ``p_out(k) = min(1, out_slope * max(0, k - out_free))`` the marble leaves the
-ring. Otherwise it travels ``t = max(0, k + delta)`` spaces clockwise, with a triangular
-deviation ``delta`` in ``-w..w``, ``P(delta) = (w + 1 - |delta|) / (w + 1)**2`` and
-``w = spread_base + k // spread_step``. One uniform draw from the game's generator picks the
-outcome from the cumulative table of :func:`flick_outcomes`.
-"""
+See docs/circles.md (How the flick is modelled)."""
 
 from __future__ import annotations
 

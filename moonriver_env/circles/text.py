@@ -1,8 +1,4 @@
-"""Readable text view of a Circles table, for tests, debugging and terminals.
-
-The ring reads clockwise from index 0, one short label per space (RA ranch, GO gold, SH shop,
-MB money bag, MI mine, DI dig, CU cup, BA bank, TH thief, SA saloon); ``(o)`` marks the marble.
-"""
+"""Readable text view of a Circles table, for tests, debugging and terminals."""
 
 from __future__ import annotations
 
@@ -20,7 +16,7 @@ SPACE_LABELS = {Space.RANCH: "RA", Space.GOLD: "GO", Space.SHOP: "SH", Space.MON
 
 
 def ring_text(game: CirclesGame) -> str:
-    """The ring on two lines: indices, then labels with the marble marked."""
+    """The ring clockwise from index 0, one label per space, ``(o)`` after the marble's."""
     cells = [f"{SPACE_LABELS[s]}{'(o)' if i == game.marble else ''}"
              for i, s in enumerate(game.spaces)]
     return " ".join(cells)

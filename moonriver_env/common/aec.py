@@ -1,9 +1,4 @@
-"""What the games' PettingZoo AEC environments share: spaces, agents, render, records.
-
-`moonriver_v0.raw_env` and `circles_far_west_v0.raw_env` derive from `TableAECEnv` and set
-``encoder`` (the game's observation encoder) and ``_no_moves`` (the read-only all-zeros mask);
-each keeps its own `reset` seeding and `step`.
-"""
+"""What the games' PettingZoo AEC environments share: spaces, agents, render, records."""
 
 from __future__ import annotations
 
@@ -22,7 +17,7 @@ from moonriver_env.common.view import Encoder, View
 
 
 class TableAECEnv(TableGameMixin[GameT], AECEnv):  # type: ignore[misc]  # pettingzoo: untyped
-    """AEC plumbing of a table game: one agent per player, a flat observation and a mask."""
+    """AEC base of a table game; a subclass sets ``encoder``, ``_no_moves``, ``reset``, ``step``."""
 
     encoder: Encoder[GameT]
     _no_moves: ActionMask
@@ -91,22 +86,19 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):  # type: ignore[misc]  # petti
         """Nothing to release."""
 
     def game_record(self, include_seed: bool = False) -> dict[str, Any]:
-        """The engine's JSON game record of the current game; while it runs the seed is left
-        out (it would reveal the hidden draws) unless ``include_seed`` (to resume it later)."""
+        """The current game's JSON record; the seed is left out while it runs unless asked for."""
         return self._require_game().to_record(include_seed)
 
     # -------------------------------------------------------------- helpers
     def _step_game(self) -> GameT:
-        """The game a step plays in; a RuntimeError before ``reset`` or once every agent has
-        left the finished game (PettingZoo's loop steps each done agent with None once)."""
+        """The game a step plays in; RuntimeError before ``reset`` or once every agent has left."""
         game = self._require_game()
         if not self.agents:
             raise RuntimeError("the game is over and every agent has left; call reset()")
         return game
 
     def _deciding_game(self, action: object) -> GameT | None:
-        """The game the selected agent decides in; None when that agent is done (its step
-        with None was taken: PettingZoo's dead step)."""
+        """The game the selected agent decides in; None for a done agent (a dead step)."""
         game = self._step_game()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:

@@ -1,12 +1,5 @@
-"""One place that turns a command-line failure into one clear line on stderr.
-
-Every CLI of the package (``moonriver-eval``, ``moonriver-train``, ``python -m moonriver_env``,
-``python -m moonriver_env.training.plot_curve``) wraps its ``main`` with :func:`cli_main`.
-A user error (bad value, missing or malformed file, missing optional dependency) prints
-``PROG: error: MESSAGE`` and exits with status 2, as argparse does for a bad flag; any other
-exception is reported the same way as an internal error with status 1. ``--debug`` re-raises,
-so the full traceback shows.
-"""
+"""Turns any CLI's failure into one ``PROG: error: MESSAGE`` line: status 2 for a user error, 1
+for an internal one; ``--debug`` shows the traceback instead."""
 
 from __future__ import annotations
 
@@ -136,9 +129,9 @@ def cli_main(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
 
 @contextmanager
 def children_ignore_ctrl_c() -> Iterator[None]:
-    """Processes started in this block ignore Ctrl-C (an ignored signal stays ignored across
-    exec, and Python then installs no KeyboardInterrupt handler): their parent gets it alone
-    and stops them, so no worker prints a traceback."""
+    """Processes started in this block ignore Ctrl-C: the parent alone gets it and stops them."""
+    # An ignored signal stays ignored across exec and Python then installs no KeyboardInterrupt
+    # handler, so no worker prints a traceback.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield

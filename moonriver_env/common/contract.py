@@ -1,13 +1,6 @@
-"""The ``TableGame`` contract: what every engine offers (Moon River's Python engine and its
-compiled core, Circles: Far West), so that agents, search, tournaments and tests code against
-one interface, in the manner of OpenSpiel's ``State`` and pgx's ``init/step/observe``. Each
-game extends it in its own package (``moonriver_env.moonriver.contract.MoonRiverGame``).
+"""The ``TableGame`` contract every engine offers and agents, search and tests code against.
 
-Players are seats ``0..num_players-1``; ``current_player`` is -1 once the game is over. Action
-ids run over one flat enumeration per game; ``legal_mask()`` is an int8 array over all of it
-(all zeros once over) and ``legal_action_ids()`` its nonzero ids, ascending. An illegal
-``apply`` raises :class:`~moonriver_env.common.errors.IllegalActionError` and changes nothing.
-"""
+See docs/design.md (The TableGame contract)."""
 
 from __future__ import annotations
 
@@ -49,8 +42,7 @@ class TableGame(Protocol):
         ...
 
     def apply(self, action: int) -> None:
-        """Play one decision by its id (a game's own contract may take its structured actions
-        too); illegal: IllegalActionError, state unchanged."""
+        """Play one decision by its id; illegal: IllegalActionError, state unchanged."""
         ...
 
     def clone(self) -> TableGame:
@@ -66,8 +58,7 @@ class TableGame(Protocol):
         ...
 
     def returns(self) -> list[float]:
-        """Final reward per seat (+1 a win, -1 a loss; the game's rule for a shared win); zeros
-        before the end."""
+        """Final reward per seat (+1 a win, -1 a loss); zeros before the end."""
         ...
 
     def winners(self) -> list[int]:

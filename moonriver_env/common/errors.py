@@ -1,14 +1,4 @@
-"""The error every game's engine raises for an action that is not legal now, and what lets the
-package's errors cross a process boundary.
-
-An exception crosses a process boundary (Gymnasium's ``AsyncVectorEnv``, SB3's
-``SubprocVecEnv``, Ray, TorchRL's ``GymEnv(..., num_envs=N)``) pickled: Python's default
-``BaseException.__reduce__`` rebuilds it by calling the class with ``self.args`` (the message
-only), which fails for a class whose ``__init__`` takes other arguments. ``PicklableError``
-rebuilds it without calling ``__init__``: the same type, message and attributes; and since
-Gymnasium's ``AsyncVectorEnv`` re-raises a worker's error as ``type(exc)(exc)``, that call
-returns a copy of ``exc``.
-"""
+"""``IllegalActionError``, and ``PicklableError``: errors that cross a process boundary intact."""
 
 from __future__ import annotations
 
@@ -25,24 +15,23 @@ def _rebuild(cls: type[BaseException], args: tuple[object, ...],
 
 
 class _CopyOnCall(type):
-    """``cls(exc)`` of an ``exc`` already of ``cls`` returns a copy of it without calling
-    ``__init__``: Gymnasium's ``AsyncVectorEnv`` re-raises a worker's error as
-    ``type(exc)(exc)``, which would otherwise fail on a custom ``__init__``."""
+    """``cls(exc)`` of an ``exc`` already of ``cls`` returns a copy without calling ``__init__``."""
 
     # Any: a metaclass __call__ returning a declared type would replace each subclass's own
     # constructor signature and result in mypy's eyes.
     def __call__(cls, *args: object, **kwargs: object) -> Any:
         """A copy for ``cls(exc)``; otherwise the usual construction."""
+        # Gymnasium's AsyncVectorEnv re-raises a worker's error as type(exc)(exc).
         if len(args) == 1 and not kwargs and isinstance(args[0], cls):
             return _rebuild(cls, args[0].args, dict(args[0].__dict__))
         return super().__call__(*args, **kwargs)
 
 
 class PicklableError(metaclass=_CopyOnCall):
-    """Mixin (before the exception base) for errors whose ``__init__`` takes other arguments
-    than the message: pickling keeps the type, the message (``args``) and the attributes, and
-    ``type(exc)(exc)`` is a copy of ``exc``."""
+    """Mixin (before the exception base): pickles an error with its type, args and attributes."""
 
+    # Python's default __reduce__ calls the class with self.args (the message only), which
+    # fails for an __init__ that takes other arguments.
     def __reduce__(self) -> tuple[object, ...]:
         """Rebuild from type, args and attributes; ``__init__`` is not called again."""
         args = self.args  # type: ignore[attr-defined]  # the exception base's

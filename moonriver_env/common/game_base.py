@@ -1,5 +1,4 @@
-"""What every Python engine does alike: chance events in its history, deep copies, and the
-records and table text that the game's own ``record`` and ``text`` modules write."""
+"""``RecordedGame``: what every Python engine does alike (chance history, copies, records, text)."""
 
 from __future__ import annotations
 
@@ -31,15 +30,13 @@ class RecordedGame:
         return g
 
     def to_record(self, include_seed: bool = False) -> dict[str, Any]:
-        """JSON-serialisable record of the game so far; the seed is left out (null) while the
-        game runs, unless ``include_seed`` (to resume it later)."""
+        """JSON-serialisable record of the game so far; seed null while it runs unless asked for."""
         record: dict[str, Any] = import_module(self.RECORD_MODULE).to_record(self, include_seed)
         return record
 
     @classmethod
     def from_record(cls: type[G], record: dict[str, Any], verify: bool = True) -> G:
-        """Replay a record to the same state (checked unless ``verify`` is False); a record
-        without its seed raises ValueError."""
+        """Replay a record to the same state (checked if ``verify``); no seed: ValueError."""
         game: G = import_module(cls.RECORD_MODULE).from_record(record, verify=verify)
         return game
 

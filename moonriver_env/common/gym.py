@@ -1,10 +1,5 @@
 """What the games' single-agent Gymnasium views share: opponents, the learner's seat, reset,
-step, masks and render.
-
-`gym_env.MoonRiverGymEnv` and `circles.gym_env.CirclesGymEnv` derive from `SeatGymEnv` and give
-only what differs: how a game is made, its final reward and end-of-game info, and optional
-reward shaping.
-"""
+step, masks and render."""
 
 from __future__ import annotations
 
@@ -76,7 +71,7 @@ class TableGameMixin(Generic[GameT]):
 
 
 class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
-    """One learner in a seat of a table game; the other seats are played by opponents."""
+    """One learner in a seat of a table game, opponents in the others; subclasses make the game."""
 
     # how a callable opponent f(observation) -> id is wrapped into an agent
     function_opponent: type
@@ -92,8 +87,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
     _episode_over = False  # True from the episode's last step (game over or penalty) to reset
 
     def _live_game(self) -> GameT:
-        """The game of an episode still going: after ``terminated`` (game over or an illegal
-        action's penalty) a step is refused with a RuntimeError until ``reset``."""
+        """The game of an episode still going; RuntimeError after ``terminated`` until reset."""
         game = self._require_game()
         if self._episode_over:
             raise RuntimeError("the episode is over; call reset()")
@@ -198,10 +192,10 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
         return self._observe(), float(reward), game.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
-        """Legal-action mask of the learner, read-only. Once the episode is over it is all ones
-        (pgx's terminal mask: a vector env's autoreset ignores the next action, so a masked
-        sampler needs no special case); before the learner's turn, all zeros."""
+        """The learner's read-only legal mask: all ones once the episode is over, else zeros."""
         game = self._require_game()
+        # pgx's terminal mask: a vector env's autoreset ignores the next action, so a masked
+        # sampler needs no special case.
         if self._episode_over:
             return np.frombuffer(b"\x01" * int(self.action_space.n), dtype=np.int8)
         if game.current_player != self.seat:
@@ -209,8 +203,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
         return game.legal_mask()
 
     def notify_opponents(self, method: str, *args: object) -> None:
-        """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update,
-        through ``VecEnv.env_method("notify_opponents", "add_snapshot", path)``)."""
+        """Call ``method(*args)`` on every opponent that has it (e.g. a self-play pool update)."""
         for opponent in self.opponents:
             hook = getattr(opponent, method, None)
             if callable(hook):

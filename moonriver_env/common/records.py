@@ -1,5 +1,4 @@
-"""Game-neutral helpers of the JSON game records: the seed a record may show, field checks,
-replaying decisions and checking that a replay reaches the same record."""
+"""Game-neutral helpers of the JSON game records: seed, field checks, replay and its check."""
 
 from __future__ import annotations
 
@@ -27,12 +26,8 @@ class SeededGame(Protocol):
 
 
 def record_seed(game: SeededGame, include_seed: bool) -> int | None:
-    """The seed a record may show: the game's once it is over or when asked for, else None.
-
-    The seed rebuilds every draw of the game, the hidden ones too (Moon River's box and pile
-    order, Circles' coming flicks, bag draws and thief die), so the record of a game still
-    running leaves it out unless its owner asks for it (to save the game and resume it).
-    """
+    """The seed a record may show: the game's once it is over or when asked for, else None."""
+    # The seed rebuilds every hidden draw too, so a running game's record must not show it.
     if type(include_seed) is not bool:
         raise TypeError(f"include_seed must be True or False, got {include_seed!r:.40}")
     return game.seed if include_seed or game.is_over else None
@@ -58,9 +53,7 @@ def check_fields(record: Mapping[str, object], required: dict[str, type]) -> Non
 
 def replay_decisions(game: TableGame, events: Sequence[object],
                      kinds: tuple[str, ...]) -> None:
-    """Apply a record's decisions (not the automatic ones) to ``game``, in order; an event of
-    another kind than ``kinds``, a malformed or out-of-turn decision or an illegal action
-    raises ValueError naming the event."""
+    """Apply a record's non-automatic decisions to ``game``; any bad event: ValueError naming it."""
     allowed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
     for i, event in enumerate(events):
         if not isinstance(event, dict) or event.get("type") not in kinds:
@@ -80,8 +73,7 @@ def replay_decisions(game: TableGame, events: Sequence[object],
 
 
 def check_replay(replayed: Mapping[str, object], record: Mapping[str, object]) -> None:
-    """The replay's record equals ``record`` field for field, else a ValueError naming the
-    fields that differ."""
+    """The replay's record equals ``record``, else a ValueError naming the fields that differ."""
     differ = sorted(k for k in set(replayed) | set(record) if replayed.get(k) != record.get(k))
     if differ:
         raise ValueError(f"record does not replay: its {differ} differ from the replay")
@@ -91,9 +83,7 @@ def rebuild(record: object, *, game: str, fmt: str, versions: Sequence[int],
             required: dict[str, type], build: Callable[[dict[str, Any], int], G],
             kinds: tuple[str, ...], rewrite: Callable[[G, int], dict[str, Any]],
             verify: bool) -> G:
-    """A game rebuilt from a record: format, version, seed and fields checked, the ``kinds``
-    of events replayed on ``build(config, seed)``, and (``verify``) the record that
-    ``rewrite(game, version)`` writes compared with it. Every fault raises ValueError."""
+    """A game rebuilt from a checked record (and its rewrite compared if ``verify``); ValueError."""
     if not isinstance(record, dict) or record.get("format") != fmt:
         raise ValueError(f"not a {game} record: expected format {fmt!r}")
     version = record.get("version")

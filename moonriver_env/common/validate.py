@@ -1,5 +1,4 @@
-"""Validators every game's config, environments and doors share; each error says what is
-allowed."""
+"""Validators every game's config, environments and doors share; each error says what is allowed."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ _C = TypeVar("_C", bound="DataclassInstance")  # a config dataclass
 
 
 def config_from_dict(cls: type[_C], d: Mapping[str, object]) -> _C:
-    """A config dataclass from its fields by name; an unknown key is a ValueError listing the
-    allowed ones."""
+    """A config dataclass from its fields by name; an unknown key: ValueError naming the allowed."""
     known = {f.name for f in fields(cls)}
     unknown = set(d) - known
     if unknown:
@@ -30,12 +28,7 @@ def config_from_dict(cls: type[_C], d: Mapping[str, object]) -> _C:
 
 
 def action_id(action: object, num_actions: int) -> int:
-    """The id of an environment action: a Python or numpy integer (a 0-d integer array too).
-
-    Anything else (bool, float, str, ...) is an IllegalActionError: a value is never coerced
-    into a move. The common case, a plain int, costs one type check; the range is the
-    caller's to check (``num_actions`` only words the error).
-    """
+    """An action's int id from a (numpy) integer, else IllegalActionError; no range check."""
     if type(action) is int:
         return action
     if isinstance(action, np.integer) or (
@@ -46,8 +39,7 @@ def action_id(action: object, num_actions: int) -> int:
 
 
 def game_seed(seed: object) -> int:
-    """A game's seed: a non-negative integer (numpy integers too, never bool), or fresh entropy
-    (63 bits) for None."""
+    """A game's seed: a non-negative integer (never bool), or fresh 63-bit entropy for None."""
     if seed is None:
         entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
         assert isinstance(entropy, int)
@@ -67,8 +59,7 @@ def check_seed(seed: object) -> int | None:
 
 
 def check_time_limit(time_limit: object) -> float:
-    """A search's cap on the seconds of one decision (0: none), whatever its budget in
-    simulations or seconds; anything but a finite number >= 0 is a ValueError."""
+    """A search's cap on the seconds of one decision (0: none); else a ValueError."""
     if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float, np.integer,
                                                                    np.floating)) \
             or not math.isfinite(time_limit) or time_limit < 0:

@@ -1,6 +1,4 @@
-"""Observation plumbing of any game: named views (slices) of the vector, and a player's
-``{"observation", "action_mask"}`` encoded only when read, for agents that may not need it
-(random, greedy, search)."""
+"""Observation plumbing of any game: named views (slices) of the vector, lazy observations."""
 
 from __future__ import annotations
 
@@ -57,8 +55,7 @@ def no_moves(width: int) -> ActionMask:
 
 
 class LazyObservation(Mapping[str, np.ndarray], Generic[G]):
-    """``{"observation", "action_mask"}`` of a player, the vector encoded only when read; the
-    mask of a player not to act is all zeros, as wide as the game's own mask."""
+    """A player's ``{"observation", "action_mask"}``, the vector encoded only when read."""
 
     def __init__(self, encoder: Encoder[G], game: G, player: int) -> None:
         self._encoder, self._game, self._player = encoder, game, player

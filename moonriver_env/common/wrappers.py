@@ -31,7 +31,6 @@ class ActionIdWrapper(wrappers.AssertOutOfBoundsWrapper):  # type: ignore[misc] 
 
 
 def stock_chain(aec: Any, illegal_reward: float) -> wrappers.OrderEnforcingWrapper:
-    """``aec`` behind PettingZoo's stock wrappers: TerminateIllegalWrapper (an illegal move
-    ends the game, ``illegal_reward`` to its player), ActionIdWrapper, OrderEnforcingWrapper."""
+    """``aec`` behind TerminateIllegalWrapper, ActionIdWrapper and OrderEnforcingWrapper."""
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=illegal_reward)
     return wrappers.OrderEnforcingWrapper(ActionIdWrapper(aec))

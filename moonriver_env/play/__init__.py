@@ -16,8 +16,7 @@ __all__ = ["GameOptions", "PlayError", "PlaySession", "ReplaySession", "create_a
 def create_app(defaults: GameOptions | None = None,
                allowed_hosts: list[str] | None = None,
                data_files: Iterable[str] = (), **options: Any) -> Starlette:
-    """The play server's ASGI app (needs the ``play`` extra: starlette, uvicorn); see
-    :func:`moonriver_env.play.server.create_app` for ``options`` (budgets, agent threads)."""
+    """The play server's ASGI app (needs the ``play`` extra); see ``play.server.create_app``."""
     from moonriver_env.play.server import create_app as _create
 
     return _create(defaults, allowed_hosts, data_files, **options)

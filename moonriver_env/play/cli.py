@@ -131,8 +131,7 @@ def is_loopback(host: str) -> bool:
 
 
 def allowed_hosts(host: str, extra: list[str]) -> list[str]:
-    """Host names a request may name: this machine's names and addresses, the bound
-    address and ``extra`` (``--allow-host``), whatever the bind address."""
+    """Host names a request may name: this machine's, the bound address and ``extra``."""
     names = {"localhost", "127.0.0.1", "::1", host, *extra}
     for name in {socket.gethostname(), socket.getfqdn()}:
         names.add(name)
@@ -142,8 +141,7 @@ def allowed_hosts(host: str, extra: list[str]) -> list[str]:
 
 
 def server_limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerLimits:
-    """The server's bounds from the options (the descriptor limit raised first); a wrong
-    option is a one-line error."""
+    """The server's bounds from the options (the descriptor limit raised first)."""
     descriptors = raise_descriptor_limit()
     if args.max_connections is None:
         args.max_connections = default_max_connections(descriptors)

@@ -1,10 +1,5 @@
-"""Legal actions as click paths over the table SVG's ``data-key`` elements (see render.svg).
-
-Each legal action id gets one or more paths: the sequence of elements a person clicks to choose
-it. A Build is two reserve plots then the cell of each (in the order the plots were picked, so
-both orders and every orientation are reachable); a Recruit is a saloon slot, a face button,
-then the circle's cell; buttons have keys ``btn:...`` and labels from :func:`button_labels`.
-"""
+"""Legal actions as click paths (the ``data-key`` elements a person clicks, in order) over the
+table SVG (see render.svg)."""
 
 from __future__ import annotations
 
@@ -34,6 +29,7 @@ def _cell(player: int, cell: int) -> str:
 
 def action_paths(game: MoonRiverGame, action_id: int) -> list[Path]:
     """The click paths that choose a legal action of the current player."""
+    # Build and Discard take their plots in either order, so every orientation is reachable.
     action = ACTIONS[action_id]
     p = game.current_player
     n = game.num_players

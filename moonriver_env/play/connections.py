@@ -1,27 +1,5 @@
-"""Bounds on the play server's connections, which uvicorn leaves open.
-
-uvicorn times out only idle keep-alive connections: one that sends half a request head, or
-a body that never ends, or that never reads its response, holds its descriptor for good, and
-``limit_concurrency`` answers 503 only once a whole head has arrived. :func:`guarded_protocol`
-wraps uvicorn's HTTP protocol so that every connection is in one of four phases:
-
-- ``head``: waiting for a request head (a new connection, or one between requests): closed
-  with 408 when the head is not complete within the header timeout;
-- ``body``: the head arrived, the body has not: closed when not complete within the body
-  timeout;
-- ``sending``: the response is being written, or waits to start until the client reads the
-  responses before it, or the app works on a request pipelined behind a response (the
-  client owes a read from the moment a response starts until the connection is idle again,
-  however many pipelined requests are answered meanwhile): closed when the client has not
-  caught up within the body timeout;
-- ``busy``: the whole request arrived and the app works on it (an agent thinks), with no
-  response before it unread: no timeout.
-
-At most ``max_connections`` are open. A connection over the cap closes the one that has
-waited longest in another phase than ``busy`` (the connections an attacker controls), or, when
-all are busy, is answered 503 and closed at once. Either way its descriptor is held only for
-an instant, so the server keeps answering while connections are held and recovers by itself.
-"""
+"""Bounds on the play server's connections, which uvicorn leaves open (a half-sent head, an
+endless body or an unread response holds a descriptor for good). See docs/play.md (Limits)."""
 
 from __future__ import annotations
 
@@ -37,12 +15,14 @@ KEEP_ALIVE = 5.0  # seconds an idle keep-alive connection stays open (uvicorn's)
 GRACEFUL_SHUTDOWN = 5  # seconds Ctrl+C waits for requests under way
 MAX_CONNECTIONS = 4096  # the default cap never exceeds this, whatever the descriptor limit
 _NO_LIMIT = 2**20  # taken as the limit where the system reports none
+# Phases: head (awaiting a request head), body (head in, body not), sending (the client owes a
+# read, pipelined work behind an unread response included), busy (the app works: no timeout).
+# Over the cap, the longest waiting non-busy connection (what an attacker holds) is closed.
 _PHASE_TIMEOUTS = {"head": "header_timeout", "body": "body_timeout", "sending": "body_timeout"}
 
 
 def raise_descriptor_limit() -> int:
-    """Raise the soft limit on open descriptors (RLIMIT_NOFILE) to the hard one where the
-    system allows it; the soft limit in force afterwards."""
+    """Raise the soft RLIMIT_NOFILE to the hard one where allowed; returns the soft limit then."""
     try:
         import resource
     except ImportError:  # Windows: no such limit to raise
@@ -64,14 +44,14 @@ def default_max_connections(descriptors: int) -> int:
 
 
 def most_connections(descriptors: int) -> int:
-    """The largest cap allowed: three quarters of the descriptor limit (the rest serve the
-    listening socket, connections being accepted, files and the interpreter)."""
+    """The largest cap allowed: three quarters of the descriptor limit."""
+    # The other quarter serves the listening socket, connections being accepted and files.
     return max(1, descriptors * 3 // 4)
 
 
 def listen_backlog(descriptors: int) -> int:
-    """The listen backlog, which is also how many connections asyncio accepts at a time
-    before the cap can close any: a sixteenth of the descriptor limit, 8 to 2048."""
+    """The listen backlog: a sixteenth of the descriptor limit, 8 to 2048."""
+    # It is also how many connections asyncio accepts at a time before the cap can close any.
     return max(8, min(2048, descriptors // 16))
 
 
@@ -114,8 +94,7 @@ class ConnectionGuard:
         return None if name is None else getattr(self, name)
 
     def admit(self, conn: Any) -> bool:
-        """Take a new connection, closing the longest waiting one when at the cap; False
-        when the cap is reached and every open connection is busy."""
+        """Take a new connection, closing the longest waiting one at the cap; False if all busy."""
         if len(self.open) >= self.max_connections:
             if not self.waiting:
                 self.counts["refused"] += 1
@@ -155,8 +134,7 @@ class ConnectionGuard:
 
 
 def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> type:
-    """A subclass of uvicorn's HTTP protocol class ``base`` (H11Protocol or
-    HttpToolsProtocol) whose connections ``guard`` bounds."""
+    """A subclass of uvicorn's HTTP protocol class ``base`` whose connections ``guard`` bounds."""
 
     class Guarded(base):  # type: ignore[valid-type, misc]
         """uvicorn's protocol with phases, deadlines and the connection cap."""
@@ -239,8 +217,7 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
 
 @dataclass(frozen=True)
 class ServerLimits:
-    """The bounds of one server (command-line options): connection cap, timeouts, and the
-    descriptor limit they were chosen for."""
+    """One server's bounds: connection cap, timeouts, the descriptor limit they were chosen for."""
 
     max_connections: int
     header_timeout: float = HEADER_TIMEOUT
@@ -250,8 +227,7 @@ class ServerLimits:
 
 
 def uvicorn_config(app: Any, host: str, port: int, limits: ServerLimits) -> Any:
-    """A uvicorn.Config serving ``app`` with connections bounded by ``limits``; its protocol
-    class's ``guard`` is the :class:`ConnectionGuard`."""
+    """A uvicorn.Config serving ``app`` within ``limits``; its protocol class carries ``guard``."""
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 

@@ -1,14 +1,4 @@
-"""Agent threads shared fairly among the clients of the play server.
-
-Agents think on a fixed number of threads. One client (a remote address; an IPv6 client by
-its /64 network, which one machine usually holds whole) has at most ``per_client`` agents
-thinking at once, and a thread that comes free goes to the waiting client with the fewest
-agents thinking (of those, the one whose move has waited longest; a client's own moves go
-first come, first served). With
-``per_client`` below ``threads``, one client alone can never delay another's move: a thread
-is always left for the others. Each game has at most one agent move waiting or thinking, and
-each client at most ``max_waiting`` moves waiting.
-"""
+"""Agent threads shared fairly among the clients of the play server. See docs/play.md (Limits)."""
 
 from __future__ import annotations
 
@@ -38,8 +28,7 @@ def agent_threads_problem(threads: int, per_client: int) -> str | None:
 
 
 def client_key(address: str | None) -> str:
-    """Who a request comes from, for fairness: the client's IPv4 address, or the /64 network
-    of its IPv6 address; "unknown" when the server does not know it."""
+    """Who a request comes from, for fairness: IPv4 address, IPv6 /64 network, or "unknown"."""
     if not address:
         return "unknown"
     try:
@@ -54,8 +43,7 @@ def client_key(address: str | None) -> str:
 
 
 class _Move:
-    """One agent move waiting for a thread: what to run, who waits for it, its place in
-    the order of arrival."""
+    """One agent move waiting for a thread: what to run, who waits, its order of arrival."""
 
     def __init__(self, client: str, key: str, work: Callable[[], Any],
                  done: asyncio.Future[Any], order: int) -> None:
@@ -64,9 +52,9 @@ class _Move:
 
 
 class FairAgentPool:
-    """Runs agent moves on ``threads`` threads, at most ``per_client`` at once for one client,
-    handing a free thread to the waiting client with the fewest running. Used from one event
-    loop."""
+    """Runs agent moves on ``threads`` threads, at most ``per_client`` at once for one client."""
+    # A free thread goes to the waiting client with the fewest running; with per_client below
+    # threads one client can never delay another's move. Used from one event loop.
 
     def __init__(self, threads: int = AGENT_THREADS, per_client: int | None = None,
                  max_waiting: int = MAX_WAITING) -> None:
@@ -88,8 +76,7 @@ class FairAgentPool:
         return sum(self.running.values())
 
     async def run(self, client: str, key: str, work: Callable[..., T], *args: Any) -> T:
-        """``work(*args)`` on an agent thread when ``client``'s turn comes; ``key`` names the
-        game, which may have one move waiting or thinking at a time (409 otherwise)."""
+        """``work(*args)`` on an agent thread in ``client``'s turn; one move per game ``key``."""
         if key in self._keys:
             raise PlayError("an agent of this game is already choosing its move (or waiting "
                             "for a thread to think on); ask for the state again", 409)
@@ -118,8 +105,7 @@ class FairAgentPool:
             del self.waiting[move.client]
 
     def _next(self) -> _Move | None:
-        """The next move to think: the first waiting move of the client under its cap with
-        the fewest agents thinking (ties: the move that waited longest)."""
+        """The next move: the client under its cap with the fewest thinking; oldest on a tie."""
         ready = [queue[0] for client, queue in self.waiting.items()
                  if self.running[client] < self.per_client]
         if not ready:

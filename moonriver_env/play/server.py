@@ -1,32 +1,7 @@
 """The play server: a Starlette app holding several games and replays, and the page itself.
 
-Routes (JSON unless said otherwise):
-
-| method, path                     | what                                                   |
-|----------------------------------|--------------------------------------------------------|
-| GET  /, /game/{id}, /replay/{id} | the page (static/index.html)                           |
-| GET  /rules, /{doc}.md           | docs/rules.md (and the docs it links) as pages       |
-| GET  /api/defaults               | the new-game form's defaults                           |
-| POST /api/games                  | start a game: {players, mode, scenario, humans, ...}   |
-| GET  /api/games/{id}             | the state: table SVG, status, scores, legal moves      |
-| POST /api/games/{id}/actions     | a human decision {"action": id, "decision": n}         |
-| POST /api/games/{id}/advance     | the agent to act makes one decision {"decision": n}    |
-| GET  /api/games/{id}/record      | the game record (docs/game-record.md) as a download    |
-| POST /api/replays                | open a game record for replay                          |
-| GET  /api/replays/{id}?step=n    | the table after n decisions of the record              |
-
-Refused requests get a 4xx status and ``{"error": message}``; the game is left unchanged.
-``decision`` is the state's decision number: a move chosen on an older state is refused (409).
-POSTs must be JSON from this page's own origin. A request names agents only by specs without
-file paths and with bounded budgets, or by the specs given on the command line; a posted record
-may use only the package's data files (or those given on the command line). GETs of a game
-answer at once while its agent thinks (``thinking`` is then true); agents think on threads
-shared fairly among clients (:mod:`moonriver_env.play.fair`); games and replays are kept per
-client, a browser known by a cookie (:mod:`moonriver_env.play.store`); ``moonriver-play`` bounds
-connections and their timeouts (:mod:`moonriver_env.play.connections`). Agent specs that
-name files are shown by the files' names only. Every response forbids inline script, framing
-by other sites and content sniffing (:data:`SECURITY_HEADERS`).
-"""
+Routes are listed in :func:`create_app`; refused requests get a 4xx and ``{"error": message}``.
+See docs/play.md (Security)."""
 
 from __future__ import annotations
 
@@ -96,8 +71,8 @@ def rules_html(markdown_text: str) -> str:
 
 @functools.lru_cache(maxsize=2 * len(DOC_PAGES))
 def doc_page(name: str, mtime_ns: int) -> str:
-    """docs/NAME.md as a page, rendered once per version of the file (a render takes about
-    10 ms: rendering per request would let one client's requests hold up every other's)."""
+    """docs/NAME.md as a page, rendered once per version of the file."""
+    # A render takes about 10 ms: per request, one client's requests would hold up others'.
     return rules_html((DOCS / f"{name}.md").read_text(encoding="utf-8"))
 
 
@@ -130,11 +105,8 @@ def parse_json(body: bytes) -> Any:
 
 
 def check_post(request: Request) -> None:
-    """Refuse a state-changing request from another site or without the JSON content type.
-
-    The JSON content type is required: a cross-site page cannot send it without a CORS
-    preflight, which this server never grants, so other sites cannot drive local games.
-    """
+    """Refuse a state-changing request from another site or without the JSON content type."""
+    # A cross-site page cannot send the JSON type without a CORS preflight, never granted here.
     origin = request.headers.get("origin")
     host = request.headers.get("host", "")
     if origin is not None and origin.lower() not in (f"http://{host}".lower(),
@@ -148,8 +120,7 @@ def check_post(request: Request) -> None:
 
 
 async def _json_body(request: Request, limit: int) -> Any:
-    """The request's JSON body (after :func:`check_post`), refused when larger than ``limit``
-    bytes, not JSON or nested too deep."""
+    """The request's checked JSON body; PlayError over ``limit`` bytes, not JSON or too deep."""
     check_post(request)
     declared = request.headers.get("content-length")
     if declared is not None:
@@ -175,8 +146,7 @@ _HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_.-]+))(?::[0-9]
 
 
 def host_name(host: str) -> str:
-    """The name in a Host header, without port, brackets or one final dot, in lower case;
-    "" when the header is not a host name or address with an optional port."""
+    """A Host header's name, lower case, without port, brackets or final dot; "" if invalid."""
     host = host.strip().lower()
     if host.count(":") > 1 and not host.startswith("["):  # a bare IPv6 address
         return host if isinstance(_ip(host), ipaddress.IPv6Address) else ""
@@ -197,11 +167,10 @@ def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 
 class HostCheck:
-    """Refuse requests whose Host header is not an allowed name (DNS rebinding guard).
+    """Refuse requests whose Host header is not an allowed name (DNS rebinding guard)."""
 
-    A Host that is the address the connection arrived at (an IP literal) is accepted too:
-    a rebinding attack needs a name of its own in the Host header.
-    """
+    # The address the connection arrived at (an IP literal) passes too: a rebinding attack
+    # needs a name of its own in the Host header.
 
     def __init__(self, app: ASGIApp, allowed_hosts: Iterable[str]) -> None:
         self.app = app
@@ -275,18 +244,7 @@ def create_app(defaults: GameOptions | None = None,
                max_simulations: int = MAX_REQUEST_SIMULATIONS,
                agent_threads: int = AGENT_THREADS,
                agent_threads_per_client: int | None = None) -> Starlette:
-    """The ASGI app; ``defaults`` fill in what a new-game request leaves out.
-
-    ``defaults.opponents`` are the trusted agent specs (the command line's): a request may
-    name them (as shown: file names, not paths; two shown alike are a ValueError), or specs
-    without file paths whose budget is within ``max_seconds`` seconds or ``max_simulations``
-    simulations a decision. Agents think on ``agent_threads`` threads, at most
-    ``agent_threads_per_client`` (default: half) for one client (:class:`FairAgentPool`).
-    A posted record may name only ``data_files`` (absolute paths) as its data.
-    ``allowed_hosts`` (for example ``["127.0.0.1", "localhost"]``) refuses requests naming
-    any other Host, which guards a server against DNS rebinding; None checks no Host (for
-    tests and embedding).
-    """
+    """The ASGI app; ``defaults`` fill in a new-game request; ``allowed_hosts`` None: no check."""
     defaults = defaults or GameOptions()
     trusted_specs(defaults.opponents)  # two files of one name: refused before serving
     store = GameStore()

@@ -45,12 +45,7 @@ class PlayError(PicklableError, ValueError):
 
 @dataclass(frozen=True)
 class GameOptions:
-    """What game to start: variant, human seats and the agent specs of the other seats.
-
-    ``backend`` names the implementation that plays it ("core" or "python") and
-    ``time_limit`` caps the seconds each agent thinks a decision, whatever its budget (0: no
-    cap): server settings that requests do not change.
-    """
+    """What game to start: variant, human seats and the agent specs of the other seats."""
 
     players: int = 2
     mode: str = "base"
@@ -58,8 +53,9 @@ class GameOptions:
     humans: tuple[int, ...] = (0,)
     opponents: tuple[str, ...] = ("greedy",)
     seed: int | None = None
-    backend: str = DEFAULT_BACKEND
-    time_limit: float = MAX_REQUEST_SECONDS
+    # Server settings that requests do not change:
+    backend: str = DEFAULT_BACKEND  # "core" or "python"
+    time_limit: float = MAX_REQUEST_SECONDS  # an agent's seconds a decision (0: no cap)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (for the page's new-game form)."""
@@ -78,14 +74,12 @@ def hide_paths(text: str, specs: Iterable[str]) -> str:
 
 
 def shown_spec(spec: str) -> str:
-    """An agent spec as pages and requests see it: its file paths cut to the files' names
-    (``pretrained:/home/me/w.npz`` is ``pretrained:w.npz``)."""
+    """A spec as pages and requests see it: file paths cut to names (``pretrained:w.npz``)."""
     return hide_paths(spec, (spec,))
 
 
 def trusted_specs(specs: Iterable[str]) -> dict[str, str]:
-    """The command line's agent specs by the name pages and requests know them by
-    (:func:`shown_spec`); two specs shown alike are a ValueError."""
+    """The command line's agent specs by their :func:`shown_spec`; two alike: ValueError."""
     out: dict[str, str] = {}
     for spec in specs:
         shown = shown_spec(spec)
@@ -100,12 +94,7 @@ def trusted_specs(specs: Iterable[str]) -> dict[str, str]:
 def options_from_json(body: Any, defaults: GameOptions,
                       max_seconds: float = MAX_REQUEST_SECONDS,
                       max_simulations: int = MAX_REQUEST_SIMULATIONS) -> GameOptions:
-    """Validated options from a request body; anything wrong is a PlayError naming it.
-
-    A request names agents only by specs without file paths and with bounded budgets
-    (see ``request_spec_problem``), or by the specs of ``defaults`` (the command line's) as
-    pages show them (:func:`shown_spec`: file names, never paths).
-    """
+    """Validated options from a request body; anything wrong is a PlayError naming it."""
     if not isinstance(body, dict):
         raise PlayError("the body must be a JSON object with players, mode, scenario, humans, "
                         "opponents, seed")
@@ -156,9 +145,7 @@ def _short(value: object) -> str:
 
 def make_seats(options: GameOptions, seed: int,
                config: GameConfig | None = None) -> list[Agent[MoonRiverGame] | None]:
-    """One entry per seat: None for a human, else the agent built from its spec (refused
-    where its weights cannot play ``config``'s variant), thinking at most
-    ``options.time_limit`` seconds a decision."""
+    """One entry per seat: None for a human, else the agent built from its spec."""
     n = options.players
     if type(n) is not int or n not in (2, 3, 4):
         raise PlayError(f"players must be 2, 3 or 4, got {n!r}")
@@ -186,12 +173,10 @@ def make_seats(options: GameOptions, seed: int,
 
 
 class PlaySession:
-    """One game in progress: the engine game, who sits where, and the last move.
+    """One game in progress: the engine game, who sits where, and the last move."""
 
-    ``decision`` counts the moves made so far; a move sent with another number was chosen
-    on an old state and is refused. An agent thinks on a copy of the game without holding
-    the lock that readers take, so :meth:`state` answers at once (``thinking`` is then true).
-    """
+    # ``decision`` counts the moves made so far: a move sent with another number was chosen on
+    # an old state and is refused.
 
     def __init__(self, options: GameOptions) -> None:
         seed = options.seed
@@ -255,8 +240,7 @@ class PlaySession:
                             "example in another tab): look at the table again", 409)
 
     def act(self, body: Any) -> None:
-        """A human's decision ``{"action": id, "decision": n}`` (``decision``, the state's
-        number, may be left out), checked by the engine (state unchanged if refused)."""
+        """A human's decision ``{"action": id, "decision": n}`` (``decision`` optional)."""
         if not isinstance(body, dict) or "action" not in body \
                 or not set(body) <= {"action", "decision"}:
             raise PlayError('the body must be a JSON object {"action": <action id>, '
@@ -386,8 +370,7 @@ REPLAY_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, Rec
 
 
 def check_record_data(record: object, allowed: frozenset[str] = frozenset()) -> None:
-    """Refuse a record naming data files other than ``allowed`` (absolute paths), with one
-    message whatever the file: the files are never looked at."""
+    """Refuse a record naming data files other than ``allowed``; the files are never read."""
     config = record.get("config") if isinstance(record, dict) else None
     if not isinstance(config, dict):
         return  # Game.from_record refuses it
@@ -398,12 +381,7 @@ def check_record_data(record: object, allowed: frozenset[str] = frozenset()) -> 
 
 
 class ReplaySession:
-    """A recorded game opened for stepping forward and back through its decisions.
-
-    ``names`` and ``humans`` label the players when the server knows who played (a record
-    it wrote); otherwise players are P0, P1, ... ``backend`` names the implementation that
-    replays it (records of either replay on both).
-    """
+    """A recorded game opened for stepping forward and back through its decisions."""
 
     def __init__(self, record: Any, data_files: frozenset[str] = frozenset(),
                  names: list[str | None] | None = None, humans: list[int] | None = None,

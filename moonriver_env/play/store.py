@@ -1,21 +1,5 @@
-"""The play server's games and replays, kept per client.
-
-A client is one browser: a random token the server issues in a cookie (:data:`CLIENT_COOKIE`,
-set on the first response to a request without one) within the network of its address
-(:func:`~moonriver_env.play.fair.client_key`). Requests without the cookie (a script without
-a cookie jar) are one client per network, so dropping the cookie does not multiply a client.
-Anyone who knows a game's id may play it (the id is the link); the client that started it
-owns it, for the bounds:
-
-- each client keeps its ``per_client`` most recently used games: one more closes its own
-  least recently used, never another client's;
-- all clients together keep ``total``: one more closes the least recently used game of the
-  client holding the most, counted first by network (the network holding the most, then its
-  client holding the most; ties go to the client seen most recently), so a client loses a
-  game only while no other holds more, and many tokens from one address close their own.
-
-Replays are kept the same way, counted apart from games.
-"""
+"""The play server's games and replays, kept per client (a browser's cookie token within its
+network). See docs/play.md (Games kept)."""
 
 from __future__ import annotations
 
@@ -59,9 +43,7 @@ def owner_of(request: Request) -> Owner:
 
 
 class ClientCookie:
-    """Issue a client token (:data:`CLIENT_COOKIE`) with the response to a request that
-    carries none: HttpOnly (no script reads it) and SameSite=Lax (other sites' requests
-    other than links do not carry it), for this session of the browser."""
+    """Issue a client token cookie (HttpOnly, SameSite=Lax) to a request that carries none."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -83,8 +65,7 @@ class ClientCookie:
 
 
 class Shelf(Generic[T]):
-    """Items of one kind (``what``: "game" or "replay") by id, each owned by a client: every
-    client keeps its ``per_client`` most recently used, all together ``total``."""
+    """Items ("game" or "replay") by id, owned by clients: ``per_client`` each, ``total`` in all."""
 
     def __init__(self, what: str, per_client: int, total: int) -> None:
         if not 1 <= per_client <= total:
@@ -123,8 +104,7 @@ class Shelf(Generic[T]):
             self._close(max(closable, key=self._holding), "total")
 
     def _holding(self, owner: Owner) -> tuple[int, int, int]:
-        """How much ``owner`` holds, for the choice of whose item to close: its network's
-        items, its own, and how recently it came."""
+        """What ``owner`` holds, for whose item to close: its network's, its own, its arrival."""
         return self.networks[owner[0]], len(self.used[owner]), self.arrived[owner]
 
     def _close(self, owner: Owner, why: str) -> None:
@@ -139,8 +119,7 @@ class Shelf(Generic[T]):
             self.dropped.popitem(last=False)
 
     def get(self, key: str) -> T:
-        """The item of id ``key`` (now its owner's most recently used); a 404 PlayError
-        saying why when there is none."""
+        """The item of id ``key``, now its owner's most recently used; else a 404 PlayError."""
         found = self.items.get(key)
         if found is None:
             raise PlayError(self._missing(key), 404)
@@ -163,8 +142,7 @@ class Shelf(Generic[T]):
 
 
 class GameStore:
-    """The games and replays of one server (:class:`Shelf` each), and who played the games
-    whose records it wrote."""
+    """One server's games and replays (a Shelf each), and who played the games it recorded."""
 
     def __init__(self, games: tuple[int, int] = (MAX_GAMES_PER_CLIENT, MAX_GAMES),
                  replays: tuple[int, int] = (MAX_REPLAYS_PER_CLIENT, MAX_REPLAYS)) -> None:
@@ -184,8 +162,7 @@ class GameStore:
         return (self.games if kind is PlaySession else self.replays).get(key)
 
     def remember_players(self, key: str, session: PlaySession) -> None:
-        """Who played a game whose record (of fingerprint ``key``) this server wrote, for its
-        replay."""
+        """Who played a game whose record (fingerprint ``key``) this server wrote, for replays."""
         humans = [p for p, a in enumerate(session.seats) if a is None]
         self.players[key] = (list(session.names), humans)
         while len(self.players) > REMEMBERED:
