@@ -1,17 +1,6 @@
 """Agents on the search recipe's network (``moonriver-train-az``), played without torch.
 
-The network (``training/az/network.py``, saved by the recipe as ``.npz``) is RanchNet's trunk
-and policy with a value per seat: four logits, seats relative to the player to move, turned into
-win shares by a softmax over the table's player count. One network plays every variant (2-4
-players, base and every Legends scenario), so these agents are never refused a variant.
-
-- ``az:PATH.npz``: the policy alone (numpy's forward), its most likely legal action
-  (``az-sample:PATH.npz`` samples from it instead).
-- ``az+search:PATH.npz:SIMS``: the batched Gumbel search (``moonriver_env.moonriver.search``) of one
-  game with SIMS simulations, every leaf valued by the network (policy as prior, value per seat)
-  inside the core (its C++ forward, ``NumpyAZNet.core``); it plays the search's chosen action.
-  ``az+search:PATH.npz:SECONDSs`` takes about SECONDS a decision instead (simulations sized
-  from the time the earlier ones took).
+One network plays every variant, so these agents are never refused one. See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -53,8 +42,7 @@ def seat_mask(num_players: Any) -> np.ndarray:
 
 
 def absolute_shares(relative: np.ndarray, seat: Any, num_players: Any) -> np.ndarray:
-    """Win shares by player id (B, 4) from shares by seat relative to ``seat``, the player to
-    move of each row (relative index k is player ``(seat + k) % num_players``)."""
+    """Win shares by player id (B, 4) from shares by seat relative to ``seat``, the mover."""
     relative = np.asarray(relative)
     seat, players = np.asarray(seat).reshape(-1), np.asarray(num_players).reshape(-1)
     rows = np.arange(relative.shape[0])[:, None]
@@ -77,9 +65,7 @@ class NumpyAZNet(NumpyRanchNet):
 
     def evaluate(self, obs: np.ndarray, mask: np.ndarray, num_players: Any,
                  prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Masked logits (B, 2710) and win shares (B, 4) by seat relative to the player to
-        move (zero beyond each row's ``num_players``; each row sums to 1); ``prior``: the rows'
-        ``greedy_prior``, for a network that adds it (``uses_prior``)."""
+        """Masked logits (B, 2710) and win shares (B, 4) by seat relative to the player to move."""
         logits, value = self.forward_heads(obs, mask, prior)
         seats = seat_mask(num_players)
         value = np.where(seats, value, -np.inf)
@@ -92,16 +78,12 @@ class NumpyAZNet(NumpyRanchNet):
 
     @functools.cached_property
     def core(self) -> Any:
-        """The same network evaluated in C++ (``moonriver_env.moonriver.core._core.AzNet``, the same
-        ``evaluate``): ``BatchedSearch.run`` values a search's leaves with it inside the core.
-        It reads the sparse observation a non-zero input at a time and the policy at the legal
-        ids only; its logits and shares match this forward to float rounding."""
+        """The same network in C++ (``_core.AzNet``): values a search's leaves inside the core."""
         return core_net(self.w)
 
 
 def core_net(arrays: dict[str, np.ndarray]) -> Any:
-    """The C++ network (``_core.AzNet``) of a state dict's arrays (an ``.npz``'s or an
-    ``AZNet``'s, float32)."""
+    """The C++ network (``_core.AzNet``) of a state dict's arrays (an ``.npz``'s or an AZNet's)."""
     from moonriver_env.moonriver.core import _core
 
     return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()},
@@ -116,8 +98,7 @@ def shipped_path() -> str:
 
 
 def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
-    """The numpy network and metadata of a ``moonriver-train-az`` ``.npz``; another file is a
-    clear error."""
+    """The numpy network and metadata of a ``moonriver-train-az`` ``.npz`` (else an error)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "az network file not found", path)
     arrays, meta = read_npz(path)
@@ -143,8 +124,7 @@ def cached_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
 
 
 def agent_weights(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
-    """The cached network of ``path`` and the agent's ``meta``: no player count or mode, as
-    the network plays every variant."""
+    """The cached network of ``path`` and its ``meta`` without players or mode (any variant)."""
     net, meta = cached_az(path)
     return net, {k: v for k, v in meta.items() if k not in ("num_players", "mode")}
 
@@ -187,22 +167,13 @@ PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the sea
 
 def play_search_settings(max_considered: int | None = None,
                          gumbel_scale: float = 0.0) -> dict[str, Any]:
-    """``BatchedSearch``'s constants to play: ``PLAY_SEARCH`` (16 root actions considered,
-    c_visit 50, c_scale 1: the search's defaults, whatever a network's recipe trained with;
-    docs/training.md compares them), ``max_considered`` when given, and ``gumbel_scale`` (0:
-    the root takes the top logits without Gumbel noise). ``AZSearchAgent`` and the batch seats
-    ``pretrained+search:SIMS`` / ``az+search:PATH.npz:SIMS`` (:func:`network_seat`) search
-    with these."""
+    """``BatchedSearch``'s constants to play: ``PLAY_SEARCH`` unless overridden (agents, seats)."""
     return {**PLAY_SEARCH, "max_considered": max_considered or PLAY_SEARCH["max_considered"],
             "gumbel_scale": gumbel_scale}
 
 
 class AZSearchAgent(SeededAgent):
-    """The batched Gumbel search of one game, the network valuing every leaf; its budget is
-    ``simulations`` a decision, or about ``seconds`` a decision (then the simulations of each
-    decision are the seconds over the time a simulation took so far, ``CALIBRATION`` at the
-    first decision). The search's constants are ``play_search_settings``: its root takes the
-    top logits without Gumbel noise (``gumbel_scale`` 0), which won more than the noisy root."""
+    """The batched Gumbel search of one game, the network valuing every leaf (sims or seconds)."""
 
     CALIBRATION = 8  # simulations of a time-budgeted agent's first decision
 
@@ -257,8 +228,7 @@ class AZSearchAgent(SeededAgent):
 
 
 def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
-    """``az:PATH``, ``az-sample:PATH``, ``az+search:PATH:SIMS`` or
-    ``az+search:PATH:SECONDSs``; a bad spec says why."""
+    """``az:PATH``, ``az-sample:PATH``, ``az+search:PATH:SIMS`` or ``az+search:PATH:SECONDSs``."""
     kind, _, arg = spec.partition(":")
     if kind in ("az", "az-sample") and arg:
         return AZAgent(arg, deterministic=kind == "az", seed=seed, name=spec)
@@ -276,9 +246,7 @@ def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
 
 
 def shipped_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
-    """``pretrained`` (the shipped network's policy) or ``pretrained+search:SIMS`` /
-    ``pretrained+search:SECONDSs`` (the batched search on it); a bad budget says what is
-    allowed."""
+    """``pretrained`` (the shipped network's policy) or ``pretrained+search:SIMS|SECONDSs``."""
     kind, _, budget = spec.partition(":")
     if kind == "pretrained" and spec == kind:
         return AZAgent(shipped_path(), deterministic=True, seed=seed, name=spec)
@@ -297,8 +265,7 @@ def shipped_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchA
 
 
 def _seat_network(spec: str) -> tuple[str, str]:
-    """A network seat's network file and its budget text ("" for a policy seat), else a
-    ValueError saying what the spec should be."""
+    """A network seat's file and budget text ("" for a policy seat); else a ValueError."""
     kind, _, arg = spec.partition(":")
     if spec == "pretrained":
         return shipped_path(), ""
@@ -330,11 +297,7 @@ def _seat_simulations(spec: str, budget: str) -> int:
 
 
 def network_seat(spec: str) -> NetworkSeat:
-    """The batch seat of a network spec (``pretrained``, ``az:PATH.npz``,
-    ``pretrained+search:SIMS``, ``az+search:PATH.npz:SIMS``), its network loaded (once per file
-    and process): the moves ``AZAgent`` (deterministic) or ``AZSearchAgent`` with SIMS
-    simulations plays, with ``play_search_settings``. A bad spec, a missing file or one that
-    is not a moonriver-train-az network is a ValueError naming the seat."""
+    """The batch seat of a network spec, its network loaded once per file; else a ValueError."""
     from moonriver_env.moonriver.batch.seats import NetworkSeat
 
     path, budget = _seat_network(spec)

@@ -18,13 +18,7 @@ GameT_contra = TypeVar("GameT_contra", bound=TableGame, contravariant=True)
 
 @runtime_checkable
 class Agent(Protocol[GameT_contra]):
-    """Chooses an action id for the player to act.
-
-    ``act`` gets the game, a :class:`TableGame` of the kind the agent plays
-    (``Agent[MoonRiverGame]`` reads Moon River's table; plain ``Agent``: any game; agents that
-    search or look ahead must not mutate it: use ``game.clone()``) and the observation of the
-    acting player (``{"observation": float32 vector, "action_mask": int8 mask}``).
-    """
+    """Chooses an action id for the player to act; never mutates the game (search a clone)."""
 
     name: str
 
@@ -39,9 +33,7 @@ class Agent(Protocol[GameT_contra]):
 
 @runtime_checkable
 class TimeCapped(Protocol):
-    """An agent that searches, and stops its search after ``time_limit`` seconds a decision
-    (0: no cap) whatever its budget in simulations or seconds (after one simulation at least).
-    """
+    """A searching agent that stops after ``time_limit`` seconds a decision (0: no cap)."""
 
     time_limit: float
 

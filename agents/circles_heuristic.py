@@ -1,9 +1,6 @@
 """CirclesHeuristicAgent: aims at the best expected space under the skill model.
 
-Each space gets a value for the player to act (what it would gain there now, in money);
-a flick's value is the expectation of the best reachable value (spending train tickets at a
-price) over the flick's outcome distribution, so long risky flicks are weighed against short
-accurate ones. The other decisions follow simple money rules (see each method).
+See docs/circles.md.
 """
 
 from __future__ import annotations

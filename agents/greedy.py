@@ -25,15 +25,7 @@ def plot_value(game: MoonRiverGame, plot: int) -> float:
 
 
 class GreedyAgent(SeededAgent):
-    """Picks the decision that most improves its score margin now.
-
-    Builds, recruits, cow moves, droughts, thefts and bonus tiles are tried on a clone and
-    ranked by the change of (own running score - best opponent's). Ties among builds go to
-    the placement touching most plots of the same terrain (bigger territories later), then to
-    the agent's seeded generator. Selection weighs the plot taken against the best plot it
-    leaves to the next player in the draft; Desperado swaps trade the worst own plot for the
-    best one on offer; forced discards drop the two weakest plots.
-    """
+    """Picks the decision that most improves its score margin now (ties at random)."""
 
     def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
         super().__init__(seed, name)
@@ -57,10 +49,7 @@ class GreedyAgent(SeededAgent):
 
     @staticmethod
     def _shape_bonus(game: MoonRiverGame, aid: int, held: list[int]) -> int:
-        """Tie-break for builds: same-terrain neighbours of the placed plots; pass is last.
-
-        ``held`` is the terrain of each plot the player holds, by slot.
-        """
+        """Build tie-break: same-terrain neighbours (``held``: terrain by slot); a pass is -1."""
         action = A.ACTIONS[aid]
         if isinstance(action, A.Pass):
             return -1
@@ -98,12 +87,7 @@ class GreedyAgent(SeededAgent):
 
 
 def action_values(game: MoonRiverGame, legal: list[int]) -> list[tuple[float, int]]:
-    """Greedy's ranking of each legal action: ``(value, tie-break)``, compared in that order.
-
-    Draft choices, forced discards and Desperado swaps are valued by plots (tie-break 0);
-    every other decision by the change of the margin after playing it on a clone, with the
-    same-terrain neighbours of a build as tie-break (a pass gets -1).
-    """
+    """Greedy's ``(value, tie-break)`` of each legal action, compared in that order."""
     if has_core_extras(game):  # the compiled core: the same numbers, in one call
         ranked, shape = game.greedy_values(np.asarray(legal, dtype=np.int64))
         return list(zip(ranked.tolist(), shape.tolist(), strict=True))

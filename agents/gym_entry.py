@@ -1,13 +1,6 @@
-"""The registered Gymnasium entry points: ``MoonRiver-v0`` and ``CirclesFarWest-v0`` with
-opponents given by agent name.
+"""The Gymnasium entry points of ``MoonRiver-v0`` and ``CirclesFarWest-v0``: opponents by name.
 
-The environments take opponents as agents, callables or seats and never import agents; these
-entry points (what ``gymnasium.make`` calls) turn names such as ``"greedy"`` or ``"mcts:200"``
-into agents first (:func:`moonriver_env.agents.make_agent`, one agent per opponent seat).
-``MoonRiver-v0``'s ``vector_entry_point`` (what ``gymnasium.make_vec`` calls) builds the batched
-``moonriver_env.moonriver.batch.MoonRiverVectorEnv``, its opponents' names turned into batch
-seats (:func:`moonriver_env.agents.registry.batch_seat`: built-in seats played in the core,
-network seats with their networks loaded).
+The environments never import agents; these turn names into agents or batch seats first.
 """
 
 from __future__ import annotations
@@ -18,9 +11,7 @@ from moonriver_env.agents.registry import batch_seat, make_agent
 
 
 def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -> Any:
-    """``opponents`` with every agent name made an agent of ``game``: one name gives each of
-    the ``count`` opponents its own agent; agents, callables and None pass unchanged. Names
-    whose weights cannot play ``config``'s variant are refused (``make_agent``)."""
+    """``opponents`` with every agent name made an agent of ``game`` (one name: one per seat)."""
     if isinstance(opponents, str):
         return [make_agent(opponents, game=game, config=config) for _ in range(count)]
     if isinstance(opponents, (list, tuple)):
@@ -30,8 +21,7 @@ def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -
 
 
 def _variant(kwargs: dict[str, Any]) -> Any:
-    """The Moon River variant of the env's arguments; None when they are bad (the env says
-    why)."""
+    """The Moon River variant of the env's arguments; None when they are bad (the env says why)."""
     from moonriver_env.moonriver.rules import GameConfig
 
     try:
@@ -66,8 +56,7 @@ def circles_gym_env(opponents: Any = None, **kwargs: Any) -> Any:
 
 
 def vector_opponents(opponents: Any) -> Any:
-    """The vector env's opponents with every name made a batch seat (``batch_seat``): one for
-    every opponent seat, or a list of one per opponent seat; anything else is a TypeError."""
+    """The vector env's opponents with every name made a batch seat; anything else: TypeError."""
     if isinstance(opponents, str):
         return _seat(opponents)
     if isinstance(opponents, (list, tuple)) and all(isinstance(o, str) for o in opponents):
@@ -79,8 +68,7 @@ def vector_opponents(opponents: Any) -> Any:
 
 
 def _seat(name: str) -> Any:
-    """A network seat for a network's name; a built-in seat's name as it is (the env takes it
-    and shows it so)."""
+    """A network seat for a network's name; a built-in seat's name unchanged (the env shows it)."""
     from moonriver_env.moonriver.batch.seats import NetworkSeat
 
     seat = batch_seat(name)
@@ -96,12 +84,7 @@ def _seated_specs() -> list[str]:
 
 def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0,
                          num_players: int = 4, mode: str = "base", **kwargs: Any) -> Any:
-    """``MoonRiverVectorEnv`` for ``gymnasium.make_vec("MoonRiver-v0", num_envs=N)`` (its
-    ``vector_entry_point``): the single env's arguments where the batch has them
-    (``opponents`` the names of agents with a batch seat, default random: one for every
-    opponent seat or a list of one per opponent seat; ``seat`` a fixed player id; ``reward``,
-    ``illegal``, ``illegal_penalty``; the game's config), plus ``threads``, ``copy``,
-    ``autoreset_mode``, ``dict_observation`` and ``observation`` ("float32" or "compact")."""
+    """``MoonRiverVectorEnv`` for ``gymnasium.make_vec("MoonRiver-v0", num_envs=N)``."""
     from moonriver_env.moonriver.batch.vector_env import MoonRiverVectorEnv
     from moonriver_env.moonriver.rules import GameConfig
 

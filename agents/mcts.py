@@ -1,15 +1,7 @@
 """MCTSAgent: information-set Monte-Carlo tree search over determinized clones.
 
-On a game of the compiled core (``backend="core"``) the whole search runs inside the core
-(``Game.mcts_search``: the same algorithm, the core's own generator seeded from the agent's);
-on the Python engine it runs here. Each simulation reshuffles what the agent cannot see (the
-order of the plot box and of the partner pile) on a clone of the game, walks one shared tree
-with UCB (a child counts as available in a simulation only when its action is legal there),
-expands one node, plays a random rollout of bounded length and scores the leaf by every
-player's running-score margin, squashed to [-1, 1]. Each node stores values from the point of
-view of the player who chose it, so the search handles 2-4 players (max^n style backups).
-``time_limit`` caps the seconds of a decision whatever the budget (the play server sets it):
-the search stops at the first simulation to end past it (after one at least).
+On a game of the compiled core the whole search runs there (``Game.mcts_search``, same
+algorithm). See docs/design.md.
 """
 
 from __future__ import annotations
@@ -49,9 +41,7 @@ def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float
 
 
 class MCTSAgent(SeededAgent):
-    """IS-MCTS with a budget in simulations (``simulations``) or seconds (``seconds``), and at
-    most ``time_limit`` seconds a decision (0: no cap); ``last_simulations`` counts the
-    simulations of the last decision."""
+    """IS-MCTS on a budget of ``simulations`` or ``seconds``, capped at ``time_limit`` s."""
 
     def __init__(self, simulations: int = 100, seconds: float | None = None,
                  rollout_depth: int = 20, exploration: float = 1.0, seed: int | None = None,
@@ -108,7 +98,7 @@ class MCTSAgent(SeededAgent):
         node = root
         while not game.is_over:
             legal = game.legal_action_ids().tolist()
-            for a in legal:
+            for a in legal:  # UCB counts a child only where its action is legal
                 child = node.children.get(a)
                 if child is not None:
                     child.available += 1
@@ -154,8 +144,7 @@ class MCTSAgent(SeededAgent):
 
 
 def mcts_from_spec(spec: str, seed: int | None = None) -> MCTSAgent:
-    """``mcts`` (100 simulations), ``mcts:SIMS`` or ``mcts:SECONDSs``; a bad budget says what
-    is allowed."""
+    """``mcts`` (100 simulations), ``mcts:SIMS`` or ``mcts:SECONDSs``."""
     arg = spec.partition(":")[2]
     try:
         budget = {"seconds": float(arg[:-1])} if arg.endswith("s") else \

@@ -1,6 +1,5 @@
-"""This package's agents in OpenSpiel: ``AgentBot`` (an agent as a ``pyspiel.Bot`` of the
-``python_moonriver`` game) and ``play_match`` (OpenSpiel's MCTS against an agent, with 95%
-intervals), on the game that ``moonriver_env.moonriver.openspiel`` registers."""
+"""This package's agents in OpenSpiel: ``AgentBot`` and ``play_match`` (OpenSpiel's MCTS
+against an agent). See docs/frameworks.md."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ class AgentBot(pyspiel.Bot):
 
 def make_mcts_bot(game: pyspiel.Game, simulations: int, seed: int | None = None,
                   uct_c: float = 2.0, rollouts: int = 1) -> pyspiel.Bot:
-    """OpenSpiel's ``MCTSBot`` with random-rollout evaluation (its standard set-up): UCT with
-    ``uct_c``, each leaf valued by ``rollouts`` random games to the end, no solver."""
+    """OpenSpiel's ``MCTSBot``, UCT with ``uct_c``, each leaf valued by ``rollouts`` games."""
     from open_spiel.python.algorithms import mcts
 
     if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 2:
@@ -61,12 +59,7 @@ def make_mcts_bot(game: pyspiel.Game, simulations: int, seed: int | None = None,
 
 @dataclass(frozen=True)
 class MatchResult:
-    """Win shares of OpenSpiel's MCTS and of the agent in the other seats, with 95% intervals.
-
-    A game's victory is shared equally by its winners. ``mcts_share`` is OpenSpiel MCTS's
-    share of the games; ``agent_share`` is the share of one seat of the agent (what the
-    others won, divided by their seats), so that with n players an even match gives 1/n each.
-    """
+    """Win shares (split among winners) of OpenSpiel's MCTS and an agent, with 95% intervals."""
 
     game: str
     mcts: str
@@ -74,7 +67,7 @@ class MatchResult:
     games: int
     mcts_share: float
     mcts_interval: tuple[float, float]
-    agent_share: float
+    agent_share: float  # one seat's: the others' wins over their seats (1/n in an even match)
     agent_interval: tuple[float, float]
     returns: list[list[float]] = field(default_factory=list)  # per game, per player
     mcts_seats: list[int] = field(default_factory=list)  # the MCTS player of each game
@@ -90,13 +83,7 @@ class MatchResult:
 def play_match(simulations: int, agent: str | None = None, games: int = 10,
                players: int = 2, mode: str = "base", scenario: int = 0, seed: int = 0,
                uct_c: float = 2.0, rollouts: int = 1) -> MatchResult:
-    """OpenSpiel's MCTS with ``simulations`` per decision against ``agent`` (a ``make_agent``
-    spec; default ``mcts:<simulations>``, this package's search at the same budget).
-
-    OpenSpiel MCTS takes one seat, rotating with the game index; the agent, one instance per
-    seat, takes the others. Chance outcomes, the bots' generators and the agents' seeds come
-    from ``seed``. The work is capped by ``games`` and ``simulations``, never by time.
-    """
+    """OpenSpiel's MCTS in one rotating seat against ``agent`` (default ``mcts:<simulations>``)."""
     from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:

@@ -1,17 +1,6 @@
 """PretrainedAgent: a PPO recipe's RanchNet policy, evaluated with numpy alone (no torch needed).
 
-``make_agent("pretrained:4p-base")`` plays the shipped 4-player base weights and
-``make_agent("pretrained:2p-base")`` the 2-player ones (files ``weights/<variant>.npz`` of this
-package), kept for comparison: bare ``pretrained`` is the one network for every variant
-(``weights/all.npz``, ``moonriver_env.agents.az``). Each file holds the
-arrays of a ``moonriver_env.training.policy_net.RanchNet`` state dict and its sizes; they were
-written by ``python -m moonriver_env.training.export_weights`` from a training run (see
-docs/training.md for the recipe). The agent plays the most likely legal action.
-
-Weights whose metadata name a player count and mode (``num_players``, ``mode`` and, where
-given, ``scenario``) play only that variant: ``variant_refusal`` says why another is refused,
-``make_agent(spec, config=...)`` refuses it when the agent is built and ``PretrainedAgent``
-refuses a game of another variant at its first decision (``VariantError``).
+Weights whose metadata name a variant play only it (``VariantError``). See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -58,8 +47,7 @@ DEFAULT_VARIANT = "4p-base"  # PretrainedAgent() and pretrained+puct:BUDGET (bar
 
 
 def action_index() -> np.ndarray:
-    """For each action id, its position in the concatenated (dense, viewer cells, thief)
-    scores of a RanchNet; viewer scores are cell-major (cell x 49 channels)."""
+    """For each action id, its position in a RanchNet's (dense, viewer cells, thief) scores."""
     pair_ids = {p: i for i, p in enumerate(PAIRS)}
     discard_ids = {p: i for i, p in enumerate(UNORDERED_PAIRS)}
     viewer0, thief0 = DENSE_SCORES, DENSE_SCORES + VIEWER_CHANNELS * NUM_CELLS
@@ -99,12 +87,7 @@ SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, un
 
 
 def greedy_prior(game: MoonRiverGame) -> np.ndarray:
-    """GreedyAgent's value of every legal action of the player to act (zero elsewhere).
-
-    Values are in points (:func:`~moonriver_env.agents.greedy.action_values`): the value
-    plus ``SHAPE_WEIGHT`` per unit of Greedy's tie-break (same-terrain neighbours of a build,
-    minus one for a pass). A decision with one legal action gets all zeros.
-    """
+    """GreedyAgent's value in points of every legal action (zero elsewhere, or when forced)."""
     prior = np.zeros(NUM_ACTIONS, dtype=np.float32)
     legal = game.legal_action_ids().tolist()
     if len(legal) > 1:
@@ -117,12 +100,7 @@ MAX_VALUE_WIDTH = 4096  # the widest value layer read (as the core's AzNet's lay
 
 
 class NumpyRanchNet:
-    """The RanchNet forward pass in numpy, from its state-dict arrays (float32).
-
-    Laid out for one observation at a time (a search evaluates one leaf per call): the
-    convolution's patches are one gather through a precomputed index, the weights are stored
-    transposed, and the four linear maps read from the trunk's state are one matrix product.
-    """
+    """The RanchNet forward pass in numpy, from its state-dict arrays (float32)."""
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
         self.w = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
@@ -133,6 +111,8 @@ class NumpyRanchNet:
         conv = self.w["viewer_conv.weight"]
         self.conv_matrix = conv.reshape(conv.shape[0], -1)  # (c, planes * 9)
         self.index = action_index()
+        # laid out for one observation a call (a search's leaf): patches are one gather, weights
+        # are stored transposed and the four maps read from the trunk's state are one product
         self.patch_index = self._patch_index()
         self.wt = {"viewer_conv": np.ascontiguousarray(self.conv_matrix.T)}
         for name in ("viewer_cells.1", "opponent_cells.0", "rest.0", "trunk.0", "viewer_head",
@@ -162,9 +142,7 @@ class NumpyRanchNet:
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
     def _check_value_layer(self, layer: str, head: str, outputs: int | None = None) -> None:
-        """A value layer of its own (``layer``, read by ``head``; ``outputs`` of them when
-        given) must fit the trunk and its head (as the core's AzNet checks): else a ValueError
-        saying which array and what was expected."""
+        """Check a value layer (``layer``, read by ``head``) fits the trunk, else ValueError."""
         for name in (f"{layer}.weight", f"{layer}.bias", f"{head}.weight", f"{head}.bias"):
             if name not in self.w:
                 raise ValueError(f"no array {name} (a network with {layer} needs it)")
@@ -187,8 +165,7 @@ class NumpyRanchNet:
             raise ValueError(f"{layer} has {width} units, at most {MAX_VALUE_WIDTH}")
 
     def _patch_index(self) -> np.ndarray:
-        """For each cell and each (plane, dy, dx) of its 3x3 patch (torch's order), where the
-        input lies in the viewer's ranch planes; ``ranch_size`` (an appended zero) outside."""
+        """Per cell, where each (plane, dy, dx) of its 3x3 patch lies in the ranch planes."""
         rows, cols, cells = self.rows, self.cols, self.rows * self.cols
         index = np.full((cells, self.planes, 3, 3), self.ranch_size, dtype=np.intp)
         for r in range(rows):
@@ -213,8 +190,7 @@ class NumpyRanchNet:
 
     def forward(self, obs: np.ndarray, mask: np.ndarray,
                 prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Masked logits (B, 2710) and values (B,) of a batch of observations (B, D) and, for
-        a network that uses it, the batch's ``greedy_prior`` rows (B, 2710)."""
+        """Masked logits (B, 2710) and values (B,) of a batch of observations (B, D)."""
         logits, value = self.forward_heads(obs, mask, prior)
         return logits, value[:, 0]
 
@@ -269,9 +245,7 @@ def weights_path(variant: str) -> Any:
 
 
 def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays of the agents' ``.npz`` at path ``file`` and its JSON ``__meta__`` ({}
-    without one), every member's CRC-32 checked; anything else (not a zip archive, a damaged
-    one, pickled arrays, bad metadata) is a ValueError."""
+    """The arrays and JSON ``__meta__`` ({} if none) of an agents' ``.npz``; else a ValueError."""
     try:
         with open(file, "rb") as fh:
             data = np.load(fh, allow_pickle=False)
@@ -324,9 +298,7 @@ def variant_name(num_players: int, mode: str, scenario: int | None = None) -> st
 
 def variant_refusal(spec: str, meta: dict[str, Any] | None, num_players: int, mode: str,
                     scenario: int | None = None) -> str | None:
-    """Why weights with metadata ``meta`` (their ``num_players``, ``mode`` and optional
-    ``scenario``) cannot play this variant, in one line naming ``spec``; None when they can
-    (or when the metadata name no variant)."""
+    """Why weights with metadata ``meta`` cannot play this variant (one line), or None."""
     meta = meta or {}
     trained = (meta.get("num_players"), meta.get("mode"), meta.get("scenario"))
     if trained[0] is None and trained[1] is None:
@@ -392,16 +364,13 @@ class PretrainedAgent:
 
     def policy(self, observation: Observation,
                game: MoonRiverGame | None = None) -> tuple[np.ndarray, float]:
-        """Probabilities over the 2710 ids (zero where illegal) and the value estimate
-        (about +1 for a sure win, -1 for a sure loss) of the player to act; ``game`` is the
-        position itself, needed by networks that use the greedy prior (``uses_prior``)."""
+        """Probabilities over the 2710 ids (0 where illegal) and the value (+1 win, -1 loss)."""
         log_p, value = self.log_policy(observation, game)
         return np.exp(log_p), value
 
     def log_policy(self, observation: Observation,
                    game: MoonRiverGame | None = None) -> tuple[np.ndarray, float]:
-        """Log-probabilities over the 2710 ids (finite for every legal action, however
-        unlikely; about MASKED where illegal) and the value estimate, as ``policy``."""
+        """Log-probabilities over the 2710 ids (finite where legal) and the value, as ``policy``."""
         logits, value = self._logits(game, observation)
         top = logits.max()
         return logits - top - np.log(np.exp(logits - top).sum()), value
@@ -417,6 +386,5 @@ class PretrainedAgent:
 
 
 def pretrained_from_spec(spec: str, seed: int | None = None) -> PretrainedAgent:
-    """``pretrained:VARIANT`` (shipped PPO weights) or ``pretrained:PATH.npz`` (exported ones);
-    bare ``pretrained`` is the az network (``agents.az.shipped_from_spec``)."""
+    """``pretrained:VARIANT`` (shipped PPO weights) or ``pretrained:PATH.npz`` (exported ones)."""
     return PretrainedAgent(spec.partition(":")[2], name=spec)

@@ -1,35 +1,6 @@
 """PUCTAgent: information-set PUCT search guided by a policy prior and a value estimate.
 
-Each simulation reshuffles what the agent cannot see (the plot box and the partner pile) on a
-clone of the game and walks one shared tree of action ids. At each node the child maximising
-``Q + c * P * sqrt(N) / (1 + n)`` among the actions legal in this determinization is followed
-(AlphaZero's rule; unvisited children start at the mean value of their visited siblings). A
-node is expanded once: an evaluator gives the prior ``P`` over its legal actions and, when it
-can, a value for every player. Without a learned value the leaf is valued by a rollout of
-``rollout_depth`` decisions (random by default, or greedy) and every player's running-score
-margin over the best opponent, squashed to [-1, 1]. Values are stored for the player who
-chose each action (max^n backups), so the search handles 2-4 players. Actions that a later
-determinization makes legal at an expanded node get their prior from that determinization.
-
-Evaluators:
-
-- :class:`HeuristicEvaluator` (the default): the greedy agent's one-ply scores (change of the
-  running-score margin, draft worth of plots) softmaxed at a temperature; no value, so the
-  search rolls out.
-- :class:`PolicyEvaluator`: any ``policy(game, observation) -> (logits, value | None)``
-  callable (the arguments of ``Agent.act``), where
-  ``observation`` is the acting player's ``{"observation", "action_mask"}`` dict,
-  ``logits`` scores the whole action enumeration (illegal entries are ignored) and ``value``
-  is the acting player's expected outcome in [-1, 1] (None: roll out instead). A trained
-  network plugs in here.
-
-``time_limit`` caps the seconds of a decision whatever the budget (the play server sets it):
-the search stops at the first simulation to end past it (after one at least).
-
-Specs (see :func:`puct_from_spec`): ``puct:SIMS``, ``puct:SECONDSs``, and
-``pretrained+puct[:VARIANT]:BUDGET`` with a shipped PPO policy as the prior (the 4p-base one
-when no VARIANT is named; the search valued by the network for every variant is
-``pretrained+search``).
+See docs/design.md (PUCT search).
 """
 
 from __future__ import annotations
@@ -63,11 +34,7 @@ class Evaluator(Protocol):
 
 
 def heuristic_scores(game: MoonRiverGame, legal: list[int]) -> list[float]:
-    """One-ply worth of each legal action in points, as the greedy agent ranks them.
-
-    Greedy's value (:func:`~moonriver_env.agents.greedy.action_values`) plus a tenth of a
-    point per unit of its tie-break (same-terrain neighbours of a build; a pass loses a tenth).
-    """
+    """One-ply worth of each legal action in points: Greedy's value plus 0.1 a tie-break unit."""
     return [value + SHAPE_WEIGHT * shape for value, shape in action_values(game, legal)]
 
 
@@ -93,11 +60,7 @@ class HeuristicEvaluator:
 
 
 class PolicyEvaluator:
-    """Prior and value from ``policy(game, observation) -> (logits, value | None)``.
-
-    The value is the acting player's; the others get ``-value / (players - 1)`` each (exact
-    for two players, a zero-sum spread for more).
-    """
+    """Prior and value from ``policy(game, observation) -> (logits, value in [-1, 1] | None)``."""
 
     def __init__(self, policy: PolicyValueFn) -> None:
         from moonriver_env.moonriver.backend import Encoder  # games of either implementation
@@ -125,7 +88,7 @@ class PolicyEvaluator:
         v = float(value)
         if not -1.0 <= v <= 1.0:
             raise ValueError(f"the policy's value must lie in [-1, 1], got {value!r}")
-        others = -v / (game.num_players - 1)
+        others = -v / (game.num_players - 1)  # exact for two players, zero-sum spread for more
         return priors.tolist(), [v if p == me else others for p in range(game.num_players)]
 
 
@@ -140,9 +103,7 @@ class _Node:
 
 
 class PUCTAgent(SeededAgent):
-    """IS-PUCT with a budget in simulations (``simulations``) or seconds (``seconds``), and at
-    most ``time_limit`` seconds a decision (0: no cap); ``last_simulations`` counts the
-    simulations of the last decision."""
+    """IS-PUCT on a budget of ``simulations`` or ``seconds``, capped at ``time_limit`` s."""
 
     def __init__(self, simulations: int = 200, seconds: float | None = None,
                  evaluator: Evaluator | None = None, exploration: float = 1.0,
@@ -250,7 +211,7 @@ class PUCTAgent(SeededAgent):
                 visited_sum += child.total / child.visits
                 visited_n += 1
                 seen += child.visits
-        fpu = visited_sum / visited_n if visited_n else 0.0
+        fpu = visited_sum / visited_n if visited_n else 0.0  # unvisited: the siblings' mean
         c = self.exploration * math.sqrt(seen + 1)
         best, best_score = legal[0], -math.inf
         for a in legal:
@@ -264,7 +225,7 @@ class PUCTAgent(SeededAgent):
         return best
 
     def _rollout(self, game: MoonRiverGame) -> list[float]:
-        """Greedy play (best one-ply score, ties at random) for ``rollout_depth`` decisions."""
+        """Play ``rollout_depth`` random or greedy decisions; the margin values where it ends."""
         for _ in range(self.rollout_depth):
             if game.is_over:
                 break
@@ -305,13 +266,7 @@ def _budget(text: str, spec: str) -> _Budget:
 
 
 def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
-    """``puct:BUDGET`` (heuristic prior) or ``pretrained+puct[:VARIANT]:BUDGET`` (policy prior).
-
-    BUDGET is SIMS or SECONDSs; VARIANT names shipped PPO weights (4p-base or 2p-base;
-    without it 4p-base, as ``pretrained:4p-base``, not bare ``pretrained``), refused for any
-    other variant. The policy gives the prior only: its value head is trained for one reward
-    and player count, so leaves are still valued by rollouts.
-    """
+    """``puct:BUDGET`` (heuristic prior) or ``pretrained+puct[:VARIANT]:BUDGET`` (policy prior)."""
     kind, _, rest = spec.partition(":")
     parts = rest.split(":") if rest else []
     if kind == "puct" and len(parts) <= 1:
@@ -325,6 +280,7 @@ def puct_from_spec(spec: str, seed: int | None = None) -> PUCTAgent:
         net = PretrainedAgent(parts[0] if len(parts) == 2 else DEFAULT_VARIANT)
 
         def policy(game: MoonRiverGame, observation: Observation) -> tuple[np.ndarray, None]:
+            # the prior only: the value head is trained for one reward and player count
             return net.log_policy(observation=observation, game=game)[0], None
 
         evaluator, meta = PolicyEvaluator(policy), net.meta

@@ -1,12 +1,5 @@
-"""Build what an agent spec names, for either game: the agent (``make_agent``), its seat in
-batched games (``batch_seat``), and the play server's checks of a spec a request names
-(``request_spec_problem``, ``spec_paths``).
-
-Every spec is a row of one table, ``moonriver_env.agents.specs.TABLE`` (docs/agents.md shows it):
-Moon River's ``random``, ``greedy``, ``mcts:SIMS``, ``pretrained`` (the shipped az network for
-every variant), ``pretrained:VARIANT`` (the PPO weights of one variant), ``az:PATH.npz``, ...
-and Circles: Far West's ``random`` and ``heuristic`` (``game="circles"``). ``SPECS``,
-``REQUEST_SPECS`` and ``CIRCLES_SPECS`` list their patterns.
+"""Build what an agent spec names: the agent (``make_agent``), its batch seat (``batch_seat``)
+and the play server's checks (``request_spec_problem``, ``spec_paths``). See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -49,8 +42,7 @@ def _resolve(target: str) -> Any:
 
 
 def _filled(row: AgentSpec, parts: list[str]) -> list[tuple[str, str]] | None:
-    """The spec's colon-separated parts matched to the row's placeholders (optional ones
-    filled from the left), or None when their counts cannot match."""
+    """The spec's parts matched to the row's placeholders (optional ones from the left), or None."""
     placeholders = row.parts()
     spare = len(parts) - sum(not optional for _, optional in placeholders)
     if not 0 <= spare <= sum(optional for _, optional in placeholders):
@@ -66,8 +58,7 @@ def _filled(row: AgentSpec, parts: list[str]) -> list[tuple[str, str]] | None:
 
 def _part_problem(name: str, text: str, max_seconds: float,
                   max_simulations: int) -> str | None:
-    """Why one part of a request's spec is not allowed (a budget out of bounds, a variant
-    that is no shipped one), or None."""
+    """Why one part of a request's spec is not allowed (budget, variant, a file), or None."""
     if name == "VARIANT":
         return None if text in VARIANTS else \
             f"the variant must be one of {', '.join(VARIANTS)} (no file paths)"
@@ -83,12 +74,7 @@ def _part_problem(name: str, text: str, max_seconds: float,
 
 def request_spec_problem(spec: str, max_seconds: float = 10.0,
                          max_simulations: int = 5000) -> str | None:
-    """Why ``spec`` may not come from an untrusted request, or None when it may.
-
-    Only the table's request specs (``REQUEST_SPECS``: no paths, a shipped VARIANT) with
-    budgets within ``max_seconds`` seconds or ``max_simulations`` simulations a decision are
-    allowed.
-    """
+    """Why ``spec`` may not come from an untrusted request (files, big budgets), or None."""
     if not isinstance(spec, str):
         return f"an agent spec must be a string, got {spec!r:.40}"
     kind, colon, arg = spec.partition(":")
@@ -110,9 +96,7 @@ def request_spec_problem(spec: str, max_seconds: float = 10.0,
 
 
 def spec_paths(spec: str) -> list[str]:
-    """The file paths an agent spec names (none for specs without files): its whole argument
-    for a kind whose argument is a file, else its parts that look like paths (a slash, or
-    ending in ``.npz``) for a kind that may name weights."""
+    """The file paths an agent spec names ([] for specs without files)."""
     kind, _, arg = spec.partition(":")
     files = {row.files for row in rows("moonriver") if row.kind == kind and row.takes_arg}
     if "arg" in files:
@@ -124,12 +108,7 @@ def spec_paths(spec: str) -> list[str]:
 
 
 def batch_seat(spec: str) -> BuiltinSeat | NetworkSeat:
-    """The seat of batched games (``moonriver_env.moonriver.batch``) that plays as the agent
-    ``spec`` does: a ``BuiltinSeat`` for the specs the core plays itself (``random``,
-    ``greedy``, ``mcts:SIMS``), a ``NetworkSeat`` with its network loaded for the network
-    specs (``pretrained``, ``az:PATH.npz``, ``pretrained+search:SIMS``,
-    ``az+search:PATH.npz:SIMS``: the table's "batch seat" column); any other spec is a
-    ValueError naming those."""
+    """The batch seat (built-in or network) that plays as ``spec`` does; else a ValueError."""
     from moonriver_env.moonriver.batch.seats import BuiltinSeat, NetworkSeat
 
     if not isinstance(spec, str):
@@ -149,11 +128,7 @@ def batch_seat(spec: str) -> BuiltinSeat | NetworkSeat:
 
 def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
                config: Any = None, time_limit: float = 0.0) -> Agent[Any]:
-    """An agent of ``game`` from its spec; an unknown spec is a clear error listing the
-    allowed forms. ``config`` (a ``GameConfig``: players, mode, scenario) is the variant the
-    agent will play: weights trained for another variant are refused (``VariantError``, one
-    line naming the variant, the spec and what it can play). ``time_limit`` (seconds, 0: none)
-    caps each decision of an agent that searches, whatever its budget (:func:`cap_time`)."""
+    """An agent of ``game`` from ``spec``; ``VariantError`` if it cannot play ``config``."""
     if game not in GAME_SPECS:
         raise ValueError(f"unknown game {game!r}; allowed: {', '.join(GAME_SPECS)}")
     if not isinstance(spec, str):
@@ -171,17 +146,13 @@ def make_agent(spec: str, seed: int | None = None, game: str = "moonriver",
 
 
 def cap_time(agent: Agent[Any], time_limit: float) -> None:
-    """Cap each decision of ``agent`` at ``time_limit`` seconds (0: none): the agents that
-    search (:class:`~moonriver_env.agents.base.TimeCapped`: mcts, puct, pretrained+puct,
-    pretrained+search, az+search) stop their search there; random, greedy and the policies
-    decide in one step (a rule, or one pass of a network)."""
+    """Cap each decision of a searching (``TimeCapped``) agent at ``time_limit`` s (0: none)."""
     if time_limit and isinstance(agent, TimeCapped):
         agent.time_limit = time_limit
 
 
 def check_variant(spec: str, agent: Agent[Any], config: Any) -> None:
-    """Refuse (``VariantError``) an agent whose weights (its ``meta``) were trained for
-    another variant than ``config``'s players, mode and scenario."""
+    """Refuse (``VariantError``) an agent whose weights were trained for another variant."""
     from moonriver_env.agents.pretrained import VariantError, variant_refusal
 
     problem = variant_refusal(spec, getattr(agent, "meta", None), config.num_players,

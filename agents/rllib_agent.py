@@ -1,7 +1,6 @@
 """RLlibAgent: the RLModule of an RLlib checkpoint playing through the Agent protocol.
 
-Only the module is loaded (``RLModule.from_checkpoint``), so no Ray cluster starts; Ray is
-imported when the agent is built, never by ``moonriver_env.agents`` itself.
+Only the module is loaded (no Ray cluster); Ray is imported when the agent is built.
 """
 
 from __future__ import annotations
@@ -15,12 +14,7 @@ from moonriver_env.moonriver.contract import MoonRiverGame
 
 
 class RLlibAgent(SeededAgent):
-    """Plays the most likely legal action of a trained RLModule (or samples one).
-
-    ``path`` is a run directory of ``moonriver-train-rllib`` (its newest checkpoint), an
-    algorithm checkpoint directory, or a module directory. Sampling draws from the agent's
-    own seeded ``numpy.random.Generator``.
-    """
+    """Plays the most likely legal action of a trained RLModule (or samples one)."""
 
     def __init__(self, path: str, deterministic: bool = True, module_id: str = "shared",
                  seed: int | None = None, name: str = "rllib") -> None:

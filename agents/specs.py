@@ -1,15 +1,6 @@
 """The table of agent specs: one row per form of spec, read by everything that takes a spec.
 
-An agent is named by a short text spec (``greedy``, ``mcts:200``, ``az:run/net.npz``). Each form
-is one :class:`AgentSpec` row of :data:`TABLE`: its pattern, the function that builds it, the
-files it may name, whether a play server's request may name it (and so which of its parts are
-budgets a request bounds), the batch seat it plays as, the variants it plays and what it plays
-in words. ``moonriver_env.agents.registry`` reads the table to build agents (``make_agent``),
-batch seats (``batch_seat``) and the play server's allow-list (``request_spec_problem``,
-``spec_paths``); docs/agents.md's tables are :func:`markdown_table` (a test checks they agree).
-A new agent is one module (its class and a ``*_from_spec`` builder) and one row here.
-
-This module imports no agent: builders are named ``"module:function"`` and imported when used.
+This module imports no agent: builders are named ``"module:function"``. See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -29,30 +20,16 @@ _TOKEN = re.compile(r"\[:([A-Za-z.]+)\]|:([A-Za-z.]+)")
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One form of agent spec (a row of the table).
+    """One form of agent spec (a row of the table)."""
 
-    ``pattern``: the spec as written, its placeholders in capitals (``mcts:SIMS``,
-    ``pretrained+puct[:VARIANT]:BUDGET``: brackets mark an optional part); the text before the
-    first colon is its kind. ``build``: ``"module:function"``, called as ``function(spec,
-    seed)`` for an agent. ``about``: what it plays. ``variants``: the variants it plays
-    ("all", or the weights' own). ``files``: ``"arg"`` (the text after the kind's colon is a
-    file or folder), ``"parts"`` (any colon-separated part that looks like a path, with a slash
-    or ending in ``.npz``) or ``""`` (none). ``request``: a play server's request may name it
-    (its budget placeholders bounded by the server, VARIANT one of :data:`VARIANTS`).
-    ``default``: the budget when the spec leaves it out (``mcts`` alone: 100), so a request
-    may leave it out too. ``seat``: the batch seat it plays as: ``"builtin"`` (the core plays
-    it under its spec), ``"network"`` (``seat_build`` makes a ``NetworkSeat``) or ``""``
-    (none). ``needs``: the extra to install. ``game``: ``"moonriver"`` or ``"circles"``.
-    """
-
-    pattern: str
-    build: str
+    pattern: str  # placeholders in capitals, [:PART] optional: pretrained+puct[:VARIANT]:BUDGET
+    build: str  # "module:function", called as function(spec, seed)
     about: str
     variants: str = "all"
-    files: str = ""
-    request: bool = False
-    default: str = ""
-    seat: str = ""
+    files: str = ""  # "arg": all after the colon is a path; "parts": the path-like parts
+    request: bool = False  # a play server's request may name it (budgets bounded)
+    default: str = ""  # the budget when left out (mcts alone: 100)
+    seat: str = ""  # "builtin": the core plays it; "network": seat_build makes a NetworkSeat
     seat_build: str = ""
     needs: str = ""
     game: str = "moonriver"
@@ -77,8 +54,7 @@ class AgentSpec:
 
     @property
     def takes_arg(self) -> bool:
-        """Whether the spec goes on after its kind (``mcts`` alone too: its budget is left
-        out)."""
+        """Whether the spec goes on after its kind (``mcts`` too: its budget may be left out)."""
         return self.pattern != self.kind
 
     def parts(self) -> list[tuple[str, bool]]:
@@ -179,9 +155,7 @@ def any_variant_specs() -> tuple[str, ...]:
 
 
 def find(spec: str, game: str = "moonriver") -> AgentSpec | None:
-    """The row that builds ``spec``: a kind without arguments matches only itself; a kind with
-    them matches whatever follows it (its builder says what is wrong), unless the kind also
-    has a row without arguments and nothing follows the colon. None: no row."""
+    """The row building ``spec`` (a row with arguments takes any: its builder checks) or None."""
     kind, colon, arg = spec.partition(":")
     candidates = [row for row in rows(game) if row.kind == kind]
     bare = [row for row in candidates if not row.takes_arg]
@@ -198,8 +172,7 @@ def _cell(text: str) -> str:
 
 
 def markdown_table(game: str = "moonriver") -> str:
-    """``game``'s specs as docs/agents.md shows them (Moon River: what each plays, its
-    variants, its batch seat, what it needs and whether a request may name it)."""
+    """``game``'s specs as the Markdown table docs/agents.md shows."""
     if game != "moonriver":
         lines = ["| spec | what it plays |", "|---|---|"]
         lines += [f"| `{row.pattern}` | {_cell(row.about)} |" for row in rows(game)]
