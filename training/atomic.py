@@ -1,20 +1,5 @@
-"""Files and folders written whole or not at all, for every checkpoint, snapshot and weights file.
-
-A file is written to a temporary file in its own folder (``.NAME.XXXXXXXX.partial``), flushed
-to the disk (``os.fsync``) and renamed over its final name (``os.replace``, atomic on POSIX and
-Windows); the folder is then synced so that the rename itself survives a power loss. A crash,
-``kill -9`` or Ctrl-C during a write leaves the previous file (or none) under the final name
-and at worst a hidden ``.partial`` file beside it, which no reader takes for a checkpoint.
-A folder (RLlib's checkpoints) is written the same way: a temporary sibling folder, every file
-in it synced, then one rename; an earlier folder of that name is first renamed aside whole and
-removed only after, so a kill never leaves a half-removed folder under the final name. A run
-calls ``remove_partials`` on its folders when it starts, so no partial file outlives the run
-whose write it was.
-
-Every checkpoint and weights file is a zip archive (``torch.save``, ``numpy.savez``, SB3's
-``.zip``) whose members carry the CRC-32 of their bytes; ``check_archive`` verifies them all
-and ``load_checked`` does so before ``torch.load``, whose reader ignores them.
-"""
+"""Files and folders written whole or not at all (temporary name, fsync, rename), and checked
+against the CRC-32s of their zip members. See docs/training.md ("Checkpoints survive a crash")."""
 
 from __future__ import annotations
 
@@ -59,8 +44,7 @@ def sync_folder(folder: str) -> None:
 
 @contextmanager
 def _renamed_over(tmp: str, path: str) -> Iterator[None]:
-    """Rename the finished ``tmp`` over ``path`` when the block succeeds (then sync the
-    folder); remove ``tmp`` when it fails."""
+    """Rename the finished ``tmp`` over ``path`` when the block succeeds; remove it if not."""
     try:
         yield
         os.replace(tmp, path)
@@ -68,14 +52,13 @@ def _renamed_over(tmp: str, path: str) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+    # so that the rename itself survives a power loss
     sync_folder(os.path.dirname(path))
 
 
 @contextmanager
 def atomic_write(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """A binary file to write ``path`` through: at the end of the block its bytes reach the
-    disk and replace ``path`` in one rename; on an error ``path`` is left as it was and the
-    temporary file is removed."""
+    """A binary file that replaces ``path`` in one rename when the block ends without error."""
     path = os.fspath(path)
     while True:
         tmp = partial_name(path)
@@ -104,8 +87,7 @@ def atomic_text(path: str | os.PathLike[str], text: str) -> str:
 
 
 def keep_copy(src: str, dst: str) -> None:
-    """Make ``dst`` an exact copy of the finished file ``src``, atomically (a hard link where
-    the file system has them, else a copy); nothing to do when they are one file already."""
+    """Make ``dst`` an atomic copy of the finished file ``src`` (a hard link where possible)."""
     if os.path.exists(dst) and os.path.samefile(src, dst):
         # a kill after the last keep_copy left both names on one file; renaming a third link
         # onto it would do nothing (POSIX) and leave the temporary name behind for good
@@ -119,8 +101,7 @@ def keep_copy(src: str, dst: str) -> None:
 
 
 def remove_partials(folder: str) -> list[str]:
-    """Remove the temporary files and folders (``partial_name``'s) a killed run left directly
-    in ``folder``; returns their paths. Only for a run's start: a live writer's would go."""
+    """Remove (and return) the partial files a killed run left in ``folder`` (at a run's start)."""
     try:
         names = os.listdir(folder)
     except (FileNotFoundError, NotADirectoryError):
@@ -139,8 +120,7 @@ def remove_partials(folder: str) -> list[str]:
 
 
 def check_archive(path: str | os.PathLike[str]) -> None:
-    """Check every member of the zip archive at ``path`` against the CRC-32 stored with it; a
-    ChecksumError names the file and member, a ValueError says it is no zip archive."""
+    """Check every zip member's CRC-32 (ChecksumError; ValueError if ``path`` is no zip archive)."""
     name = os.fspath(path)
     try:
         archive = zipfile.ZipFile(name)
@@ -159,8 +139,7 @@ def check_archive(path: str | os.PathLike[str]) -> None:
 
 
 def load_checked(path: str | os.PathLike[str]) -> Any:
-    """``torch.load`` (weights only, onto the CPU) of a file the project wrote, once
-    ``check_archive`` passes: torch's reader never checks the CRC-32s it writes."""
+    """``torch.load`` (weights only, CPU) after ``check_archive``: torch ignores its CRC-32s."""
     check_archive(path)
     import torch  # here, not at the top: torch-free readers (agents, RLlib paths) import this
 
@@ -178,9 +157,7 @@ def sync_tree(folder: str) -> None:
 
 @contextmanager
 def atomic_folder(path: str) -> Iterator[str]:
-    """A temporary sibling folder to fill: at the end of the block its files reach the disk
-    and it becomes ``path`` (replacing an earlier folder of that name); on an error it is
-    removed and ``path`` is left as it was."""
+    """A temporary sibling folder that replaces ``path`` in one rename when the block succeeds."""
     tmp, old = partial_name(path), None
     os.makedirs(tmp)
     try:

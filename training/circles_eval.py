@@ -1,16 +1,6 @@
 """Circles: Far West tournaments: seat rotation, win rates with Wilson intervals, openskill.
 
-    python -m moonriver_env.training.circles_eval --agents heuristic random --players 3 \\
-        --games 300 --workers 2 --out runs/circles_eval
-
-The command line of ``moonriver_env.training.tournament`` for Circles (``moonriver-eval --game
-circles`` hands over to it), with the same protocol as Moon River's: the lineup shifts by one
-seat each game; game g uses seed ``seed + g`` (the first player is drawn from it), so results
-do not depend on the number of workers; a shared victory counts 1/k to each of its k winners;
-ratings are openskill's Plackett-Luce, updated game by game. "score" is a player's wealth at
-the end (money plus deposit), "margin" its lead over the richest opponent. Agents: ``random``,
-``heuristic``.
-"""
+The command line that ``moonriver-eval --game circles`` hands over to. See docs/circles.md."""
 
 from __future__ import annotations
 
@@ -63,8 +53,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
 
 
 def make_main(prog: str) -> Callable[[list[str] | None], int]:
-    """A CLI entry point whose usage and one-line errors carry ``prog`` (e.g.
-    ``"moonriver-eval --game circles"`` when ``moonriver-eval`` hands its arguments over)."""
+    """A CLI entry point whose usage and one-line errors carry ``prog``."""
     return cli_main(prog)(functools.partial(_main, prog=prog))
 
 

@@ -1,26 +1,6 @@
 """Tournaments between agents: win rates with confidence intervals, scores, openskill ratings.
 
-    moonriver-eval --agents random greedy mcts:50 --players 4 --games 1000 --workers 2
-    moonriver-eval --agents pretrained greedy --players 2 --mode legends --scenario 3
-
-Seats rotate: the lineup (the agents, repeated to fill every seat when there are fewer
-agents than players) shifts by one seat each game, so over a multiple of ``players`` games
-every agent sits in every seat equally often; who places the first ranchero is drawn by each
-game's seed. Game g uses seed ``seed + g`` and agent seeds derived from it, so results do not
-depend on the number of worker processes. A shared victory counts 1/k to each of the k
-winners. Ratings: openskill's Plackett-Luce model, updated game by game in game order.
-
-``--scenario N`` fixes the Legends scenario of every game (as ``moonriver-play --scenario``;
-by default each game's seed draws it); it needs ``--mode legends``.
-
-``--save-records DIR`` writes each game's record (``game_00000.json``, ...), which
-``python -m moonriver_env replay`` steps through. ``--backend`` picks the implementation that
-plays the games (the compiled core or the Python reference engine; both play the same games
-from the same seeds, so a deterministic lineup gives the same results on either). Output
-directories appear only when the whole run succeeded: files are written to a temporary
-directory first and moved at the end. This module is the command line; the tournament
-itself (both games) is ``moonriver_env.training.tournament``.
-"""
+The ``moonriver-eval`` command line (the tournament: ``training.tournament``). See docs/guide.md."""
 
 from __future__ import annotations
 
@@ -50,11 +30,7 @@ from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 
 def trained_for(path: str) -> dict[str, Any] | None:
-    """The variant a moonriver-train checkpoint was trained on, if it says so.
-
-    Read from the ``moonriver`` entry that moonriver-train stores in the model, else from the
-    run's ``config.json`` next to the checkpoint or one folder up; None when neither exists.
-    """
+    """The variant a moonriver-train checkpoint was trained on (model or config.json), or None."""
     try:
         with zipfile.ZipFile(path) as archive:
             meta = json.loads(archive.read("data")).get("moonriver")
@@ -75,9 +51,7 @@ def trained_for(path: str) -> dict[str, Any] | None:
 
 
 def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]:
-    """Warnings for SB3 policies trained on another player count or mode than this tournament
-    (``pretrained:VARIANT`` weights of another variant are refused when the tournament builds
-    them)."""
+    """Warnings for SB3 policies trained on another player count or mode than this tournament."""
     warnings = []
     for spec in dict.fromkeys(specs):
         kind, _, path = spec.partition(":")

@@ -1,10 +1,4 @@
-"""Export a trained RanchNet (.pt of ``save_net``) as the numpy .npz that PretrainedAgent loads.
-
-    python -m moonriver_env.training.export_weights runs/fast_4p/final.pt agents/weights/4p-base.npz
-
-The .npz is written atomically (``training/atomic.py``): complete or not at all. A
-destination without the ``.npz`` suffix gets it, as ``numpy.savez`` does.
-"""
+"""Export a trained RanchNet (.pt of ``save_net``) as the numpy .npz that PretrainedAgent loads."""
 
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
 """``moonriver-train-pipeline``: every step of a shipped network from one TOML file.
 
-    moonriver-train-pipeline training/pipelines/pretrained.toml --out runs/pretrained
-
-A pipeline is an ordered list of ``[[step]]`` tables. Each step runs one of the project's
-tools in a folder of its own, ``OUT/NAME``, and names earlier steps' products by step name:
-
-- ``run = "fast"``: ``moonriver-train-fast --config CONFIG`` (``init = "STEP"`` starts from
-  that step's network, ``league = ["STEP", ...]`` seats those steps' agents, ``set = {...}``
-  gives settings as flags); product ``final.pt``.
-- ``run = "az"``: ``moonriver-train-az --config CONFIG`` (``warm_start = "STEP"``, ``set``);
-  product ``az.npz``.
-- ``run = "soup"``: the mean of ``from = ["STEP", ...]`` networks; product ``final.pt``.
-- ``run = "export"``: ``from = "STEP"``'s network as agent weights; product ``agent.npz``.
-
-``agent = "STEP"`` names the step whose product is the pipeline's agent, copied to
-``OUT/agent.npz`` (and, with ``--ship``, to ``ship``, a path relative to the pipeline file).
-A finished step (``OUT/NAME/step.json`` records its product's SHA-256) is skipped; a stopped
-one resumes from its ``resume.pt``; every step is capped by iterations, so a rerun ends at the
-same weights. Config paths are relative to the pipeline file.
-"""
+See docs/training.md ("The shipped network: one command")."""
 
 from __future__ import annotations
 
@@ -44,7 +26,8 @@ STEP_FILE = "step.json"
 AGENT_FILE = "agent.npz"
 RESUME_FILE = "resume.pt"
 
-# What each kind of step runs and writes: module, product, whether it resumes, its keys.
+# What each kind of step runs and writes: module, product, whether it resumes, its keys
+# (init, league, warm_start, from: earlier steps' names; set: settings given as flags).
 KINDS: dict[str, tuple[str, str, bool, frozenset[str]]] = {
     "fast": ("moonriver_env.training.fast.train", "final.pt", True,
              frozenset({"config", "set", "init", "league"})),
@@ -238,8 +221,7 @@ def run_pipeline(pipeline: Pipeline, out: str, ship: bool = False,
 
 
 def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """The step's exit status; a Ctrl-C (which the step gets too, and saves on) waits for the
-    step to stop, then stops the pipeline."""
+    """The step's exit status; a Ctrl-C (the step gets it too) waits for the step to stop."""
     interrupted = False
     while True:
         try:

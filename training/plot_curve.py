@@ -1,12 +1,6 @@
 """Plot a run's learning curve (PNG) from its logs.
 
-    python -m moonriver_env.training.plot_curve runs/ppo4p --out docs/learning_curve.png
-
-Top: win rate against each fixed baseline over training (from ``eval_*/evaluations.npz``,
-written by the periodic masked evaluations; win reward +1, loss -1, so win rate =
-(mean + 1) / 2). Bottom: mean training episode reward (TensorBoard ``rollout/ep_rew_mean``).
-An existing ``--out`` file is never overwritten unless ``--force`` is given.
-"""
+Of a ``moonriver-train`` (SB3) run: evaluation win rates and the mean training episode reward."""
 
 from __future__ import annotations
 
@@ -33,6 +27,7 @@ def eval_curves(run: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     for path in sorted(glob.glob(os.path.join(run, "eval_*", "evaluations.npz"))):
         data = np.load(path)
         name = os.path.basename(os.path.dirname(path))[len("eval_"):]
+        # rewards are +1 (win) and -1 (loss)
         curves[name] = (data["timesteps"], (data["results"].mean(axis=1) + 1) / 2)
     return curves
 

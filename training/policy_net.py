@@ -1,16 +1,6 @@
 """RanchNet: a compact actor-critic for every variant, with a spatial head over the 10x5 grid.
 
-The viewer's ranch planes go through a 3x3 convolution and a per-cell layer; the three
-opponents' ranches share one cheaper per-cell layer (weights shared across opponents); both are
-pooled (mean and max over cells). Everything else in the observation goes through one linear
-layer. A trunk mixes these into a state vector that feeds the value and the logits of the
-small segments (select, pass, discard, recruit, desperado). The placement-shaped segments are
-scored per cell: the viewer's cell features plus a projection of the state give, at each of
-the 50 cells, 40 build logits (20 hand-slot pairs x 2 orientations), 4 cowboy moves, 1
-drought and 4 bonus placements; each opponent's cell features give its thief logit. A fixed
-index table puts the 110 + 49 * 50 + 3 * 50 = 2710 scores in action-id order
-(docs/actions.md), so the network needs no dense 2710-wide layer.
-"""
+See docs/training.md ("The network and the recipe")."""
 
 from __future__ import annotations
 
@@ -93,6 +83,7 @@ class RanchNet(nn.Module):
             nn.init.zeros_(self.critic_head.bias)
         self.dense_head = nn.Linear(h, DENSE_SCORES)
         self.viewer_film = nn.Linear(h, c)
+        # scored per cell; ``index`` puts the scores in action-id order (no 2710-wide layer)
         self.viewer_head = nn.Linear(c, VIEWER_CHANNELS)
         self.thief_film = nn.Linear(h, o)
         self.thief_head = nn.Linear(o, 1)
@@ -102,9 +93,8 @@ class RanchNet(nn.Module):
         self._twin: tuple[tuple[int, ...], NumpyRanchNet] | None = None  # see numpy_twin
 
     def numpy_twin(self) -> NumpyRanchNet:
-        """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights, kept
-        until they change (any in-place change to a parameter bumps its version)."""
-        key = tuple(p._version for p in self.parameters())
+        """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights."""
+        key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
         if self._twin is None or self._twin[0] != key:
             arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
             self._twin = (key, NumpyRanchNet(arrays))
@@ -117,8 +107,7 @@ class RanchNet(nn.Module):
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor,
                 prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations
-        (and of their greedy priors, for a network that uses them)."""
+        """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations."""
         scores, state, trunk_in = self._features(obs)
         logits = scores.index_select(1, self.index)
         if self.config.use_prior:
@@ -130,11 +119,7 @@ class RanchNet(nn.Module):
 
     def legal_forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor,
                       prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """``forward`` at the legal actions only: log-probabilities (B, L) of the action ids
-        ``legal`` (B, L) where ``valid`` (B, L) is true (the other entries pad a row and get
-        -1e9 - logsumexp, probability 0) and values (B,); ``prior`` (B, L) holds the greedy
-        prior at those ids. The same numbers as ``forward`` gives at those ids (up to float
-        rounding), without the 2710-wide masked softmax: a decision has a few legal actions."""
+        """``forward``'s numbers at the ids ``legal`` (B, L) alone (padding where not ``valid``)."""
         scores, state, trunk_in = self._features(obs)
         logits = scores.gather(1, self.index[legal])
         if self.config.use_prior:
@@ -155,13 +140,11 @@ class RanchNet(nn.Module):
 
     def value_input(self, obs: torch.Tensor, trunk_in: torch.Tensor,
                     state: torch.Tensor) -> torch.Tensor:
-        """What a value layer of its own reads (``value_inputs`` wide): the observation after
-        the ranches, the trunk's input and its state."""
+        """What a value layer of its own reads: the non-ranch observation, trunk input, state."""
         return torch.cat([obs[:, self.ranch_stop:], trunk_in, state], dim=1)
 
     def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Every action's score in network order (dense, viewer cells, thief), the state and
-        the trunk's input (the rest's features, then the pooled cells)."""
+        """Every action's score in network order (dense, viewer cells, thief), state, trunk_in."""
         # The layers' functions on their parameters (not the modules' calls): the play runs
         # this on a few rows per decision wave, where per-call overhead is most of the cost.
         b, cells = obs.shape[0], self.rows * self.cols
@@ -195,9 +178,7 @@ def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 def legal_lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The legal action ids of each row of a (B, 2710) mask as (B, L) int64 ids, ascending,
-    padded with the row's first legal id, and the (B, L) bool marks of the real entries
-    (L: the most legal actions of a row)."""
+    """Each mask row's legal ids as (B, L) int64 (padded with its first) and (B, L) real marks."""
     mask = np.asarray(mask).astype(bool, copy=False)
     rows, ids = np.nonzero(mask)
     counts = np.bincount(rows, minlength=mask.shape[0])
@@ -213,8 +194,7 @@ def legal_lists(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class LegalRows:
-    """Recorded decisions ready for ``RanchNet.legal_forward``: observations, each row's legal
-    ids (``legal_np``, ``legal``) and their marks, and the greedy prior at those ids."""
+    """Recorded decisions ready for ``RanchNet.legal_forward`` (legal ids, marks and priors)."""
 
     def __init__(self, obs: np.ndarray, masks: np.ndarray, priors: np.ndarray | None) -> None:
         self.obs = obs
@@ -236,9 +216,7 @@ class LegalRows:
 
 
 def with_critic(net: RanchNet, critic_hidden: int, source: str) -> RanchNet:
-    """``net`` (read from ``source``) with a value layer of ``critic_hidden`` units: itself when
-    it has that width; a copy with the layer added (its head at zero: the same values) when it
-    has none; a ValueError naming both widths when it has another."""
+    """``net`` with a value layer of ``critic_hidden`` units (added at zero: the same values)."""
     have = net.config.critic_hidden
     if have == critic_hidden:
         return net
@@ -251,17 +229,14 @@ def with_critic(net: RanchNet, critic_hidden: int, source: str) -> RanchNet:
 
 
 def save_net(net: RanchNet, path: str, meta: dict[str, Any] | None = None) -> None:
-    """Weights, sizes and free-form metadata (variant, training recipe) in one .pt file,
-    written atomically (complete or not at all, ``training/atomic.py``)."""
+    """Weights, sizes and free-form metadata (variant, recipe) in one .pt file, atomically."""
     blob = {"config": asdict(net.config), "state_dict": net.state_dict(),
             "meta": dict(meta or {})}
     atomic_save(path, lambda fh: torch.save(blob, fh))
 
 
 def read_checkpoint(path: Any) -> dict[str, Any]:
-    """The dict a ``save_net`` file holds (config, state_dict, meta), its checksums checked
-    and read with torch's weights-only loader (``atomic.load_checked``); a ValueError naming
-    the file for damaged or any other bytes."""
+    """The dict a ``save_net`` file holds (config, state_dict, meta), its checksums checked."""
     try:
         blob = load_checked(path)
     except (FileNotFoundError, IsADirectoryError, PermissionError, ChecksumError):
@@ -278,8 +253,7 @@ def read_checkpoint(path: Any) -> dict[str, Any]:
 
 
 def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
-    """A RanchNet in eval mode and its metadata from a file written by ``save_net``, or from
-    an agents' ``.npz`` (``load_npz``)."""
+    """A RanchNet in eval mode and its metadata from a ``save_net`` file or an agents' ``.npz``."""
     if str(path).endswith(".npz"):
         return load_npz(str(path))
     blob = read_checkpoint(path)
@@ -294,9 +268,7 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
 
 
 def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
-    """A RanchNet in eval mode from an agents' ``.npz`` (either recipe's export; its
-    ``__meta__`` names the sizes). A value head of another shape (the search recipe's four
-    win shares) is left fresh; any other missing or misshapen weight is an error."""
+    """A RanchNet in eval mode from an agents' ``.npz`` (a value head of other shape left fresh)."""
     found, meta = read_npz(path)
     if not meta:
         raise ValueError(f"{path}: no __meta__ entry (not an exported agents' .npz)")

@@ -1,6 +1,4 @@
-"""A tournament command's report: the results table printed, ``summary.csv`` and
-``results.json`` written, output folders staged so that a failed run leaves none (for
-``moonriver-eval`` of either game)."""
+"""A tournament command's report: the results table, ``summary.csv`` and ``results.json``."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ from moonriver_env.training.tournament import TournamentResult
 
 
 def agent_label(name: str, width: int) -> str:
-    """``name`` in at most ``width`` characters where it holds a path (``rllib:PATH``,
-    ``policy:PATH``, ...): the path keeps its last parts after ``.../``; other names as they are."""
+    """``name`` in at most ``width`` characters where it holds a path (its last parts kept)."""
     if len(name) <= width or "/" not in name:
         return name
     kind, sep, path = name.partition(":")
@@ -35,9 +32,7 @@ def agent_label(name: str, width: int) -> str:
 
 
 def print_table(result: TournamentResult, console: Any = None) -> None:
-    """The results table, one line per agent: it fits the console (80 columns and up) by
-    shortening paths in agent names and, if still needed, leaving out the mu ± sigma column
-    (results.json and summary.csv keep every name and figure in full)."""
+    """The results table, one line per agent, fitted to the console (80 columns and up)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -106,8 +101,7 @@ def staged_dir(path: str | None) -> Iterator[str | None]:
 
 def run_and_report(args: argparse.Namespace, play: Callable[[str | None], TournamentResult],
                    records_hint: str = "") -> None:
-    """Run a tournament CLI's ``play(records_dir)`` with ``--out`` and ``--save-records``
-    staged (a failed run leaves no directory), then print the table and what was written."""
+    """Run ``play(records_dir)`` with the output folders staged, then print the table."""
     with staged_dir(args.out) as out_dir, staged_dir(args.save_records) as records_dir:
         result = play(records_dir)
         if out_dir is not None:

@@ -1,7 +1,4 @@
-"""The training recipes' one settings loader: a config dataclass's values from its defaults (or a
-``base``), a ``.toml`` or ``.json`` file, then explicit overrides; unknown keys and values of the
-wrong type are errors that say what is allowed (``moonriver-train``, ``moonriver-train-fast``
-and ``moonriver-train-rllib`` read their configs through it)."""
+"""The recipes' one settings loader: defaults (or a base), a .toml/.json file, then overrides."""
 
 from __future__ import annotations
 
@@ -44,16 +41,14 @@ def read_settings(path: str) -> dict[str, Any]:
 
 
 def _is(kind: str, value: object) -> bool:
-    """Whether ``value`` is of a setting's plain type (ints pass as floats, bools never as
-    numbers)."""
+    """Whether ``value`` is of a plain type (ints pass as floats, bools never as numbers)."""
     if kind in ("int", "float") and isinstance(value, bool):
         return False
     return isinstance(value, _TYPES[kind])
 
 
 def typed_setting(name: str, kind: str, value: Any) -> Any:
-    """``value`` checked against the setting's declared type (``int``, ``float``, ``bool``,
-    ``str`` or a tuple of ints or strings); a ValueError says what is allowed."""
+    """``value`` checked against the setting's declared type; a ValueError says what is allowed."""
     if kind.startswith("tuple"):
         elem = "int" if "int" in kind else "str"
         if isinstance(value, (list, tuple)) and all(_is(elem, v) for v in value):
@@ -68,10 +63,7 @@ def typed_setting(name: str, kind: str, value: Any) -> Any:
 def load_settings(cls: type[DataclassInstance], path: str | None, overrides: Mapping[str, Any],
                   base: Mapping[str, Any] | None = None, *, check: Check = typed_setting,
                   unchecked: tuple[str, ...] = (), label: str = "settings") -> dict[str, Any]:
-    """``cls``'s settings by name: ``base``, then the file at ``path``, then the overrides that
-    are not None; each checked by ``check(name, declared type, value)`` except the
-    ``unchecked`` ones (the caller's validation words their errors). An unknown name is a
-    ValueError listing the allowed ones (and the closest, for a typo)."""
+    """``cls``'s settings: ``base``, the file at ``path``, then the overrides that are not None."""
     values: dict[str, Any] = dict(base or {})
     if path:
         values.update(read_settings(path))

@@ -1,13 +1,6 @@
 """Average the weights of RanchNets that share their sizes (a model soup) into one .pt file.
 
-    python -m moonriver_env.training.soup runs/soup/final.pt runs/a/final.pt runs/b/final.pt
-
-Runs fine-tuned from one starting network stay in one basin, and the mean of their weights
-often plays better than any of them (Wortsman et al., "Model soups", ICML 2022). Every
-parameter is the plain mean (``torch.optim.swa_utils.AveragedModel``); the file is written
-by ``save_net`` (atomically) and loads wherever a run's ``final.pt`` does (``init``,
-``warm_start``, ``export_weights``).
-"""
+See docs/research-log.md ("A soup of two runs")."""
 
 from __future__ import annotations
 
@@ -50,8 +43,7 @@ def soup(sources: list[str]) -> tuple[RanchNet, dict[str, Any]]:
 
 
 def _games(meta: dict[str, Any]) -> tuple[Any, ...]:
-    """What a run's metadata says it played: a list of variants (any list: the soup joins
-    them), or one table size and mode (``Runner.save``)."""
+    """What a run's metadata says it played: variants (any list), or one table size and mode."""
     return ("variants",) if "variants" in meta else (meta.get("num_players"), meta.get("mode"))
 
 

@@ -1,14 +1,6 @@
-"""Tournaments between agents of either game: seat rotation, win rates with Wilson intervals,
-scores, margins and openskill ratings (the library under ``moonriver-eval``).
+"""Tournaments between agents of either game: seat rotation, win rates, openskill ratings.
 
-Seats rotate: the lineup (the agents, repeated to fill every seat when there are fewer
-agents than players) shifts by one seat each game, so over a multiple of ``players`` games
-every agent sits in every seat equally often. Game g uses seed ``seed + g`` and agent seeds
-derived from it, so results do not depend on the number of worker processes. A shared victory
-counts 1/k to each of the k winners. Ratings: openskill's Plackett-Luce model, updated game by
-game in game order. A game's "score" is Moon River's final score or Circles' wealth (money
-plus deposit); "margin" is the lead over the best opponent.
-"""
+The library under ``moonriver-eval``; its protocol: docs/design.md ("Tournaments")."""
 
 from __future__ import annotations
 
@@ -169,13 +161,7 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
                    progress: bool = True, records_dir: str | None = None,
                    backend: str = DEFAULT_BACKEND, game: str = "moonriver",
                    config: Any = None) -> TournamentResult:
-    """Play ``games`` games of ``game`` between the agents and summarise them.
-
-    Moon River plays ``mode`` on ``backend`` ("core" or "python"); Circles takes neither.
-    ``config`` (a GameConfig or CirclesConfig) overrides the rules; its ``num_players`` must
-    equal ``num_players``. With ``records_dir`` (an existing directory), each game's record is
-    saved there.
-    """
+    """Play ``games`` games of ``game`` between the agents and summarise them."""
     kind = game_kind(game)
     check_tournament(agent_specs, num_players, games, seed, workers)
     check_backend(backend)
@@ -208,8 +194,7 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
 def run_games(tasks: Sequence[T], play: Callable[[T], dict[str, Any]],
               init: Callable[..., None], initargs: tuple[object, ...], workers: int, progress: bool,
               chunksize: int) -> list[dict[str, Any]]:
-    """Outcomes of ``play(task)`` for every task, here or in a spawned pool (``init`` sets up
-    each worker), in the order they finish, with a progress bar."""
+    """Outcomes of ``play(task)`` for every task, here or in a spawned pool, in finishing order."""
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="games", disable=not progress, unit="game")

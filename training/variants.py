@@ -1,6 +1,4 @@
-"""The game variants by name, for the training recipes and the benchmarks: ``2p-base`` (a
-2-player base game) to ``4p-legends-4`` (4 players, Legends scenario 4), 15 in all, and
-``all`` for every one of them in a list of names."""
+"""The 15 game variants by name (``2p-base`` to ``4p-legends-4``; ``all``: every one)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
 """AZNet: RanchNet's trunk and policy heads with a value per seat, for every variant.
 
-The policy is RanchNet's (logits over the 2710 action ids, masked; with ``use_prior`` plus a
-learned multiple of Greedy's one-ply values, which the search hands out with every leaf). The
-value head gives four logits, one per seat **relative to the player to move** (index 0 is the
-player to move, 1 the next player id, ...: the observation's own order); a masked softmax over
-the table's ``num_players`` seats turns them into the predicted win share of each seat (a
-game's tied winners share the win). An auxiliary head predicts each seat's score margin (its
-score minus the mean score, in points / ``MARGIN_SCALE``); agents do not use it and it is not
-exported. One network plays 2, 3 and 4 players and every Legends scenario: the observation
-names the player count and the scenario. With ``value_hidden`` the value and margin heads
-read a hidden layer of their own (over the observation after the ranches, the trunk's input and
-its state) instead of the trunk's state, so that they can learn on a frozen policy.
-``export_npz`` writes the numpy agents' file (``agents/az.py`` plays it without torch).
-"""
+Seats are relative to the player to move (0: the mover). See docs/training.md."""
 
 from __future__ import annotations
 
@@ -56,9 +44,7 @@ class AZNet(RanchNet):
     def heads(self, obs: torch.Tensor, mask: torch.Tensor, num_players: torch.Tensor,
               prior: torch.Tensor | None = None,
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probabilities (B, 2710) under ``mask``, log win shares (B, 4) over each row's
-        ``num_players`` seats (about MASKED beyond) and margins (B, 4); ``prior``: the rows'
-        Greedy priors, for a network that adds them (``use_prior``)."""
+        """Masked log-policy (B, 2710), log win shares (B, 4) and margins (B, 4)."""
         scores, state, trunk_in = self._features(obs)
         logits = scores.index_select(1, self.get_buffer("index"))
         if self.config.use_prior:
@@ -82,8 +68,7 @@ def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
 
 
 def core_network(net: AZNet) -> Any:
-    """A C++ copy of ``net``'s current weights (``_core.AzNet``, docs/core.md) for a search
-    whose leaves the core values."""
+    """A C++ copy of ``net``'s current weights (``_core.AzNet``, docs/core.md)."""
     return core_net(export_arrays(net))
 
 
@@ -97,12 +82,7 @@ def export_npz(net: AZNet, path: str, meta: dict[str, Any] | None = None) -> str
 
 
 def warm_start(net: AZNet, source: str) -> list[str]:
-    """Copy into ``net`` every weight of ``source`` with the same name and shape: the PPO
-    recipe's network (a ``moonriver-train-fast`` ``.pt`` checkpoint or exported ``.npz``,
-    whose one-value head is not copied) or this recipe's ``az.npz`` (its value layers only if
-    every one of them fits ``net``'s: they are copied whole or not at all; the margin head,
-    not in the file, starts anew); returns the names copied. A source of other sizes is a
-    clear error."""
+    """Copy the weights of ``source`` (.pt, .npz, az.npz) that fit ``net``; returns their names."""
     from moonriver_env.training.policy_net import load_net  # either file: a .pt or an .npz
 
     if is_az_file(source):
@@ -116,8 +96,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
         raise ValueError(f"warm start {source!r}: its sizes differ from this network's at "
                          f"{', '.join(wrong[:3])} (set channels, opponent_channels and hidden "
                          f"as in its recipe)")
-    # the exported value layers (value_hidden, value_head): the source's must be exactly
-    # net's, name for name and shape for shape, else none of them is copied
+    # the value layers are copied whole or not at all
     exported = VALUE_LAYERS[:2]
     mine = {k: tuple(v.shape) for k, v in own.items() if k.startswith(exported)}
     theirs = {k: tuple(v.shape) for k, v in arrays.items() if k.startswith(exported)}
@@ -129,8 +108,7 @@ def warm_start(net: AZNet, source: str) -> list[str]:
 
 
 def load_az_net(path: str) -> AZNet:
-    """An ``az.npz`` as a torch ``AZNet``: its sizes from the metadata, every exported weight
-    (the training-only margin head keeps its initial weights)."""
+    """An ``az.npz`` as a torch ``AZNet`` (the margin head, not exported, starts anew)."""
     arrays, meta = read_npz(path)
     names = {f.name for f in fields(NetConfig)}
     net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in names}),
@@ -146,8 +124,7 @@ def value_hidden_size(arrays: dict[str, Any]) -> int:
 
 
 def is_az_file(source: str) -> bool:
-    """Whether ``source`` is a readable ``.npz`` of this recipe (its metadata names
-    ``AZ_FORMAT``)."""
+    """Whether ``source`` is a readable ``.npz`` whose metadata names ``AZ_FORMAT``."""
     try:
         return source.endswith(".npz") and read_npz(source)[1].get("format") == AZ_FORMAT
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, AttributeError):

@@ -1,11 +1,5 @@
 """Self-play by search: a batch of core games of mixed variants, a batched search at every
-decision of every game, the leaves of all games valued in one network call per search step.
-
-Each recorded decision keeps the mover's observation and legal mask, the search's improved
-policy (the policy target) and, once its game is over, the outcome by seat relative to the
-mover (win share: 1 / number of winners for each winner) and the score margins (score minus
-the table's mean). A decision with one legal action is played without a search and not kept.
-"""
+decision, recorded with its targets. Forced decisions are played without a search, not kept."""
 
 from __future__ import annotations
 
@@ -88,8 +82,7 @@ PHASES = ("select", "determinize", "apply", "observe", "prior", "network", "back
 
 
 def phase_line(seconds: dict[str, float]) -> str:
-    """Each phase's share of the time, in PHASES order (then any other key), e.g.
-    ``select 4% determinize 11% ...``."""
+    """Each phase's share of the time, e.g. ``select 4% determinize 11% ...``."""
     total = sum(seconds.values()) or 1.0
     keys = [k for k in PHASES if k in seconds] + [k for k in seconds if k not in PHASES]
     return " ".join(f"{k} {100 * seconds[k] / total:.0f}%" for k in keys)
@@ -125,17 +118,14 @@ def _play_forced(games: list[Game]) -> None:
 
 @dataclass(frozen=True)
 class CoreLeaves:
-    """Leaves valued inside the core by ``net`` (a ``_core.AzNet``: ``network.core_network``),
-    each search run to its end there (``BatchedSearch.run``) instead of one Python call per
-    step."""
+    """Leaves valued inside the core by ``net`` (a ``_core.AzNet``), each search run to its end."""
 
     net: Any
 
 
 def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLeaves,
                  make_search: MakeSearch, seed: int, stats: PlayStats) -> SearchResult:
-    """One batched search over the live games; returns its result (its phases' seconds added
-    to ``stats``)."""
+    """One batched search over the live games (its phases' seconds added to ``stats``)."""
     t0 = time.perf_counter()
     search = make_search([games[i] for i in live], seed)
     stats.charge("setup", time.perf_counter() - t0)
@@ -162,10 +152,7 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
 def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
          rng: np.random.Generator, prior: bool = False,
          target: str = "improved") -> tuple[Samples, PlayStats]:
-    """Play ``games`` to their ends, searching every decision of every game in one batch
-    (its leaves valued by ``evaluate``, or inside the core for ``CoreLeaves``); the search
-    seeds are drawn from ``rng``; ``prior``: record each decision's Greedy prior; ``target``:
-    record the search's improved policy or (``"action"``) its chosen action, one-hot."""
+    """Play ``games`` to their ends, every decision searched in one batch; the recorded samples."""
     from moonriver_env.agents.pretrained import greedy_prior
 
     stats = PlayStats(games=len(games))

@@ -1,28 +1,6 @@
 """``moonriver-train-az``: one policy-value network for every variant, trained by search.
 
-    moonriver-train-az --config training/configs/az_all.toml --out runs/az
-    moonriver-train-az --resume runs/az --iterations 200     # continue a stopped run
-
-Each iteration plays ``games`` core games (variants drawn from ``variants``) to their ends with
-a batched Gumbel search of ``simulations`` simulations at every decision
-(``moonriver_env.moonriver.search.BatchedSearch``), every search step's leaves of all games valued
-by the
-network in one call; the decisions join a replay buffer with their targets (the search's
-improved policy, each seat's win share and score margin) and ``updates`` minibatches of
-``batch_size`` train the network (``training/az/network.py``). ``warm_start`` copies the PPO
-recipe's trunk and policy weights first.
-
-Files in ``out``: ``resume.pt`` (the whole run at the end of an iteration: weights, optimiser,
-buffer, generator; written atomically every ``checkpoint_every`` iterations, the one it
-replaces kept as ``resume.prev.pt``), ``az.npz`` (the agents' weights: ``az:OUT/az.npz``) and
-``log.jsonl`` (a line per iteration: counts, losses and the seconds of each phase, the
-search's select ... backup, the set-up, recording, the rest and the update: ``selfplay.PHASES``);
-reads check their checksums, and a run's start removes the partial files a killed one left.
-Ctrl-C stops between decisions and saves the last finished iteration; ``--resume`` continues
-with the same weights and draws as a run that never stopped (from ``resume.prev.pt``, with one
-line, when ``resume.pt`` cannot be read or fails its checksum). ``--device auto`` trains and
-evaluates on CUDA when present, else the CPU (reproducible there: same seed, same weights).
-"""
+See docs/training.md (the search recipe)."""
 
 from __future__ import annotations
 
@@ -135,9 +113,7 @@ class AZConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any],
              base: dict[str, Any] | None = None) -> AZConfig:
-        """``base`` (else the defaults), then a ``.toml``/``.json`` file, then explicit
-        overrides (``training/settings.py``); unknown keys and values of the wrong type are
-        one-line errors."""
+        """``base`` (else the defaults), then a ``.toml``/``.json`` file, then the overrides."""
         try:
             cfg = cls(**load_settings(cls, path, overrides, base))
         except OSError as exc:
@@ -239,9 +215,7 @@ class ReplayBuffer:
 
 def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
            cfg: AZConfig, teacher: AZNet | None = None) -> tuple[torch.Tensor, dict[str, float]]:
-    """The training loss of a minibatch: the policy's cross-entropy to the search's policy
-    (to ``teacher``'s policy when given), ``value_coef`` x the value's cross-entropy to the win
-    shares, ``margin_coef`` x the margins' squared error."""
+    """A minibatch's loss (policy, value and margin terms) and its parts."""
     def t(key: str) -> torch.Tensor:
         return torch.from_numpy(batch[key]).to(device)
 
@@ -277,19 +251,14 @@ def network_evaluator(net: AZNet, device: torch.device) -> Evaluate:
 
 
 def leaf_kind(leaves: str, device: torch.device) -> str:
-    """``leaves`` resolved: ``"auto"`` is ``"core"`` on the CPU (faster than torch's batches
-    there, docs/training.md "Where the time goes") and ``"torch"`` on a GPU."""
+    """``leaves`` resolved: ``"auto"`` is ``"core"`` on the CPU (faster there), else ``"torch"``."""
     if leaves == "auto":
         return "core" if device.type == "cpu" else "torch"
     return leaves
 
 
 def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate | CoreLeaves:
-    """Who values the self-play's leaves (``leaf_kind``): the torch network, every search
-    step's leaves of all games in one batch on ``device`` (``"torch"``), or a C++ copy of its
-    weights made now, each search run to its end inside the core (``"core"``; the CPU, the
-    leaves split over ``search_threads``). With an ``expert`` file, that fixed network instead
-    of ``net``."""
+    """Who values the self-play's leaves: ``net`` (or the ``expert``) in torch or in the core."""
     kind = leaf_kind(cfg.leaves, device)
     if cfg.expert:
         return expert_evaluator(cfg.expert, kind, device)
@@ -300,8 +269,7 @@ def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate 
 
 @functools.cache
 def expert_evaluator(path: str, leaves: str, device: torch.device) -> Evaluate | CoreLeaves:
-    """The leaf evaluator of an ``expert`` file's fixed network (made once per process): its
-    C++ copy (``leaves = "core"``) or a torch copy on ``device``."""
+    """The leaf evaluator of an ``expert`` file's fixed network (made once per process)."""
     if leaves == "core":
         from moonriver_env.agents.az import cached_az
 
@@ -328,8 +296,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
 
 @contextlib.contextmanager
 def deferred_interrupt() -> Iterator[list[bool]]:
-    """Hold Ctrl-C (SIGINT) until the block ends (then raise KeyboardInterrupt), so that an
-    update is never cut in half; a no-op outside the main thread."""
+    """Hold Ctrl-C until the block ends, so that an update is never cut in half."""
     hit: list[bool] = []
     try:
         previous = signal.signal(signal.SIGINT, lambda *_: hit.append(True))
@@ -369,9 +336,8 @@ class Run:
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}"
                    + ("" if kept else " (not its value layers: they do not fit value_hidden = "
                       f"{cfg.value_hidden}; the value starts anew)"))
-        # freeze_policy trains the value heads alone (the policy stays the starting one
-        # exactly); else the value warm-up (and hold_policy throughout) holds the policy to
-        # the starting network's (a frozen copy)
+        # freeze_policy: the value heads learn alone; else the value warm-up (and hold_policy
+        # throughout) holds the policy to a frozen copy of the starting network's
         self.teacher: AZNet | None = None
         if cfg.freeze_policy:
             for name, weight in self.net.named_parameters():
@@ -490,8 +456,7 @@ class Run:
         return self.cfg.hold_policy or self.in_warmup()
 
     def _train(self, teacher: AZNet | None) -> dict[str, float]:
-        """``updates`` minibatch steps from the buffer (the policy toward ``teacher``'s when
-        given); the mean losses."""
+        """``updates`` minibatch steps from the buffer; returns the mean losses."""
         totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
         if self.buffer.size < self.cfg.batch_size:
             return totals

@@ -1,6 +1,4 @@
-"""The fast recipe's settings: ``FastConfig`` (its defaults are the shipped recipe,
-``training/configs/fast_4p_base.toml``), what each setting means (``SETTINGS``, the CLI's help)
-and the checks that refuse a run that cannot go (``FastConfig.validate``)."""
+"""The fast recipe's settings (``FastConfig``), their help (``SETTINGS``) and their checks."""
 
 from __future__ import annotations
 
@@ -84,8 +82,7 @@ class FastConfig:
     @classmethod
     def load(cls, path: str | None, overrides: dict[str, Any],
              base: dict[str, Any] | None = None) -> FastConfig:
-        """``base`` (else the defaults), then a TOML file, then explicit overrides; unknown
-        keys and values of the wrong type are errors."""
+        """``base`` (else the defaults), then a TOML file, then explicit overrides."""
         values = load_settings(cls, path, overrides, base,
                                unchecked=("workers", "update_threads"))  # validate() words them
         cfg = cls(**values)
@@ -115,8 +112,7 @@ class FastConfig:
                              f"got {self.p_league!r} with league {list(self.league)!r}")
 
     def _check_counts(self) -> None:
-        """Budgets, sizes and counts in range (``AT_LEAST_0``, ``AT_LEAST_1``), and a budget
-        that ends the run."""
+        """Budgets, sizes and counts in range, and a budget that ends the run."""
         for name in AT_LEAST_0:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: none), got {getattr(self, name)}")
@@ -131,8 +127,7 @@ class FastConfig:
                              f"{self.critic_hidden}")
 
     def _check_budgets(self) -> None:
-        """Refuse budgets under which a phase could never run: no end at all, imitation's
-        limits taking the whole time budget, evaluations spaced beyond PPO's end."""
+        """Refuse budgets under which a phase could never run (or the run never end)."""
         if not self.minutes and not self.ppo_iterations:
             raise ValueError("set minutes or ppo_iterations (both 0 would never stop)")
         if self.minutes and self.bc_minutes >= self.minutes:

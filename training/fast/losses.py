@@ -1,14 +1,5 @@
-"""The fast recipe's updates: imitation of Greedy (``imitation_step``), GAE
-(``advantages``) and the clipped PPO loss (``Shard.loss``), which may be split over processes
-(``runner.ppo_step`` runs its epochs).
-
-An iteration's decisions can live in several processes (each play process keeps the
-observations it recorded, see ``parallel_play``). Each minibatch's loss is a sum over its
-rows divided by its size, so every process computes its rows' part (``Shard.loss``), the
-gradients of the parts add up to the gradient of the whole minibatch, and one optimiser step
-follows. The advantages are normalised with the whole minibatch's mean and standard deviation
-(``minibatch_norm``), as a single process would.
-"""
+"""The fast recipe's updates: imitation of Greedy, GAE and the clipped PPO loss, which may be
+split over the play processes (each computes its rows' part of a minibatch's gradient)."""
 
 from __future__ import annotations
 
@@ -52,8 +43,9 @@ class Shard(LegalRows):
 
     def loss(self, net: RanchNet, idx: np.ndarray, norm: tuple[float, float], size: int,
              weights: LossWeights) -> tuple[torch.Tensor | None, dict[str, float]]:
-        """This shard's part of a minibatch of ``size`` rows (its rows ``idx``): the loss (sums
-        over the rows, divided by ``size``; None without rows) and its statistics' sums."""
+        """This shard's part (rows ``idx``) of a minibatch of ``size`` rows, and its stats' sums."""
+        # sums over the rows divided by the whole minibatch's size, so that the processes'
+        # gradients add up to the minibatch's; the advantages use the whole minibatch's norm
         if idx.size == 0:
             return None, dict.fromkeys(STATS, 0.0)
         t = torch.from_numpy(idx)

@@ -1,26 +1,6 @@
 """Batched play split over processes: one share of the games here, the others in workers.
 
-A ``PlayPool`` of ``workers`` processes keeps ``workers - 1`` persistent child processes
-(started once, "spawn" context, torch threads 1). ``PlayPool.play`` divides a list of games
-(their seeds and seat roles) into ``workers`` contiguous shares, sends each child its share,
-the networks' weights (a frozen network only when it changed) and a sampling seed, plays
-share 0 itself meanwhile, and merges the recorded decisions in share order with game indices
-offset, so that each ``(game, seat)`` key stays unique. Each share is played as one process
-plays a batch: on the compiled core (``backend="core"``) in one ``BatchedGames`` with
-``rollout.play_batched``, on the reference engine with ``rollout.play``. The sampling seeds
-come from the caller's generator, so a run is deterministic for a given seed and number of
-workers. ``close`` (or leaving the ``with`` block) stops the children.
-
-For a split PPO update (``play(..., keep=True)``) each child keeps its share's observations,
-masks and priors and sends only the small per-decision numbers; ``begin_update`` then hands
-each child its rows' advantages and returns, and for every minibatch ``request_grads`` /
-``receive_grads`` collect each child's part of the gradient (``losses.Shard``) at the
-weights the main process sends with the request.
-
-The children start with SIGINT blocked and then ignore it, so a Ctrl-C in the terminal
-reaches only the main process (no tracebacks from the workers), which stops them with
-``close``.
-"""
+For a split PPO update the workers keep their shares' rows and send gradient parts."""
 
 from __future__ import annotations
 
@@ -63,15 +43,13 @@ def check_workers(workers: object) -> None:
 
 @contextlib.contextmanager
 def sigint_deferred() -> Iterator[None]:
-    """A Ctrl-C during the block takes effect at its end (a file being written stays whole).
-
-    SIGINT is blocked in this thread and, in the main thread, caught by a handler that only
-    notes it. A process started inside inherits the blocked signal; ``_serve`` ignores SIGINT
-    before it unblocks it, so a Ctrl-C during a worker's start-up never reaches the worker."""
+    """A Ctrl-C during the block takes effect at its end (a file being written stays whole)."""
     caught: list[int] = []
     main = threading.current_thread() is threading.main_thread()
     previous = (signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
                 if main else None)
+    # blocked too: a process started inside inherits it, and _serve ignores SIGINT before it
+    # unblocks it, so a Ctrl-C during a worker's start-up never reaches the worker
     mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             if hasattr(signal, "pthread_sigmask") else None)
     try:
@@ -105,10 +83,7 @@ def _stacked(rows: Any) -> np.ndarray | None:
 
 
 def pack(batch: Batch, rows: bool = True, legal_priors: bool = True) -> dict[str, Any]:
-    """A Batch as a few stacked arrays (cheap to pickle); with ``legal_priors`` Greedy's prior
-    rows, zero outside the legal actions, travel as their values at the legal actions only
-    (False: whole, for a merge in the same process). ``rows=False`` leaves out the
-    observations, masks and priors (``held_rows`` keeps them where they are)."""
+    """A Batch as a few stacked arrays (cheap to pickle; priors at the legal actions only)."""
     out: dict[str, Any] = {"keys": batch.keys, "returns": batch.returns}
     for name in _LIST_FIELDS:
         out[name] = None if not rows and name in _HELD_FIELDS else _stacked(getattr(batch, name))
@@ -119,8 +94,7 @@ def pack(batch: Batch, rows: bool = True, legal_priors: bool = True) -> dict[str
 
 
 def held_rows(batch: Batch) -> dict[str, Any]:
-    """A share's observations and masks as stacked arrays (no rows: empty ones) and its
-    priors (None without): what stays in the process that played it, for a split update."""
+    """A share's observations, masks and priors: what stays where it was played (split update)."""
     obs, masks = _stacked(batch.obs), _stacked(batch.masks)
     return {"obs": np.zeros((0, OBSERVATION_SIZE), np.float32) if obs is None else obs,
             "masks": np.zeros((0, NUM_ACTIONS), np.bool_) if masks is None else masks,
@@ -128,8 +102,7 @@ def held_rows(batch: Batch) -> dict[str, Any]:
 
 
 def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
-    """One Batch of packed shares in order (fields as stacked arrays), game indices shifted
-    by each share's offset."""
+    """One Batch of packed shares in order, game indices shifted by each share's offset."""
     batch = Batch()
     for part in parts:
         if part["legal_priors"]:  # back to full rows
@@ -221,8 +194,7 @@ def _serve(conn: Connection) -> None:
 
 
 class PlayPool:
-    """``workers`` processes (this one included) that play shares of a list of games, games
-    of the ``backend`` implementation."""
+    """``workers`` processes (this one included) that play shares of a list of games."""
 
     def __init__(self, workers: int, num_players: int, mode: str,
                  backend: str = DEFAULT_BACKEND) -> None:
@@ -262,17 +234,14 @@ class PlayPool:
              config: GameConfig | None = None, record: str | None = LEARNER,
              label_greedy: bool = False, margin_coef: float = 0.0,
              keep: bool = False) -> Batch:
-        """Play the games of ``seeds`` (seat ``roles``; games of ``config``, else the pool's
-        variant) to their end across the pool; the
-        networks other than the learner must not change while the pool holds them. With
-        ``keep`` each worker keeps its rows' observations, masks and priors for a split update
-        (``begin_update``); the batch holds this process's share of them (``Batch.local``)."""
+        """Play the games of ``seeds`` across the pool; networks but the learner must not change."""
         if len(seeds) != len(roles):
             raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
         if self._procs and not all(p.is_alive() for p in self._procs):
             raise RuntimeError("a play worker process has died; close the pool")
         config = self.config if config is None else config
         ranges = shares(len(seeds), self.workers)
+        # from the caller's generator: a run is deterministic for a seed and number of workers
         sample_seeds = [int(s) for s in rng.integers(2**63, size=self.workers)]
         fresh = {name: net for name, net in nets.items()
                  if name == LEARNER or self._sent.get(name) is not net}
@@ -302,8 +271,7 @@ class PlayPool:
 
     def begin_update(self, net: RanchNet, taken: np.ndarray, old_logp: np.ndarray,
                      adv: np.ndarray, returns: np.ndarray) -> None:
-        """Ready a split update of the last batch played with ``keep``: each worker gets its
-        rows' actions, old log-probabilities, advantages and returns (whole-batch arrays)."""
+        """Ready a split update of the last batch played with ``keep`` (each worker's rows)."""
         for conn, (lo, hi) in zip(self._conns, self._spans()[1:], strict=True):
             conn.send({"kind": "shard", "net_config": net.config,
                        "rows": {"taken": taken[lo:hi], "old_logp": old_logp[lo:hi],
@@ -312,8 +280,7 @@ class PlayPool:
 
     def request_grads(self, idx: np.ndarray, params: np.ndarray, norm: tuple[float, float],
                       weights: LossWeights) -> None:
-        """Ask each worker for its part of the gradient of the minibatch ``idx`` (rows of the
-        whole batch) at ``params`` (``losses.flat_params``); ``receive_grads`` collects it."""
+        """Ask each worker for its part of minibatch ``idx``'s gradient at ``params``."""
         for conn, (lo, hi) in zip(self._conns, self._spans()[1:], strict=True):
             mine = idx[(idx >= lo) & (idx < hi)] - lo
             conn.send({"kind": "grads", "idx": mine, "params": params, "norm": norm,

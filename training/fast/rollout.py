@@ -1,28 +1,5 @@
 """Batched play on the engine: many games at once, one network forward per decision wave.
-
-Every seat of every game has a role: ``"greedy"`` (GreedyAgent, acting inline), ``"learner"``
-(the network being trained; its decisions are recorded) or the name of another network
-(a frozen snapshot, or the learner's opponent in an evaluation). Decisions of the networks are
-batched across games: each wave encodes the observation of every game whose player to act is
-a network seat, runs one forward pass per network and applies the sampled (or most likely)
-actions. Game seeds and sampling draws come from one ``numpy.random.Generator``.
-
-One play loop (``_play_table``) over two kinds of table:
-
-- ``play_batched`` (the recipe on the compiled core): the games live in one
-  ``moonriver_env.moonriver.batch.games.BatchedGames`` (a fixed list, no autoreset). Greedy and
-  random seats
-  are played inside the core (GIL released, split over ``threads``); Greedy's prior of a wave
-  is one batched core call. Greedy seats draw their ties from the core's per-game streams
-  (seeded from the generator).
-- ``play`` (the reference path, any backend): a list of per-game ``Game`` objects seen as a
-  batch (``_GameList``): Greedy seats played by ``GreedyAgent`` in Python, random seats from a
-  generator seeded from the generator, Greedy's prior by ``agents.pretrained.greedy_prior``.
-
-In both, every network seat is a Python-facing seat, each wave's rows go to the network of the
-role of their (game, seat), networks score only the legal actions
-(``RanchNet.legal_forward``), and a play-out is a function of the generator's state.
-"""
+A seat's role: ``"greedy"``, ``"random"``, ``"learner"`` (recorded) or another network's name."""
 
 from __future__ import annotations
 
@@ -93,8 +70,7 @@ def game_seeds(count: int, rng: np.random.Generator) -> list[int]:
 def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
               seeds: list[int] | None = None,
               backend: str = DEFAULT_BACKEND) -> list[MoonRiverGame]:
-    """Fresh games (seeds from ``game_seeds`` unless given) of the ``backend``
-    implementation (both play the same games)."""
+    """Fresh games of the ``backend`` implementation (seeds from ``game_seeds`` unless given)."""
     config = GameConfig(num_players=num_players, mode=mode)
     if seeds is None:
         seeds = game_seeds(count, rng)
@@ -102,10 +78,7 @@ def new_games(count: int, num_players: int, mode: str, rng: np.random.Generator,
 
 
 class _GameList:
-    """A list of per-game ``Game`` objects (either backend) seen as the loop sees a
-    ``BatchedGames``: ``player`` (-1 once over), ``obs``, ``mask``, ``greedy_prior``,
-    ``step`` and ``game``. Seats of kind ``"greedy"`` (``GreedyAgent``) and ``"random"``
-    (uniform, from ``random_rng``) are played inline; the loop decides the others."""
+    """A list of ``Game`` objects seen as the loop sees a ``BatchedGames`` (inline seats played)."""
 
     def __init__(self, games: list[MoonRiverGame], kinds: list[list[str]],
                  encoder: ViewEncoder[MoonRiverGame], greedy: GreedyAgent,
@@ -118,8 +91,7 @@ class _GameList:
         self._advance(range(len(games)))
 
     def _advance(self, ids: Iterable[int]) -> None:
-        """Play the inline seats of games ``ids`` up to a seat the loop decides (or the end);
-        note who decides and what that seat sees."""
+        """Play the inline seats of games ``ids`` up to a seat the loop decides (or the end)."""
         for g in ids:
             game = self.games[g]
             while not game.is_over and self._kinds[g][game.current_player] != LEARNER:
@@ -157,10 +129,7 @@ def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, 
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
          margin_coef: float = 0.0) -> Batch:
-    """Play every game (either backend; played in place) to its end with ``play_batched``'s
-    loop; Greedy seats are played by ``greedy`` (a GreedyAgent seeded from ``rng`` when None)
-    and random seats from a generator seeded from ``rng``. Records what ``play_batched``
-    records."""
+    """Play every game (either backend; in place) to its end with ``play_batched``'s loop."""
     greedy = greedy or GreedyAgent(int(rng.integers(2**31)))
     if len(games) != len(roles):
         raise ValueError(f"{len(games)} games but {len(roles)} role lists")
@@ -175,9 +144,8 @@ def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal
                   valid: np.ndarray, prior: np.ndarray | None,
                   prior_legal: np.ndarray | None,
                   twin_rows: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows; up to
-    ``twin_rows`` rows go through its numpy twin (``RanchNet.numpy_twin``: on a row or two a
-    forward costs half of torch's, whose per-call overhead dominates there)."""
+    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows."""
+    # on a row or two the numpy twin costs half of torch's forward (its per-call overhead)
     if len(obs) <= twin_rows and isinstance(net, RanchNet):
         logits, value = net.numpy_twin().forward(obs, mask, prior)
         scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
@@ -215,13 +183,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
                  record: str | None = LEARNER, label_greedy: bool = False,
                  argmax: frozenset[str] = frozenset(),
                  margin_coef: float = 0.0) -> tuple[Batch, list[MoonRiverGame]]:
-    """Play the games of ``seeds`` (seat ``roles``) to their end in one ``BatchedGames``;
-    record what ``play`` records (same fields, stacked arrays) and return it with the
-    finished games (core Games). Roles: ``"greedy"``, ``"random"`` (played in the core) or a
-    key of ``nets``; with ``label_greedy`` the Greedy seats are Python-facing, every
-    non-forced Greedy decision is recorded with its tied-best set, and the move is drawn
-    among the ties from ``rng``. The generator gives the core's seed, then one uniform per
-    sampled decision."""
+    """Play the games of ``seeds`` in one ``BatchedGames``: the record and the finished games."""
     from moonriver_env.moonriver.batch.games import BatchedGames
 
     if len(seeds) != len(roles):
@@ -240,8 +202,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
 
 def _roles(roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
            label_greedy: bool) -> tuple[list[str], set[str]]:
-    """The role names (sorted) and those the loop decides (networks; Greedy when labelled);
-    a role that names no network and is not played inline is an error."""
+    """The role names (sorted) and those the loop decides (networks; Greedy when labelled)."""
     names = sorted({r for row in roles for r in row})
     for name in names:
         if name not in nets and name not in (GREEDY, RANDOM):
@@ -285,8 +246,7 @@ def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_
                 nets: Mapping[str, torch.nn.Module], rng: np.random.Generator, *,
                 record: str | None, label_greedy: bool, argmax: frozenset[str],
                 margin_coef: float) -> Batch:
-    """The one play loop: ``games`` (a BatchedGames or a ``_GameList``) played to the end,
-    each wave's rows decided by the network of their role (or Greedy's labelled ties)."""
+    """The one play loop: each wave's rows decided by the network of their role."""
     count = len(roles)
     code = {name: k for k, name in enumerate(names)}
     role_code = np.array([[code[r] for r in row] for row in roles], dtype=np.int64)
@@ -385,9 +345,7 @@ def win_shares(games: list[MoonRiverGame], seats: list[int]) -> np.ndarray:
 def evaluate(net: torch.nn.Module, num_players: int, mode: str, games: int,
              opponent: str = GREEDY, seed: int = TRAINING_SEEDS, batch: int = 50,
              backend: str = DEFAULT_BACKEND) -> float:
-    """Win share of the network (most likely action) against ``opponent`` in every other seat,
-    seats rotated (game k: seat k mod players), game seeds ``seed + k``, games of the
-    ``backend`` implementation."""
+    """Win share of the network (most likely action) against ``opponent``, seats rotated."""
     encoder = Encoder()
     rng = np.random.default_rng(seed)
     shares: list[float] = []

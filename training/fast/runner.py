@@ -1,6 +1,4 @@
-"""The fast recipe's training loop: ``Runner`` (network, optimiser, generator, snapshots, play
-workers, the phases of ``fast.train``'s recipe), its progress lines, the run directory's files
-and the resume state (``load_resume``) a stopped run continues from."""
+"""The fast recipe's training loop (``Runner``), its progress lines and its resume state."""
 
 from __future__ import annotations
 
@@ -68,9 +66,7 @@ PHASES = ("imitation", "ppo", "evaluation", "done")
 
 def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
              rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
-    """Clipped PPO epochs over one iteration's decisions (the policy over each decision's
-    legal actions, ``RanchNet.legal_forward``). With ``pool`` and a batch it played with
-    ``keep``, each worker computes its rows' part of every minibatch's gradient meanwhile."""
+    """Clipped PPO epochs over one iteration's decisions (split over ``pool`` when it kept rows)."""
     adv_np, ret_np = advantages(batch, cfg.gae_lambda)
     taken = np.asarray(batch.actions, dtype=np.int64)
     old_logp = np.asarray(batch.logps, dtype=np.float32)
@@ -105,8 +101,7 @@ def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastC
 
 def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
             num_players: int, league: tuple[str, ...] = ()) -> list[list[str]]:
-    """Seat roles of one iteration's games of ``num_players`` (see ``fast.train``);
-    ``league`` names the league networks that may sit in this variant."""
+    """Seat roles of one iteration's games of ``num_players`` (see ``fast.train``)."""
     out = []
     for _ in range(cfg.games):
         me = int(rng.integers(num_players))
@@ -126,10 +121,7 @@ def lineups(cfg: FastConfig, rng: np.random.Generator, snapshots: int,
 
 
 class Progress:
-    """Progress lines: phase, minutes so far and an estimate of what remains, iterations,
-    rate, latest loss and entropy, and the latest evaluation when ``eval_every`` runs some;
-    one per iteration but at most one per ``every`` seconds, plus each phase's first and last
-    iteration."""
+    """Progress lines: at most one per ``every`` seconds, plus each phase's first and last."""
 
     def __init__(self, cfg: FastConfig, every: float = PROGRESS_SECONDS,
                  stream: TextIO | None = None) -> None:
@@ -141,8 +133,7 @@ class Progress:
         self.mark = ("", 0.0, 0)  # (phase, run seconds, its iterations) when it began here
 
     def start(self, runner: Runner) -> None:
-        """Rates and the estimate of what remains count from here (the run's steps so far, its
-        play workers started, or the phase just begun)."""
+        """Rates and the estimate of what remains count from here."""
         self.since = (time.perf_counter(), runner.steps)
         self.mark = (runner.phase, runner.elapsed(), runner.done.get(runner.phase, 0))
 
@@ -163,8 +154,7 @@ class Progress:
             self.since = (self.shown_at, runner.steps)
 
     def phase_left(self, runner: Runner) -> float:
-        """Seconds the current phase has left: its iterations to go at its pace so far in this
-        session, or the time its limit leaves, whichever ends it first."""
+        """Seconds the current phase has left (at its pace so far, or by its time limit)."""
         seconds, iterations = runner.limits(runner.phase)
         phase, began, done = self.mark
         count = runner.done[runner.phase] - done if phase == runner.phase else 0
@@ -173,8 +163,7 @@ class Progress:
         return max(seconds, 0.0)
 
     def left(self, runner: Runner) -> str:
-        """What remains, in words: minutes to the end, or (in imitation, before PPO's pace is
-        known) minutes of imitation and the PPO iterations after it."""
+        """What remains, in words (in imitation: its minutes and the PPO iterations after it)."""
         phase_left = self.phase_left(runner)
         run_left, ppo_iterations = runner.limits("ppo")
         if runner.phase != "imitation":
@@ -213,8 +202,7 @@ class Progress:
 
 
 def _atomic_save(blob: dict[str, Any], path: str, previous: str = "") -> None:
-    """``torch.save`` to ``path`` atomically (complete or absent, a Ctrl-C waits for it);
-    ``previous``: the file now at ``path`` is kept there first."""
+    """``torch.save`` to ``path`` atomically, the file it replaces kept as ``previous``."""
     with sigint_deferred():
         if previous and os.path.isfile(path):
             keep_copy(path, previous)
@@ -235,8 +223,7 @@ def check_fresh(out: str) -> None:
 
 
 def _resume_candidates(run: str) -> list[str]:
-    """The files a resume may read, newest first: a run's resume.pt and the state before it
-    (resume.prev.pt), or the one file given."""
+    """The files a resume may read, newest first (resume.pt, resume.prev.pt; or the one given)."""
     if os.path.isfile(run) and os.path.basename(run) != RESUME_FILE:
         return [run]
     folder = os.path.dirname(run) if os.path.isfile(run) else run
@@ -244,8 +231,7 @@ def _resume_candidates(run: str) -> list[str]:
 
 
 def _read_resume(path: str) -> dict[str, Any]:
-    """One saved resume state, its checksums checked; CLIError (one line) when it cannot be
-    read."""
+    """One saved resume state, its checksums checked; CLIError when it cannot be read."""
     try:
         state = load_checked(path)
     except ChecksumError as exc:
@@ -264,9 +250,7 @@ def _warn(line: str) -> None:
 
 
 def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, Any]:
-    """The resume state saved in a run directory: ``resume.pt``, or the state before it
-    (``resume.prev.pt``) when that cannot be read, ``report`` getting one line that names the
-    skipped file; a clear error when there is none."""
+    """A run directory's ``resume.pt``, else ``resume.prev.pt`` (``report`` names the skipped)."""
     candidates = _resume_candidates(run)
     if not any(os.path.isfile(p) for p in candidates):
         what = "no such directory" if not os.path.exists(run) else f"it holds no {RESUME_FILE}"
@@ -289,10 +273,7 @@ def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, An
 
 
 class Runner:
-    """One training run: network, optimiser, generator, snapshots, logs, play workers
-    (stopped by ``close`` or at the end of a ``with`` block). ``state`` (from
-    ``load_resume``) continues a saved run; ``on_iteration(runner)`` is called after each
-    iteration, once its state is complete."""
+    """One training run (network, optimiser, generator, snapshots, play workers); a context."""
 
     def __init__(self, cfg: FastConfig, state: dict[str, Any] | None = None, *,
                  progress: Progress | None = None,
@@ -410,8 +391,7 @@ class Runner:
         }
 
     def write_resume(self) -> str:
-        """Write the newest complete state to ``resume.pt`` (the one it held goes to
-        ``resume.prev.pt``)."""
+        """Write the newest complete state to ``resume.pt`` (the old one to ``resume.prev.pt``)."""
         _atomic_save(self.boundary, self.resume_file,
                      os.path.join(self.cfg.out, RESUME_PREVIOUS))
         self.saved_at = self.boundary["seconds"]
@@ -478,16 +458,14 @@ class Runner:
                                            "samples": self.steps, "config": asdict(cfg)})
 
     def played(self) -> list[GameConfig]:
-        """The games the run draws from: one per name of ``variants`` (repeats kept), or
-        ``num_players`` and ``mode`` when the list is empty."""
+        """The games the run draws from (repeats kept; ``num_players`` and ``mode`` if none)."""
         cfg = self.cfg
         if not cfg.variants:
             return [GameConfig(num_players=cfg.num_players, mode=cfg.mode)]
         return [variant_config(name) for name in variant_list(cfg.variants)]
 
     def variant(self) -> GameConfig:
-        """The game of the next iteration: one of ``played()`` drawn from the run's generator
-        (no draw when ``variants`` is empty)."""
+        """The game of the next iteration, drawn from ``played()`` (no draw without variants)."""
         games = self.played()
         return games[int(self.rng.integers(len(games)))] if self.cfg.variants else games[0]
 
@@ -508,9 +486,7 @@ class Runner:
     def _play(self, roles: list[list[str]], nets: dict[str, torch.nn.Module],
               config: GameConfig, *, record: str | None = LEARNER, label_greedy: bool = False,
               keep: bool = False) -> Batch:
-        """Play ``len(roles)`` fresh games of ``config`` (seeds from the run's generator), in
-        the pool's processes when there is one (``keep``: they keep their rows for a split
-        update); batched in the core on the core backend."""
+        """Play ``len(roles)`` fresh games of ``config`` (in the pool's processes if any)."""
         cfg = self.cfg
         if self.pool is None:
             return play_share(game_seeds(len(roles), self.rng), roles, nets, self.rng, config,
@@ -522,8 +498,7 @@ class Runner:
 
     @contextmanager
     def _update_threads(self, split: bool = False) -> Iterator[None]:
-        """Torch threads for an update: the play workers are idle meanwhile, unless they
-        take part in it (``split``)."""
+        """Torch threads for an update: the play workers idle meanwhile unless ``split``."""
         threads = (self.cfg.torch_threads if split else
                    self.cfg.update_threads or max(self.cfg.torch_threads, self.cfg.workers))
         before = torch.get_num_threads()
@@ -554,8 +529,7 @@ class Runner:
             self._finish("imitation", len(batch), stats)
 
     def ppo(self, seconds: float = math.inf, iterations: int | None = None) -> None:
-        """Phase 2: PPO against Greedy, itself and snapshots for ``seconds`` more or
-        ``iterations`` more."""
+        """Phase 2: PPO against Greedy, itself and snapshots for ``seconds`` or ``iterations``."""
         cfg = self.cfg
         opt = self._phase_optimizer("ppo")
         for _ in self._until("ppo", seconds, iterations):
@@ -587,8 +561,7 @@ class Runner:
             self._finish("ppo", len(batch), stats)
 
     def _snapshot_if_due(self) -> None:
-        """Freeze a copy of the learner when the PPO iteration ending now makes the run's
-        iteration count (imitation included) a multiple of ``snapshot_every``."""
+        """Freeze a copy of the learner every ``snapshot_every`` iterations (imitation counted)."""
         if (self.iteration + 1) % self.cfg.snapshot_every == 0:
             frozen = RanchNet(self.net.config)
             frozen.load_state_dict(self.net.state_dict())
@@ -606,8 +579,7 @@ class Runner:
         return rate
 
     def limits(self, phase: str) -> tuple[float, int | None]:
-        """Seconds and iterations left to ``phase`` under the run's settings (None: no
-        iteration limit)."""
+        """Seconds and iterations left to ``phase`` (None: no iteration limit)."""
         cfg = self.cfg
         total = cfg.minutes * 60 if cfg.minutes else math.inf
         if phase == "imitation":

@@ -1,66 +1,6 @@
 """The fast recipe: imitation of GreedyAgent, then PPO against Greedy, itself and snapshots.
 
-    moonriver-train-fast --config training/configs/fast_4p_base.toml --out runs/fast_4p
-    moonriver-train-fast --resume runs/fast_4p      # continue a stopped run
-
-(``python -m moonriver_env.training.fast.train`` is the same command.) The built-in defaults
-are the shipped recipe, ``training/configs/fast_4p_base.toml``: its budget is in iterations
-(659 of imitation, then 1,911 of PPO: what a 30-minute run did on the idle 2-core machine),
-so it trains the same agent on any machine, in about 30 minutes there. A budget in minutes is
-there too; budgets under which a phase could never run are refused at the start
-(``FastConfig.validate``). Torch threads 1 per process; the games of every batch are split
-over ``workers`` processes (see ``parallel_play``). With
-``split_updates`` (the default) each PPO update is split over them too: every process keeps
-the decisions it recorded and computes their part of each minibatch's gradient
-(``losses``); the imitation updates, and PPO without ``split_updates``, run in the main
-process with ``update_threads`` torch threads (by default one per play process, as those are
-idle then). On the compiled core (``backend = "core"``, the default)
-each process plays its share in one ``moonriver_env.moonriver.batch.games.BatchedGames``
-(``rollout.play_batched``): Greedy seats and Greedy's prior are computed in the core, in
-batch, and the networks score only the legal actions. With ``backend = "python"`` (the
-reference engine) each share is a list of per-game ``Game`` objects played by
-``rollout.play``, Greedy in Python.
-
-1. Imitation, until ``bc_minutes`` have passed or ``bc_iterations`` iterations are done
-   (whichever comes first; 0 is no limit, both 0 skip the phase): batches of ``bc_games``
-   games where GreedyAgent plays every seat; the network learns to put its probability on
-   Greedy's tied-best actions of every non-forced decision (cross-entropy on the tied set)
-   and its value learns each seat's final reward. Each batch is used for ``bc_epochs``
-   passes, then dropped.
-2. PPO, until ``minutes`` have passed in total or ``ppo_iterations`` iterations are done
-   (0 is no limit; one of them must be set): each iteration plays ``games`` whole games.
-   One seat of each game is the learner; each other seat is, independently, Greedy
-   (``p_greedy``), the learner again (``p_self``; its decisions are trained on too) or a frozen
-   snapshot of the learner (the rest; Greedy while there is none); before that draw, with
-   chance ``p_league``, one of the fixed ``league`` networks trained for the game's variant
-   (a past release; none sits in a variant it was not trained for). A snapshot is taken every
-   ``snapshot_every`` iterations; the newest ``max_snapshots`` are kept. The reward is +1 for
-   a win (shared wins count), -1 otherwise, plus ``margin_coef`` x (own score - best other) /
-   100, all at the end of the game; advantages by GAE over each seat's decisions.
-3. An evaluation of ``eval_games`` games against Greedy (also every ``eval_every`` PPO
-   iterations when that is set).
-
-The run directory gets ``config.json``, ``log.jsonl`` (one line per iteration),
-``checkpoints/net_itNNNNNN.pt`` (weights every ``checkpoint_minutes``, for learning curves,
-named by iteration), ``after_imitation.pt``, ``final.pt`` (the network), ``agent.npz`` (the
-same as ``moonriver_env.agents.pretrained`` loads it, written when PPO ends) and
-``resume.pt``: the whole state of the run at the end of an iteration (weights, optimiser,
-snapshots, the generator, iteration counts, elapsed time and phase), written when the run
-starts, after its first iteration, at least every minute, at each phase's end and on Ctrl-C;
-the state it replaces is kept as ``resume.prev.pt``. Every file is written atomically
-(``training/atomic.py``), every weights file read has its checksums checked, and a run's start
-removes the partial files a killed one left. Ctrl-C stops the run and its play workers and
-saves ``resume.pt``; ``--resume RUN_DIR`` continues it exactly where it stopped (same weights,
-same generator draws), from ``resume.prev.pt`` with one line when ``resume.pt`` cannot be read
-or fails its checksum. The run
-opens with a short summary (``summary``) and ends with the ``moonriver-eval`` command that
-measures its agent (``eval_command``).
-
-This module is the command; the recipe's other modules in ``training/fast/``: ``config``
-(``FastConfig``, its settings and checks), ``runner`` (``Runner``: the phases, checkpoints,
-resume), ``losses`` (the imitation and PPO updates), ``rollout`` (one process's play) and
-``parallel_play`` (the play processes).
-"""
+See docs/training.md (the fast recipe)."""
 
 from __future__ import annotations
 
@@ -105,9 +45,7 @@ def _shown(value: Any) -> str:
 
 def train(cfg: FastConfig, state: dict[str, Any] | None = None, *, quiet: bool = False,
           on_iteration: Callable[[Runner], None] | None = None) -> RanchNet:
-    """Run the whole recipe (or the rest of a saved run); writes ``final.pt`` and returns the
-    network. On KeyboardInterrupt the workers stop, ``resume.pt`` gets the state at the end of
-    the last finished iteration, and the interrupt goes on to the caller."""
+    """Run the whole recipe (or the rest of a saved run); Ctrl-C saves ``resume.pt``, re-raised."""
     progress = None if quiet else Progress(cfg)
     with Runner(cfg, state, progress=progress, on_iteration=on_iteration) as runner:
         try:
@@ -234,8 +172,7 @@ def eval_command(cfg: FastConfig) -> str:
 
 def _resumed_config(state: dict[str, Any], run: str, config_path: str | None,
                    overrides: dict[str, Any]) -> FastConfig:
-    """A saved run's settings, its directory as ``out``, then the file and flags; settings
-    that fix the network or the draws must not change."""
+    """A saved run's settings, its directory as ``out``, then the file and flags (some locked)."""
     # a run saved before a setting existed ran with its default
     before = {**asdict(FastConfig()), **state["config"]}
     base = {**before, "out": os.path.dirname(resume_path(run)) or "."}

@@ -1,23 +1,6 @@
 """Moon River for RLlib: a batch of games in the compiled core per env runner, or PettingZoo.
 
-Two ways to give RLlib's ``MultiAgentEnvRunner`` its games (``RLlibTrainConfig.env_backend``):
-
-- ``"batched"`` (default): :class:`BatchedMoonRiverEnv`, a ``VectorMultiAgentEnv`` over
-  :class:`moonriver_env.moonriver.batch.multiagent.MultiAgentGames` (the project's multi-agent
-  batched
-  interface): the runner's ``num_envs_per_env_runner`` games are stepped by one call into the
-  core. Fixed opponents are the core's built-in ``random`` and ``greedy`` seats, played inside
-  the core. :class:`BatchedEnvRunner` is the env runner that drives it (the core replaces an
-  ended game in the same step, see the class).
-- ``"pettingzoo"`` (the reference path): the PettingZoo env through RLlib's
-  ``PettingZooEnv``, one game per env, any ``Agent`` spec as an opponent (``mcts:50``,
-  ``policy:PATH`` ...), played by :class:`SeatedOpponents` since such agents read the engine
-  game, which an RLModule never sees.
-
-Either way every seat that RLlib sees is a learning seat (agent ids ``player_i``), every
-observation is the PettingZoo env's ``{"observation", "action_mask"}`` dict, and RLlib
-receives only the learning seats' observations and rewards.
-"""
+See docs/rllib.md."""
 
 from __future__ import annotations
 
@@ -41,12 +24,7 @@ ENV_KEYS = ("num_players", "mode", "reward", "shaping", "auto_forced")
 
 
 class SeatedOpponents(BaseWrapper):
-    """An AEC wrapper in which fixed opponents play some seats; only the other seats are agents.
-
-    Each game, every seat is independently an opponent with probability ``opponent_prob``
-    (its spec drawn uniformly from ``opponents``); at least one seat always stays a learning
-    seat. Every draw comes from one seeded ``numpy.random.Generator``.
-    """
+    """An AEC wrapper in which fixed opponents play some seats; only the other seats are agents."""
 
     def __init__(self, env: Any, opponents: Sequence[str], opponent_prob: float = 0.5,
                  seed: int | None = None) -> None:
@@ -118,13 +96,11 @@ def make_aec_env(env_config: Mapping[str, Any]) -> Any:
 
 
 def make_rllib_env(env_config: Mapping[str, Any]) -> Any:
-    """RLlib's PettingZooEnv around the Moon River AEC env (the env creator RLlib calls).
-
-    It runs in every env runner, so it also sets torch to one thread there.
-    """
+    """RLlib's PettingZooEnv around the Moon River AEC env (the env creator RLlib calls)."""
     import torch
     from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
+    # RLlib calls this in every env runner: set its torch threads there
     torch.set_num_threads(int(env_config.get("torch_threads", 1)))
     aec = make_aec_env(env_config)
     env = PettingZooEnv(aec)
@@ -150,9 +126,7 @@ def register() -> None:
 # ----------------------------------------------------------------------------- batched core
 def draw_seats(num_envs: int, num_players: int, opponents: Sequence[str],
                opponent_prob: float, rng: np.random.Generator) -> list[tuple[str, ...]]:
-    """Each game slot's seats (``BatchedGames`` seat kinds), drawn as :class:`SeatedOpponents`
-    draws a game's: each seat an opponent with probability ``opponent_prob`` (its kind drawn
-    uniformly from ``opponents``), at least one seat a learner. A slot keeps its seats."""
+    """Each game slot's seat kinds, drawn as :class:`SeatedOpponents` draws a game's (kept)."""
     out = []
     for _ in range(num_envs):
         seats = ["learner"] * num_players
@@ -193,29 +167,7 @@ class _SeatSpaces(MultiAgentEnv):
 
 
 class BatchedMoonRiverEnv(VectorMultiAgentEnv):
-    """``num_envs`` games of Moon River in the compiled core, as RLlib's vector multi-agent env.
-
-    Each env is one game of a :class:`~moonriver_env.moonriver.batch.multiagent.MultiAgentGames`
-    (with
-    its per-game seats when fixed opponents are drawn). Per env, ``step`` takes
-    ``{agent_id: action}`` for the one agent to act and returns what ``PettingZooEnv`` over
-    ``moonriver_v0.env`` returns: the next agent to act with its observation dict and its
-    reward accumulated since it last acted (``shaping`` included, read from the observation's
-    running scores); when the game ends, every seat's final reward with ``terminateds[agent]``
-    and ``"__all__"`` True. Differences: the final observation of every seat but the one that
-    made the last move is all zeros (only the mover's view of the ended game exists in the
-    batch; no value is bootstrapped from a terminal state), infos are empty, and ``opponents``
-    seats are fixed per slot when the env is built (drawn as :func:`draw_seats` says), not
-    redrawn per game.
-
-    The core replaces an ended game in the same step; RLlib's runner asks for that game's
-    first observation one step later. ``take_reset`` hands it over (see
-    :class:`BatchedEnvRunner`), so every step has an action for every game.
-
-    Seeds: ``reset(seed)`` derives one base seed from ``seed``, the env config's ``seed`` and
-    the worker index; game slot g then plays the core games ``base + g + num_envs * k``
-    (k = 0, 1, ...; ``episode_seed`` says which one is running).
-    """
+    """``num_envs`` games of Moon River in the compiled core, as RLlib's vector multi-agent env."""
 
     def __init__(self, num_envs: int, env_config: Mapping[str, Any]) -> None:
         from moonriver_env.moonriver.batch.multiagent import MultiAgentGames
@@ -279,8 +231,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
     # RLlib's runner hands and takes one entry per env (its hints say one array).
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Start a game in every slot (seeded as the class docstring says)."""
+        """Start a game in every slot."""
         super().reset(seed=seed)
+        # one base seed from seed, the config's seed and the worker; slot g then plays the core
+        # games base + g + num_envs * k (k = 0, 1, ...: episode_seed)
         key = [self.config_seed, self.worker_index,
                (2**32 + self._resets) if seed is None else int(seed)]
         self._resets += 1
@@ -300,8 +254,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
     def step(self, actions: list[dict[str, Any]]  # type: ignore[override]  # as reset's
              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]],
                         list[dict[str, Any]], list[dict[str, Any]]]:
-        """One decision per game: ``actions[i]`` is ``{agent_id: action id}`` for env i's
-        agent to act; every game must have one (``take_reset`` makes it so)."""
+        """One decision per game: ``actions[i]`` is ``{agent_id: action id}`` for env i's mover."""
         if len(actions) != self.num_envs:
             raise ValueError(f"need {self.num_envs} action dicts, got {len(actions)}")
         ids = self.agent_ids
@@ -347,6 +300,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
                 out_trunc.append({aid: False, "__all__": False})
                 out_info.append({})
                 continue
+            # only the mover's view of the ended game exists: the other seats' final obs are zeros
             m = int(mover[i])
             out_obs.append({a: {"observation": final_obs[i].copy() if q == m else self._zero_obs,
                                 "action_mask": self._zero_mask} for q, a in enumerate(ids)})
@@ -359,8 +313,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         return out_obs, out_rew, out_term, out_trunc, out_info
 
     def take_reset(self, env_index: int) -> dict[str, Any] | None:
-        """The first observation of the game that replaced env ``env_index``'s ended one
-        (None when its game has not ended since it was last taken)."""
+        """The first observation of the game that replaced env ``env_index``'s ended one, if any."""
         pending, self._pending[env_index] = self._pending[env_index], None
         return pending
 
@@ -372,16 +325,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
 
 
 class BatchedEnvRunner(MultiAgentEnvRunner):
-    """RLlib's ``MultiAgentEnvRunner`` on a :class:`BatchedMoonRiverEnv` of
-    ``num_envs_per_env_runner`` games (``config.env_runners(env_runner_cls=...)``).
-
-    Changes to the stock runner: ``make_env`` builds the batched env instead of RLlib's
-    ``SyncVectorMultiAgentEnv`` of single envs; the episode that follows an ended one starts
-    (``add_env_reset``) with the replacing game's first observation at once, since the core
-    has already set that game up, so every game gets an action at every step; and the step
-    counters (env, agent, module steps, episodes) are summed over a ``sample()`` call and
-    logged once, not six ``log_value`` calls per env step (the same totals).
-    """
+    """RLlib's ``MultiAgentEnvRunner`` on a :class:`BatchedMoonRiverEnv` (``env_runner_cls``)."""
 
     def make_env(self) -> None:
         """Build the batched env of this runner's games."""
@@ -466,6 +410,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     def _new_episode(self, env_index: int,
                      episodes: list[MultiAgentEpisode | None] | None = None) -> None:
         super()._new_episode(env_index, episodes)
+        # the core replaced the ended game in the same step: start the episode with its first
+        # observation at once, so that every game gets an action at every step
         # Any: RLlib's (untyped) _new_episode has just put a MultiAgentEpisode at env_index.
         ongoing: list[Any] = episodes if episodes is not None else self._ongoing_episodes
         env = self.env

@@ -1,14 +1,6 @@
 """Quiet RLlib's notices about its own defaults, which say nothing about a run.
 
-RLlib warns on every run that PPO uses its new API stack (the one this project uses on
-purpose) and, when a module is rebuilt from a checkpoint, that the ``RLModuleConfig`` its own
-checkpoint stored is deprecated; and each RLlib multi-agent env runner that a process builds
-after its first re-registers the same Gymnasium env id, which Gymnasium warns about (a
-PettingZoo-env run sampling in the driver that also evaluates there). ``quiet_rllib_logs``
-drops those three messages and nothing else; ``start_ray`` runs it in every Ray worker of an
-embedded cluster too. (Ray's C++ note about restartable env-runner actors is avoided instead:
-an embedded run turns env-runner restarts off, see ``rllib_train.build_config``.)
-"""
+It drops three messages and nothing else (see ``NOISE`` and ``REREGISTERED``)."""
 
 from __future__ import annotations
 
@@ -32,8 +24,7 @@ class QuietRLlib(logging.Filter):
 
 
 def quiet_rllib_logs() -> None:
-    """Put the ``QuietRLlib`` filter on the loggers that print ``NOISE`` (once each) and
-    ignore Gymnasium's warning about RLlib's re-registered env id."""
+    """Filter ``NOISE`` out of RLlib's loggers and ignore Gymnasium's re-registration warning."""
     for name in LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, QuietRLlib) for f in logger.filters):

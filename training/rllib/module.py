@@ -1,11 +1,6 @@
 """An action-masking PPO RLModule for RLlib's new API stack, reading the env's ``action_mask``.
 
-The pattern of RLlib's ``examples/rl_modules/classes/action_masking_rlm.py``: the module is
-built on the ``observation`` part of the env's Dict space, and every forward pass adds
-``log(mask)`` (clamped to RLlib's ``FLOAT_MIN``) to the action logits, so an illegal action gets
-probability zero when sampling, exploring or computing the PPO loss. Key names are the
-PettingZoo env's (``observation``, ``action_mask``).
-"""
+The pattern of RLlib's ``examples/rl_modules/classes/action_masking_rlm.py``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
 """Where RLlib checkpoints of a run live: a run directory, an algorithm checkpoint, a module.
 
-Imports neither Ray nor torch, so a bad path is reported before anything heavy starts. Every
-checkpoint ``moonriver-train-rllib`` saves holds a manifest (``moonriver_manifest.json``: each
-file's size and SHA-256); a checkpoint whose files do not match it is damaged, and a run
-directory's newest undamaged checkpoint is taken, with one line for each newer one skipped.
-"""
+Imports neither Ray nor torch, so a bad path is reported before anything heavy starts."""
 
 from __future__ import annotations
 
@@ -47,13 +43,11 @@ def write_manifest(folder: str) -> None:
 
 
 def checkpoint_problem(folder: str) -> str | None:
-    """Why an algorithm checkpoint folder is damaged (a short reason), or None: every file of
-    its manifest must be there with its size and SHA-256 (a checkpoint without a manifest,
-    saved before manifests, only needs ``rllib_checkpoint.json``)."""
+    """Why an algorithm checkpoint folder does not match its manifest (a short reason), or None."""
     try:
         with open(os.path.join(folder, MANIFEST), encoding="utf-8") as fh:
             files = json.load(fh)["files"]
-    except FileNotFoundError:
+    except FileNotFoundError:  # saved before manifests
         has_meta = os.path.isfile(os.path.join(folder, "rllib_checkpoint.json"))
         return None if has_meta else "no rllib_checkpoint.json in it"
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -74,8 +68,7 @@ def _warn(line: str) -> None:
 
 
 def algorithm_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:
-    """The algorithm checkpoint at ``path``, or the newest undamaged one of a run directory
-    (each newer damaged one is skipped with one line to ``report``)."""
+    """The algorithm checkpoint at ``path``, or the newest undamaged one of a run directory."""
     path = os.path.abspath(path)
     if os.path.isdir(os.path.join(path, MODULE_PATH[0])):
         problem = checkpoint_problem(path)

@@ -1,26 +1,6 @@
 """Multi-agent self-play PPO on Ray RLlib (new API stack), embedded or on a Ray cluster.
 
-    moonriver-train-rllib --iterations 200 --out runs/rllib_4p
-    moonriver-train-rllib --config training/configs/rllib_4p_base.toml --num-env-runners 2
-    moonriver-train-rllib --address HEAD_IP:6379 --num-env-runners 32 --out /shared/runs/big
-    moonriver-train-rllib --resume runs/rllib_4p --iterations 400 --out runs/rllib_4p
-
-Every learning seat maps to one shared RLModule (self-play); with ``opponents`` some seats are
-played, inside the environment, by fixed agents. Each env runner steps
-``num_envs_per_env_runner`` games: with ``env_backend="batched"`` (default) as one batch in the
-compiled core, whose built-in ``random`` and ``greedy`` seats are the opponents; with
-``"pettingzoo"`` as PettingZoo envs, where any agent spec (``mcts:50``, ``policy:PATH`` ...)
-can sit (training/rllib/env.py, docs/rllib.md).
-Settings come from the defaults of ``RLlibTrainConfig``, then a TOML or JSON file
-(``--config``), then flags. With no ``--address`` a local Ray instance starts in this process.
-The run directory gets ``config.json``, ``checkpoints/iter_NNNNNN/`` (RLlib algorithm
-checkpoints; the newest few are kept), ``metrics.jsonl`` (one line per iteration) and
-TensorBoard logs (``tb/``). Ctrl-C finishes the current iteration and saves a checkpoint (a
-second Ctrl-C stops at once; the last saved checkpoint stays usable). A checkpoint is written
-into a temporary folder, synced to the disk and renamed, with a manifest of its files' sizes
-and checksums; ``--resume RUN_DIR`` takes the newest checkpoint that matches its manifest and
-names each newer one it skips (training/rllib/paths.py).
-"""
+See docs/rllib.md."""
 
 from __future__ import annotations
 
@@ -264,11 +244,9 @@ def check_address(address: str, timeout: float = 3.0) -> None:
 
 
 def gcs_probe(target: str, timeout: float) -> str:
-    """The gRPC status name of a GetClusterId call to a Ray GCS ("" when grpc is missing).
-
-    The empty request is sent as raw bytes, so Ray is not imported yet (its token settings
-    are read at import).
-    """
+    """The gRPC status name of a GetClusterId call to a Ray GCS ("" when grpc is missing)."""
+    # the empty request goes as raw bytes: Ray must not be imported yet (it reads its token
+    # settings at import)
     try:
         import grpc
     except ImportError:
@@ -358,8 +336,7 @@ class StopFlag:
 
 
 def save_checkpoint(algo: Any, cfg: RLlibTrainConfig) -> str:
-    """Save the algorithm under ``checkpoints/iter_NNNNNN`` atomically (a temporary folder
-    with a manifest, synced, then renamed) and keep only the newest few."""
+    """Save the algorithm as ``checkpoints/iter_NNNNNN`` atomically; keep only the newest few."""
     root = os.path.join(cfg.out, CHECKPOINT_DIR)
     os.makedirs(root, exist_ok=True)
     path = os.path.abspath(os.path.join(root, f"iter_{algo.iteration:06d}"))

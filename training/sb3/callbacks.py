@@ -1,6 +1,4 @@
-"""The SB3 recipe's callbacks: checkpoints, masked evaluations against fixed baselines, the
-self-play pool schedule, the wall-clock limit and the progress bar (``build_callbacks``).
-Checkpoints and snapshots are written atomically (``save_model``)."""
+"""The SB3 recipe's callbacks: checkpoints, evaluations, self-play, time limit, progress bar."""
 
 from __future__ import annotations
 
@@ -26,15 +24,13 @@ if TYPE_CHECKING:
 
 
 def save_model(model: Any, path: str) -> str:
-    """``model.save`` to ``path`` atomically: the file is complete or absent (a kill during
-    the write leaves the previous one); returns the path."""
+    """``model.save`` to ``path`` atomically (complete or absent); returns the path."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     return atomic_save(path, model.save)
 
 
 class Checkpoints(CheckpointCallback):
-    """SB3's checkpoints (``PREFIX_N_steps.zip`` every ``save_freq`` calls, named by the
-    timestep count), each written atomically."""
+    """SB3's checkpoints (``PREFIX_N_steps.zip`` every ``save_freq`` calls), written atomically."""
 
     def _on_step(self) -> bool:
         if self.n_calls % self.save_freq == 0:
@@ -92,9 +88,7 @@ class Evaluation(MaskableEvalCallback):
 
 
 class SelfPlay(BaseCallback):
-    """Adds a snapshot when the learner beats the current opponent mix often enough; each is
-    named by the timestep count (``snapshots/snapshot_N.zip``), so a resumed run adds new
-    names."""
+    """Adds a snapshot (``snapshots/snapshot_N.zip``) when the learner beats the opponent mix."""
 
     def __init__(self, cfg: TrainConfig, vec_env: VecEnv) -> None:
         super().__init__()
@@ -162,8 +156,7 @@ class Progress(BaseCallback):
 
 def build_callbacks(cfg: TrainConfig, vec_env: VecEnv,
                     started: float | None = None) -> list[BaseCallback]:
-    """Checkpoints, evaluations against fixed baselines, the self-play pool schedule, the time
-    limit and the progress bar; ``started`` is the run's start on ``time.perf_counter``."""
+    """The run's callbacks; ``started`` is the run's start on ``time.perf_counter``."""
     started = time.perf_counter() if started is None else started
     every = max(1, cfg.eval_every // cfg.n_envs)
     callbacks: list[BaseCallback] = [Checkpoints(max(1, cfg.checkpoint_every // cfg.n_envs),

@@ -1,13 +1,6 @@
 """Learning curve of fast-recipe runs: every checkpoint against Greedy and random play.
 
-    python -m moonriver_env.training.sb3.eval_checkpoints runs/fast_4p_s0 runs/fast_4p_s1 \
-        --games 200 --out docs/learning_curve_fast_4p.png
-
-Each checkpoint (``checkpoints/net_*.pt``, then ``final.pt``) plays ``--games`` games against
-Greedy in every other seat and as many against uniform random play, seats rotated, game seeds
-from 1,000,000,000 up (training games use seeds below that), most likely action. Results go
-to ``curve.json`` in each run directory; ``--out`` also plots them (matplotlib).
-"""
+Results go to ``curve.json`` in each run directory; ``--out`` also plots them."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
 """Self-play opponents: a pool of frozen learner snapshots mixed with baseline agents.
 
-Schedule (documented in the README): every opponent seat draws its player at the start of
-each episode. With probability ``baseline_prob`` it is a baseline agent (uniform over the
-baselines); otherwise a frozen snapshot of the learner: the newest with probability 1/2,
-else one of the older ones uniformly. While the pool holds no snapshot, every seat plays a
-baseline. The trainer adds a snapshot whenever the learner's win rate against the current
-opponent mix reaches a threshold (see training/sb3/train.py).
-"""
+The schedule: docs/design.md ("Self-play schedule")."""
 
 from __future__ import annotations
 
@@ -23,13 +17,12 @@ _MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every 
 
 
 def _load(path: str) -> Any:
-    """The snapshot at ``path``, loaded once per process; its checksums checked first (SB3's
-    loader reports a bad CRC as a file that is no zip)."""
+    """The snapshot at ``path``, loaded once per process, its checksums checked first."""
     if path not in _MODELS:
         import torch
         from sb3_contrib import MaskablePPO
 
-        check_archive(path)
+        check_archive(path)  # SB3's loader reports a bad CRC as a file that is no zip
         torch.set_num_threads(1)
         _MODELS[path] = MaskablePPO.load(path, device="cpu")
     return _MODELS[path]

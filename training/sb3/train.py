@@ -1,24 +1,6 @@
 """Train MaskablePPO (sb3-contrib) on the MoonRiver-v0 wrapper, with optional self-play.
 
-    moonriver-train --timesteps 2000000 --out runs/ppo4p
-    moonriver-train --config my.toml --resume runs/ppo4p/checkpoints/ppo_400000_steps.zip
-    moonriver-train --config my.toml --resume runs/ppo4p   # its newest readable checkpoint
-
-Settings come from the defaults of ``TrainConfig``, then a TOML or JSON file (``--config``),
-then command-line flags. The run directory gets the resolved config (``config.json``),
-checkpoints, TensorBoard logs (``tb/``), Monitor logs, periodic evaluations against fixed
-baselines (``eval_<agent>/evaluations.npz``, masked like ``MaskableEvalCallback``), the final
-model (``final_model.zip``) and, with self-play, the snapshots (``snapshots/``). Models carry
-the variant they were trained on (``model.moonriver``), which ``moonriver-eval`` checks.
-Checkpoints, snapshots and the final model are written atomically (complete or absent);
-``--resume RUN_DIR`` takes the newest checkpoint that reads, skipping (with one line each)
-any newer one that does not.
-
-Evaluations run at the first step, every ``eval_every`` timesteps and once more when learning
-stops (also when ``max_minutes`` stops it), so even a short run has a curve. The progress
-bar's total is what the run will reach: ``timesteps``, or fewer when the current rate reaches
-``max_minutes`` first, so its time estimate respects the limit.
-"""
+See docs/training.md ("Stable-Baselines3 MaskablePPO")."""
 
 from __future__ import annotations
 
@@ -43,8 +25,7 @@ CHECKPOINT = re.compile(r"ppo_(\d+)_steps\.zip")  # checkpoints/ names, by times
 
 
 def checkpoint_problem(path: str) -> str | None:
-    """Why a checkpoint .zip cannot be resumed from (a short reason), or None when it can:
-    it must open as a zip archive whose members all pass their checksums and hold a model."""
+    """Why a checkpoint .zip cannot be resumed from (a short reason), or None when it can."""
     try:
         check_archive(path)
         with zipfile.ZipFile(path) as archive:
@@ -63,9 +44,7 @@ def _warn(line: str) -> None:
 
 
 def resume_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:
-    """The checkpoint to resume from: ``path`` itself when it is a file, else the newest
-    readable ``ppo_N_steps.zip`` of the run directory (or its ``checkpoints/``); each newer
-    one that cannot be read is skipped with one line to ``report``."""
+    """``path`` itself when it is a file, else the run directory's newest readable checkpoint."""
     if os.path.isfile(path):
         problem = checkpoint_problem(path)
         if problem:
