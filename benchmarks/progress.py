@@ -38,7 +38,7 @@ class Progress:
         self.prog, self.total, self.unit, self.every = prog, total, unit, every
         self.stream, self.clock = stream, clock
         self.start = clock()
-        self.shown: tuple[float, int] = (-float("inf"), -1)  # (when, done) of the last line
+        self.shown: tuple[float, int, str] = (-float("inf"), -1, "")  # when, done, extra
 
     def line(self, done: int, extra: str = "", now: float | None = None) -> str:
         """The progress line after ``done`` units (at ``now``, else the clock's time)."""
@@ -49,12 +49,14 @@ class Progress:
 
     def update(self, done: int, extra: str = "") -> None:
         """Print the line when due: ``every`` seconds after the last one, or at the end."""
-        now = self.clock()
-        if done == self.shown[1] and done != 0:
+        now, same = self.clock(), (done, extra) == self.shown[1:]
+        if same and done != 0:
             return
-        if now - self.shown[0] >= self.every or (done >= self.total and done != self.shown[1]):
+        # at the end also when only the extra words changed (the last table finishing after
+        # its last game was counted), so the last line is always the whole count
+        if now - self.shown[0] >= self.every or (done >= self.total and not same):
             print(self.line(done, extra, now), file=self.stream or sys.stderr, flush=True)
-            self.shown = (now, done)
+            self.shown = (now, done, extra)
 
 
 @contextmanager

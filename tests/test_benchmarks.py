@@ -104,6 +104,21 @@ def test_progress_lines_say_the_minutes_so_far_and_what_remains(progress) -> Non
         "ladder.py: 120/120 games, 1.0 min, about 0.0 min left"]
 
 
+def test_the_last_progress_line_is_the_whole_count_when_only_its_words_change(progress) -> None:
+    """The ladder's last game counted before its table finished: the end still shows 4/4."""
+    clock = iter([0.0, 0.0, 1.0, 2.0, 3.0])
+    stream = io.StringIO()
+    bar = progress.Progress("ladder.py", 4, "games", every=10, stream=stream,
+                            clock=lambda: next(clock))
+    bar.update(0, "0/4 tables")
+    bar.update(4, "3/4 tables")  # every game recorded, one table still saving
+    bar.update(4, "4/4 tables")  # the end: printed although the games did not change
+    bar.update(4, "4/4 tables")  # shown once
+    assert stream.getvalue().splitlines()[1:] == [
+        "ladder.py: 4/4 games, 3/4 tables, 0.0 min, about 0.0 min left",
+        "ladder.py: 4/4 games, 4/4 tables, 0.0 min, about 0.0 min left"]
+
+
 def test_a_long_benchmark_shows_progress_from_the_start_and_stops_on_ctrl_c(tmp_path) -> None:
     proc = subprocess.Popen([sys.executable, str(BENCHMARKS / "value_quality.py"), "--variants",
                              "2p-base", "--games", "100000"], stdout=subprocess.PIPE,
