@@ -28,35 +28,19 @@ if isinstance(_resource_paths, list):
     _resource_paths[:] = _own_folders(_resource_paths)
 del _NotInstalled, _version, _own_folders, _resource_paths
 
-# Public names -> the module that defines them (imported on first use, so that
-# ``import moonriver_env`` stays light).
+from moonriver_env.common.lazy import lazy_exports as _lazy_exports  # noqa: E402  (after __path__)
+
+# Public names -> the submodule that defines them (imported on first use, so that
+# ``import moonriver_env`` stays light); the two environment modules are themselves.
 _EXPORTS = {
-    "make_game": "moonriver_env.moonriver.backend",
-    "GameConfig": "moonriver_env.moonriver.rules",
-    "ActionCodec": "moonriver_env.moonriver.rules",
-    "IllegalActionError": "moonriver_env.common.errors",
-    "BatchedGames": "moonriver_env.moonriver.batch.games",
-    "MoonRiverVectorEnv": "moonriver_env.moonriver.batch.vector_env",
-    "CirclesConfig": "moonriver_env.circles",
-    "CirclesGame": "moonriver_env.circles",
+    "circles_far_west_v0": "circles_far_west_v0", "moonriver_v0": "moonriver_v0",
+    "make_game": "moonriver.backend", "GameConfig": "moonriver.rules",
+    "ActionCodec": "moonriver.rules", "IllegalActionError": "common.errors",
+    "BatchedGames": "moonriver.batch.games", "MoonRiverVectorEnv": "moonriver.batch.vector_env",
+    "CirclesConfig": "circles", "CirclesGame": "circles",
 }
-__all__ = ["__version__", "circles_far_west_v0", "moonriver_v0", *_EXPORTS]
-
-
-def __getattr__(name: str) -> object:
-    """The public names of ``_EXPORTS`` and the two environment modules, imported on use."""
-    import importlib
-
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    if name in ("moonriver_v0", "circles_far_west_v0"):
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The package's public names."""
-    return sorted(__all__)
+__all__ = ["__version__", *_EXPORTS]
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)
 
 
 try:

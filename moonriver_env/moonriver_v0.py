@@ -11,12 +11,5 @@ from moonriver_env.moonriver.aec_env import (
     wrapped_env_chain,
 )
 
-__all__ = [
-    "REWARD_MODES",
-    "action_id",
-    "env",
-    "final_rewards",
-    "raw_env",
-    "wrapped_env",
-    "wrapped_env_chain",
-]
+__all__ = ["REWARD_MODES", "action_id", "env", "final_rewards", "raw_env", "wrapped_env",
+           "wrapped_env_chain"]

@@ -22,30 +22,7 @@ from .config import ITEMS, CirclesConfig, Space
 from .game import CirclesGame, ContestStage, Entry, IllegalActionError, Phase, coins
 from .skill import flick_outcomes, out_probability
 
-__all__ = [
-    "ITEMS",
-    "Action",
-    "ActionCodec",
-    "Bet",
-    "Buy",
-    "CirclesConfig",
-    "CirclesGame",
-    "ContestStage",
-    "Deposit",
-    "Dig",
-    "Entry",
-    "Fold",
-    "IllegalActionError",
-    "Pass",
-    "Phase",
-    "Space",
-    "Stake",
-    "Steal",
-    "Throw",
-    "Tickets",
-    "Withdraw",
-    "actions_for",
-    "coins",
-    "flick_outcomes",
-    "out_probability",
-]
+__all__ = ["ITEMS", "Action", "ActionCodec", "Bet", "Buy", "CirclesConfig", "CirclesGame",
+           "ContestStage", "Deposit", "Dig", "Entry", "Fold", "IllegalActionError", "Pass", "Phase",
+           "Space", "Stake", "Steal", "Throw", "Tickets", "Withdraw", "actions_for", "coins",
+           "flick_outcomes", "out_probability"]

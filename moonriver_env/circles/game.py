@@ -13,6 +13,7 @@ import numpy as np
 from moonriver_env.common.errors import IllegalActionError
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
+from moonriver_env.common.view import choice_mask
 
 from .actions import Action, ActionCodec, actions_for
 from .config import (
@@ -72,10 +73,6 @@ class Entry(IntEnum):
     FOLDED = 2
     OUT = 3  # broke: sat out at no cost
     UNDECIDED = 4  # still to stake or fold
-
-
-_MASKS: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # shared read-only masks
-_MASKS_SIZE = 4096
 
 
 def highest_coin(money: int) -> int:
@@ -213,16 +210,7 @@ class CirclesGame(RecordedGame):
     def legal_mask(self) -> np.ndarray:
         """Read-only int8 mask over the action enumeration (zeros when over; may be shared)."""
         if self._mask is None:
-            key = (self.codec.num_actions, tuple(self._choices))
-            mask = _MASKS.get(key)
-            if mask is None:
-                if len(_MASKS) >= _MASKS_SIZE:
-                    _MASKS.clear()
-                mask = np.zeros(self.codec.num_actions, dtype=np.int8)
-                mask[self._choices] = 1
-                mask.flags.writeable = False
-                _MASKS[key] = mask
-            self._mask = mask
+            self._mask = choice_mask(self.codec.num_actions, tuple(self._choices))
         return self._mask
 
     def legal_action_ids(self) -> np.ndarray:
@@ -312,9 +300,7 @@ class CirclesGame(RecordedGame):
     def _end_turn(self) -> None:
         self.turns += 1
         if self.turns >= self.config.max_turns:
-            best = max(self.wealth(p) for p in range(self.num_players))
-            self._finish([p for p in range(self.num_players) if self.wealth(p) == best],
-                         "turn_cap")
+            self._finish(self.winners(), "turn_cap")
             return
         self._start_turn((self.owner + 1) % self.num_players)
 

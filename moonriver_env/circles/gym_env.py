@@ -10,26 +10,16 @@ import gymnasium
 import numpy as np
 
 from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.common.validate import action_id
 
 from .config import CirclesConfig
 from .game import CirclesGame
 from .observation import ObservationEncoder
 
 
-class _Function:
-    def __init__(self, fn: Any) -> None:
-        self.fn = fn
-
-    def act(self, game: CirclesGame, observation: dict[str, np.ndarray]) -> int:
-        return action_id(self.fn(observation), game.num_actions)  # refused, never coerced
-
-
 class CirclesGymEnv(SeatGymEnv[CirclesGame]):
     """Circles: Far West for one learner against fixed opponents."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
-    function_opponent = _Function
 
     def __init__(self, opponents: Any = None, seat: int | None = None, illegal: str = "raise",
                  illegal_penalty: float = -1.0, render_mode: str | None = None,
@@ -48,12 +38,12 @@ class CirclesGymEnv(SeatGymEnv[CirclesGame]):
         self.illegal_penalty = float(illegal_penalty)
         self.render_mode = render_mode
         self.fixed_seat = seat
+        num_actions = CirclesGame(self.config, seed=0).num_actions
+        self.action_space = gymnasium.spaces.Discrete(num_actions)  # before function opponents
         self.opponents = self._opponents(opponents, n - 1)
         self.encoder = ObservationEncoder(self.config)
-        num_actions = CirclesGame(self.config, seed=0).num_actions
         self.observation_space = gymnasium.spaces.Box(0.0, self.encoder.high,
                                                       (self.encoder.size,), np.float32)
-        self.action_space = gymnasium.spaces.Discrete(num_actions)
         self.game: CirclesGame | None = None
         self.seat = 0
 

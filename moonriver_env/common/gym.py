@@ -3,7 +3,7 @@ step, masks and render."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 import gymnasium
@@ -26,7 +26,6 @@ class Opponent(Protocol[GameT_contra]):
 
     def act(self, game: GameT_contra, observation: Mapping[str, np.ndarray]) -> int:
         """The chosen action id."""
-        ...
 
 
 class UniformOpponent:
@@ -40,6 +39,16 @@ class UniformOpponent:
     def act(self, game: TableGame, observation: Mapping[str, np.ndarray]) -> int:
         legal = observation["action_mask"].view(np.bool_).nonzero()[0]
         return int(legal[self.env.np_random.integers(legal.size)])
+
+
+class FunctionOpponent:
+    """A callable ``f(observation) -> action id`` as an opponent (bad ids refused, not coerced)."""
+
+    def __init__(self, fn: Callable[[Mapping[str, np.ndarray]], object], num_actions: int) -> None:
+        self.fn, self.num_actions = fn, num_actions
+
+    def act(self, game: TableGame, observation: Mapping[str, np.ndarray]) -> int:
+        return action_id(self.fn(observation), self.num_actions)
 
 
 def check_illegal(illegal: str) -> None:
@@ -73,8 +82,6 @@ class TableGameMixin(Generic[GameT]):
 class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
     """One learner in a seat of a table game, opponents in the others; subclasses make the game."""
 
-    # how a callable opponent f(observation) -> id is wrapped into an agent
-    function_opponent: type
     config: Any
     render_mode: str | None
     fixed_seat: int | None
@@ -111,7 +118,7 @@ class SeatGymEnv(TableGameMixin[GameT], gymnasium.Env[np.ndarray, ActionId]):
             if hasattr(item, "act"):
                 out.append(item)
             elif callable(item):
-                out.append(self.function_opponent(item))
+                out.append(FunctionOpponent(item, int(self.action_space.n)))
             else:
                 raise TypeError(f"an opponent must be an agent with act(game, observation) or a "
                                 f"callable f(observation) -> action id, got {item!r}")

@@ -17,12 +17,10 @@ class SeededGame(Protocol):
     @property
     def seed(self) -> int:
         """The seed the game was built from."""
-        ...
 
     @property
     def is_over(self) -> bool:
         """True once the game has ended."""
-        ...
 
 
 def record_seed(game: SeededGame, include_seed: bool) -> int | None:

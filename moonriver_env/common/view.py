@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
 from .contract import ActionMask, TableGame
-
-_NO_MOVES: dict[int, ActionMask] = {}
 
 ViewSpec = tuple[str, tuple[int, ...], str]  # name, shape, doc
 G = TypeVar("G", bound=TableGame)
@@ -43,15 +42,20 @@ class Encoder(Protocol[G_contra]):
 
     def encode(self, game: G_contra, player: int) -> np.ndarray:
         """The observation vector of ``player``."""
-        ...
+
+
+@lru_cache(maxsize=4096)  # few distinct choice sets recur: their masks are shared
+def choice_mask(width: int, choices: tuple[int, ...]) -> ActionMask:
+    """The read-only mask of ``width`` actions with ``choices`` set, shared between callers."""
+    mask = np.zeros(width, dtype=np.int8)
+    mask[list(choices)] = 1
+    # Over immutable bytes: no consumer can make it writable again.
+    return np.frombuffer(mask.tobytes(), dtype=np.int8)
 
 
 def no_moves(width: int) -> ActionMask:
     """The read-only all-zeros mask of ``width`` actions: a player not to act, or a game over."""
-    mask = _NO_MOVES.get(width)
-    if mask is None:  # over immutable bytes: no consumer can make it writable again
-        mask = _NO_MOVES[width] = np.frombuffer(bytes(width), dtype=np.int8)
-    return mask
+    return choice_mask(width, ())
 
 
 class LazyObservation(Mapping[str, np.ndarray], Generic[G]):

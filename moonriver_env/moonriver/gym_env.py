@@ -22,39 +22,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from moonriver_env.common.gym import SeatGymEnv, check_illegal, check_seat
-from moonriver_env.moonriver.aec_env import (
-    OBS_HIGH,
-    action_id,
-    check_number,
-    check_options,
-    final_rewards,
-)
+from moonriver_env.moonriver.aec_env import OBS_HIGH, check_number, check_options, final_rewards
 from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import SCORE_SCALE
 from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
 
 
-class _FunctionOpponent:
-    def __init__(self, fn: Callable[[dict[str, np.ndarray]], int]) -> None:
-        self.fn = fn
-
-    def act(self, game: MoonRiverGame, observation: dict[str, np.ndarray]) -> int:
-        return action_id(self.fn(observation))  # a bad value is refused, never coerced
-
-
 class MoonRiverGymEnv(SeatGymEnv[MoonRiverGame]):
     """Moon River for one learner against fixed or self-play opponents."""
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
-    function_opponent = _FunctionOpponent
 
     def __init__(self, opponents: Any = None, seat: int | None = None, reward: str = "win",
                  shaping: float = 0.0, illegal: str = "raise", illegal_penalty: float = -1.0,
@@ -76,11 +60,11 @@ class MoonRiverGymEnv(SeatGymEnv[MoonRiverGame]):
         self.illegal_penalty = float(illegal_penalty)
         self.render_mode = render_mode
         self.fixed_seat = seat
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)  # before function opponents
         self.opponents = self._opponents(opponents, n - 1)
         self.encoder = Encoder()
         self.observation_space = gymnasium.spaces.Box(0.0, OBS_HIGH, (self.encoder.size,),
                                                       np.float32)
-        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.game: MoonRiverGame | None = None
         self.seat = 0
         self._episode_over = False

@@ -6,6 +6,8 @@ alone stays light); the batch imports no agent (network seats come built).
 
 from typing import TYPE_CHECKING
 
+from moonriver_env.common.lazy import lazy_exports as _lazy_exports
+
 # Public names -> the module that defines them.
 _EXPORTS = {
     "AsyncBatchedGames": "async_env", "BatchState": "multiagent", "MultiAgentGames": "multiagent",
@@ -22,33 +24,13 @@ __all__ = ["COMPACT_SIZE", "ROW_ATTRIBUTES", "SEARCH_STREAM", "SETTABLE_ROW_ATTR
            "SingleGameEnv", "expand_observation", "make_sb3_vec_env", "seat_kind"]
 
 if TYPE_CHECKING:  # the names as the type checker sees them
-    from moonriver_env.moonriver.batch.async_env import AsyncBatchedGames
-    from moonriver_env.moonriver.batch.compact import COMPACT_SIZE, expand_observation
-    from moonriver_env.moonriver.batch.games import (
-        SEARCH_STREAM,
-        BatchedGames,
-        BatchIllegalActionError,
-    )
-    from moonriver_env.moonriver.batch.multiagent import BatchState, MultiAgentGames
-    from moonriver_env.moonriver.batch.sb3_env import make_sb3_vec_env
-    from moonriver_env.moonriver.batch.seats import BuiltinSeat, NetworkSeat, seat_kind
-    from moonriver_env.moonriver.batch.single_env import SingleGameEnv
-    from moonriver_env.moonriver.batch.vector_env import (
-        ROW_ATTRIBUTES,
-        SETTABLE_ROW_ATTRIBUTES,
-        MoonRiverVectorEnv,
-    )
+    from .async_env import AsyncBatchedGames
+    from .compact import COMPACT_SIZE, expand_observation
+    from .games import SEARCH_STREAM, BatchedGames, BatchIllegalActionError
+    from .multiagent import BatchState, MultiAgentGames
+    from .sb3_env import make_sb3_vec_env
+    from .seats import BuiltinSeat, NetworkSeat, seat_kind
+    from .single_env import SingleGameEnv
+    from .vector_env import ROW_ATTRIBUTES, SETTABLE_ROW_ATTRIBUTES, MoonRiverVectorEnv
 
-
-def __getattr__(name: str) -> object:
-    """A public name of ``_EXPORTS``, its module imported on use."""
-    import importlib
-
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The package's public names."""
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, __all__)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.rules import Face, PartnerKind, Phase, Terrain
+from moonriver_env.moonriver.rules.components import PARTNER_LETTERS
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
@@ -34,15 +35,8 @@ PARTNER_COLOURS = {
     PartnerKind.CATTLE_THIEF: "#9c2f6f", PartnerKind.GOLD_DIGGER: "#b8860b",
     PartnerKind.TRAPPER: "#7b4a22", PartnerKind.FARMER: "#2e7d32",
 }
-PARTNER_BADGE = {
-    PartnerKind.COWBOY: "W", PartnerKind.DESPERADO: "D", PartnerKind.CATTLE_THIEF: "T",
-    PartnerKind.GOLD_DIGGER: "G", PartnerKind.TRAPPER: "P", PartnerKind.FARMER: "F",
-}
-PARTNER_NAMES = {
-    PartnerKind.COWBOY: "cowboy", PartnerKind.DESPERADO: "desperado",
-    PartnerKind.CATTLE_THIEF: "cattle thief", PartnerKind.GOLD_DIGGER: "gold digger",
-    PartnerKind.TRAPPER: "trapper", PartnerKind.FARMER: "farmer",
-}
+PARTNER_BADGE = {kind: letter.upper() for kind, letter in PARTNER_LETTERS.items()}
+PARTNER_NAMES = {kind: kind.name.lower().replace("_", " ") for kind in PartnerKind}
 
 
 def partner_shown(game: MoonRiverGame, token: int, face: int) -> PartnerKind:

@@ -23,31 +23,7 @@ from .game import Game, IllegalActionError
 from .phase import Context, Phase
 from .scoring import ScoreBreakdown
 
-__all__ = [
-    "ACTIONS",
-    "NUM_ACTIONS",
-    "Action",
-    "ActionCodec",
-    "Bonus",
-    "Build",
-    "Context",
-    "CowboyMove",
-    "DataFileError",
-    "Desperado",
-    "Discard",
-    "Drought",
-    "Face",
-    "Game",
-    "GameConfig",
-    "IllegalActionError",
-    "PartnerKind",
-    "Pass",
-    "Phase",
-    "PlotKind",
-    "Recruit",
-    "Resource",
-    "ScoreBreakdown",
-    "Select",
-    "Terrain",
-    "Thief",
-]
+__all__ = ["ACTIONS", "NUM_ACTIONS", "Action", "ActionCodec", "Bonus", "Build", "Context",
+           "CowboyMove", "DataFileError", "Desperado", "Discard", "Drought", "Face", "Game",
+           "GameConfig", "IllegalActionError", "PartnerKind", "Pass", "Phase", "PlotKind",
+           "Recruit", "Resource", "ScoreBreakdown", "Select", "Terrain", "Thief"]

@@ -180,20 +180,11 @@ ACTION_IDS: dict[tuple[type, tuple[object, ...]], int] = {(type(a), tuple(a)): i
 _TEXT_IDS: dict[str, int] = {a.text(): i for i, a in enumerate(ACTIONS)}
 
 
-def _first(cls: type) -> int:
-    return next(i for i, a in enumerate(ACTIONS) if type(a) is cls)
-
-
-SELECT0 = _first(Select)
-BUILD0 = _first(Build)
-PASS_ID = _first(Pass)
-DISCARD0 = _first(Discard)
-RECRUIT0 = _first(Recruit)
-COWBOY0 = _first(CowboyMove)
-DROUGHT0 = _first(Drought)
-DESPERADO0 = _first(Desperado)
-THIEF0 = _first(Thief)
-BONUS0 = _first(Bonus)
+_KINDS: list[type] = [type(a) for a in ACTIONS]
+# The first id of each kind of action.
+SELECT0, BUILD0, PASS_ID, DISCARD0, RECRUIT0, COWBOY0, DROUGHT0, DESPERADO0, THIEF0, BONUS0 = (
+    _KINDS.index(kind) for kind in (Select, Build, Pass, Discard, Recruit, CowboyMove, Drought,
+                                    Desperado, Thief, Bonus))
 
 SEGMENTS: dict[str, tuple[int, int]] = {
     "select": (SELECT0, BUILD0), "build": (BUILD0, PASS_ID), "pass": (PASS_ID, DISCARD0),

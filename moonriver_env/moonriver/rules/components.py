@@ -23,14 +23,7 @@ class Terrain(IntEnum):
 NUM_TERRAINS = len(Terrain)
 
 # One letter per terrain for text views (cornfield is Z for maize, farm is R for ranch-farm).
-TERRAIN_LETTERS = {
-    Terrain.DESERT: "D",
-    Terrain.CANYON: "C",
-    Terrain.MEADOW: "M",
-    Terrain.FOREST: "F",
-    Terrain.CORNFIELD: "Z",
-    Terrain.FARM: "R",
-}
+TERRAIN_LETTERS: dict[Terrain, str] = dict(zip(Terrain, "DCMFZR", strict=True))
 
 
 class Resource(IntEnum):
@@ -54,14 +47,7 @@ class PartnerKind(IntEnum):
 
 NUM_PARTNER_KINDS = len(PartnerKind)
 
-PARTNER_LETTERS = {
-    PartnerKind.COWBOY: "w",
-    PartnerKind.DESPERADO: "d",
-    PartnerKind.CATTLE_THIEF: "t",
-    PartnerKind.GOLD_DIGGER: "g",
-    PartnerKind.TRAPPER: "p",
-    PartnerKind.FARMER: "f",
-}
+PARTNER_LETTERS: dict[PartnerKind, str] = dict(zip(PartnerKind, "wdtgpf", strict=True))
 
 # End-of-game specialists and the resource each one counts.
 SPECIALIST_RESOURCE = {

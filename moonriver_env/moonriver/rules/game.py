@@ -16,6 +16,7 @@ import moonriver_env.moonriver.rules.actions as A
 from moonriver_env.common.errors import IllegalActionError as IllegalActionError  # re-exported
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
+from moonriver_env.common.view import choice_mask
 
 from .actions import Action, ActionCodec
 from .components import COLUMN_SIZE, NUM_COWS, Face, PartnerKind, Terrain
@@ -41,8 +42,6 @@ _CORNFIELD = int(Terrain.CORNFIELD)
 _COWBOY = int(PartnerKind.COWBOY)
 _ROW_BYTES = (NUM_PLACEMENTS + 7) // 8
 _SPARSE_BUILDS = 40  # up to this many legal builds, bits are set one by one
-_CHOICE_MASKS: dict[tuple[int, ...], np.ndarray] = {}  # shared masks of non-build decisions
-_CHOICE_MASKS_SIZE = 4096
 # _BYTE_BITS[b]: the 8 bits of byte b, least significant first (bitset -> mask rows).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1,
                            bitorder="little").astype(np.int8)
@@ -131,10 +130,7 @@ def why_illegal(game: MoonRiverGame, aid: int) -> str:
     phase = game.phase.name.lower()
     if game.phase == Phase.GAME_OVER:
         return "the game is over"
-    wanted = {Phase.SETUP: "select", Phase.SELECT: "select", Phase.BUILD: "build",
-              Phase.DISCARD: "discard", Phase.DROUGHT: "drought", Phase.RECRUIT: "recruit",
-              Phase.COWBOY: "cowboy", Phase.DESPERADO: "desperado", Phase.THIEF: "thief",
-              Phase.BONUS: "bonus"}[game.phase]
+    wanted = "select" if game.phase == Phase.SETUP else phase  # each phase names its segment
     if seg == "pass":
         if game.phase == Phase.BUILD:
             return ("the reserve is over-full: at least one domino must be built"
@@ -332,7 +328,6 @@ class Game(RecordedGame):
         if not self.legal_mask()[aid]:
             raise IllegalActionError(A.ACTIONS[aid].text(), why_illegal(self, aid),
                                      [a.text() for a in self.legal_actions()])
-        self.player_of_last = self.player
         if decision is None:
             decision = {"type": "decision", "player": self.player, "action": aid}
         self._history.append(decision)
@@ -363,9 +358,6 @@ class Game(RecordedGame):
         q = next(i for i, r in enumerate(rows) if r)
         return A.BUILD0 + q * NUM_PLACEMENTS + rows[q].bit_length() - 1
 
-    def _action_id(self, action: Action | int) -> int:
-        return action_id(action)
-
     # ------------------------------------------------------------ legality
     def _domino_rows(self) -> list[int]:
         """Legal placements (bit k) per build slot pair, for the pairs within the hand (cached)."""
@@ -393,19 +385,8 @@ class Game(RecordedGame):
 
     def _compute_mask(self) -> np.ndarray:
         ph = self.phase
-        if ph != _BUILD:
-            # Few distinct choice sets recur (positions to select, cells to move to, ...):
-            # their read-only masks are shared.
-            key = tuple(self._choices)
-            mask = _CHOICE_MASKS.get(key)
-            if mask is None:
-                mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-                mask[self._choices] = 1
-                mask = _frozen(mask)
-                if len(_CHOICE_MASKS) >= _CHOICE_MASKS_SIZE:
-                    _CHOICE_MASKS.clear()
-                _CHOICE_MASKS[key] = mask
-            return mask
+        if ph != _BUILD:  # positions to select, cells to move to, ...: shared read-only masks
+            return choice_mask(A.NUM_ACTIONS, tuple(self._choices))
         mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         rows = self._domino_rows()
         if sum(r.bit_count() for r in rows) <= _SPARSE_BUILDS:

@@ -5,6 +5,8 @@ Placement k = 2 * cell + orientation (0: second plot to the right, 1: below). Se
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -18,11 +20,6 @@ NUM_PLACEMENTS = NUM_CELLS * ORIENTATIONS
 # Cowboy directions: (d_row, d_col); "up" is toward the river.
 DIRECTIONS = ((-1, 0), (0, 1), (1, 0), (0, -1))
 DIRECTION_NAMES = ("up", "right", "down", "left")
-
-
-def cell_of(row: int, col: int) -> int:
-    """Cell index of (row, col)."""
-    return row * COLS + col
 
 
 def step(cell: int, direction: int, rows: int = MAX_ROWS) -> int:
@@ -97,10 +94,7 @@ def _placement_bits() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]
 
 
 def _or(values: Iterable[int]) -> int:
-    out = 0
-    for v in values:
-        out |= v
-    return out
+    return functools.reduce(operator.or_, values, 0)
 
 
 # TOUCH[c]: placements covering cell c. FIRST_NB[c] / SECOND_NB[c]: placements whose first /

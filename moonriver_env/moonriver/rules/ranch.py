@@ -6,18 +6,10 @@ from functools import lru_cache
 
 import numpy as np
 
+import moonriver_env.moonriver.rules.grid as grid
+
 from .components import Board, Terrain
-from .grid import (
-    COLS,
-    FIRST_NB,
-    NEIGHBOR_BITS,
-    NUM_CELLS,
-    SECOND_NB,
-    TOUCH,
-    placements_touching,
-    placements_within,
-    usable_cells,
-)
+from .grid import COLS, FIRST_NB, NEIGHBOR_BITS, NUM_CELLS, SECOND_NB, TOUCH, usable_cells
 
 NUM_TERRAINS = len(Terrain)
 
@@ -31,7 +23,8 @@ def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]) -> tuple[int, 
         bridge[r * COLS + c] = True
     cells = sum(1 << c for c in np.flatnonzero(usable).tolist())
     bridge_cells = sum(1 << c for c in np.flatnonzero(bridge).tolist())
-    return placements_within(usable), placements_touching(bridge), cells | (bridge_cells << 64)
+    return (grid.placements_within(usable), grid.placements_touching(bridge),
+            cells | (bridge_cells << 64))
 
 
 class Ranch:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,10 +41,7 @@ class ScoreBreakdown:
 
     def to_dict(self) -> dict[str, int]:
         """JSON-serialisable form, total included."""
-        return {"territories": self.territories, "resources": self.resources,
-                "partners": self.partners, "scenario": self.scenario,
-                "largest_territory": self.largest_territory, "cows": self.cows,
-                "total": self.total}
+        return {**asdict(self), "total": self.total}
 
 
 def score_memo(data: GameData) -> dict[tuple[int | None, bool, bytes], ScoreBreakdown]:
