@@ -8,6 +8,7 @@ import functools
 import importlib
 import signal
 import sys
+import threading
 import typing
 import zipfile
 from collections.abc import Callable, Iterator
@@ -137,3 +138,25 @@ def children_ignore_ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """A Ctrl-C during the block takes effect at its end (a file being written stays whole)."""
+    caught: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    previous = (signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+                if main else None)
+    # blocked too: a process started inside inherits it, and a worker that ignores SIGINT before
+    # it unblocks it (training.fast.parallel_play) never gets a Ctrl-C during its start-up
+    mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            if hasattr(signal, "pthread_sigmask") else None)
+    try:
+        yield
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if main and previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if caught:
+        signal.raise_signal(signal.SIGINT)

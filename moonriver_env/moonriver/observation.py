@@ -128,13 +128,8 @@ class _Tables:
         table = np.zeros((kinds, NUM_PLOT_FEATURES), dtype=np.float32)
         table[:, 0] = 1.0
         table[np.arange(kinds), 1 + data.terrain] = 1.0
-        table[:, 7] = data.nugget
-        table[:, 8] = data.beaver
-        table[:, 9] = data.corn
-        table[:, 10] = data.cows
-        table[:, 11] = data.skull
-        table[:, 12] = data.circle
-        table[:, 13] = data.number / NUMBER_SCALE
+        table[:, 7:14] = np.stack([data.nugget, data.beaver, data.corn, data.cows, data.skull,
+                                   data.circle, data.number / NUMBER_SCALE], axis=1)
         # One row per plot id, and a last row of zeros for plot id -1 (no plot).
         self.plot_features = np.concatenate([table[data.plot_kind],
                                              np.zeros((1, NUM_PLOT_FEATURES), np.float32)])

@@ -36,6 +36,7 @@ from moonriver_env.moonriver.rules import NUM_ACTIONS, ActionCodec, Game, GameCo
 from moonriver_env.moonriver.rules.actions import SALOON_SLOTS
 from moonriver_env.moonriver.rules.components import COLUMN_SIZE
 from moonriver_env.moonriver.rules.config import MODES
+from moonriver_env.moonriver.rules.game import win_returns
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 
 __all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "MoonRiverGame", "MoonRiverObserver", "MoonRiverState",
@@ -256,11 +257,9 @@ class MoonRiverState(pyspiel.State):
 
     def returns(self) -> list[float]:
         """+1 to each winner and -1 to the others at the end (moonriver_v0's ``win``), else 0."""
-        n = self._tables.players
         if not self.is_terminal():
-            return [0.0] * n
-        winners = set(self._dealt().winners())
-        return [WIN if p in winners else LOSS for p in range(n)]
+            return [0.0] * self._tables.players
+        return win_returns(self._dealt())
 
     def __str__(self) -> str:
         """The table (or the setup so far) and the chance outcomes pending."""

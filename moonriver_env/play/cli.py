@@ -12,27 +12,13 @@ import sys
 import threading
 import webbrowser
 
+import moonriver_env.play.connections as connections
 from moonriver_env.agents.registry import SPECS
 from moonriver_env.common.cli import ArgumentParser
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
-from moonriver_env.play.connections import (
-    BODY_TIMEOUT,
-    HEADER_TIMEOUT,
-    KEEP_ALIVE,
-    MAX_CONNECTIONS,
-    ServerLimits,
-    default_max_connections,
-    limits_problem,
-    raise_descriptor_limit,
-)
 from moonriver_env.play.fair import AGENT_THREADS, agent_threads_problem
-from moonriver_env.play.session import (
-    MAX_REQUEST_SECONDS,
-    GameOptions,
-    PlayError,
-    PlaySession,
-)
+from moonriver_env.play.session import MAX_REQUEST_SECONDS, GameOptions, PlayError, PlaySession
 
 PROG = "moonriver-play"
 INTERRUPTED = 130  # a shell's status for a command stopped by Ctrl-C (128 + SIGINT)
@@ -76,14 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-connections", type=int, default=None, metavar="N",
                    help="connections open at once; one more closes the longest waiting "
                         "unfinished request (default: half the limit on open files, ulimit -n, "
-                        f"raised to the hard limit at start; at most {MAX_CONNECTIONS})")
-    p.add_argument("--header-timeout", type=float, default=HEADER_TIMEOUT, metavar="SECONDS",
+                        "raised to the hard limit at start; at most "
+                        f"{connections.MAX_CONNECTIONS})")
+    p.add_argument("--header-timeout", type=float, default=connections.HEADER_TIMEOUT,
+                   metavar="SECONDS",
                    help="a request head must arrive within this time of connecting (or of "
                         "the previous response) (default: %(default)g)")
-    p.add_argument("--body-timeout", type=float, default=BODY_TIMEOUT, metavar="SECONDS",
+    p.add_argument("--body-timeout", type=float, default=connections.BODY_TIMEOUT,
+                   metavar="SECONDS",
                    help="a request body must arrive, and a response be taken, within this "
                         "time (default: %(default)g)")
-    p.add_argument("--keep-alive", type=float, default=KEEP_ALIVE, metavar="SECONDS",
+    p.add_argument("--keep-alive", type=float, default=connections.KEEP_ALIVE, metavar="SECONDS",
                    help="an idle connection is closed after this time (default: %(default)g)")
     p.add_argument("--agent-threads", type=int, default=AGENT_THREADS, metavar="N",
                    help="agents thinking at once, over all games (default: %(default)s)")
@@ -140,20 +129,21 @@ def allowed_hosts(host: str, extra: list[str]) -> list[str]:
     return sorted(n for n in names if n and n not in ("0.0.0.0", "::"))
 
 
-def server_limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerLimits:
+def server_limits(parser: argparse.ArgumentParser,
+                  args: argparse.Namespace) -> connections.ServerLimits:
     """The server's bounds from the options (the descriptor limit raised first)."""
-    descriptors = raise_descriptor_limit()
+    descriptors = connections.raise_descriptor_limit()
     if args.max_connections is None:
-        args.max_connections = default_max_connections(descriptors)
+        args.max_connections = connections.default_max_connections(descriptors)
     if args.agent_threads_per_client is None:
         args.agent_threads_per_client = max(1, args.agent_threads // 2)
-    problem = (limits_problem(args.max_connections, args.header_timeout, args.body_timeout,
-                              args.keep_alive, descriptors)
+    problem = (connections.limits_problem(args.max_connections, args.header_timeout,
+                                          args.body_timeout, args.keep_alive, descriptors)
                or agent_threads_problem(args.agent_threads, args.agent_threads_per_client))
     if problem:
         parser.error(problem)
-    return ServerLimits(args.max_connections, args.header_timeout, args.body_timeout,
-                        args.keep_alive, descriptors)
+    return connections.ServerLimits(args.max_connections, args.header_timeout,
+                                    args.body_timeout, args.keep_alive, descriptors)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,7 +185,6 @@ def _main(argv: list[str] | None) -> int:
     try:
         import uvicorn
 
-        from moonriver_env.play.connections import uvicorn_config
         from moonriver_env.play.server import create_app, host_name
     except ImportError as exc:
         parser.error(f"the web page needs the play extra (pip install 'moonriver-env[play]'): "
@@ -222,7 +211,7 @@ def _main(argv: list[str] | None) -> int:
               f"files); requests naming other hosts than {', '.join(hosts)} are refused "
               "(add names with --allow-host)", file=sys.stderr, flush=True)
     assert limits is not None
-    server = uvicorn.Server(uvicorn_config(app, args.host, args.port, limits))
+    server = uvicorn.Server(connections.uvicorn_config(app, args.host, args.port, limits))
 
     def announce() -> None:
         while not server.started:

@@ -4,20 +4,8 @@ table SVG (see render.svg)."""
 from __future__ import annotations
 
 from moonriver_env.moonriver.contract import MoonRiverGame
-from moonriver_env.moonriver.rules import (
-    Bonus,
-    Build,
-    CowboyMove,
-    Desperado,
-    Discard,
-    Drought,
-    Pass,
-    Phase,
-    Recruit,
-    Select,
-    Thief,
-)
-from moonriver_env.moonriver.rules.actions import ACTIONS
+from moonriver_env.moonriver.rules import Phase
+from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.grid import COLS, DIRECTIONS
 
 Path = tuple[str, ...]
@@ -30,38 +18,38 @@ def _cell(player: int, cell: int) -> str:
 def action_paths(game: MoonRiverGame, action_id: int) -> list[Path]:
     """The click paths that choose a legal action of the current player."""
     # Build and Discard take their plots in either order, so every orientation is reachable.
-    action = ACTIONS[action_id]
+    action = A.ACTIONS[action_id]
     p = game.current_player
     n = game.num_players
-    if isinstance(action, Select):
+    if isinstance(action, A.Select):
         column = "active" if game.phase == Phase.SETUP else "pending"
         return [(f"col:{column}:{action.position}",)]
-    if isinstance(action, Build):
+    if isinstance(action, A.Build):
         (r1, c1), (r2, c2) = action.cells
         ka, kb = f"hand:{p}:{action.slot_a}", f"hand:{p}:{action.slot_b}"
         ca, cb = f"cell:{p}:{r1}:{c1}", f"cell:{p}:{r2}:{c2}"
         return [(ka, kb, ca, cb), (kb, ka, cb, ca)]
-    if isinstance(action, Pass):
+    if isinstance(action, A.Pass):
         return [("btn:pass",)]
-    if isinstance(action, Discard):
+    if isinstance(action, A.Discard):
         ka, kb = f"hand:{p}:{action.slot_a}", f"hand:{p}:{action.slot_b}"
         return [(ka, kb), (kb, ka)]
-    if isinstance(action, Recruit):
+    if isinstance(action, A.Recruit):
         circle = game.circles[action.circle]
         return [(f"saloon:{action.saloon_slot}", f"btn:face:{action.face}", _cell(p, circle))]
-    if isinstance(action, CowboyMove):
+    if isinstance(action, A.CowboyMove):
         dr, dc = DIRECTIONS[action.direction]
         return [(f"cell:{p}:{action.row}:{action.col}",
                  f"cell:{p}:{action.row + dr}:{action.col + dc}")]
-    if isinstance(action, Drought):
+    if isinstance(action, A.Drought):
         return [(f"cell:{p}:{action.row}:{action.col}",)]
-    if isinstance(action, Desperado):
+    if isinstance(action, A.Desperado):
         q = (p + action.opponent) % n
         return [(f"hand:{p}:{action.my_slot}", f"hand:{q}:{action.their_slot}")]
-    if isinstance(action, Thief):
+    if isinstance(action, A.Thief):
         q = (p + action.opponent) % n
         return [(f"cell:{q}:{action.row}:{action.col}",)]
-    if isinstance(action, Bonus):
+    if isinstance(action, A.Bonus):
         return [(f"bonus:{action.tile}:{action.face}", f"cell:{p}:{action.row}:{action.col}")]
     raise ValueError(f"no click path for action {action_id}")
 
@@ -76,12 +64,12 @@ def button_labels(game: MoonRiverGame) -> dict[str, str]:
 
 def move_keys(game: MoonRiverGame, action_id: int) -> list[str]:
     """Table elements a move touches, computed before it is applied (see :func:`moved_keys`)."""
-    action = ACTIONS[action_id]
+    action = A.ACTIONS[action_id]
     path = action_paths(game, action_id)[0]
     keys = [k for k in path if not k.startswith(("btn:", "bonus:"))]
-    if isinstance(action, (Build, Discard)):
+    if isinstance(action, (A.Build, A.Discard)):
         keys = [k for k in keys if not k.startswith("hand:")]
-    if isinstance(action, Thief) and game.effect_cell >= 0:
+    if isinstance(action, A.Thief) and game.effect_cell >= 0:
         keys.append(_cell(game.current_player, game.effect_cell))
     return keys
 

@@ -32,22 +32,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import moonriver_env.play.session as play_session
 from moonriver_env.agents.registry import REQUEST_SPECS
 from moonriver_env.moonriver.rules.data import resolve_path
 from moonriver_env.play.fair import AGENT_THREADS, FairAgentPool, client_key
-from moonriver_env.play.session import (
-    MAX_REQUEST_SECONDS,
-    MAX_REQUEST_SIMULATIONS,
-    GameOptions,
-    PlayError,
-    PlaySession,
-    ReplaySession,
-    check_decision_number,
-    options_from_json,
-    shown_spec,
-    trusted_specs,
-)
-from moonriver_env.play.store import ClientCookie, GameStore, owner_of
+from moonriver_env.play.session import GameOptions, PlayError, PlaySession, ReplaySession
+from moonriver_env.play.store import AddHeaders, ClientCookie, GameStore, owner_of
 
 STATIC = Path(__file__).parent / "static"
 DOCS = Path(__file__).resolve().parents[2] / "docs"  # present in a source checkout
@@ -210,25 +200,12 @@ SECURITY_HEADERS = [
 ]
 
 
-class SecurityHeaders:
+class SecurityHeaders(AddHeaders):
     """Add :data:`SECURITY_HEADERS` to every response."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                names = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(n, v) for n, v in SECURITY_HEADERS if n not in names]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+    def extra(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        names = {name.lower() for name, _ in headers}
+        return [(n, v) for n, v in SECURITY_HEADERS if n not in names]
 
 
 def record_key(record: Any) -> str:
@@ -240,13 +217,13 @@ def record_key(record: Any) -> str:
 def create_app(defaults: GameOptions | None = None,
                allowed_hosts: list[str] | None = None,
                data_files: Iterable[str] = (),
-               max_seconds: float = MAX_REQUEST_SECONDS,
-               max_simulations: int = MAX_REQUEST_SIMULATIONS,
+               max_seconds: float = play_session.MAX_REQUEST_SECONDS,
+               max_simulations: int = play_session.MAX_REQUEST_SIMULATIONS,
                agent_threads: int = AGENT_THREADS,
                agent_threads_per_client: int | None = None) -> Starlette:
     """The ASGI app; ``defaults`` fill in a new-game request; ``allowed_hosts`` None: no check."""
     defaults = defaults or GameOptions()
-    trusted_specs(defaults.opponents)  # two files of one name: refused before serving
+    play_session.trusted_specs(defaults.opponents)  # two files of one name: refused before serving
     store = GameStore()
     package_data = [resolve_path(None, name) for name in
                     ("plots.csv", "boards.json", "partners.csv", "bonus_tiles.csv")]
@@ -264,13 +241,14 @@ def create_app(defaults: GameOptions | None = None,
         return HTMLResponse(await run_in_threadpool(doc_page, name, mtime_ns))
 
     async def get_defaults(request: Request) -> Response:
-        specs = list(dict.fromkeys([*REQUEST_SPECS, *map(shown_spec, defaults.opponents)]))
+        shown = map(play_session.shown_spec, defaults.opponents)
+        specs = list(dict.fromkeys([*REQUEST_SPECS, *shown]))
         return JSONResponse({**defaults.to_dict(), "agent_specs": specs,
                              "max_seconds": max_seconds, "max_simulations": max_simulations})
 
     async def new_game(request: Request) -> Response:
         body = await _json_body(request, MAX_BODY)
-        options = options_from_json(body, defaults, max_seconds, max_simulations)
+        options = play_session.options_from_json(body, defaults, max_seconds, max_simulations)
         session = await run_in_threadpool(PlaySession, options)
         store.add(session, owner_of(request))
         return JSONResponse({"id": session.id}, status_code=201)
@@ -286,7 +264,7 @@ def create_app(defaults: GameOptions | None = None,
             raise PlayError(f"the body must be a JSON object {{{shape}}}, where n is the "
                             "decision number of the state the move was chosen on")
         decision: int | None = body["decision"]
-        check_decision_number(decision)
+        play_session.check_decision_number(decision)
         if decision is None:
             raise PlayError("'decision' must be the state's decision number (a whole number), "
                             "got null")

@@ -42,26 +42,35 @@ def owner_of(request: Request) -> Owner:
     return network, cookie_token(request.headers) or ""
 
 
-class ClientCookie:
-    """Issue a client token cookie (HttpOnly, SameSite=Lax) to a request that carries none."""
+class AddHeaders:
+    """ASGI middleware: each HTTP response gets the headers :meth:`extra` gives."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or cookie_token(Headers(scope=scope)) is not None:
-            await self.app(scope, receive, send)
-            return
-        cookie = (f"{CLIENT_COOKIE}={secrets.token_hex(16)}; Path=/; HttpOnly; "
-                  "SameSite=Lax").encode()
+    def extra(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        """The headers to add to the response to ``scope``, which has ``headers``."""
+        raise NotImplementedError
 
-        async def send_with_cookie(message: Message) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Only an HTTP scope sends "http.response.start": others pass through unchanged.
+        async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), (b"set-cookie", cookie)]
-                message = {**message, "headers": headers}
+                headers = message.get("headers", [])
+                message = {**message, "headers": [*headers, *self.extra(scope, headers)]}
             await send(message)
 
-        await self.app(scope, receive, send_with_cookie)
+        await self.app(scope, receive, send_with_headers)
+
+
+class ClientCookie(AddHeaders):
+    """Issue a client token cookie (HttpOnly, SameSite=Lax) to a request that carries none."""
+
+    def extra(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        if cookie_token(Headers(scope=scope)) is not None:
+            return []
+        return [(b"set-cookie", (f"{CLIENT_COOKIE}={secrets.token_hex(16)}; Path=/; HttpOnly; "
+                                 "SameSite=Lax").encode())]
 
 
 class Shelf(Generic[T]):

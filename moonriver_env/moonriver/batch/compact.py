@@ -10,23 +10,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from moonriver_env.moonriver import observation
 from moonriver_env.moonriver.core import _core
-from moonriver_env.moonriver.observation import (
-    MAX_PLAYERS,
-    NUM_ROUNDS,
-    NUMBER_SCALE,
-    OBSERVATION_SIZE,
-    RANCH_CHANNELS,
-    SCORE_SCALE,
-    VIEWS,
-)
+from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
 from moonriver_env.moonriver.rules.components import NUM_COWS
 
 Observations = npt.NDArray[np.float32]
 OBSERVATION_KINDS = ("float32", "compact")
 COMPACT_SIZE = int(_core.COMPACT_SIZE)
 _O_SCORES_HIGH = OBSERVATION_SIZE
-_O_NUM_PLOTS = _O_SCORES_HIGH + MAX_PLAYERS
+_O_NUM_PLOTS = _O_SCORES_HIGH + observation.MAX_PLAYERS
 _O_NUM_PARTNERS = _O_NUM_PLOTS + 1
 
 
@@ -34,15 +27,15 @@ def _compact_scales() -> npt.NDArray[np.float64]:
     """Each float observation value's divisor of its compact integer (1: unscaled)."""
     scales = np.ones(OBSERVATION_SIZE, np.float64)
     for view in ("reserves", "columns"):  # a plot's number: its last feature
-        scales[VIEWS[view].start + 13:VIEWS[view].stop:14] = NUMBER_SCALE
+        scales[VIEWS[view].start + 13:VIEWS[view].stop:14] = observation.NUMBER_SCALE
     scales[VIEWS["reserve_size"].start:VIEWS["reserve_size"].stop] = 4.0
     scales[VIEWS["pile"].start:VIEWS["pile"].stop] = 5.0
-    scales[VIEWS["scores"].start:VIEWS["scores"].stop] = SCORE_SCALE
+    scales[VIEWS["scores"].start:VIEWS["scores"].stop] = observation.SCORE_SCALE
     context, game = VIEWS["context"].start, VIEWS["game"].start
     scales[context + 3:context + 5] = 2.0  # builds done, builds allowed
     scales[context + 5] = 3.0  # cowboy moves left
     scales[context + 8] = 2.0  # bonus tiles left
-    scales[game] = NUM_ROUNDS
+    scales[game] = observation.NUM_ROUNDS
     scales[game + 3] = NUM_COWS
     return scales
 
@@ -51,7 +44,7 @@ _SCALES = _compact_scales()
 _SCORES = np.arange(VIEWS["scores"].start, VIEWS["scores"].stop)
 _RANCHES = VIEWS["ranches"]
 _FREE = np.arange(_RANCHES.start, _RANCHES.stop).reshape(_RANCHES.shape)[
-    :, RANCH_CHANNELS.index("free")].ravel()  # the free planes' places
+    :, observation.RANCH_CHANNELS.index("free")].ravel()  # the free planes' places
 
 
 def check_compact(data: Any) -> None:

@@ -12,13 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+import moonriver_env.moonriver.batch.compact as compact
 from moonriver_env.moonriver import search
-from moonriver_env.moonriver.batch.compact import (
-    OBSERVATION_KINDS,
-    check_compact,
-    expand_observation,
-    observation_row,
-)
 from moonriver_env.moonriver.batch.seats import (
     NetworkSeat,
     Seat,
@@ -51,6 +46,15 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
     return int(value)
 
 
+def check_actions(actions: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
+    """The step's actions as a fresh int64 array of n ids, else a ValueError."""
+    acts = np.asarray(actions)
+    if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
+        raise ValueError(f"actions must be {n} integer action ids, got {acts.dtype} array of "
+                         f"shape {acts.shape}")
+    return acts.astype(np.int64)
+
+
 class BatchIllegalActionError(IllegalActionError):
     """An action that is not legal in one game of a batch; ``game_index`` names the game."""
 
@@ -68,8 +72,8 @@ class BatchedGames:
                  threads: int = 1, autoreset: bool = True,
                  observation: str = "float32") -> None:
         self.num_games = check_int("num_games", num_games, 1)
-        if observation not in OBSERVATION_KINDS:
-            raise ValueError(f"observation must be one of {OBSERVATION_KINDS}, got "
+        if observation not in compact.OBSERVATION_KINDS:
+            raise ValueError(f"observation must be one of {compact.OBSERVATION_KINDS}, got "
                              f"{observation!r:.40}")
         self.observation = observation
         if not isinstance(autoreset, bool):
@@ -95,11 +99,11 @@ class BatchedGames:
         self.threads = check_int("threads", threads, 1)
         self.data = self.config.data
         if observation == "compact":
-            check_compact(self.data)
+            compact.check_compact(self.data)
         self._plan = setup_plan_of(self.config, self.data)[1]  # set-ups are drawn in the core
         N = self.num_games
         self.player = np.zeros(N, np.int32)
-        shape, dtype = observation_row(observation)
+        shape, dtype = compact.observation_row(observation)
         self.obs: npt.NDArray[Any] = np.zeros((N, shape), dtype)
         self.mask = np.zeros((N, NUM_ACTIONS), np.int8)
         self.rewards = np.zeros((N, n), np.float32)
@@ -247,7 +251,7 @@ class BatchedGames:
             prior = self.greedy_prior(games, out=self._prior, shape_weight=seat.greedy_prior)
         obs = self.obs[games]
         if self.observation == "compact":
-            obs = expand_observation(obs)
+            obs = compact.expand_observation(obs)
         logits, _ = seat.network.evaluate(obs, self.mask[games], self.config.num_players, prior)
         # the softmax keeps the order: the largest logit is the most likely move
         moves: npt.NDArray[np.int64] = np.argmax(logits, axis=1).astype(np.int64)
@@ -271,11 +275,7 @@ class BatchedGames:
         """Apply one decision per game (N action ids); results land in this object's arrays."""
         if self._batch is None:
             raise RuntimeError("call reset(seed) before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_games,) or not (np.issubdtype(acts.dtype, np.integer)):
-            raise ValueError(f"actions must be {self.num_games} integer action ids, got "
-                             f"{acts.dtype} array of shape {acts.shape}")
-        acts = np.ascontiguousarray(acts, dtype=np.int64)
+        acts = check_actions(actions, self.num_games)
         if self._players and self._waiting_on_networks()[0].size:
             raise RuntimeError("network seats' decisions were left unplayed (interrupted): "
                                "reset() or restart() the batch")

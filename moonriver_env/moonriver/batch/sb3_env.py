@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,12 +25,8 @@ def make_sb3_vec_env(num_envs: int, config: GameConfig | None = None, seat: int 
     return _sb3_class()(venv, check_int("seed", seed, 0))
 
 
-_SB3_CLASS: list[type] = []
-
-
+@functools.cache
 def _sb3_class() -> type:
-    if _SB3_CLASS:
-        return _SB3_CLASS[0]
     from stable_baselines3.common.vec_env import VecEnv
 
     class MoonRiverSB3VecEnv(VecEnv):
@@ -113,5 +110,4 @@ def _sb3_class() -> type:
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
             return [False for _ in self._indices_list(indices)]
 
-    _SB3_CLASS.append(MoonRiverSB3VecEnv)
     return MoonRiverSB3VecEnv

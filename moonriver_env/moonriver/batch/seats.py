@@ -64,12 +64,10 @@ class SeatNetwork(Protocol):
     def evaluate(self, obs: np.ndarray, mask: np.ndarray, num_players: Any,
                  prior: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Masked logits (B, 2710) and values of a forward over B rows."""
-        ...
 
     @property
     def core(self) -> Any:
         """The same network in C++: ``BatchedSearch.run`` values a search's leaves with it."""
-        ...
 
 
 @dataclass(frozen=True, eq=False)

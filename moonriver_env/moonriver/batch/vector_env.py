@@ -30,42 +30,37 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
 
+import moonriver_env.moonriver.batch.seats as seats
 from moonriver_env.common.gym import check_illegal
+from moonriver_env.common.validate import game_seed
 from moonriver_env.moonriver.aec_env import check_number
 from moonriver_env.moonriver.batch.compact import COMPACT_SIZE
-from moonriver_env.moonriver.batch.games import NUM_ACTIONS, BatchedGames, check_int
-from moonriver_env.moonriver.batch.seats import (
-    LEARNER,
-    NETWORK_SEATS_HINT,
-    OPPONENT_NAMES,
-    BuiltinSeat,
-    NetworkSeat,
-    SeatLike,
-    as_seat,
-)
+from moonriver_env.moonriver.batch.games import NUM_ACTIONS, BatchedGames, check_actions, check_int
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 from moonriver_env.moonriver.rules.config import GameConfig
 
 OBS_HIGH = 64.0  # moonriver_v0's observation bound
-Opponents = SeatLike | Sequence[SeatLike]  # one for every other seat, or one per other seat
+# One for every other seat, or one per other seat.
+Opponents = seats.SeatLike | Sequence[seats.SeatLike]
 
 
-def learner_seats(config: GameConfig, seat: int, opponents: Opponents) -> tuple[SeatLike, ...]:
+def learner_seats(config: GameConfig, seat: int,
+                  opponents: Opponents) -> tuple[seats.SeatLike, ...]:
     """The batch's seats: the learner at ``seat``, ``opponents`` (one, or a list) at the others."""
     n = config.num_players
     seat = check_int("seat", seat, 0, n - 1)
-    others: list[SeatLike] = []
-    if isinstance(opponents, (str, BuiltinSeat, NetworkSeat)):
+    others: list[seats.SeatLike] = []
+    if isinstance(opponents, (str, seats.BuiltinSeat, seats.NetworkSeat)):
         others = [opponents] * (n - 1)
     elif isinstance(opponents, (list, tuple)):
         others = list(opponents)
-    checked = [as_seat(o) for o in others]
-    if len(others) != n - 1 or any(s is None or s.name == LEARNER for s in checked):
-        raise ValueError(f"opponents must be one of {OPPONENT_NAMES}, a seat (BuiltinSeat, "
+    checked = [seats.as_seat(o) for o in others]
+    if len(others) != n - 1 or any(s is None or s.name == seats.LEARNER for s in checked):
+        raise ValueError(f"opponents must be one of {seats.OPPONENT_NAMES}, a seat (BuiltinSeat, "
                          f"NetworkSeat) or a list of one per other seat ({n - 1}), got "
-                         f"{opponents!r:.60}; {NETWORK_SEATS_HINT}")
+                         f"{opponents!r:.60}; {seats.NETWORK_SEATS_HINT}")
     rest = iter(others)
-    return tuple(LEARNER if p == seat else next(rest) for p in range(n))
+    return tuple(seats.LEARNER if p == seat else next(rest) for p in range(n))
 
 
 class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarray]):
@@ -134,7 +129,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         elif self.games.seed is None and not given:
             self.games.reset(filled[0])  # np_random_seed drawn: as an int
         else:
-            self.games.reset(_mixed(given) if given else _draw_seed(), seeds=filled)
+            self.games.reset(_mixed(given) if given else game_seed(None) % 2**62, seeds=filled)
         if self._row_seeds is None:
             self._row_seeds = filled
         self._keep_seeds(seeds, np.arange(n))
@@ -160,7 +155,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         if self._row_seeds is not None:
             return tuple(self._row_seeds)
         if self._first_seed is None:
-            self._first_seed = _draw_seed()
+            self._first_seed = game_seed(None) % 2**62  # room for + g + N*k
         return tuple(self._first_seed + g for g in range(self.num_envs))
 
     # ----------------------------------------------------------------- step
@@ -170,7 +165,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         g = self.games
         if g.seed is None:
             raise RuntimeError("call reset() before step()")
-        acts = _action_array(actions, self.num_envs)
+        acts = check_actions(actions, self.num_envs)
         pending = self._ended.copy()
         if pending.any() and self.autoreset_mode == AutoresetMode.DISABLED:
             raise RuntimeError(f"games {np.flatnonzero(pending).tolist()[:8]} ended: restart "
@@ -325,13 +320,6 @@ ROW_ATTRIBUTES = tuple(_ROW_GETTERS)
 SETTABLE_ROW_ATTRIBUTES = ("illegal", "illegal_penalty")
 
 
-def _draw_seed() -> int:
-    """A fresh seed from the operating system's entropy (below 2**62: room for + g + N*k)."""
-    entropy = np.random.SeedSequence().entropy  # an int when drawn fresh
-    assert isinstance(entropy, int)
-    return entropy % 2**62
-
-
 def _check_autoreset_mode(mode: Any) -> AutoresetMode:
     """An ``AutoresetMode`` (or its value, e.g. "NextStep"), else a ValueError."""
     try:
@@ -349,15 +337,6 @@ def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces
         return obs
     mask = gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
     return gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
-
-
-def _action_array(actions: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
-    """The step's actions as a fresh int64 array of n ids, else a ValueError."""
-    acts = np.asarray(actions)
-    if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
-        raise ValueError(f"actions must be {n} integer action ids, got {acts.dtype} array of "
-                         f"shape {acts.shape}")
-    return acts.astype(np.int64)
 
 
 def _reset_mask(options: dict[str, Any] | None, n: int) -> npt.NDArray[np.intp] | None:

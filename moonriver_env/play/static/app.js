@@ -32,9 +32,10 @@ async function api(method, url, body) {
   return data;
 }
 
-function showError(message) {
-  $("error").hidden = !message;
-  $("error").textContent = message || "";
+function shownIn(id, message) {
+  // an error line (id "error" or "form-error"): message shown, or hidden when empty
+  $(id).hidden = !message;
+  $(id).textContent = message || "";
 }
 
 function speed() {
@@ -89,11 +90,8 @@ function decorate() {
   buttons.replaceChildren();
   for (const key of next) {
     if (!key.startsWith("btn:")) continue;
-    const b = document.createElement("button");
-    b.type = "button";
-    b.dataset.key = key;
-    b.className = "move-button";
-    b.textContent = state.buttons[key] || key;
+    const b = element("button", state.buttons[key] || key,
+                      { type: "button", "data-key": key, class: "move-button" });
     b.addEventListener("click", () => choose(key));
     buttons.appendChild(b);
   }
@@ -130,16 +128,12 @@ async function submit(id) {
   try {
     const next = await api("POST", `/api/games/${state.id}/actions`,
                            { action: id, decision: state.decision });
-    showError("");
+    shownIn("error", "");
     render(next);
   } catch (e) {
-    showError(e.message);
-    if (e.status === 409) {
-      // the game moved on (another tab, another player): show the table as it is now
-      try { render(await api("GET", `/api/games/${state.id}`)); } catch (e2) { decorate(); }
-    } else {
-      decorate();
-    }
+    shownIn("error", e.message);
+    if (e.status === 409) await reload(() => decorate());
+    else decorate();
   } finally {
     busy = false;
   }
@@ -183,13 +177,9 @@ function render(next) {
   const list = $("move-list");
   list.replaceChildren();
   for (const move of state.legal) {
-    const li = document.createElement("li");
-    const link = document.createElement("a");
-    link.href = "#";
-    link.textContent = move.text;
+    const link = element("a", move.text, { href: "#" });
     link.addEventListener("click", (ev) => { ev.preventDefault(); submit(move.id); });
-    li.appendChild(link);
-    list.appendChild(li);
+    list.appendChild(element("li")).appendChild(link);
   }
   $("moves").hidden = !state.human_turn;
   endScreen(state);
@@ -231,13 +221,18 @@ function schedule() {
                                                                    state.thinking ? THINKING_POLL : 0));
 }
 
-async function refresh() {
-  if (busy) { schedule(); return; }
+async function reload(failed) {
+  // the table as it is now (a 409: the game moved on in another tab, or another player's)
   try {
     render(await api("GET", `/api/games/${state.id}`));
   } catch (e) {
-    showError(e.message);
+    failed(e);
   }
+}
+
+async function refresh() {
+  if (busy) { schedule(); return; }
+  await reload((e) => shownIn("error", e.message));
 }
 
 async function advance() {
@@ -245,15 +240,10 @@ async function advance() {
   busy = true;
   try {
     render(await api("POST", `/api/games/${state.id}/advance`, { decision: state.decision }));
-    showError("");
+    shownIn("error", "");
   } catch (e) {
-    if (e.status === 409) {
-      try { render(await api("GET", `/api/games/${state.id}`)); } catch (e2) {
-        showError(e2.message);
-      }
-    } else {
-      showError(e.message);
-    }
+    if (e.status === 409) await reload((e2) => shownIn("error", e2.message));
+    else shownIn("error", e.message);
   } finally {
     busy = false;
   }
@@ -267,7 +257,7 @@ async function openGame(id) {
   try {
     render(await api("GET", `/api/games/${id}`));
   } catch (e) {
-    showError(e.message);
+    shownIn("error", e.message);
   }
 }
 
@@ -278,9 +268,9 @@ async function openReplay(id) {
     try {
       render(await api("GET", `/api/replays/${id}?step=${step}`));
       history.replaceState(null, "", `/replay/${id}?step=${state.step}`);
-      showError("");
+      shownIn("error", "");
     } catch (e) {
-      showError(e.message);
+      shownIn("error", e.message);
     }
   };
   $("first").addEventListener("click", () => go(0));
@@ -292,11 +282,6 @@ async function openReplay(id) {
     if (ev.key === "ArrowLeft") $("back").click();
   });
   await go(Number(params.get("step") || 0));
-}
-
-function formError(message) {
-  $("form-error").hidden = !message;
-  $("form-error").textContent = message || "";
 }
 
 function formBody(form, players) {
@@ -337,12 +322,12 @@ async function openSetup() {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const body = formBody(form, Number(form.players.value));
-    if (body.error) { formError(body.error); return; }
+    if (body.error) { shownIn("form-error", body.error); return; }
     try {
       const made = await api("POST", "/api/games", body.json);
       location.href = `/game/${made.id}${location.search}`;
     } catch (e) {
-      formError(e.message);
+      shownIn("form-error", e.message);
     }
   });
   $("record-file").addEventListener("change", async (ev) => {
@@ -352,7 +337,7 @@ async function openSetup() {
       const made = await api("POST", "/api/replays", await file.text());
       location.href = `/replay/${made.id}`;
     } catch (e) {
-      formError(e.message);
+      shownIn("form-error", e.message);
     }
   });
   document.body.dataset.ready = "true";

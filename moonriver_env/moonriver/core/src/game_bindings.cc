@@ -76,8 +76,7 @@ nb::ndarray<nb::numpy, std::int16_t> ranch_array(const Ranch& r) {
     data[5 * NUM_CELLS + c] = r.terrain[c];
     data[6 * NUM_CELLS + c] = r.label[c];
   }
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::int16_t*>(p); });
-  return nb::ndarray<nb::numpy, std::int16_t>(data, {7, NUM_CELLS}, owner);
+  return owning<std::int16_t>(data, {7, NUM_CELLS});
 }
 
 // The public state as plain Python values (records, text views, the ranch views).
@@ -240,10 +239,7 @@ void bind_game(nb::module_& m) {
           [](const Game& g) {
             auto* data = new std::int8_t[NUM_ACTIONS];
             g.legal_mask(data);
-            nb::capsule owner(data,
-                              [](void* p) noexcept { delete[] static_cast<std::int8_t*>(p); });
-            return nb::ndarray<nb::numpy, const std::int8_t, nb::shape<NUM_ACTIONS>>(
-                data, {std::size_t(NUM_ACTIONS)}, owner);
+            return owning<const std::int8_t, nb::shape<NUM_ACTIONS>>(data, {NUM_ACTIONS});
           },
           "The int8 legal mask as a new read-only array (no consumer can make it writable).")
       .def(
@@ -253,9 +249,7 @@ void bind_game(nb::module_& m) {
             const int m = g.legal_ids(buf);
             auto* data = new std::int64_t[m > 0 ? m : 1];
             std::memcpy(data, buf, sizeof(std::int64_t) * m);
-            nb::capsule owner(data,
-                              [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
-            return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
+            return owning<std::int64_t, nb::ndim<1>>(data, {std::size_t(m)});
           },
           "Legal ids, ascending (a new int64 array).")
       .def(

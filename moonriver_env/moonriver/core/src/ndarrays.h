@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 namespace moonriver {
 
@@ -32,13 +33,20 @@ T* fresh(std::size_t n) {
   return new T[n > 0 ? n : 1]();
 }
 
+// A new numpy array of ``shape`` owning ``data`` (from new[]), typed by Extra (nb::ndim,
+// nb::shape) as the stubs name it; a const T makes it read-only.
+template <typename T, typename... Extra>
+nanobind::ndarray<nanobind::numpy, T, Extra...> owning(T* data,
+                                                       std::initializer_list<std::size_t> shape) {
+  nanobind::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return {data, shape, owner};
+}
+
 // A new numpy array of ``rows`` x ``cols`` (cols 0: one dimension) owning ``data`` (from new[]).
 template <typename T>
 nanobind::object owned(T* data, std::size_t rows, std::size_t cols) {
-  namespace nb = nanobind;
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  if (cols == 0) return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {rows}, owner));
-  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<2>>(data, {rows, cols}, owner));
+  if (cols == 0) return nanobind::cast(owning<T, nanobind::ndim<1>>(data, {rows}));
+  return nanobind::cast(owning<T, nanobind::ndim<2>>(data, {rows, cols}));
 }
 
 }  // namespace moonriver

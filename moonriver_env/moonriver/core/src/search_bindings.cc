@@ -100,9 +100,7 @@ void bind_search(nb::module_& m) {
               nb::gil_scoped_release release;
               one_ply_margins(g, player, in, m, data);
             }
-            nb::capsule owner(data,
-                              [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
-            return nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(data, {std::size_t(m)}, owner);
+            return owning<std::int64_t, nb::ndim<1>>(data, {std::size_t(m)});
           },
           nb::arg("player"), nb::arg("ids").noconvert(),
           "Margin change of ``player`` after each id (all legal), played on copies.")
@@ -172,11 +170,9 @@ void bind_search(nb::module_& m) {
               nb::gil_scoped_release release;
               greedy_values(g, in, m, value, shape);
             }
-            nb::capsule vo(value, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-            nb::capsule so(shape, [](void* p) noexcept { delete[] static_cast<std::int64_t*>(p); });
             return nb::typed<nb::tuple, Array1<double>, Array1<std::int64_t>>(
-                nb::make_tuple(Array1<double>(value, {std::size_t(m)}, vo),
-                               Array1<std::int64_t>(shape, {std::size_t(m)}, so)));
+                nb::make_tuple(owning<double, nb::ndim<1>>(value, {std::size_t(m)}),
+                               owning<std::int64_t, nb::ndim<1>>(shape, {std::size_t(m)})));
           },
           nb::arg("ids").noconvert(), "Greedy's (values, tie-breaks) of the legal ``ids``.")
       .def(
