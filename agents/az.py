@@ -13,15 +13,9 @@ import zipfile
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from moonriver_env.agents import pretrained
 from moonriver_env.agents.base import Observation, SeededAgent
-from moonriver_env.agents.pretrained import (
-    SHAPE_WEIGHT,
-    NumpyRanchNet,
-    action_index,
-    greedy_prior,
-    read_npz,
-)
-from moonriver_env.agents.specs import SECONDS_BUDGET, SIMS
+from moonriver_env.agents.specs import SECONDS_BUDGET, SIMS, parse_budget
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.backend import game_class
@@ -54,7 +48,7 @@ def absolute_shares(relative: np.ndarray, seat: Any, num_players: Any) -> np.nda
     return out
 
 
-class NumpyAZNet(NumpyRanchNet):
+class NumpyAZNet(pretrained.NumpyRanchNet):
     """The AZNet forward in numpy: masked logits and win shares per relative seat."""
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
@@ -87,7 +81,7 @@ def core_net(arrays: dict[str, np.ndarray]) -> Any:
     from moonriver_env.moonriver.core import _core
 
     return _core.AzNet({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in arrays.items()},
-                       action_index())
+                       pretrained.action_index())
 
 
 def shipped_path() -> str:
@@ -101,7 +95,7 @@ def load_az(path: str) -> tuple[NumpyAZNet, dict[str, Any]]:
     """The numpy network and metadata of a ``moonriver-train-az`` ``.npz`` (else an error)."""
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "az network file not found", path)
-    arrays, meta = read_npz(path)
+    arrays, meta = pretrained.read_npz(path)
     if meta.get("format") != AZ_FORMAT:
         raise ValueError(f"{os.path.basename(path)} is not an az network (written by "
                          f"moonriver-train-az, format {AZ_FORMAT}); pretrained:PATH.npz plays "
@@ -140,7 +134,7 @@ class AZAgent(SeededAgent):
 
     def policy(self, game: Any, observation: Observation) -> tuple[np.ndarray, np.ndarray]:
         """Probabilities over the 2710 ids (zero where illegal) and win shares by player id."""
-        prior = greedy_prior(game)[None] if self.net.uses_prior else None
+        prior = pretrained.greedy_prior(game)[None] if self.net.uses_prior else None
         logits, shares = self.net.evaluate(observation["observation"][None],
                                            np.asarray(observation["action_mask"])[None],
                                            game.num_players, prior)
@@ -214,7 +208,8 @@ class AZSearchAgent(SeededAgent):
         start = time.perf_counter()
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
-                               greedy_prior=SHAPE_WEIGHT if self.net.uses_prior else None,
+                               greedy_prior=pretrained.SHAPE_WEIGHT if self.net.uses_prior
+                               else None,
                                time_limit=self.time_limit, **self.search_settings)
         result = search.run(self.net.core)
         done = sims  # a time cap can stop it sooner: each simulation visits one root child
@@ -235,9 +230,7 @@ def az_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchAgent:
     path, _, budget = arg.rpartition(":")
     if kind == "az+search" and path and (budget.isdigit() or SECONDS_BUDGET.fullmatch(budget)):
         try:
-            if budget.isdigit():
-                return AZSearchAgent(path, int(budget), seed=seed, name=spec)
-            return AZSearchAgent(path, seed=seed, name=spec, seconds=float(budget[:-1]))
+            return AZSearchAgent(path, **parse_budget(budget), seed=seed, name=spec)
         except ValueError as exc:
             raise ValueError(f"agent spec {spec!r}: {exc}") from None
     raise ValueError(f"agent spec {spec!r}: expected az:PATH.npz, az-sample:PATH.npz, "
@@ -256,10 +249,7 @@ def shipped_from_spec(spec: str, seed: int | None = None) -> AZAgent | AZSearchA
                          f"from 1 to {MAX_SIMULATIONS}) or pretrained+search:SECONDSs (a number "
                          f"of seconds over 0)")
     try:
-        if budget.endswith("s"):
-            return AZSearchAgent(shipped_path(), seed=seed, name=spec,
-                                 seconds=float(budget[:-1]))
-        return AZSearchAgent(shipped_path(), int(budget), seed=seed, name=spec)
+        return AZSearchAgent(shipped_path(), **parse_budget(budget), seed=seed, name=spec)
     except ValueError as exc:
         raise ValueError(f"agent spec {spec!r:.80}: {exc}") from None
 
@@ -313,4 +303,4 @@ def network_seat(spec: str) -> NetworkSeat:
         raise ValueError(f"seat {spec!r}: {path!r} is not a moonriver-train-az network "
                          f"({exc!s:.120})") from None
     return NetworkSeat(net, simulations, play_search_settings(),
-                       SHAPE_WEIGHT if net.uses_prior else None, name=spec)
+                       pretrained.SHAPE_WEIGHT if net.uses_prior else None, name=spec)

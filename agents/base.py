@@ -24,11 +24,9 @@ class Agent(Protocol[GameT_contra]):
 
     def reset(self, seed: int | None = None) -> None:
         """Start a new game; ``seed`` reseeds the agent's own generator."""
-        ...
 
     def act(self, game: GameT_contra, observation: Observation) -> int:
         """The chosen action id (legal under ``observation["action_mask"]``)."""
-        ...
 
 
 @runtime_checkable

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
+from moonriver_env.agents.specs import parse_budget
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.contract import MoonRiverGame, has_core_extras
@@ -147,8 +148,7 @@ def mcts_from_spec(spec: str, seed: int | None = None) -> MCTSAgent:
     """``mcts`` (100 simulations), ``mcts:SIMS`` or ``mcts:SECONDSs``."""
     arg = spec.partition(":")[2]
     try:
-        budget = {"seconds": float(arg[:-1])} if arg.endswith("s") else \
-            {"simulations": int(arg or 100)}
+        budget = parse_budget(arg or "100")
     except ValueError:
         raise ValueError(f"agent spec {spec!r}: the budget must be mcts:SIMS (an integer "
                          f">= 1) or mcts:SECONDSs (a number > 0)") from None

@@ -12,7 +12,7 @@ from moonriver_env.agents.registry import make_agent
 
 from moonriver_env.common.stats import wilson_interval
 from moonriver_env.moonriver.contract import MoonRiverGame
-from moonriver_env.moonriver.observation import ObservationEncoder
+from moonriver_env.moonriver.observation import LazyObservation, ObservationEncoder
 from moonriver_env.moonriver.openspiel import GAME_NAME, WIN, engine_game
 
 
@@ -37,10 +37,7 @@ class AgentBot(pyspiel.Bot):
     def step(self, state: pyspiel.State) -> int:
         """The agent's action for the player to act, from the engine game and its observation."""
         game = engine_game(state)
-        player = game.current_player
-        observation = {"observation": self._encoder.encode(game, player),
-                       "action_mask": game.legal_mask()}
-        return int(self.agent.act(game, observation))
+        return int(self.agent.act(game, LazyObservation(self._encoder, game, game.current_player)))
 
 
 def make_mcts_bot(game: pyspiel.Game, simulations: int, seed: int | None = None,

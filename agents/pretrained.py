@@ -5,6 +5,7 @@ Weights whose metadata name a variant play only it (``VariantError``). See docs/
 
 from __future__ import annotations
 
+import functools
 import json
 import zipfile
 import zlib
@@ -21,23 +22,8 @@ from moonriver_env.training.atomic import ChecksumError, check_archive
 from moonriver_env.common.contract import TableGame
 from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import VIEWS
-from moonriver_env.moonriver.rules import NUM_ACTIONS
-from moonriver_env.moonriver.rules.actions import (
-    ACTIONS,
-    PAIRS,
-    UNORDERED_PAIRS,
-    Bonus,
-    Build,
-    CowboyMove,
-    Desperado,
-    Discard,
-    Drought,
-    Pass,
-    Recruit,
-    Select,
-    Thief,
-)
-from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS
+from moonriver_env.moonriver.rules import actions as A
+from moonriver_env.moonriver.rules.grid import NUM_CELLS, NUM_PLACEMENTS
 
 DENSE_SCORES = 110  # select 4, pass 1, discard 10, recruit 20, desperado 75
 VIEWER_CHANNELS = 49  # per cell: build 40 (pair x orientation), cowboy 4, drought 1, bonus 4
@@ -48,37 +34,22 @@ DEFAULT_VARIANT = "4p-base"  # PretrainedAgent() and pretrained+puct:BUDGET (bar
 
 def action_index() -> np.ndarray:
     """For each action id, its position in a RanchNet's (dense, viewer cells, thief) scores."""
-    pair_ids = {p: i for i, p in enumerate(PAIRS)}
-    discard_ids = {p: i for i, p in enumerate(UNORDERED_PAIRS)}
-    viewer0, thief0 = DENSE_SCORES, DENSE_SCORES + VIEWER_CHANNELS * NUM_CELLS
-    out = np.empty(NUM_ACTIONS, dtype=np.int64)
-    for i, a in enumerate(ACTIONS):
-        if isinstance(a, Select):
-            pos = a.position
-        elif isinstance(a, Pass):
-            pos = 4
-        elif isinstance(a, Discard):
-            pos = 5 + discard_ids[(a.slot_a, a.slot_b)]
-        elif isinstance(a, Recruit):
-            pos = 15 + 4 * a.saloon_slot + 2 * a.face + a.circle
-        elif isinstance(a, Desperado):
-            pos = 35 + 15 * a.my_slot + 5 * (a.opponent - 1) + a.their_slot
-        elif isinstance(a, (Build, CowboyMove, Drought, Bonus)):
-            if isinstance(a, Build):
-                channel = 2 * pair_ids[(a.slot_a, a.slot_b)] + int(a.vertical)
-            elif isinstance(a, CowboyMove):
-                channel = 40 + a.direction
-            elif isinstance(a, Drought):
-                channel = 44
-            else:
-                channel = 45 + 2 * a.tile + a.face
-            pos = viewer0 + (a.row * COLS + a.col) * VIEWER_CHANNELS + channel
-        elif isinstance(a, Thief):
-            pos = thief0 + (a.opponent - 1) * NUM_CELLS + a.row * COLS + a.col
-        else:  # pragma: no cover - the enumeration has no other kinds
-            raise TypeError(f"no score for action {a!r}")
-        out[i] = pos
-    if len(set(out.tolist())) != NUM_ACTIONS:  # pragma: no cover - guards the layout
+
+    def viewer(cell: Any, channel: Any) -> Any:
+        return DENSE_SCORES + cell * VIEWER_CHANNELS + channel
+
+    out = np.empty(A.NUM_ACTIONS, dtype=np.int64)
+    dense = np.r_[A.SELECT0:A.BUILD0, A.PASS_ID:A.COWBOY0, A.DESPERADO0:A.THIEF0]
+    out[dense] = np.arange(DENSE_SCORES)
+    pair, k = np.divmod(np.arange(A.PASS_ID - A.BUILD0), NUM_PLACEMENTS)
+    out[A.BUILD0:A.PASS_ID] = viewer(k // 2, 2 * pair + k % 2)  # channel: pair x orientation
+    cell, direction = np.divmod(np.arange(A.DROUGHT0 - A.COWBOY0), 4)
+    out[A.COWBOY0:A.DROUGHT0] = viewer(cell, 40 + direction)
+    out[A.DROUGHT0:A.DESPERADO0] = viewer(np.arange(NUM_CELLS), 44)
+    out[A.THIEF0:A.BONUS0] = viewer(NUM_CELLS, 0) + np.arange(A.BONUS0 - A.THIEF0)
+    tile_face, cell = np.divmod(np.arange(A.NUM_ACTIONS - A.BONUS0), NUM_CELLS)
+    out[A.BONUS0:] = viewer(cell, 45 + tile_face)
+    if len(set(out.tolist())) != A.NUM_ACTIONS:  # pragma: no cover - guards the layout
         raise AssertionError("two action ids share one score")
     return out
 
@@ -88,7 +59,7 @@ SHAPE_WEIGHT = 0.05  # a build's same-terrain neighbours: Greedy's tie-break, un
 
 def greedy_prior(game: MoonRiverGame) -> np.ndarray:
     """GreedyAgent's value in points of every legal action (zero elsewhere, or when forced)."""
-    prior = np.zeros(NUM_ACTIONS, dtype=np.float32)
+    prior = np.zeros(A.NUM_ACTIONS, dtype=np.float32)
     legal = game.legal_action_ids().tolist()
     if len(legal) > 1:
         prior[legal] = [value + SHAPE_WEIGHT * shape
@@ -281,7 +252,7 @@ def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
     return NumpyRanchNet(arrays), meta
 
 
-_CACHE: dict[str, tuple[NumpyRanchNet, dict[str, Any]]] = {}
+_cached_weights = functools.cache(load_weights)  # one network a variant or path
 ANY_VARIANT_SPECS = ", ".join(any_variant_specs())  # the spec table's, one per kind
 
 
@@ -328,9 +299,7 @@ class PretrainedAgent:
     """Plays the most likely legal action of a shipped (or given .npz) RanchNet policy."""
 
     def __init__(self, variant: str = DEFAULT_VARIANT, name: str | None = None) -> None:
-        if variant not in _CACHE:
-            _CACHE[variant] = load_weights(variant)
-        self.net, self.meta = _CACHE[variant]
+        self.net, self.meta = _cached_weights(variant)
         self.variant = variant
         self.name = f"pretrained:{variant}" if name is None else name
         self._checked: tuple[int, str, int | None] | None = None  # the variant last allowed

@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
 
 import numpy as np
 from moonriver_env.agents.base import Observation, SeededAgent
 from moonriver_env.agents.greedy import action_values
 from moonriver_env.agents.mcts import margin_values
+from moonriver_env.agents.specs import Budget, parse_budget
 
 from moonriver_env.common.validate import check_time_limit
 from moonriver_env.moonriver.contract import MoonRiverGame, has_core_extras
@@ -30,7 +31,6 @@ class Evaluator(Protocol):
     def __call__(self, game: MoonRiverGame, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
         """``(priors aligned with legal, values per player or None)``."""
-        ...
 
 
 def heuristic_scores(game: MoonRiverGame, legal: list[int]) -> list[float]:
@@ -248,18 +248,9 @@ class PUCTAgent(SeededAgent):
         return margin_values(game)
 
 
-class _Budget(TypedDict, total=False):
-    """A search budget: simulations or seconds."""
-
-    simulations: int
-    seconds: float
-
-
-def _budget(text: str, spec: str) -> _Budget:
+def _budget(text: str, spec: str) -> Budget:
     try:
-        if text.endswith("s"):
-            return {"seconds": float(text[:-1])}
-        return {"simulations": int(text)}
+        return parse_budget(text)
     except ValueError:
         raise ValueError(f"agent spec {spec!r}: the budget must be SIMS (an integer >= 1) or "
                          f"SECONDSs (a number > 0), e.g. puct:200 or puct:0.1s") from None

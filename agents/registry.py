@@ -8,19 +8,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from moonriver_env.agents.base import Agent, TimeCapped
-from moonriver_env.agents.specs import (
-    SECONDS_BUDGET,
-    SIMS,
-    VARIANTS,
-    AgentSpec,
-    find,
-    patterns,
-    rows,
-)
+from moonriver_env.agents.specs import SECONDS_BUDGET, SIMS, VARIANTS, find, patterns, rows
 
 from moonriver_env.common.validate import check_time_limit
 
 if TYPE_CHECKING:  # imported where used: building an agent needs no batch (nor the core)
+    from moonriver_env.agents.specs import AgentSpec
+
     from moonriver_env.moonriver.batch.seats import BuiltinSeat, NetworkSeat
 
 __all__ = ["CIRCLES_SPECS", "GAME_SPECS", "REQUEST_SPECS", "SECONDS_BUDGET", "SPECS",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypedDict
 
 SIMS = re.compile(r"[0-9]{1,12}")  # SIMS: simulations a decision
 SECONDS_BUDGET = re.compile(r"([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})s")  # SECONDSs
@@ -16,6 +17,20 @@ FILES = ("arg", "parts", "")  # AgentSpec.files
 SEATS = ("builtin", "network", "")  # AgentSpec.seat
 _KIND = re.compile(r"[a-z][a-z+-]*")
 _TOKEN = re.compile(r"\[:([A-Za-z.]+)\]|:([A-Za-z.]+)")
+
+
+class Budget(TypedDict, total=False):
+    """A search budget: simulations or seconds (a searching agent's keyword arguments)."""
+
+    simulations: int
+    seconds: float
+
+
+def parse_budget(text: str) -> Budget:
+    """``SIMS`` or ``SECONDSs`` as a Budget; else int's or float's ValueError."""
+    if text.endswith("s"):
+        return {"seconds": float(text[:-1])}
+    return {"simulations": int(text)}
 
 
 @dataclass(frozen=True)
