@@ -4,10 +4,13 @@ against the CRC-32s of their zip members. See docs/training.md ("Checkpoints sur
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
+import sys
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -84,6 +87,28 @@ def atomic_save(path: str | os.PathLike[str], write: Callable[[BinaryIO], object
 def atomic_text(path: str | os.PathLike[str], text: str) -> str:
     """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
     return atomic_save(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def trim_log(path: str, iteration: int) -> None:
+    """Drop the lines of a ``log.jsonl`` past ``iteration`` (a resumed run logs them again)."""
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            kept = [line for line in fh if _logged(line) <= iteration]
+        atomic_text(path, "".join(kept))
+
+
+def _logged(line: str) -> int:
+    """The iteration of a ``log.jsonl`` line (a blank or unreadable line: past every one)."""
+    try:
+        return int(json.loads(line)["iteration"])
+    except (ValueError, KeyError, TypeError):
+        return sys.maxsize
+
+
+def sha256(path: str) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def keep_copy(src: str, dst: str) -> None:

@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 
 from moonriver_env.agents.registry import CIRCLES_SPECS, make_agent
-from moonriver_env.training.report import run_and_report
+from moonriver_env.training.report import add_tournament_options, run_and_report
 from moonriver_env.training.tournament import check_tournament, run_tournament
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
@@ -21,16 +21,7 @@ def build_parser(prog: str = "circles-eval") -> ArgumentParser:
                         help=f"agent specs, at most one per seat: {', '.join(CIRCLES_SPECS)}")
     parser.add_argument("--players", type=int, default=4, choices=(2, 3, 4, 5),
                         help="players per game (default: %(default)s)")
-    parser.add_argument("--games", type=int, default=100,
-                        help="games to play, >= 1 (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="worker processes, >= 1 (default: %(default)s)")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="directory for summary.csv and results.json (default: none)")
-    parser.add_argument("--save-records", default=None, metavar="DIR",
-                        help="directory for each game's JSON record (default: none)")
+    add_tournament_options(parser, lambda low: int)  # check_tournament words the errors
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_debug_flag(parser)
     return parser

@@ -13,15 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from moonriver_env.agents.registry import SPECS
+from moonriver_env.training.report import add_tournament_options, run_and_report
 from moonriver_env.training.report import agent_label as agent_label  # the table's labels
 from moonriver_env.training.report import print_table as print_table  # used by the notebooks
-from moonriver_env.training.report import run_and_report
-from moonriver_env.training.tournament import (
-    GAMES,
-    check_tournament,
-    record_name,
-    run_tournament,
-)
+from moonriver_env.training.tournament import GAMES, check_tournament, record_name, run_tournament
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND
@@ -85,7 +80,6 @@ def integer_at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     """The ``moonriver-eval`` argument parser."""
     parser = ArgumentParser(prog="moonriver-eval", description=__doc__.splitlines()[0])
@@ -104,17 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="game mode (default: %(default)s)")
     parser.add_argument("--scenario", type=int, choices=tuple(SCENARIOS), default=None,
                         help="legends scenario (default: drawn at random)")
-    parser.add_argument("--games", type=integer_at_least(1), default=100,
-                        help="games to play, >= 1 (default: %(default)s)")
-    parser.add_argument("--seed", type=integer_at_least(0), default=0,
-                        help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
-    parser.add_argument("--workers", type=integer_at_least(1), default=1,
-                        help="worker processes, >= 1 (default: %(default)s)")
-    parser.add_argument("--out", default=None, metavar="DIR",
-                        help="directory for summary.csv and results.json (default: none)")
-    parser.add_argument("--save-records", default=None, metavar="DIR",
-                        help="directory for each game's JSON record, replayable with "
-                             "`python -m moonriver_env replay FILE` (default: none)")
+    add_tournament_options(parser, integer_at_least,
+                           ", replayable with `python -m moonriver_env replay FILE`")
     parser.add_argument("--backend", default=DEFAULT_BACKEND, choices=BACKENDS,
                         help="implementation that plays the games: core (compiled, fast) or "
                              "python (the reference engine); both play the same games from the "

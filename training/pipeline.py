@@ -5,7 +5,6 @@ See docs/training.md ("The shipped network: one command")."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
@@ -16,7 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from moonriver_env.training.atomic import atomic_save, atomic_text
+from moonriver_env.training.atomic import atomic_save, atomic_text, sha256
 from moonriver_env.training.fast.rollout import TRAINING_SEEDS
 
 from moonriver_env.common.cli import CLIError, cli_main
@@ -142,12 +141,6 @@ def load_pipeline(path: str) -> Pipeline:
         raise CLIError(f"{path}: ship must be a path, got {ship!r}")
     return Pipeline(tuple(steps), agent, os.path.normpath(os.path.join(folder, ship)) if ship
                     else "")
-
-
-def sha256(path: str) -> str:
-    """The SHA-256 of a file's bytes, in hex."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def finished(folder: str, step: Step) -> bool:

@@ -9,13 +9,7 @@ import os
 
 import numpy as np
 
-from moonriver_env.common.cli import (
-    ArgumentParser,
-    CLIError,
-    add_debug_flag,
-    cli_main,
-    require,
-)
+from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main, require
 
 PROG = "python -m moonriver_env.training.plot_curve"
 FORMATS = (".png", ".svg", ".pdf")

@@ -9,16 +9,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.agents.pretrained import (
-    DENSE_SCORES,
-    MASKED,
-    MAX_VALUE_WIDTH,
-    OPPONENTS,
-    VIEWER_CHANNELS,
-    NumpyRanchNet,
-    action_index,
-    read_npz,
-)
+from moonriver_env.agents import pretrained
+from moonriver_env.agents.pretrained import MASKED, MAX_VALUE_WIDTH, OPPONENTS, action_index
 from moonriver_env.training.atomic import ChecksumError, atomic_save, first_line, load_checked
 from torch import nn
 from torch.nn import functional as F
@@ -81,23 +73,23 @@ class RanchNet(nn.Module):
             self.critic_head = nn.Linear(self.config.critic_hidden, 1)
             nn.init.zeros_(self.critic_head.weight)
             nn.init.zeros_(self.critic_head.bias)
-        self.dense_head = nn.Linear(h, DENSE_SCORES)
+        self.dense_head = nn.Linear(h, pretrained.DENSE_SCORES)
         self.viewer_film = nn.Linear(h, c)
         # scored per cell; ``index`` puts the scores in action-id order (no 2710-wide layer)
-        self.viewer_head = nn.Linear(c, VIEWER_CHANNELS)
+        self.viewer_head = nn.Linear(c, pretrained.VIEWER_CHANNELS)
         self.thief_film = nn.Linear(h, o)
         self.thief_head = nn.Linear(o, 1)
         if self.config.use_prior:
             self.prior_weight = nn.Parameter(torch.tensor(float(self.config.prior_init)))
         self.register_buffer("index", torch.from_numpy(action_index()), persistent=False)
-        self._twin: tuple[tuple[int, ...], NumpyRanchNet] | None = None  # see numpy_twin
+        self._twin: tuple[tuple[int, ...], pretrained.NumpyRanchNet] | None = None  # see numpy_twin
 
-    def numpy_twin(self) -> NumpyRanchNet:
+    def numpy_twin(self) -> pretrained.NumpyRanchNet:
         """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights."""
         key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
         if self._twin is None or self._twin[0] != key:
             arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
-            self._twin = (key, NumpyRanchNet(arrays))
+            self._twin = (key, pretrained.NumpyRanchNet(arrays))
         return self._twin[1]
 
     @property
@@ -109,25 +101,24 @@ class RanchNet(nn.Module):
                 prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked log-probabilities (B, 2710) and values (B,) of a batch of observations."""
         scores, state, trunk_in = self._features(obs)
-        logits = scores.index_select(1, self.index)
-        if self.config.use_prior:
-            if prior is None:
-                raise ValueError("this network adds the greedy prior: pass prior=")
-            logits = logits + self.prior_weight * prior
-        logits = logits.masked_fill(~mask, MASKED)
+        logits = self._logits(scores.index_select(1, self.index), mask, prior)
         return torch.log_softmax(logits, dim=1), self._value(obs, state, trunk_in)
 
     def legal_forward(self, obs: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor,
                       prior: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``forward``'s numbers at the ids ``legal`` (B, L) alone (padding where not ``valid``)."""
         scores, state, trunk_in = self._features(obs)
-        logits = scores.gather(1, self.index[legal])
+        logits = self._logits(scores.gather(1, self.index[legal]), valid, prior)
+        return torch.log_softmax(logits, dim=1), self._value(obs, state, trunk_in)
+
+    def _logits(self, logits: torch.Tensor, keep: torch.Tensor,
+                prior: torch.Tensor | None) -> torch.Tensor:
+        """``logits`` plus the learned multiple of the greedy prior, MASKED where not ``keep``."""
         if self.config.use_prior:
             if prior is None:
                 raise ValueError("this network adds the greedy prior: pass prior=")
             logits = logits + self.prior_weight * prior
-        logits = logits.masked_fill(~valid, MASKED)
-        return torch.log_softmax(logits, dim=1), self._value(obs, state, trunk_in)
+        return logits.masked_fill(~keep, MASKED)
 
     def _value(self, obs: torch.Tensor, state: torch.Tensor,
                trunk_in: torch.Tensor) -> torch.Tensor:
@@ -269,7 +260,7 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
 
 def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
     """A RanchNet in eval mode from an agents' ``.npz`` (a value head of other shape left fresh)."""
-    found, meta = read_npz(path)
+    found, meta = pretrained.read_npz(path)
     if not meta:
         raise ValueError(f"{path}: no __meta__ entry (not an exported agents' .npz)")
     arrays = {k: torch.from_numpy(v) for k, v in found.items()}

@@ -99,6 +99,21 @@ def staged_dir(path: str | None) -> Iterator[str | None]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def add_tournament_options(parser: argparse.ArgumentParser,
+                           count: Callable[[int], Callable[[str], int]], records: str = "") -> None:
+    """--games, --seed, --workers, --out, --save-records (``count(low)``: the counts' type)."""
+    parser.add_argument("--games", type=count(1), default=100,
+                        help="games to play, >= 1 (default: %(default)s)")
+    parser.add_argument("--seed", type=count(0), default=0,
+                        help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
+    parser.add_argument("--workers", type=count(1), default=1,
+                        help="worker processes, >= 1 (default: %(default)s)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="directory for summary.csv and results.json (default: none)")
+    parser.add_argument("--save-records", default=None, metavar="DIR",
+                        help=f"directory for each game's JSON record{records} (default: none)")
+
+
 def run_and_report(args: argparse.Namespace, play: Callable[[str | None], TournamentResult],
                    records_hint: str = "") -> None:
     """Run ``play(records_dir)`` with the output folders staged, then print the table."""

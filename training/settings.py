@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import fields
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import Field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,6 +60,29 @@ def typed_setting(name: str, kind: str, value: Any) -> Any:
     if not _is(kind, value):
         raise ValueError(f"{name} must be {_WORDS[kind]}, got {value!r}")
     return float(value) if kind == "float" else value
+
+
+def warner(prog: str) -> Callable[[str], None]:
+    """A function that prints ``PROG: warning: LINE`` on stderr, flushed."""
+    return lambda line: print(f"{prog}: warning: {line}", file=sys.stderr, flush=True)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, settings: Iterable[Field[Any]],
+                      help_of: Callable[[Field[Any]], str], nargs: str = "+",
+                      options: Callable[[Field[Any]], dict[str, Any]] = lambda f: {}) -> None:
+    """One flag per setting: --x/--no-x for a bool, a list for a tuple; ``options`` adds more."""
+    for f in settings:
+        kind, flag = str(f.type), "--" + f.name.replace("_", "-")
+        text = help_of(f).replace("%", "%%")
+        if kind == "bool":
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
+                                default=None, help=text)
+            continue
+        elem = kind.removeprefix("tuple[").removesuffix(", ...]")
+        given: dict[str, Any] = {"type": {"int": int, "float": float}.get(elem, str)}
+        if elem != kind:
+            given["nargs"] = nargs
+        parser.add_argument(flag, dest=f.name, default=None, help=text, **(given | options(f)))
 
 
 def load_settings(cls: type[DataclassInstance], path: str | None, overrides: Mapping[str, Any],

@@ -14,13 +14,7 @@ import torch
 from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
 from moonriver_env.agents.pretrained import read_npz
 from moonriver_env.training.atomic import atomic_save
-from moonriver_env.training.policy_net import (
-    MASKED,
-    NetConfig,
-    RanchNet,
-    _linear,
-    read_checkpoint,
-)
+from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear, read_checkpoint
 from torch import nn
 
 MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
@@ -46,12 +40,7 @@ class AZNet(RanchNet):
               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Masked log-policy (B, 2710), log win shares (B, 4) and margins (B, 4)."""
         scores, state, trunk_in = self._features(obs)
-        logits = scores.index_select(1, self.get_buffer("index"))
-        if self.config.use_prior:
-            if prior is None:
-                raise ValueError("this network adds the greedy prior: pass prior=")
-            logits = logits + self.prior_weight * prior
-        logits = logits.masked_fill(~mask, MASKED)
+        logits = self._logits(scores.index_select(1, self.get_buffer("index")), mask, prior)
         seats = (torch.arange(SEATS, device=num_players.device)
                  < num_players.reshape(-1, 1)).to(obs.device)  # as seat_mask, no device sync
         if self.value_hidden is not None:

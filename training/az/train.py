@@ -4,16 +4,14 @@ See docs/training.md (the search recipe)."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import json
 import math
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,41 +19,15 @@ import numpy as np
 import torch
 from moonriver_env.agents.az import absolute_shares, seat_mask
 from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
-from moonriver_env.training.atomic import (
-    ChecksumError,
-    atomic_save,
-    atomic_text,
-    first_line,
-    keep_copy,
-    load_checked,
-    remove_partials,
-)
-from moonriver_env.training.az.network import (
-    MARGIN_SCALE,
-    VALUE_LAYERS,
-    AZNet,
-    core_network,
-    export_npz,
-    is_az_file,
-    load_az_net,
-    source_sizes,
-    warm_start,
-)
-from moonriver_env.training.az.selfplay import (
-    CoreLeaves,
-    Evaluate,
-    MakeSearch,
-    PlayStats,
-    Samples,
-    new_games,
-    phase_line,
-    play,
-)
+from moonriver_env.training import atomic
+from moonriver_env.training.az import network, selfplay
+from moonriver_env.training.az.network import AZNet, source_sizes, warm_start
 from moonriver_env.training.policy_net import NetConfig
 from moonriver_env.training.settings import load_settings
 from moonriver_env.training.variants import variant_config, variant_list
 
 from moonriver_env.common.cli import ArgumentParser, CLIError, add_debug_flag, cli_main
+from moonriver_env.common.cli import sigint_deferred as deferred_interrupt
 from moonriver_env.moonriver.core import Game
 from moonriver_env.moonriver.search import BatchedSearch, LeafBatch
 
@@ -158,7 +130,7 @@ class AZConfig:
             variant_list(self.variants)
         except ValueError as exc:
             raise CLIError(str(exc)) from None
-        if self.expert and not is_az_file(self.expert):
+        if self.expert and not network.is_az_file(self.expert):
             raise CLIError(f"expert {self.expert!r}: not an az.npz of this recipe (a file "
                            f"moonriver-train-az wrote; its search plays and sets the targets)")
         if self.warm_start and not os.path.isfile(self.warm_start):
@@ -179,12 +151,12 @@ class ReplayBuffer:
     """The newest ``capacity`` decisions (a ring); policies kept as float16."""
 
     def __init__(self, capacity: int) -> None:
-        empty = Samples.empty()
+        empty = selfplay.Samples.empty()
         self.capacity, self.size, self.next = capacity, 0, 0
         self.arrays = {k: np.zeros((capacity, *v.shape[1:]), np.float16 if k == "policy"
                                    else v.dtype) for k, v in vars(empty).items()}
 
-    def add(self, samples: Samples) -> None:
+    def add(self, samples: selfplay.Samples) -> None:
         """Append decisions, overwriting the oldest once full."""
         n = len(samples)
         for start in range(0, n, self.capacity):  # more than the capacity: the newest stay
@@ -230,13 +202,13 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     policy = -(target * logp.masked_fill(target == 0, 0.0)).sum(1).mean()
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
-    err = (margin - t("margin") / MARGIN_SCALE).masked_fill(~seats, 0.0)
+    err = (margin - t("margin") / network.MARGIN_SCALE).masked_fill(~seats, 0.0)
     margin_loss = (err * err).sum(1).mean()
     total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
     return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
 
 
-def network_evaluator(net: AZNet, device: torch.device) -> Evaluate:
+def network_evaluator(net: AZNet, device: torch.device) -> selfplay.Evaluate:
     """Leaves -> (logits, win shares by player id) from the torch network, in one call."""
     @torch.inference_mode()
     def evaluate(leaves: LeafBatch) -> tuple[np.ndarray, np.ndarray]:
@@ -257,29 +229,31 @@ def leaf_kind(leaves: str, device: torch.device) -> str:
     return leaves
 
 
-def leaf_evaluator(cfg: AZConfig, net: AZNet, device: torch.device) -> Evaluate | CoreLeaves:
+def leaf_evaluator(cfg: AZConfig, net: AZNet,
+                   device: torch.device) -> selfplay.Evaluate | selfplay.CoreLeaves:
     """Who values the self-play's leaves: ``net`` (or the ``expert``) in torch or in the core."""
     kind = leaf_kind(cfg.leaves, device)
     if cfg.expert:
         return expert_evaluator(cfg.expert, kind, device)
     if kind == "core":
-        return CoreLeaves(core_network(net))
+        return selfplay.CoreLeaves(network.core_network(net))
     return network_evaluator(net, device)
 
 
 @functools.cache
-def expert_evaluator(path: str, leaves: str, device: torch.device) -> Evaluate | CoreLeaves:
+def expert_evaluator(path: str, leaves: str,
+                     device: torch.device) -> selfplay.Evaluate | selfplay.CoreLeaves:
     """The leaf evaluator of an ``expert`` file's fixed network (made once per process)."""
     if leaves == "core":
         from moonriver_env.agents.az import cached_az
 
-        return CoreLeaves(cached_az(path)[0].core)
-    net = load_az_net(path).to(device).eval().requires_grad_(False)
+        return selfplay.CoreLeaves(cached_az(path)[0].core)
+    net = network.load_az_net(path).to(device).eval().requires_grad_(False)
     return network_evaluator(net, device)
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
-                   max_considered: int | None = None) -> MakeSearch:
+                   max_considered: int | None = None) -> selfplay.MakeSearch:
     """The core's batched Gumbel search with the recipe's budget (or the one given)."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
@@ -294,23 +268,6 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     return make
 
 
-@contextlib.contextmanager
-def deferred_interrupt() -> Iterator[list[bool]]:
-    """Hold Ctrl-C until the block ends, so that an update is never cut in half."""
-    hit: list[bool] = []
-    try:
-        previous = signal.signal(signal.SIGINT, lambda *_: hit.append(True))
-    except ValueError:  # not the main thread
-        yield hit
-        return
-    try:
-        yield hit
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if hit:
-        raise KeyboardInterrupt
-
-
 def say(line: str) -> None:
     """One progress line, flushed (a run's log is read while it runs)."""
     print(line, flush=True)
@@ -320,7 +277,7 @@ class Run:
     """One training run: the network, optimiser, buffer and generator, saved and resumed."""
 
     def __init__(self, cfg: AZConfig, state: dict[str, Any] | None = None,
-                 make_search: MakeSearch | None = None,
+                 make_search: selfplay.MakeSearch | None = None,
                  report: Callable[[str], None] = say) -> None:
         self.cfg, self.report = cfg, report
         self.variants = variant_list(cfg.variants)
@@ -332,7 +289,7 @@ class Run:
                          value_hidden=cfg.value_hidden).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
-            kept = any(k.startswith(VALUE_LAYERS) for k in copied)
+            kept = any(k.startswith(network.VALUE_LAYERS) for k in copied)
             report(f"warm start: {len(copied)} weights from {cfg.warm_start}"
                    + ("" if kept else " (not its value layers: they do not fit value_hidden = "
                       f"{cfg.value_hidden}; the value starts anew)"))
@@ -341,7 +298,7 @@ class Run:
         self.teacher: AZNet | None = None
         if cfg.freeze_policy:
             for name, weight in self.net.named_parameters():
-                weight.requires_grad_(name.startswith(VALUE_LAYERS))
+                weight.requires_grad_(name.startswith(network.VALUE_LAYERS))
         elif cfg.value_warmup > 0 or cfg.hold_policy:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
         self.opt = torch.optim.AdamW([w for w in self.net.parameters() if w.requires_grad],
@@ -351,14 +308,14 @@ class Run:
         self.iteration, self.samples, self.seconds = 0, 0, 0.0
         if state is not None:
             self._restore(state)
-            self._trim_log()
+            atomic.trim_log(os.path.join(self.cfg.out, LOG_FILE), self.iteration)
         self.make_search = make_search or batched_search(cfg)
         # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
         # draw from the network's policy, while the value learns through the whole trunk and
         # the policy is held to the starting network's
         self.warmup_search = make_search or batched_search(cfg, 1, 1)
         self.started = time.monotonic() - self.seconds
-        remove_partials(cfg.out)  # what a killed run's writes left
+        atomic.remove_partials(cfg.out)  # what a killed run's writes left
 
     def _restore(self, state: dict[str, Any]) -> None:
         self.net.load_state_dict(state["net"])
@@ -388,12 +345,12 @@ class Run:
         os.makedirs(self.cfg.out, exist_ok=True)
         path = os.path.join(self.cfg.out, RESUME_FILE)
         if os.path.isfile(path):
-            keep_copy(path, os.path.join(self.cfg.out, RESUME_PREVIOUS))
+            atomic.keep_copy(path, os.path.join(self.cfg.out, RESUME_PREVIOUS))
         state = self.state()
-        atomic_save(path, lambda fh: torch.save(state, fh))
-        export_npz(self.net, os.path.join(self.cfg.out, WEIGHTS_FILE),
-                   {"recipe": asdict(self.cfg), "iteration": self.iteration,
-                    "samples": self.samples, "variants": list(self.variants)})
+        atomic.atomic_save(path, lambda fh: torch.save(state, fh))
+        network.export_npz(self.net, os.path.join(self.cfg.out, WEIGHTS_FILE),
+                           {"recipe": asdict(self.cfg), "iteration": self.iteration,
+                            "samples": self.samples, "variants": list(self.variants)})
         return path
 
     def done(self) -> bool:
@@ -406,12 +363,12 @@ class Run:
         """One iteration (self-play, then updates); returns its progress line."""
         t0 = time.monotonic()
         play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
-        games = new_games(self.variants, self.cfg.games, play_rng)
+        games = selfplay.new_games(self.variants, self.cfg.games, play_rng)
         self.net.eval()
         warmup = self.in_warmup()
-        samples, stats = play(games, leaf_evaluator(self.cfg, self.net, self.device),
-                              self.warmup_search if warmup else self.make_search, play_rng,
-                              prior=self.cfg.prior, target=self.cfg.target)
+        samples, stats = selfplay.play(games, leaf_evaluator(self.cfg, self.net, self.device),
+                                       self.warmup_search if warmup else self.make_search,
+                                       play_rng, prior=self.cfg.prior, target=self.cfg.target)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
@@ -426,18 +383,9 @@ class Run:
                 f"({stats.decisions / per_s:.0f}/s), {stats.leaves} leaves "
                 f"({stats.leaves / per_s:.0f}/s) | loss policy {loss['policy']:.3f} value "
                 f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
-                f"{self.elapsed():.0f}s | time: {phase_line(stats.seconds)}")
+                f"{self.elapsed():.0f}s | time: {selfplay.phase_line(stats.seconds)}")
 
-    def _trim_log(self) -> None:
-        """Drop the log's lines past the resumed iteration (a resumed run plays them again)."""
-        path = os.path.join(self.cfg.out, LOG_FILE)
-        if not os.path.isfile(path):
-            return
-        with open(path, encoding="utf-8") as fh:
-            kept = [line for line in fh if line.strip() and _log_iteration(line) <= self.iteration]
-        atomic_text(path, "".join(kept))
-
-    def log(self, stats: PlayStats, loss: dict[str, float]) -> None:
+    def log(self, stats: selfplay.PlayStats, loss: dict[str, float]) -> None:
         """One line of ``log.jsonl`` for the iteration just ended."""
         os.makedirs(self.cfg.out, exist_ok=True)
         line = {"iteration": self.iteration, "games": stats.games, "decisions": stats.decisions,
@@ -499,14 +447,6 @@ class Run:
                 f"{' '.join(['greedy'] * (n - 1))} --players {n}{where} --games 1000")
 
 
-def _log_iteration(line: str) -> int:
-    """The iteration of one ``log.jsonl`` line (a line that does not read: past every one)."""
-    try:
-        return int(json.loads(line)["iteration"])
-    except (ValueError, KeyError, TypeError):
-        return sys.maxsize
-
-
 def load_resume(run: str, report: Callable[[str], None] = say) -> dict[str, Any]:
     """A run's saved state: ``resume.pt``, else ``resume.prev.pt`` (one line says why)."""
     paths = [os.path.join(run, RESUME_FILE), os.path.join(run, RESUME_PREVIOUS)]
@@ -516,12 +456,12 @@ def load_resume(run: str, report: Callable[[str], None] = say) -> dict[str, Any]
             problems.append(f"{path}: no such file")
             continue
         try:
-            state = load_checked(path)
-        except ChecksumError as exc:  # damaged: try the previous one
+            state = atomic.load_checked(path)
+        except atomic.ChecksumError as exc:  # damaged: try the previous one
             problems.append(str(exc))
             continue
         except Exception as exc:  # any unreadable file: try the previous one
-            problems.append(f"{path}: not readable ({first_line(exc, 80)})")
+            problems.append(f"{path}: not readable ({atomic.first_line(exc, 80)})")
             continue
         if isinstance(state, dict) and state.get("format") == FORMAT:
             if problems:

@@ -7,24 +7,19 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
-import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 import torch
-from moonriver_env.training.fast.losses import (
-    LossWeights,
-    Shard,
-    flat_grads,
-    set_params,
-)
+from moonriver_env.training.fast.losses import LossWeights, Shard, flat_grads, set_params
 from moonriver_env.training.fast.rollout import LEARNER, Batch, play, play_batched
 from moonriver_env.training.policy_net import NetConfig, RanchNet
 
+from moonriver_env.common.cli import sigint_deferred
 from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, check_backend, make_game
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
@@ -39,28 +34,6 @@ def check_workers(workers: object) -> None:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1 (processes that play the games), "
                          f"got {workers!r}")
-
-
-@contextlib.contextmanager
-def sigint_deferred() -> Iterator[None]:
-    """A Ctrl-C during the block takes effect at its end (a file being written stays whole)."""
-    caught: list[int] = []
-    main = threading.current_thread() is threading.main_thread()
-    previous = (signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-                if main else None)
-    # blocked too: a process started inside inherits it, and _serve ignores SIGINT before it
-    # unblocks it, so a Ctrl-C during a worker's start-up never reaches the worker
-    mask = (signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            if hasattr(signal, "pthread_sigmask") else None)
-    try:
-        yield
-    finally:
-        if mask is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if main and previous is not None:
-            signal.signal(signal.SIGINT, previous)
-    if caught:
-        signal.raise_signal(signal.SIGINT)
 
 
 def shares(count: int, workers: int) -> list[range]:

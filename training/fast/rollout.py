@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -19,6 +19,9 @@ from moonriver_env.moonriver.backend import DEFAULT_BACKEND, Encoder, make_game
 from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, SCORE_SCALE
 from moonriver_env.moonriver.rules import NUM_ACTIONS, GameConfig
+
+if TYPE_CHECKING:
+    from moonriver_env.moonriver.batch.games import BatchedGames
 
 GREEDY = "greedy"
 LEARNER = "learner"
@@ -210,42 +213,10 @@ def _roles(roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
     return names, {n for n in names if n in nets or (label_greedy and n == GREEDY)}
 
 
-class _Table(Protocol):
-    """What the play loop reads and drives: ``BatchedGames`` or a ``_GameList``."""
-
-    @property
-    def player(self) -> np.ndarray:
-        """(N,) seat each game waits on (-1: over)."""
-        ...
-
-    @property
-    def obs(self) -> np.ndarray:
-        """(N, OBSERVATION_SIZE) observation of that seat."""
-        ...
-
-    @property
-    def mask(self) -> np.ndarray:
-        """(N, NUM_ACTIONS) int8 legal mask of that seat."""
-        ...
-
-    def greedy_prior(self, games: np.ndarray, out: np.ndarray,
-                     shape_weight: float) -> np.ndarray:
-        """Greedy's prior of the listed games, by row."""
-        ...
-
-    def step(self, actions: np.ndarray) -> None:
-        """One decision per waiting game."""
-        ...
-
-    def game(self, g: int) -> MoonRiverGame:
-        """Game ``g``."""
-        ...
-
-
-def _play_table(games: _Table, roles: list[list[str]], names: list[str], python_facing: set[str],
-                nets: Mapping[str, torch.nn.Module], rng: np.random.Generator, *,
-                record: str | None, label_greedy: bool, argmax: frozenset[str],
-                margin_coef: float) -> Batch:
+def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: list[str],
+                python_facing: set[str], nets: Mapping[str, torch.nn.Module],
+                rng: np.random.Generator, *, record: str | None, label_greedy: bool,
+                argmax: frozenset[str], margin_coef: float) -> Batch:
     """The one play loop: each wave's rows decided by the network of their role."""
     count = len(roles)
     code = {name: k for k, name in enumerate(names)}

@@ -17,44 +17,28 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 from moonriver_env.agents.pretrained import variant_refusal
-from moonriver_env.training.atomic import (
-    ChecksumError,
-    atomic_save,
-    atomic_text,
-    first_line,
-    keep_copy,
-    load_checked,
-    remove_partials,
-)
+from moonriver_env.training import atomic
 from moonriver_env.training.export_weights import export
+from moonriver_env.training.fast import losses
 from moonriver_env.training.fast.config import FastConfig
-from moonriver_env.training.fast.losses import (
-    LossWeights,
-    Shard,
-    add_grads,
-    advantages,
-    as_array,
-    flat_params,
-    imitation_step,
-    minibatch_norm,
-)
 from moonriver_env.training.fast.parallel_play import (
     PlayPool,
     check_workers,
     merge,
     pack,
     play_share,
-    sigint_deferred,
 )
 from moonriver_env.training.fast.rollout import GREEDY, LEARNER, Batch, evaluate, game_seeds
 from moonriver_env.training.policy_net import NetConfig, RanchNet, load_net, save_net, with_critic
+from moonriver_env.training.settings import warner
 from moonriver_env.training.variants import variant_config, variant_list
 
-from moonriver_env.common.cli import CLIError
+from moonriver_env.common.cli import CLIError, sigint_deferred
 from moonriver_env.moonriver.backend import Encoder
 from moonriver_env.moonriver.rules import GameConfig
 
 PROG = "moonriver-train-fast"  # the command: its parser's prog, its warnings' prefix
+_warn = warner(PROG)
 CONFIG_FILE = "config.json"  # every setting of the run
 RESUME_FILE = "resume.pt"
 RESUME_PREVIOUS = "resume.prev.pt"  # the state before resume.pt, should that be unreadable
@@ -67,31 +51,31 @@ PHASES = ("imitation", "ppo", "evaluation", "done")
 def ppo_step(net: RanchNet, opt: torch.optim.Optimizer, batch: Batch, cfg: FastConfig,
              rng: np.random.Generator, pool: PlayPool | None = None) -> dict[str, float]:
     """Clipped PPO epochs over one iteration's decisions (split over ``pool`` when it kept rows)."""
-    adv_np, ret_np = advantages(batch, cfg.gae_lambda)
+    adv_np, ret_np = losses.advantages(batch, cfg.gae_lambda)
     taken = np.asarray(batch.actions, dtype=np.int64)
     old_logp = np.asarray(batch.logps, dtype=np.float32)
     split = pool if batch.local is not None else None  # the pool that holds the other rows
     local = batch.local if split is not None and batch.local is not None else len(batch)
-    shard = Shard(as_array(batch.obs), as_array(batch.masks),
-                  as_array(batch.priors) if len(batch.priors) else None, taken[:local],
-                  old_logp[:local], adv_np[:local], ret_np[:local])
+    shard = losses.Shard(losses.as_array(batch.obs), losses.as_array(batch.masks),
+                         losses.as_array(batch.priors) if len(batch.priors) else None,
+                         taken[:local], old_logp[:local], adv_np[:local], ret_np[:local])
     if split is not None:
         split.begin_update(net, taken, old_logp, adv_np, ret_np)
-    weights = LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
+    weights = losses.LossWeights(cfg.clip, cfg.vf_coef, cfg.ent_coef)
     adv = torch.from_numpy(adv_np)
     n, stats = len(batch), {}
     for _ in range(cfg.epochs):
         for idx in np.array_split(rng.permutation(n), max(1, n // cfg.minibatch)):
-            norm = minibatch_norm(adv[torch.from_numpy(idx)])
+            norm = losses.minibatch_norm(adv[torch.from_numpy(idx)])
             if split is not None:
-                split.request_grads(idx, flat_params(net), norm, weights)
+                split.request_grads(idx, losses.flat_params(net), norm, weights)
             opt.zero_grad()
             loss, sums = shard.loss(net, idx[idx < local], norm, idx.size, weights)
             if loss is not None:
                 loss.backward()
             if split is not None:
                 for grads, theirs in split.receive_grads():
-                    add_grads(net, grads)
+                    losses.add_grads(net, grads)
                     sums = {k: v + theirs[k] for k, v in sums.items()}
             torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
             opt.step()
@@ -205,8 +189,8 @@ def _atomic_save(blob: dict[str, Any], path: str, previous: str = "") -> None:
     """``torch.save`` to ``path`` atomically, the file it replaces kept as ``previous``."""
     with sigint_deferred():
         if previous and os.path.isfile(path):
-            keep_copy(path, previous)
-        atomic_save(path, lambda fh: torch.save(blob, fh))
+            atomic.keep_copy(path, previous)
+        atomic.atomic_save(path, lambda fh: torch.save(blob, fh))
 
 
 def resume_path(run: str) -> str:
@@ -233,20 +217,16 @@ def _resume_candidates(run: str) -> list[str]:
 def _read_resume(path: str) -> dict[str, Any]:
     """One saved resume state, its checksums checked; CLIError when it cannot be read."""
     try:
-        state = load_checked(path)
-    except ChecksumError as exc:
+        state = atomic.load_checked(path)
+    except atomic.ChecksumError as exc:
         raise CLIError(f"cannot resume from {path!r}: "
                        f"{str(exc).removeprefix(f'{path}: ')}") from None
     except Exception as exc:
         raise CLIError(f"cannot resume from {path!r}: not a readable resume state "
-                       f"({first_line(exc)})") from exc
+                       f"({atomic.first_line(exc)})") from exc
     if not isinstance(state, dict) or state.get("format") != "moonriver-fast-resume/1":
         raise CLIError(f"cannot resume from {path!r}: not a fast-recipe resume state")
     return state
-
-
-def _warn(line: str) -> None:
-    print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
 
 
 def load_resume(run: str, report: Callable[[str], None] = _warn) -> dict[str, Any]:
@@ -312,8 +292,8 @@ class Runner:
             self.net = self._restore(state)
         os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
         for folder in (cfg.out, os.path.join(cfg.out, "checkpoints")):  # a killed run's
-            remove_partials(folder)
-        atomic_text(os.path.join(cfg.out, CONFIG_FILE), json.dumps(asdict(cfg), indent=1))
+            atomic.remove_partials(folder)
+        atomic.atomic_text(os.path.join(cfg.out, CONFIG_FILE), json.dumps(asdict(cfg), indent=1))
         self.start = time.perf_counter()
         self.saved_at = -math.inf  # elapsed seconds when resume.pt was last written
         self.boundary = self.state()  # the newest complete state (what Ctrl-C saves)
@@ -345,12 +325,7 @@ class Runner:
             for group in self.opt.param_groups:  # a resumed run may change the rate
                 group["lr"] = self._lr(state["optimizer_phase"])
             self.opt_phase = state["optimizer_phase"]
-        if os.path.exists(self.log_path):  # iterations logged after the saved state go
-            with open(self.log_path, encoding="utf-8") as fh:
-                lines = [line for line in fh
-                         if line.strip() and json.loads(line)["iteration"] <= self.iteration]
-            with open(self.log_path, "w", encoding="utf-8") as fh:
-                fh.writelines(lines)
+        atomic.trim_log(self.log_path, self.iteration)  # iterations logged after the saved state go
         folder = os.path.join(self.cfg.out, "checkpoints")
         for name in os.listdir(folder) if os.path.isdir(folder) else []:
             newer = re.fullmatch(r"net_it(\d+)\.pt", name)  # named by iteration
@@ -524,8 +499,8 @@ class Runner:
             roles = [[GREEDY] * config.num_players for _ in range(cfg.bc_games)]
             batch = self._play(roles, {}, config, record=None, label_greedy=True)
             with self._update_threads():
-                stats = imitation_step(self.net, opt, batch, cfg.bc_epochs, cfg.minibatch,
-                                       self.rng)
+                stats = losses.imitation_step(self.net, opt, batch, cfg.bc_epochs,
+                                              cfg.minibatch, self.rng)
             self._finish("imitation", len(batch), stats)
 
     def ppo(self, seconds: float = math.inf, iterations: int | None = None) -> None:

@@ -11,7 +11,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import Field, asdict, fields
 from typing import Any
 
 from moonriver_env.training.fast.config import LOCKED_ON_RESUME, SETTINGS, FastConfig
@@ -29,6 +29,7 @@ from moonriver_env.training.fast.runner import (
     resume_path,
 )
 from moonriver_env.training.policy_net import RanchNet
+from moonriver_env.training.settings import add_setting_flags
 from moonriver_env.training.variants import variant_list
 
 from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
@@ -41,6 +42,12 @@ def _shown(value: Any) -> str:
     if isinstance(value, tuple):
         return json.dumps(list(value))
     return '""' if value == "" else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _metavar(f: Field[Any]) -> dict[str, Any]:
+    """A setting flag's metavar: N, X, NAME (lists), DIR, FILE or the setting's name."""
+    return {"metavar": {"int": "N", "float": "X", "tuple[str, ...]": "NAME"}.get(str(f.type))
+            or {"out": "DIR", "init": "FILE"}.get(f.name, f.name.upper())}
 
 
 def train(cfg: FastConfig, state: dict[str, Any] | None = None, *, quiet: bool = False,
@@ -89,22 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="on an error, show the full traceback instead of one line "
                              "(default: off)")
-    for f in fields(FastConfig):
-        flag = "--" + f.name.replace("_", "-")
-        help_text = f"{SETTINGS[f.name]} (default: {_shown(f.default)})".replace("%", "%%")
-        if str(f.type) == "tuple[str, ...]":
-            parser.add_argument(flag, dest=f.name, nargs="+", default=None, help=help_text,
-                                metavar="NAME")
-            continue
-        if str(f.type) == "bool":
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=None, help=help_text)
-            continue
-        kind = {"int": int, "float": float}.get(str(f.type), str)
-        metavar = {"int": "N", "float": "X"}.get(str(f.type), {"out": "DIR", "init": "FILE"}
-                                                  .get(f.name, f.name.upper()))
-        parser.add_argument(flag, dest=f.name, type=kind, default=None, help=help_text,
-                            metavar=metavar)
+    add_setting_flags(parser, fields(FastConfig),
+                      lambda f: f"{SETTINGS[f.name]} (default: {_shown(f.default)})",
+                      options=_metavar)
     return parser
 
 

@@ -369,35 +369,26 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         return num_steps
 
     def _log_step_counts(self) -> None:
-        from ray.rllib.utils.metrics import (
-            NUM_AGENT_STEPS_SAMPLED,
-            NUM_AGENT_STEPS_SAMPLED_LIFETIME,
-            NUM_ENV_STEPS_SAMPLED,
-            NUM_ENV_STEPS_SAMPLED_LIFETIME,
-            NUM_EPISODES,
-            NUM_EPISODES_LIFETIME,
-            NUM_MODULE_STEPS_SAMPLED,
-            NUM_MODULE_STEPS_SAMPLED_LIFETIME,
-        )
+        from ray.rllib.utils import metrics as M
 
         counts, self._step_counts = self._step_counts, {}
         log = self.metrics.log_value
         if counts.get(None):
-            log(NUM_ENV_STEPS_SAMPLED, counts[None], reduce="sum")
-            log(NUM_ENV_STEPS_SAMPLED_LIFETIME, counts[None], reduce="lifetime_sum",
+            log(M.NUM_ENV_STEPS_SAMPLED, counts[None], reduce="sum")
+            log(M.NUM_ENV_STEPS_SAMPLED_LIFETIME, counts[None], reduce="lifetime_sum",
                 with_throughput=True)
         if counts.get(True):
-            log(NUM_EPISODES, counts[True], reduce="sum")
-            log(NUM_EPISODES_LIFETIME, counts[True], reduce="lifetime_sum")
+            log(M.NUM_EPISODES, counts[True], reduce="sum")
+            log(M.NUM_EPISODES_LIFETIME, counts[True], reduce="lifetime_sum")
         modules: dict[Any, int] = {}
         for key, count in counts.items():
             if isinstance(key, tuple):
-                log((NUM_AGENT_STEPS_SAMPLED, key[0]), count, reduce="sum")
-                log((NUM_AGENT_STEPS_SAMPLED_LIFETIME, key[0]), count, reduce="lifetime_sum")
+                log((M.NUM_AGENT_STEPS_SAMPLED, key[0]), count, reduce="sum")
+                log((M.NUM_AGENT_STEPS_SAMPLED_LIFETIME, key[0]), count, reduce="lifetime_sum")
                 modules[key[1]] = modules.get(key[1], 0) + count
         for module, count in modules.items():
-            log((NUM_MODULE_STEPS_SAMPLED, module), count, reduce="sum")
-            log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, module), count, reduce="lifetime_sum")
+            log((M.NUM_MODULE_STEPS_SAMPLED, module), count, reduce="sum")
+            log((M.NUM_MODULE_STEPS_SAMPLED_LIFETIME, module), count, reduce="lifetime_sum")
 
     def _reset_envs(self, episodes: list[MultiAgentEpisode | None], shared_data: Any,
                     explore: bool) -> None:

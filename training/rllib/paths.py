@@ -4,22 +4,18 @@ Imports neither Ray nor torch, so a bad path is reported before anything heavy s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import sys
 from collections.abc import Callable
+
+from moonriver_env.training.atomic import sha256
+from moonriver_env.training.settings import warner
 
 CHECKPOINT_DIR = "checkpoints"
 MODULE_PATH = ("learner_group", "learner", "rl_module")
 MODULE_FILE = "class_and_ctor_args.pkl"
 MANIFEST = "moonriver_manifest.json"
-
-
-def _digest(path: str) -> str:
-    """SHA-256 of a file, in hex."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+_warn = warner("moonriver")
 
 
 def _files(folder: str) -> dict[str, str]:
@@ -36,7 +32,7 @@ def _files(folder: str) -> dict[str, str]:
 
 def write_manifest(folder: str) -> None:
     """Record the size and SHA-256 of every file of a checkpoint folder in its manifest."""
-    files = {rel: {"size": os.path.getsize(full), "sha256": _digest(full)}
+    files = {rel: {"size": os.path.getsize(full), "sha256": sha256(full)}
              for rel, full in sorted(_files(folder).items())}
     with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as fh:
         json.dump({"format": "moonriver-rllib-checkpoint/1", "files": files}, fh, indent=1)
@@ -58,13 +54,9 @@ def checkpoint_problem(folder: str) -> str | None:
             return f"{rel} is missing"
         if os.path.getsize(full) != want["size"]:
             return f"{rel} has {os.path.getsize(full)} bytes, not {want['size']}"
-        if _digest(full) != want["sha256"]:
+        if sha256(full) != want["sha256"]:
             return f"{rel} does not match its checksum"
     return None
-
-
-def _warn(line: str) -> None:
-    print(f"moonriver: warning: {line}", file=sys.stderr, flush=True)
 
 
 def algorithm_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:

@@ -21,12 +21,8 @@ from typing import Any
 from moonriver_env.training.atomic import atomic_folder, atomic_text, remove_partials
 from moonriver_env.training.rllib import BATCHED_OPPONENTS, ENV_BACKENDS
 from moonriver_env.training.rllib.logs import quiet_rllib_logs
-from moonriver_env.training.rllib.paths import (
-    CHECKPOINT_DIR,
-    algorithm_checkpoint,
-    write_manifest,
-)
-from moonriver_env.training.settings import load_settings
+from moonriver_env.training.rllib.paths import CHECKPOINT_DIR, algorithm_checkpoint, write_manifest
+from moonriver_env.training.settings import add_setting_flags, load_settings, warner
 
 from moonriver_env.common.cli import (
     ArgumentParser,
@@ -403,10 +399,6 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
         ray.shutdown()
 
 
-def _warn(line: str) -> None:
-    print(f"{PROG}: warning: {line}", file=sys.stderr, flush=True)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The CLI: one flag per config field, plus --config, --resume and --debug."""
     parser = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
@@ -414,20 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", help="checkpoint directory (or run directory: its newest "
                                          "undamaged checkpoint) to continue from")
     add_debug_flag(parser)
-    for f in fields(RLlibTrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        default = f"default: {f.default!r}".replace("'", "")
-        if f.type == "bool":
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=None, help=f"({default})")
-        elif "tuple" in str(f.type):
-            elem = int if f.name == "net_arch" else str
-            parser.add_argument(flag, dest=f.name, nargs="*", type=elem, default=None,
-                                help=f"({default})")
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            parser.add_argument(flag, dest=f.name, type=kind, default=None,
-                                help=f"({default})")
+    add_setting_flags(parser, fields(RLlibTrainConfig),
+                      lambda f: f"(default: {f.default!r})".replace("'", ""), nargs="*")
     return parser
 
 
@@ -439,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     args.pop("debug")
     cfg = RLlibTrainConfig.load(config_path, args)
     if resume:  # a bad path fails before Ray starts; a damaged newest checkpoint is named
-        resume = algorithm_checkpoint(resume, report=_warn)
+        resume = algorithm_checkpoint(resume, report=warner(PROG))
     if cfg.address:
         check_address(cfg.address)
     try:

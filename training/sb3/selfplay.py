@@ -4,28 +4,27 @@ The schedule: docs/design.md ("Self-play schedule")."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
-from moonriver_env.agents.base import Observation
+from moonriver_env.agents.base import Agent, Observation
+from moonriver_env.agents.policy import PolicyAgent
 from moonriver_env.agents.registry import make_agent
 from moonriver_env.training.atomic import check_archive
 
 from moonriver_env.moonriver.contract import MoonRiverGame
 
-_MODELS: dict[str, Any] = {}  # snapshot path -> loaded policy, shared by every seat of a process
 
+@functools.cache  # one per snapshot path, shared by every seat of a process
+def _load(path: str) -> PolicyAgent:
+    """The snapshot at ``path`` (sampled actions), loaded once, its checksums checked first."""
+    import torch
+    from sb3_contrib import MaskablePPO
 
-def _load(path: str) -> Any:
-    """The snapshot at ``path``, loaded once per process, its checksums checked first."""
-    if path not in _MODELS:
-        import torch
-        from sb3_contrib import MaskablePPO
-
-        check_archive(path)  # SB3's loader reports a bad CRC as a file that is no zip
-        torch.set_num_threads(1)
-        _MODELS[path] = MaskablePPO.load(path, device="cpu")
-    return _MODELS[path]
+    check_archive(path)  # SB3's loader reports a bad CRC as a file that is no zip
+    torch.set_num_threads(1)
+    return PolicyAgent(MaskablePPO.load(path, device="cpu"), deterministic=False)
 
 
 class OpponentPool:
@@ -46,8 +45,8 @@ class OpponentPool:
         if path not in self.snapshots:
             self.snapshots.append(path)
 
-    def draw(self, rng: np.random.Generator) -> tuple[str, Any]:
-        """One opponent for an episode: ('baseline', agent) or ('snapshot', model)."""
+    def draw(self, rng: np.random.Generator) -> tuple[str, Agent[Any]]:
+        """One opponent for an episode: ('baseline', agent) or ('snapshot', its agent)."""
         if not self.snapshots or rng.random() < self.baseline_prob:
             return "baseline", self.baselines[int(rng.integers(len(self.baselines)))]
         if len(self.snapshots) == 1 or rng.random() < 0.5:
@@ -63,7 +62,6 @@ class PoolOpponent:
     def __init__(self, pool: OpponentPool) -> None:
         self.pool = pool
         self.rng = np.random.default_rng()
-        self.player: Any  # an Agent ("baseline") or a MaskablePPO snapshot ("snapshot")
         self.kind, self.player = "baseline", pool.baselines[0]
 
     def reset(self, seed: int | None = None) -> None:
@@ -80,10 +78,4 @@ class PoolOpponent:
 
     def act(self, game: MoonRiverGame, observation: Observation) -> int:
         """The drawn opponent's action."""
-        if self.kind == "baseline":
-            chosen: int = self.player.act(game, observation)
-            return chosen
-        mask = np.asarray(observation["action_mask"], dtype=bool)
-        action, _ = self.player.predict(observation["observation"], action_masks=mask,
-                                        deterministic=False)
-        return int(action)
+        return self.player.act(game, observation)

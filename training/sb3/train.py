@@ -8,20 +8,21 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 import zipfile
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import Field, asdict, fields
 from typing import Any
 
 from moonriver_env.training.atomic import atomic_text, check_archive, first_line, remove_partials
 from moonriver_env.training.sb3.config import SETTINGS, TrainConfig, describe_allowed
+from moonriver_env.training.settings import add_setting_flags, warner
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
 
 TRAIN_MODULES = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tqdm")
 CHECKPOINT = re.compile(r"ppo_(\d+)_steps\.zip")  # checkpoints/ names, by timestep count
+_warn = warner("moonriver-train")
 
 
 def checkpoint_problem(path: str) -> str | None:
@@ -37,10 +38,6 @@ def checkpoint_problem(path: str) -> str | None:
     if not {"data", "policy.pth"} <= names:
         return "it holds no MaskablePPO model (data, policy.pth)"
     return None
-
-
-def _warn(line: str) -> None:
-    print(f"moonriver-train: warning: {line}", file=sys.stderr, flush=True)
 
 
 def resume_checkpoint(path: str, report: Callable[[str], None] = _warn) -> str:
@@ -138,6 +135,20 @@ def train(cfg: TrainConfig, resume: str | None = None):
     return model
 
 
+def _help(f: Field[Any]) -> str:
+    text, allowed = SETTINGS[f.name]
+    shown = " ".join(map(str, f.default)) if isinstance(f.default, tuple) else f.default
+    return f"{text}; {describe_allowed(str(f.type), allowed)} (default: {shown})"
+
+
+def _options(f: Field[Any]) -> dict[str, Any]:
+    if "tuple" in str(f.type):
+        return {"nargs": "*" if f.name == "eval_opponents" else "+",
+                "metavar": "N" if f.name == "net_arch" else "SPEC"}
+    allowed = SETTINGS[f.name][1]
+    return {"choices": allowed if isinstance(allowed, list) else None}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``moonriver-train`` argument parser: one flag per setting, with its help."""
     parser = ArgumentParser(prog="moonriver-train", description=__doc__.splitlines()[0])
@@ -146,26 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", metavar="CHECKPOINT",
                         help="checkpoint .zip to continue from, or a run directory: its newest "
                              "readable checkpoint (default: none)")
-    for f in fields(TrainConfig):
-        flag = "--" + f.name.replace("_", "-")
-        text, allowed = SETTINGS[f.name]
-        default = f.default
-        shown = " ".join(map(str, default)) if isinstance(default, tuple) else default
-        help_text = f"{text}; {describe_allowed(str(f.type), allowed)} (default: {shown})"
-        help_text = help_text.replace("%", "%%")
-        if f.type in ("bool",):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction,
-                                default=None, help=help_text)
-        elif "tuple" in str(f.type):
-            parser.add_argument(flag, dest=f.name, nargs="*" if f.name == "eval_opponents"
-                                else "+", type=int if f.name == "net_arch" else str,
-                                default=None, help=help_text, metavar="N" if
-                                f.name == "net_arch" else "SPEC")
-        else:
-            kind = {"int": int, "float": float}.get(str(f.type), str)
-            choices = allowed if isinstance(allowed, list) else None
-            parser.add_argument(flag, dest=f.name, type=kind, default=None, choices=choices,
-                                help=help_text)
+    add_setting_flags(parser, fields(TrainConfig), _help, options=_options)
     add_debug_flag(parser)
     return parser
 
