@@ -13,7 +13,6 @@ from moonriver_env.circles.game import CirclesGame
 from moonriver_env.circles.record import RECORD_FORMAT as CIRCLES_FORMAT
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main
 from moonriver_env.moonriver.backend import BACKENDS, DEFAULT_BACKEND, game_class
-from moonriver_env.moonriver.contract import MoonRiverGame
 from moonriver_env.moonriver.rules import ActionCodec
 from moonriver_env.moonriver.rules.record import RECORD_FORMAT as MOONRIVER_FORMAT
 from moonriver_env.moonriver.rules.record import record_start
@@ -44,10 +43,6 @@ class _Shown:
     key: str  # printed before the first table
 
 
-def _moonriver_start(record: dict[str, Any], backend: str) -> MoonRiverGame:
-    return record_start(record, game_class=game_class(backend))
-
-
 def _moonriver_summary(game: Any, decisions: int) -> str:
     if game.is_over:
         return f"final scores: {[s.total for s in game.scores()]} winners: {game.winners()}"
@@ -71,8 +66,9 @@ def _circles_summary(game: Any, decisions: int) -> str:
 
 # Every record format the project writes (docs/game-record.md, docs/circles.md).
 SHOWN = {
-    MOONRIVER_FORMAT: _Shown(_moonriver_start, lambda game, a: ActionCodec.to_text(a),
-                             _moonriver_summary, cell_key() + "\n"),
+    MOONRIVER_FORMAT: _Shown(
+        lambda record, backend: record_start(record, game_class=game_class(backend)),
+        lambda game, a: ActionCodec.to_text(a), _moonriver_summary, cell_key() + "\n"),
     CIRCLES_FORMAT: _Shown(_circles_start, lambda game, a: game.codec.to_text(a),
                            _circles_summary, ""),
 }

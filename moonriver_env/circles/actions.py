@@ -149,17 +149,10 @@ class ActionCodec:
             of_kind = [a for a in self.actions if type(a) is kind]
             self._fields[kind] = [(name, tuple(dict.fromkeys(a[i] for a in of_kind)))
                                   for i, name in enumerate(kind._fields)]
-        self.THROW0 = self.segments["throw"][0]
-        self.TICKETS0 = self.segments["tickets"][0]
-        self.BUY0 = self.segments["buy"][0]
-        self.DIG = self.segments["dig"][0]
-        self.DEPOSIT0 = self.segments["deposit"][0]
-        self.WITHDRAW0 = self.segments["withdraw"][0]
-        self.BET = self.segments["bet"][0]
-        self.STAKE = self.segments["stake"][0]
+        # The first id of each segment, in the order of ``segments``.
+        (self.THROW0, self.TICKETS0, self.BUY0, self.DIG, self.DEPOSIT0, self.WITHDRAW0, self.BET,
+         self.STAKE, self.STEAL0, self.PASS) = (lo for lo, _ in self.segments.values())
         self.FOLD = self.STAKE + 1
-        self.STEAL0 = self.segments["steal"][0]
-        self.PASS = self.segments["pass"][0]
 
     def throw(self, k: int) -> int:
         """Id of Throw(k)."""

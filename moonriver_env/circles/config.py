@@ -120,11 +120,9 @@ class CirclesConfig:
         if self.start_silver > self.money_cap:
             raise ValueError(f"CirclesConfig.start_silver must be at most money_cap "
                              f"({self.money_cap}), got {self.start_silver}")
-        object.__setattr__(self, "mine", _int_tuple("mine", self.mine, None, 1))
-        object.__setattr__(self, "bag", _int_tuple("bag", self.bag, 4, 0))
-        object.__setattr__(self, "stock", _int_tuple("stock", self.stock, 3, 0))
-        object.__setattr__(self, "prices", _int_tuple("prices", self.prices, 3, 1))
-        object.__setattr__(self, "cup_costs", _int_tuple("cup_costs", self.cup_costs, None, 1))
+        for name, length, low in (("mine", None, 1), ("bag", 4, 0), ("stock", 3, 0),
+                                  ("prices", 3, 1), ("cup_costs", None, 1)):
+            object.__setattr__(self, name, _int_tuple(name, getattr(self, name), length, low))
         if not self.mine or not self.cup_costs:
             raise ValueError("CirclesConfig.mine and cup_costs need at least one entry")
         if sum(self.bag) == 0:

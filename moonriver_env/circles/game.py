@@ -4,7 +4,9 @@ See docs/circles.md (Decisions)."""
 
 from __future__ import annotations
 
+import bisect
 from enum import IntEnum
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -468,12 +470,8 @@ class CirclesGame(RecordedGame):
 
     def _dig(self) -> None:
         p = self.owner
-        total = sum(self.bag)
-        draw = int(self.rng.integers(total))
-        token = 0
-        while draw >= self.bag[token]:
-            draw -= self.bag[token]
-            token += 1
+        draw = int(self.rng.integers(sum(self.bag)))
+        token = bisect.bisect_right(list(accumulate(self.bag)), draw)  # the token drawn's index
         self._chance("dig", player=p, token=BAG_TOKENS[token])
         if token == STONE:  # back into the bag; a shovel goes to the shop
             self.items[p][SHOVEL] -= 1
@@ -586,9 +584,8 @@ class CirclesGame(RecordedGame):
             self._enter(Phase.CONTEST_THROW, self.queue[0],
                         list(range(codec.THROW0, codec.THROW0 + self.config.ring_size - 1)))
             return
-        scores = [self.score[q] for q in self.group]
         if self.stage == ContestStage.WINNER:
-            best = min(scores)
+            best = min(self.score[q] for q in self.group)
             tied = [q for q in self.group if self.score[q] == best]
             if len(tied) > 1:
                 self._throw_round(tied)
@@ -596,13 +593,10 @@ class CirclesGame(RecordedGame):
             self.contest_winner = tied[0]
             self.stage = ContestStage.PAYER
             order = [*self._clockwise_from_left(self.bettor), self.bettor]
-            others = [q for q in order if self.entry[q] == Entry.STAKED
-                      and q != self.contest_winner]
-            scores = [self.score[q] for q in others]
-            group = others
+            group = [q for q in order if self.entry[q] == Entry.STAKED and q != self.contest_winner]
         else:
             group = self.group
-        worst = max(scores)
+        worst = max(self.score[q] for q in group)
         tied = [q for q in group if self.score[q] == worst]
         if len(tied) > 1:
             self._throw_round(tied)

@@ -37,11 +37,8 @@ def public_state(game: CirclesGame) -> dict[str, Any]:
 
 def to_record(game: CirclesGame, include_seed: bool = False) -> dict[str, Any]:
     """The game's record: config, seed (once over, or on request), events, final state, winners."""
-    events = []
-    for event in game.history:
-        if event["type"] == "decision":
-            event = {**event, "text": game.codec.to_text(event["action"])}
-        events.append(event)
+    events = [{**e, "text": game.codec.to_text(e["action"])} if e["type"] == "decision" else e
+              for e in game.history]
     over = game.is_over
     return {
         "format": RECORD_FORMAT, "version": RECORD_VERSION,

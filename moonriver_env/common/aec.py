@@ -34,8 +34,7 @@ class TableAECEnv(TableGameMixin[GameT], AECEnv):  # type: ignore[misc]  # petti
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces: dict[str, gymnasium.spaces.Discrete[np.int64]] = {
-            a: gymnasium.spaces.Discrete(num_actions)
-                              for a in self.possible_agents}
+            a: gymnasium.spaces.Discrete(num_actions) for a in self.possible_agents}
         self.np_random, _ = seeding.np_random(None)
         self.game = None
 

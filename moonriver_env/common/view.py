@@ -1,4 +1,4 @@
-"""Observation plumbing of any game: named views (slices) of the vector, lazy observations."""
+"""Observation plumbing of any game: views (slices) of the vector, lazy observations, caches."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from .contract import ActionMask, TableGame
 ViewSpec = tuple[str, tuple[int, ...], str]  # name, shape, doc
 G = TypeVar("G", bound=TableGame)
 G_contra = TypeVar("G_contra", bound=TableGame, contravariant=True)
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,14 @@ def choice_mask(width: int, choices: tuple[int, ...]) -> ActionMask:
     mask[list(choices)] = 1
     # Over immutable bytes: no consumer can make it writable again.
     return np.frombuffer(mask.tobytes(), dtype=np.int8)
+
+
+def bounded_store(cache: dict[K, V], key: K, value: V, limit: int) -> V:
+    """``cache[key] = value``, the cache emptied first if it holds ``limit`` entries; ``value``."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def no_moves(width: int) -> ActionMask:

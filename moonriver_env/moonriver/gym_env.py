@@ -67,7 +67,6 @@ class MoonRiverGymEnv(SeatGymEnv[MoonRiverGame]):
                                                       np.float32)
         self.game: MoonRiverGame | None = None
         self.seat = 0
-        self._episode_over = False
 
     # --------------------------------------------------- what Moon River gives
     def _table_image(self, game: MoonRiverGame) -> np.ndarray:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from moonriver_env.common.view import LazyObservation as LazyObservation  # its old home
-from moonriver_env.common.view import View, ViewSpec, layout
+from moonriver_env.common.view import View, ViewSpec, bounded_store, layout
 from moonriver_env.moonriver.rules.actions import HAND_SLOTS, MAX_CIRCLES, SALOON_SLOTS
 from moonriver_env.moonriver.rules.components import (
     COLUMN_SIZE,
@@ -193,9 +193,7 @@ class ObservationEncoder:
             g0 = o["game"]
             base[g0 + _G[f"players_{n}"]] = 1.0
             base[g0 + _G[f"scenario_{game.scenario}" if game.scenario else "base"]] = 1.0
-            if len(self._bases) >= BASE_CACHE_SIZE:
-                self._bases.clear()
-            base = self._bases[key] = base[_RANCH_SIZE * n:]
+            base = bounded_store(self._bases, key, base[_RANCH_SIZE * n:], BASE_CACHE_SIZE)
         return base
 
     def _ranch_entry(self, game: Game, player: int, tables: _Tables,
@@ -228,10 +226,7 @@ class ObservationEncoder:
         template[_CH["free"]] = usable_cells(ranch.rows)
         table = template[:, :, None] + tables.kind_planes[:, None, :]
         table = table.reshape(NUM_RANCH_CHANNELS, -1)
-        if len(self._cell_tables) >= BASE_CACHE_SIZE:
-            self._cell_tables.clear()
-        self._cell_tables[key] = (ranch.board, table)
-        return table
+        return bounded_store(self._cell_tables, key, (ranch.board, table), BASE_CACHE_SIZE)[1]
 
     def encode(self, game: Game, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
         """Write the observation of ``viewer`` into ``out`` (allocated if None) and return it."""
@@ -323,10 +318,7 @@ class ObservationEncoder:
         active_owner = game.active_owner
         ones += [_O_TURN_ORDER + to_rel[active_owner[pos]] * COLUMN_SIZE + pos
                  for pos in game.order if active_owner[pos] >= 0]
-        if len(self._seat_parts) >= PART_CACHE_SIZE:
-            self._seat_parts.clear()
-        part = self._seat_parts[key] = np.array(ones, dtype=np.intp)
-        return part
+        return bounded_store(self._seat_parts, key, np.array(ones, dtype=np.intp), PART_CACHE_SIZE)
 
     def _partner_part(self, game: Game, tables: _Tables,
                       key: tuple[object, ...]) -> tuple[np.ndarray, tuple[float, ...]]:
@@ -337,11 +329,8 @@ class ObservationEncoder:
         left = [0] * len(SPECIALISTS)
         for token in game.pile:
             left[saloon_index[token]] += 1
-        if len(self._partner_parts) >= PART_CACHE_SIZE:
-            self._partner_parts.clear()
-        part = self._partner_parts[key] = (np.array(ones, dtype=np.intp),
-                                           tuple(k / 5.0 for k in left))
-        return part
+        part = (np.array(ones, dtype=np.intp), tuple(k / 5.0 for k in left))
+        return bounded_store(self._partner_parts, key, part, PART_CACHE_SIZE)
 
     def markdown(self) -> str:
         """docs/observation.md: every view with its slice, shape and meaning."""

@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 import numpy as np
 
 from moonriver_env.common.validate import check_time_limit, game_seed
+from moonriver_env.common.view import bounded_store
 from moonriver_env.moonriver.contract import CoreExtras
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE, board_ids
 from moonriver_env.moonriver.rules import actions as A
@@ -26,11 +27,12 @@ from moonriver_env.moonriver.rules.data import GameData
 from moonriver_env.moonriver.rules.game import (
     IllegalActionError,
     action_id,
+    board_pool,
     put_next_draws,
     why_illegal,
     win_returns,
 )
-from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS
+from moonriver_env.moonriver.rules.grid import COLS, NUM_CELLS, usable_cells
 from moonriver_env.moonriver.rules.phase import Context, Phase
 from moonriver_env.moonriver.rules.scenarios import SCENARIOS
 from moonriver_env.moonriver.rules.scoring import ScoreBreakdown
@@ -69,19 +71,7 @@ def _tables(data: GameData) -> _core.Tables:
     tables = _core.make_tables(kinds.ravel(), data.num_box_kinds,
                                data.plot_kind.astype(np.int64),
                                np.array([int(k) for k in data.partner_specialists], np.int64))
-    if len(_TABLES) >= _TABLES_SIZE:
-        _TABLES.clear()
-    _TABLES[id(data)] = (data, tables)
-    return tables
-
-
-def board_pool(config: GameConfig, data: GameData) -> tuple[str, ...]:
-    """The boards ``config``'s set-up plan holds: one per seat, or the legend pool to draw from."""
-    if config.mode != "legends":
-        return (next(k for k, b in data.boards.items() if b.side == "camp"),) * config.num_players
-    if config.boards is None:
-        return tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
-    return tuple(config.boards)
+    return bounded_store(_TABLES, id(data), (data, tables), _TABLES_SIZE)[1]
 
 
 def setup_plan(config: GameConfig, data: GameData) -> tuple[tuple[str, ...], tuple[Any, ...]]:
@@ -105,10 +95,7 @@ def setup_plan_of(config: GameConfig,
         return entry[1]
     names, args = setup_plan(config, data)
     plan = (names, _core.SetupPlan(_tables(data), *args))
-    if len(_PLANS) >= _TABLES_SIZE:
-        _PLANS.clear()
-    _PLANS[config] = (data, plan)
-    return plan
+    return bounded_store(_PLANS, config, (data, plan), _TABLES_SIZE)[1]
 
 
 def _scenario(config: GameConfig, drawn: int) -> int | None:
@@ -200,10 +187,7 @@ class _RanchView:
     @property
     def empty(self) -> np.ndarray:
         """Free cells a plot may go on."""
-        usable = np.zeros(NUM_CELLS, dtype=bool)
-        usable[: self.rows * COLS] = True
-        usable[2] = False
-        return usable & (self.kind < 0)
+        return usable_cells(self.rows) & (self.kind < 0)
 
 
 class Game(CoreExtras):
@@ -313,12 +297,9 @@ class Game(CoreExtras):
     # ----------------------------------------------------------- observation
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s observation (4934 float32), written into ``out`` when given."""
-        if type(player) is not int:
-            if not isinstance(player, np.integer):
-                raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
-                                 f"got {player!r:.40}")
+        if isinstance(player, np.integer):
             player = int(player)
-        if not 0 <= player < self._n:
+        if type(player) is not int or not 0 <= player < self._n:
             raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "
                              f"got {player!r:.40}")
         if out is None:
@@ -334,10 +315,13 @@ class Game(CoreExtras):
     # ------------------------------------------------------- search support
     def clone(self) -> Game:
         """An independent copy of the full state (one C++ copy)."""
+        return self._over(self._core.copy())
+
+    def _over(self, core: _core.Game) -> Game:
+        """This game over a copy ``core`` of its state: the same mask (read-only: shared)."""
         g = Game.__new__(Game)
         g.__dict__.update(self.__dict__)
-        g._core = self._core.copy()
-        g._mask = self._mask  # read-only: safe to share
+        g._core = core
         g._snap = None
         g._views = None
         return g
@@ -364,13 +348,7 @@ class Game(CoreExtras):
     def determinized_clone(self, seed: int) -> Game:
         """A clone whose box and pile the core reshuffles (SplitMix64 seeded with ``seed``)."""
         _check_seed(seed)
-        g = Game.__new__(Game)
-        g.__dict__.update(self.__dict__)
-        g._core = self._core.determinized_clone(seed)
-        g._mask = self._mask  # the hidden order does not change what is legal
-        g._snap = None
-        g._views = None
-        return g
+        return self._over(self._core.determinized_clone(seed))  # what is legal is not hidden
 
     def greedy_values(self, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Greedy's (value float64, tie-break int64) of each of ``ids`` (None: all legal ids)."""
@@ -579,8 +557,7 @@ def random_play_counts(game: Game, count: int, seed: int) -> tuple[int, int]:
     if type(count) is not int or count < 0:
         raise ValueError(f"count must be a non-negative int, got {count!r:.40}")
     _check_seed(seed)
-    games, decisions = game._core.random_play_counts(count, seed)
-    return games, decisions
+    return game._core.random_play_counts(count, seed)
 
 
 def _id_array(ids: object) -> np.ndarray:

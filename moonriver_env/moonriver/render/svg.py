@@ -154,11 +154,9 @@ def _slot(d: _Svg, x: float, y: float) -> None:
 
 # ------------------------------------------------------------------ table parts
 def _columns(d: _Svg, game: MoonRiverGame) -> None:
-    for i, (label, col, owner) in enumerate(
-            (("active column", game.active, game.active_owner),
-             ("pending column", game.pending, game.pending_owner))):
+    for i, (name, col, owner) in enumerate((("active", game.active, game.active_owner),
+                                            ("pending", game.pending, game.pending_owner))):
         y = TOP + i * COLUMN_ROW_H
-        name = "active" if i == 0 else "pending"
         d.text(PAD, y + 16, name, 12, S.INK, "bold")
         d.text(PAD, y + 30, "column", 12, S.INK, "bold")
         d.text(PAD, y + 43, "(box side first)", 9, S.MUTED)
@@ -167,7 +165,7 @@ def _columns(d: _Svg, game: MoonRiverGame) -> None:
             plot = -1 if col is None else col[pos]
             if plot >= 0:
                 kind = game.data.kinds[int(game.data.plot_kind[plot])]
-                d.open(f"col:{name}:{pos}", f"{label} position {pos}: {_plot_title(kind)}")
+                d.open(f"col:{name}:{pos}", f"{name} column position {pos}: {_plot_title(kind)}")
                 _plot(d, kind, x, y)
             else:
                 d.open(f"col:{name}:{pos}")
@@ -295,14 +293,12 @@ def _ranch(d: _Svg, game: MoonRiverGame, p: int, x0: float, y0: float, height: f
 def _legend(d: _Svg, y0: float, width: float) -> float:
     """Draw the legend from y0; returns its height."""
     d.text(PAD, y0 + 14, "Legend", 12, S.INK, "bold")
-    items: list[tuple[str, object]] = []
-    for t, colour in S.TERRAIN_COLOURS.items():
-        items.append((t.name.lower(), ("swatch", colour)))
+    items: list[tuple[str, object]] = [(t.name.lower(), ("swatch", colour))
+                                       for t, colour in S.TERRAIN_COLOURS.items()]
     items += [("nugget (1 pt)", _nugget), ("beaver (1 pt)", _beaver), ("corn (1 pt)", _corn),
               ("printed cow symbol", _cow_symbol), ("cow on the ranch", _cow),
               ("skull: drought", _skull), ("circle: recruit", _circle_symbol)]
-    for kind in PartnerKind:
-        items.append((S.PARTNER_NAMES[kind], ("badge", kind)))
+    items += [(S.PARTNER_NAMES[kind], ("badge", kind)) for kind in PartnerKind]
     items += [("square: specialist face", ("badge", PartnerKind.TRAPPER)),
               ("round: cowboy face", ("round", PartnerKind.COWBOY)),
               ("bridge (open / built)", "bridge"), ("homestead", "home"),

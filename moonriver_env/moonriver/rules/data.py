@@ -114,10 +114,9 @@ def _read_csv(path: str, text: str, columns: tuple[str, ...]) -> list[tuple[int,
 
 
 def _symbols(path: str, line: int, row: dict[str, str], label: str) -> PlotKind:
-    terrain = _terrain_field(path, line, row)
-    kind = PlotKind(
+    return PlotKind(
         label=label,
-        terrain=terrain,
+        terrain=_terrain_field(path, line, row),
         nugget=_int_field(path, line, row, "nugget", 0, 3),
         beaver=_int_field(path, line, row, "beaver", 0, 3),
         corn=_int_field(path, line, row, "corn", 0, 3),
@@ -126,7 +125,6 @@ def _symbols(path: str, line: int, row: dict[str, str], label: str) -> PlotKind:
         circle=bool(_int_field(path, line, row, "circle", 0, 1)),
         number=_int_field(path, line, row, "number", 0, 999) if "number" in row else 0,
     )
-    return kind
 
 
 def read_plot_manifest(path: str, text: str | None = None

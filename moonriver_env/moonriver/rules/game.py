@@ -16,7 +16,7 @@ import moonriver_env.moonriver.rules.actions as A
 from moonriver_env.common.errors import IllegalActionError as IllegalActionError  # re-exported
 from moonriver_env.common.game_base import RecordedGame
 from moonriver_env.common.validate import game_seed
-from moonriver_env.common.view import choice_mask
+from moonriver_env.common.view import bounded_store, choice_mask, no_moves
 
 from .actions import Action, ActionCodec
 from .components import COLUMN_SIZE, NUM_COWS, Face, PartnerKind, Terrain
@@ -56,23 +56,7 @@ _STEPS = {rows: tuple(tuple((d, n) for d in range(4) if (n := step(c, d, rows)) 
 _SCORE_MEMO_SIZE = 20_000  # entries (~1 kB each) per set of data tables
 
 
-def _frozen(mask: np.ndarray) -> np.ndarray:
-    """A read-only copy over immutable bytes: no consumer can make it writable again."""
-    return np.frombuffer(mask.tobytes(), dtype=np.int8)
-
-
-NO_MOVES = _frozen(np.zeros(A.NUM_ACTIONS, dtype=np.int8))  # the mask of a player not to act
-
-
-def _kind_symbols(data: GameData) -> list[tuple[int, int, bool, bool]]:
-    """(terrain, cows, skull, circle) per kind id, as plain Python values for the hot path."""
-    return list(zip(data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(),
-                    data.circle.tolist(), strict=True))
-
-
-def _token_kinds(data: GameData) -> list[int]:
-    """Specialist kind of each partner token, plus a last entry for 'no partner' (index -1)."""
-    return [*map(int, data.partner_specialists), _COWBOY]
+NO_MOVES = no_moves(A.NUM_ACTIONS)  # the mask of a player not to act
 
 
 class SetupDraws(TypedDict):
@@ -85,25 +69,28 @@ class SetupDraws(TypedDict):
     setup_order: list[int]
 
 
+def board_pool(config: GameConfig, data: GameData) -> tuple[str, ...]:
+    """The boards ``config``'s set-up deals: one per seat, or the legend pool to draw from."""
+    if config.mode != "legends":
+        return (next(k for k, b in data.boards.items() if b.side == "camp"),) * config.num_players
+    if config.boards is None:
+        return tuple(sorted(k for k, b in data.boards.items() if b.side == "legend"))
+    return tuple(config.boards)
+
+
 def setup_draws(config: GameConfig, data: GameData, rng: np.random.Generator) -> SetupDraws:
     """The setup's random draws from ``rng``, in order: scenario, boards, box, pile, seats."""
-    n = config.num_players
-    scenario = config.scenario
-    if config.mode == "legends" and scenario is None:
+    n, legends = config.num_players, config.mode == "legends"
+    scenario, names = config.scenario, board_pool(config, data)
+    if legends and scenario is None:
         scenario = int(rng.integers(min(SCENARIOS), max(SCENARIOS) + 1))
-    if config.mode == "legends":
-        names = config.boards
-        if names is None:
-            legends = sorted(k for k, b in data.boards.items() if b.side == "legend")
-            names = tuple(legends[i] for i in rng.permutation(len(legends))[:n])
-    else:
-        camp = next(k for k, b in data.boards.items() if b.side == "camp")
-        names = (camp,) * n
+    if legends and config.boards is None:
+        names = tuple(names[i] for i in rng.permutation(len(names))[:n])
     box = rng.permutation(data.num_plots).tolist()
     pile = rng.permutation(data.num_partners).tolist()
     first = rng.permutation(n).tolist()
     order = [first[0], first[1], first[1], first[0]] if n == 2 else first
-    return {"scenario": scenario, "boards": tuple(names), "box": box, "pile": pile,
+    return {"scenario": scenario, "boards": names, "box": box, "pile": pile,
             "setup_order": order}
 
 
@@ -202,14 +189,22 @@ class Game(RecordedGame):
         self.config = config if config is not None else GameConfig()
         self.seed = game_seed(seed)
         self.rng = np.random.default_rng(self.seed)
-        self.data = self.config.data
-        self._plot_terrain: list[int] = self.data.terrain[self.data.plot_kind].tolist()
-        self._plot_number: list[int] = self.data.number[self.data.plot_kind].tolist()
-        self._kind_symbols = _kind_symbols(self.data)
-        self._token_kind = _token_kinds(self.data)
+        self._read_tables()
         self._history: list[dict[str, Any]] = []
         self.chosen_draws = False  # set_next_draws was used: the record replays its draws
         self._setup(first_draws)
+
+    def _read_tables(self) -> None:
+        """The config's data tables, and plain Python copies of them for the hot path."""
+        data = self.data = self.config.data
+        self._plot_terrain: list[int] = data.terrain[data.plot_kind].tolist()
+        self._plot_number: list[int] = data.number[data.plot_kind].tolist()
+        # (terrain, cows, skull, circle) per kind id
+        self._kind_symbols: list[tuple[int, int, bool, bool]] = list(zip(
+            data.terrain.tolist(), data.cows.tolist(), data.skull.tolist(), data.circle.tolist(),
+            strict=True))
+        # Specialist kind of each partner token, plus a last entry for 'no partner' (index -1).
+        self._token_kind = [*map(int, data.partner_specialists), _COWBOY]
 
     # ------------------------------------------------------------------ setup
     def _setup(self, first_draws: Mapping[str, Sequence[int]] | None = None) -> None:
@@ -217,9 +212,8 @@ class Game(RecordedGame):
         n = cfg.num_players
         draws = setup_draws(cfg, data, self.rng)
         self.scenario = draws["scenario"]
-        names = draws["boards"]
-        self.board_names = tuple(names)
-        self.ranches = [Ranch(cfg.rows, data.boards[name]) for name in names]
+        self.board_names = draws["boards"]
+        self.ranches = [Ranch(cfg.rows, data.boards[name]) for name in self.board_names]
         self._shared = 0  # bit p: ranch p is shared with a clone (see _ranch)
         self.supply = NUM_COWS
         self.box: list[int] = draws["box"]
@@ -406,7 +400,7 @@ class Game(RecordedGame):
             mask[A.BUILD0:end].reshape(len(rows), -1)[:] = bits[:, :NUM_PLACEMENTS]
         if not self.emptying and not (self.forced and self.builds_done == 0):
             mask[A.PASS_ID] = 1
-        return _frozen(mask)
+        return np.frombuffer(mask.tobytes(), dtype=np.int8)  # immutable bytes: never writable
 
     def _enter(self, phase: Phase, choices: list[int]) -> None:
         """Move to a non-build decision whose legal action ids are ``choices``."""
@@ -469,9 +463,7 @@ class Game(RecordedGame):
             if ph == _BUILD:
                 self._finish_expansion()
             else:
-                self.effect_cell = -1
-                self.cowboy_moves_left = 0
-                self._resolve()
+                self._end_effect()
         elif ph == _BUILD:
             q, k = divmod(aid - A.BUILD0, NUM_CELLS * 2)
             self._build(*A.PAIRS[q], k // 2, int(PLACE_SECOND[k]))
@@ -499,23 +491,19 @@ class Game(RecordedGame):
             if moves:
                 self._choices = [*moves, A.PASS_ID]
             else:
-                self.effect_cell = -1
-                self.cowboy_moves_left = 0
-                self._resolve()
+                self._end_effect()
         elif ph == Phase.DESPERADO:
             i, rest = divmod(aid - A.DESPERADO0, A.MAX_OPPONENTS * A.HAND_SLOTS)
             o, j = divmod(rest, A.HAND_SLOTS)
             mine = self._ranch(self.player).hand
             theirs = self._ranch((self.player + o + 1) % self.num_players).hand
             mine[i], theirs[j] = theirs[j], mine[i]
-            self.effect_cell = -1
-            self._resolve()
+            self._end_effect()
         elif ph == Phase.THIEF:
             o, cell = divmod(aid - A.THIEF0, NUM_CELLS)
             self._ranch((self.player + o + 1) % self.num_players).add_cows(cell, -1)
             self._ranch(self.player).add_cows(self.effect_cell, 1)
-            self.effect_cell = -1
-            self._resolve()
+            self._end_effect()
         elif ph == Phase.BONUS:
             tf, cell = divmod(aid - A.BONUS0, NUM_CELLS)
             self._place_bonus(tf // 2, tf % 2, cell)
@@ -658,6 +646,10 @@ class Game(RecordedGame):
             if options:  # every immediate effect may be declined
                 self._enter(effect[0], [*options, A.PASS_ID])
                 return
+        self._end_effect()
+
+    def _end_effect(self) -> None:
+        """The partner's effect is over (or declined): resolve what the domino still holds."""
         self.effect_cell = -1
         self.cowboy_moves_left = 0
         self._resolve()
@@ -684,11 +676,7 @@ class Game(RecordedGame):
                 self.active[pos] = -1
         if self.last_round:
             self._refill_saloon()  # the end of every round refills, the last one included
-            seen: list[int] = []
-            for pos in self.order:
-                if self.active_owner[pos] not in seen:
-                    seen.append(self.active_owner[pos])
-            self.empty_order = seen
+            self.empty_order = list(dict.fromkeys(self.active_owner[pos] for pos in self.order))
             self.emptying = True
             self.turn_index = 0
             self._start_emptying()
@@ -733,15 +721,11 @@ class Game(RecordedGame):
             contents = (self.scenario, overpopulated, ranch.cells.tobytes())
             score = memo.get(contents)
             if score is None:
-                if len(memo) >= _SCORE_MEMO_SIZE:
-                    memo.clear()
-                score = memo[contents] = self._score_now(ranch, overpopulated)
+                new = score_tracked(ranch, self.data, self.scenario, self._token_kind,
+                                    cap_cows=overpopulated)
+                score = bounded_store(memo, contents, new, _SCORE_MEMO_SIZE)
             ranch.derived[key] = score
         return score
-
-    def _score_now(self, ranch: Ranch, overpopulated: bool) -> ScoreBreakdown:
-        return score_tracked(ranch, self.data, self.scenario, self._token_kind,
-                             cap_cows=overpopulated)
 
     def running_scores(self) -> list[ScoreBreakdown]:
         """What each player would score if the game ended now (overpopulation applied)."""
@@ -815,11 +799,7 @@ class Game(RecordedGame):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.data = self.config.data
-        self._plot_terrain = self.data.terrain[self.data.plot_kind].tolist()
-        self._plot_number = self.data.number[self.data.plot_kind].tolist()
-        self._kind_symbols = _kind_symbols(self.data)
-        self._token_kind = _token_kinds(self.data)
+        self._read_tables()
         self._mask = None
         self._build_legal = None
         # Copies made together (one pickle of several games) may share ranches: copy on write.

@@ -105,11 +105,8 @@ NEIGHBOR_BITS = tuple(_or(1 << n for n in NEIGHBORS[c]) for c in range(NUM_CELLS
 
 def placements_within(usable: np.ndarray) -> int:
     """Bits of the placements whose two cells are both usable."""
-    bits = 0
-    for k in range(NUM_PLACEMENTS):
-        if GEO_OK[k] and usable[PLACE_FIRST[k]] and usable[PLACE_SECOND[k]]:
-            bits |= 1 << k
-    return bits
+    return _or(1 << k for k in range(NUM_PLACEMENTS)
+               if GEO_OK[k] and usable[PLACE_FIRST[k]] and usable[PLACE_SECOND[k]])
 
 
 def placements_touching(cells: np.ndarray) -> int:

@@ -15,16 +15,17 @@ NUM_TERRAINS = len(Terrain)
 
 
 @lru_cache(maxsize=64)
-def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]) -> tuple[int, int, int]:
-    """Free placements, bridge placements and usable cells (as bits) of an empty ranch."""
+def _static_bits(rows: int, bridges: tuple[tuple[int, int], ...]
+                 ) -> tuple[int, int, int, int, np.ndarray]:
+    """An empty ranch's free and bridge placements, usable and bridge cells (bits), bridge mask."""
     usable = usable_cells(rows)
     bridge = np.zeros(NUM_CELLS, dtype=bool)
     for r, c in bridges:
         bridge[r * COLS + c] = True
-    cells = sum(1 << c for c in np.flatnonzero(usable).tolist())
-    bridge_cells = sum(1 << c for c in np.flatnonzero(bridge).tolist())
+    bridge.flags.writeable = False  # shared by the ranches of these rows and bridges
     return (grid.placements_within(usable), grid.placements_touching(bridge),
-            cells | (bridge_cells << 64))
+            sum(1 << c for c in np.flatnonzero(usable).tolist()),
+            sum(1 << c for c in np.flatnonzero(bridge).tolist()), bridge)
 
 
 class Ranch:
@@ -61,14 +62,10 @@ class Ranch:
         self.cow_cells = 0  # bit c: cell c holds at least one cow
         self.partner_cells: list[int] = []  # cells holding a partner, in recruitment order
         self.empty = usable_cells(rows)  # free cells a plot may go on
-        self.bridge = np.zeros(NUM_CELLS, dtype=bool)
-        for r, c in board.bridges:
-            self.bridge[r * COLS + c] = True
-        self.bridge.flags.writeable = False
         # Legality as int bitsets: a domino of terrains a, b fits at placement k when bit k
         # of free & (bridged | first_adj[a] | second_adj[b]) is set (Game._domino_rows).
-        self.free, self.bridged, cells = _static_bits(rows, board.bridges)
-        self.empty_cells, self.bridge_cells = cells & ((1 << 64) - 1), cells >> 64
+        (self.free, self.bridged, self.empty_cells, self.bridge_cells,
+         self.bridge) = _static_bits(rows, board.bridges)
         self.first_adj = [0] * NUM_TERRAINS
         self.second_adj = [0] * NUM_TERRAINS
         self.adj_cells = [0] * NUM_TERRAINS

@@ -61,11 +61,10 @@ def plot_text(game: MoonRiverGame, plot: int) -> str:
 def table_text(game: MoonRiverGame) -> str:
     """The whole table: round, phase, columns, saloon, supplies and every ranch with reserve."""
     data = game.data
-    lines = []
     head = f"Round {game.round}{' (last)' if game.last_round else ''} - phase {game.phase.name}"
     if not game.is_over:
         head += f" - player {game.current_player} to act"
-    lines.append(head)
+    lines = [head]
     if game.scenario is not None:
         from .scenarios import SCENARIOS
         lines.append(f"Scenario {game.scenario}: {SCENARIOS[game.scenario].name}")
@@ -79,10 +78,8 @@ def table_text(game: MoonRiverGame) -> str:
             who = f"P{owner[pos]}" if owner[pos] >= 0 else "--"
             parts.append(f"[{pos}] {who} " + (plot_text(game, plot) if plot >= 0 else "(taken)"))
         lines.append(f"{label}: " + " | ".join(parts))
-    saloon = []
-    for s, token in enumerate(game.saloon):
-        name = data.partner_specialists[token].name.lower() if token >= 0 else "empty"
-        saloon.append(f"[{s}] {name}")
+    saloon = (f"[{s}] " + (data.partner_specialists[token].name.lower() if token >= 0 else "empty")
+              for s, token in enumerate(game.saloon))
     lines.append("saloon: " + " ".join(saloon))
     lines.append(f"box: {len(game.box)} plots - partner pile: {len(game.pile)} - cow supply: "
                  f"{game.supply} - removed: {len(game.removed)} - discarded: "
