@@ -34,18 +34,14 @@ class GreedyAgent(SeededAgent):
         """The greedy choice among the legal actions."""
         if has_core_extras(game):  # the compiled core ranks every action in one call
             count, ties = game.greedy_ties()
-            if count == 1:
-                return ties[0]
-            return ties[int(self.rng.integers(len(ties)))]  # the draw _best makes
-        legal: list[int] = game.legal_action_ids().tolist()
-        if len(legal) == 1:
-            return legal[0]
-        return self._best(legal, action_values(game, legal))
-
-    def _best(self, legal: list[int], values: list[tuple[float, int]]) -> int:
-        best = max(values)
-        ties = [a for a, v in zip(legal, values, strict=True) if v == best]
-        return ties[int(self.rng.integers(len(ties)))]
+        else:
+            ties = game.legal_action_ids().tolist()
+            count = len(ties)
+            if count != 1:
+                values = action_values(game, ties)
+                best = max(values)
+                ties = [a for a, v in zip(ties, values, strict=True) if v == best]
+        return ties[0] if count == 1 else ties[int(self.rng.integers(len(ties)))]
 
     @staticmethod
     def _shape_bonus(game: MoonRiverGame, aid: int, held: list[int]) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from moonriver_env.agents.registry import batch_seat, make_agent
+from moonriver_env.agents.specs import rows
 
 
 def named_opponents(opponents: Any, count: int, game: str, config: Any = None) -> Any:
@@ -61,7 +62,7 @@ def vector_opponents(opponents: Any) -> Any:
         return _seat(opponents)
     if isinstance(opponents, (list, tuple)) and all(isinstance(o, str) for o in opponents):
         return [_seat(o) for o in opponents]
-    seated = ", ".join(f"'{row}'" for row in _seated_specs())
+    seated = ", ".join(f"'{row.pattern}'" for row in rows("moonriver") if row.seat)
     raise TypeError(f"the vector env's opponents are batch seats given by name: built-in seats "
                     f"played in the core or network seats ({seated}), one for every opponent "
                     f"seat or a list of one per opponent seat; got {opponents!r:.60}")
@@ -73,13 +74,6 @@ def _seat(name: str) -> Any:
 
     seat = batch_seat(name)
     return seat if isinstance(seat, NetworkSeat) else name
-
-
-def _seated_specs() -> list[str]:
-    """The agent specs that have a batch seat."""
-    from moonriver_env.agents.specs import rows
-
-    return [row.pattern for row in rows("moonriver") if row.seat]
 
 
 def moonriver_vector_env(num_envs: int = 1, opponents: Any = None, seat: Any = 0,

@@ -23,7 +23,7 @@ class _Node:
     __slots__ = ("available", "children", "player", "total", "visits")
 
     def __init__(self, player: int) -> None:
-        self.player = player  # who acts at this node
+        self.player = player  # the root: who acts; a child: who moved to it (its values' player)
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.total = 0.0  # sum of values for the player who chose the action leading here
@@ -34,11 +34,8 @@ def margin_values(game: MoonRiverGame, scale: float = VALUE_SCALE) -> list[float
     """Value of the position for each player: margin over the best opponent, squashed."""
     board = game.scores() if game.is_over else game.running_scores()
     totals = [s.total for s in board]
-    values = []
-    for p, t in enumerate(totals):
-        best_other = max(totals[:p] + totals[p + 1:])
-        values.append(math.tanh((t - best_other) / scale))
-    return values
+    return [math.tanh((t - max(totals[:p] + totals[p + 1:])) / scale)
+            for p, t in enumerate(totals)]
 
 
 class MCTSAgent(SeededAgent):
@@ -79,11 +76,8 @@ class MCTSAgent(SeededAgent):
         root = _Node(game.current_player)
         stop = min((t for t in (self.seconds, self.time_limit) if t), default=None)
         start, done = time.perf_counter(), 0
-        while True:
-            if done > 0 and stop is not None and time.perf_counter() - start >= stop:
-                break
-            if self.seconds is None and done >= self.simulations:
-                break
+        while done == 0 or ((self.seconds is not None or done < self.simulations)
+                            and (stop is None or time.perf_counter() - start < stop)):
             self._simulate(game, root)
             done += 1
         self.last_simulations = done
@@ -106,14 +100,10 @@ class MCTSAgent(SeededAgent):
             untried = [a for a in legal if a not in node.children]
             if untried:
                 action = untried[int(self.rng.integers(len(untried)))]
-                mover = game.current_player
-                game.apply(action)
-                child = _Node(game.current_player)
+                child = node.children[action] = _Node(game.current_player)
                 child.available = 1
-                node.children[action] = child
+                game.apply(action)
                 path.append(child)
-                node = child
-                node.player = mover  # values at this node are for the player who moved
                 break
             action = self._ucb(node, legal)
             game.apply(action)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -41,8 +42,6 @@ class PolicyAgent:
 
 def policy_from_spec(spec: str, seed: int | None = None) -> PolicyAgent:
     """``policy:PATH`` (the most likely action) or ``policy-sample:PATH`` (sampled)."""
-    import os
-
     kind, _, path = spec.partition(":")
     if not path:
         raise ValueError(f"agent spec {spec!r}: expected {kind}:PATH (a saved MaskablePPO "

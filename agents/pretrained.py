@@ -6,7 +6,9 @@ Weights whose metadata name a variant play only it (``VariantError``). See docs/
 from __future__ import annotations
 
 import functools
+import itertools
 import json
+import os
 import zipfile
 import zlib
 from contextlib import nullcontext
@@ -139,14 +141,10 @@ class NumpyRanchNet:
         """Per cell, where each (plane, dy, dx) of its 3x3 patch lies in the ranch planes."""
         rows, cols, cells = self.rows, self.cols, self.rows * self.cols
         index = np.full((cells, self.planes, 3, 3), self.ranch_size, dtype=np.intp)
-        for r in range(rows):
-            for c in range(cols):
-                for dy in range(3):
-                    for dx in range(3):
-                        rr, cc = r + dy - 1, c + dx - 1
-                        if 0 <= rr < rows and 0 <= cc < cols:
-                            index[r * cols + c, :, dy, dx] = (np.arange(self.planes) * cells
-                                                              + rr * cols + cc)
+        for r, c, dy, dx in itertools.product(range(rows), range(cols), range(3), range(3)):
+            rr, cc = r + dy - 1, c + dx - 1
+            if 0 <= rr < rows and 0 <= cc < cols:
+                index[r * cols + c, :, dy, dx] = np.arange(self.planes) * cells + rr * cols + cc
         return index.reshape(cells, self.planes * 9)
 
     def _linear(self, name: str, x: np.ndarray, relu: bool = True) -> np.ndarray:
@@ -239,14 +237,11 @@ def read_npz(file: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 def load_weights(source: Any) -> tuple[NumpyRanchNet, dict[str, Any]]:
     """A numpy network and its metadata from a packaged variant name or an .npz path."""
     if isinstance(source, str) and source.endswith(".npz"):
-        import os
-
         if not os.path.isfile(source):
             raise FileNotFoundError(2, "pretrained weights not found", source)
-        path: Any = source
+        opener: Any = nullcontext(source)
     else:
-        path = weights_path(source)
-    opener = nullcontext(path) if isinstance(path, str) else resources.as_file(path)
+        opener = resources.as_file(weights_path(source))
     with opener as p:
         arrays, meta = read_npz(p)
     return NumpyRanchNet(arrays), meta
@@ -287,14 +282,6 @@ def variant_refusal(spec: str, meta: dict[str, Any] | None, num_players: int, mo
             f"{ANY_VARIANT_SPECS})")
 
 
-def _game_variant(game: TableGame) -> tuple[int, str, int | None] | None:
-    """The (players, mode, scenario) of an engine or core game; None for other games."""
-    config = getattr(game, "config", None)
-    if config is None or not hasattr(config, "mode"):
-        return None
-    return game.num_players, config.mode, getattr(game, "scenario", None)
-
-
 class PretrainedAgent:
     """Plays the most likely legal action of a shipped (or given .npz) RanchNet policy."""
 
@@ -306,8 +293,11 @@ class PretrainedAgent:
 
     def check_game(self, game: TableGame) -> None:
         """Refuse (``VariantError``) a game of a variant these weights were not trained for."""
-        variant = _game_variant(game)
-        if variant is None or variant == self._checked:
+        config = getattr(game, "config", None)
+        if config is None or not hasattr(config, "mode"):  # not an engine or core game
+            return
+        variant = (game.num_players, config.mode, getattr(game, "scenario", None))
+        if variant == self._checked:
             return
         problem = variant_refusal(self.name, self.meta, *variant)
         if problem is not None:

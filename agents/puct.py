@@ -38,13 +38,6 @@ def heuristic_scores(game: MoonRiverGame, legal: list[int]) -> list[float]:
     return [value + SHAPE_WEIGHT * shape for value, shape in action_values(game, legal)]
 
 
-def _softmax(scores: list[float], temperature: float) -> list[float]:
-    top = max(scores)
-    weights = [math.exp((s - top) / temperature) for s in scores]
-    total = sum(weights)
-    return [w / total for w in weights]
-
-
 class HeuristicEvaluator:
     """Prior: softmax of :func:`heuristic_scores` at ``temperature`` points; no value."""
 
@@ -56,7 +49,11 @@ class HeuristicEvaluator:
     def __call__(self, game: MoonRiverGame, legal: list[int],
                  rng: np.random.Generator) -> tuple[list[float], list[float] | None]:
         """Softmaxed one-ply scores, and no value (the search rolls out)."""
-        return _softmax(heuristic_scores(game, legal), self.temperature), None
+        scores = heuristic_scores(game, legal)
+        top = max(scores)
+        weights = [math.exp((s - top) / self.temperature) for s in scores]
+        total = sum(weights)
+        return [w / total for w in weights], None
 
 
 class PolicyEvaluator:
@@ -237,14 +234,11 @@ class PUCTAgent(SeededAgent):
                 game.apply(int(legal_ids[self.rng.integers(legal_ids.size)]))
                 continue
             legal = game.legal_action_ids().tolist()
-            if len(legal) > 1:
+            if len(legal) > 1:  # the best heuristic scores
                 scores = heuristic_scores(game, legal)
                 top = max(scores)
-                ties = [a for a, s in zip(legal, scores, strict=True) if s == top]
-                game.apply(ties[int(self.rng.integers(len(ties)))] if len(ties) > 1
-                           else ties[0])
-            else:
-                game.apply(legal[0])
+                legal = [a for a, s in zip(legal, scores, strict=True) if s == top]
+            game.apply(legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0])
         return margin_values(game)
 
 

@@ -1,27 +1,16 @@
 #include "playout.h"
 
+#include <climits>
 #include <cstdint>
 
 namespace moonriver {
-
-int random_playout(Game& game, SplitMix64& rng) {
-  std::int64_t ids[NUM_ACTIONS];
-  int decisions = 0;
-  while (!game.is_over()) {
-    const int m = game.legal_ids(ids);
-    if (m == 0) break;  // no decision (a state the checks refuse): never draw among none
-    game.apply(static_cast<int>(ids[rng.below(m)]));
-    ++decisions;
-  }
-  return decisions;
-}
 
 int random_rollout(Game& game, int depth, SplitMix64& rng) {
   std::int64_t ids[NUM_ACTIONS];
   int decisions = 0;
   while (decisions < depth && !game.is_over()) {
     const int m = game.legal_ids(ids);
-    if (m == 0) break;  // as random_playout
+    if (m == 0) break;  // no decision (a state the checks refuse): never draw among none
     game.apply(static_cast<int>(ids[rng.below(m)]));
     ++decisions;
   }
@@ -60,7 +49,7 @@ std::vector<double> random_playouts(const Game& start, int count, std::uint64_t 
   SplitMix64 rng(seed);
   for (int i = 0; i < count; ++i) {
     Game g(start);
-    random_playout(g, rng);
+    random_rollout(g, INT_MAX, rng);
     for (int p = 0; p < g.num_players(); ++p) totals.push_back(g.final_score(p).total());
   }
   return totals;
@@ -72,7 +61,7 @@ std::pair<std::int64_t, std::int64_t> random_play_counts(const Game& start, int 
   std::int64_t decisions = 0;
   for (int i = 0; i < count; ++i) {
     Game g(start);
-    decisions += random_playout(g, rng);
+    decisions += random_rollout(g, INT_MAX, rng);
   }
   return {count, decisions};
 }

@@ -27,10 +27,8 @@ struct SplitMix64 {
   }
 };
 
-// Play one game to the end with uniformly random legal decisions; returns the decisions made.
-int random_playout(Game& game, SplitMix64& rng);
-// Play up to ``depth`` uniformly random legal decisions in place (fewer if the game ends);
-// returns the decisions made (a search's bounded rollout).
+// Play up to ``depth`` uniformly random legal decisions in place (fewer if the game ends;
+// INT_MAX: a playout to the end); returns the decisions made.
 int random_rollout(Game& game, int depth, SplitMix64& rng);
 // ``player``'s total minus the best opponent's, of ``n`` players' ``totals`` (Greedy's and
 // search's margin).

@@ -66,12 +66,8 @@ void bind_search(nb::module_& m) {
             const int count = count_of(count_arg, "count");
             const std::uint64_t seed = seed_of(seed_arg);
             check_decision(g, "random_playouts");
-            std::vector<double> totals;
-            {
-              nb::gil_scoped_release release;
-              totals = random_playouts(g, count, seed);
-            }
-            return totals;
+            nb::gil_scoped_release release;
+            return random_playouts(g, count, seed);
           },
           nb::arg("count"), nb::arg("seed"),
           "Play ``count`` uniform random games to the end from copies of this state; "
@@ -130,15 +126,13 @@ void bind_search(nb::module_& m) {
           [](const Game& g, PyInt count_arg, PyInt seed_arg) {
             const int count = count_of(count_arg, "count");
             const std::uint64_t seed = seed_of(seed_arg);
+            nb::gil_scoped_release release;
             std::int64_t checksum = 0;
-            {
-              nb::gil_scoped_release release;
-              SplitMix64 rng(seed);
-              Game copy(g);
-              for (int i = 0; i < count; ++i) {
-                search_copy(copy, g, rng);
-                if (!copy.box().empty()) checksum += copy.box().back();
-              }
+            SplitMix64 rng(seed);
+            Game copy(g);
+            for (int i = 0; i < count; ++i) {
+              search_copy(copy, g, rng);
+              if (!copy.box().empty()) checksum += copy.box().back();
             }
             return checksum;
           },
@@ -210,12 +204,8 @@ void bind_search(nb::module_& m) {
             const int count = count_of(count_arg, "count");
             const std::uint64_t seed = seed_of(seed_arg);
             check_decision(g, "random_play_counts");
-            std::pair<std::int64_t, std::int64_t> r;
-            {
-              nb::gil_scoped_release release;
-              r = random_play_counts(g, count, seed);
-            }
-            return r;
+            nb::gil_scoped_release release;
+            return random_play_counts(g, count, seed);
           },
           nb::arg("count"), nb::arg("seed"),
           "Play ``count`` random games from copies; returns (games, decisions).");

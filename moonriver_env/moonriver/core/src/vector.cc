@@ -49,9 +49,7 @@ std::uint64_t game_stream(std::uint64_t seed, int g) {
   SplitMix64 mix(seed ^ (0xD1B54A32D192ED03ULL * (static_cast<std::uint64_t>(g) + 1)));
   return mix.next();
 }
-}  // namespace
 
-namespace {
 // Greedy and MCTS seats: far more work a decision than a random one (a network seat's
 // decisions are made outside the core).
 bool costly_seat(int kind) {
@@ -105,8 +103,7 @@ VectorGames::VectorGames(int num_games, std::vector<int> seats, int reward_mode,
 }
 
 int VectorGames::games_per_thread() const {
-  if (costly_seats_ > 0) return 1;
-  return MIN_CHEAP_GAMES_PER_THREAD;
+  return costly_seats_ > 0 ? 1 : MIN_CHEAP_GAMES_PER_THREAD;
 }
 
 void VectorGames::set_seats(int g, const std::vector<int>& kinds) {
@@ -178,12 +175,9 @@ void VectorGames::final_rewards(const Game& game, float* out) const {
   } else if (reward_mode_ == REWARD_SCORE) {
     for (int p = 0; p < n; ++p) out[p] = static_cast<float>(s[p].total() / SCORE_UNIT);
   } else if (reward_mode_ == REWARD_MARGIN) {
-    for (int p = 0; p < n; ++p) {
-      int best = INT32_MIN;
-      for (int q = 0; q < n; ++q)
-        if (q != p) best = std::max(best, s[q].total());
-      out[p] = static_cast<float>((s[p].total() - best) / SCORE_UNIT);
-    }
+    int totals[MAX_PLAYERS];
+    for (int p = 0; p < n; ++p) totals[p] = s[p].total();
+    for (int p = 0; p < n; ++p) out[p] = static_cast<float>(margin_of(totals, n, p) / SCORE_UNIT);
   } else {  // rank: +1 first to -1 last in equal steps; players equal on every key share
     auto key = [&](int p) {
       return std::make_tuple(s[p].total(), s[p].largest_territory, s[p].cows);
@@ -254,17 +248,13 @@ void VectorGames::start_range(const VectorOutputs& out, int lo, int hi) {
 void VectorGames::step_range(const std::int64_t* actions, const VectorOutputs& out, int lo,
                              int hi) {
   for (int g = lo; g < hi; ++g) {
-    float* rewards = out.rewards + static_cast<std::size_t>(g) * num_players_;
-    std::fill_n(rewards, num_players_, 0.0f);
-    Game& game = *games_[g];
-    if (game.is_over()) {  // ended earlier, no next game: skipped
-      out.done[g] = 0;
-      write(g, out);
-      continue;
-    }
-    actors_[g] = game.current_player();
+    std::fill_n(out.rewards + static_cast<std::size_t>(g) * num_players_, num_players_, 0.0f);
     out.done[g] = 0;
-    play_on(g, static_cast<int>(actions[g]), out);
+    const Game& game = *games_[g];
+    if (!game.is_over()) {  // else it ended earlier, no next game: skipped
+      actors_[g] = game.current_player();
+      play_on(g, static_cast<int>(actions[g]), out);
+    }
     write(g, out);
   }
 }
