@@ -38,9 +38,8 @@ def sync_folder(folder: str) -> None:
     except OSError:  # Windows opens no folders; its renames need no folder sync
         return
     try:
-        os.fsync(fd)
-    except OSError:  # some file systems refuse fsync on a folder
-        pass
+        with contextlib.suppress(OSError):  # some file systems refuse fsync on a folder
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -50,10 +50,7 @@ def variant_warnings(specs: list[str], num_players: int, mode: str) -> list[str]
     warnings = []
     for spec in dict.fromkeys(specs):
         kind, _, path = spec.partition(":")
-        if kind in ("policy", "policy-sample") and path:
-            meta = trained_for(path)
-        else:
-            continue
+        meta = trained_for(path) if kind in ("policy", "policy-sample") and path else None
         if meta is None:
             continue
         for key, here in (("num_players", num_players), ("mode", mode)):

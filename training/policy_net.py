@@ -254,8 +254,7 @@ def load_net(path: Any) -> tuple[RanchNet, dict[str, Any]]:
     except (TypeError, RuntimeError) as exc:  # unknown sizes, or weights of other names/shapes
         raise ValueError(f"{path}: the weights do not fit the sizes it names: "
                          f"{first_line(exc)}") from None
-    net.eval()
-    return net, dict(blob.get("meta", {}))
+    return net.eval(), dict(blob.get("meta", {}))
 
 
 def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
@@ -279,5 +278,4 @@ def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
                          f"{', '.join(fresh[:3])}")
     net.load_state_dict({k: v for k, v in arrays.items() if k in own and k not in fresh},
                         strict=False)
-    net.eval()
-    return net, meta
+    return net.eval(), meta

@@ -74,8 +74,7 @@ def write_outputs(result: TournamentResult, out_dir: str) -> tuple[str, str]:
     with open(csv_path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(asdict(result.agents[0])))
         writer.writeheader()
-        for a in result.agents:
-            writer.writerow(asdict(a))
+        writer.writerows(asdict(a) for a in result.agents)
     with open(json_path, "w", encoding="utf-8") as fh:
         json.dump(result.to_json(), fh, indent=1)
     return csv_path, json_path

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 Check = Callable[[str, str, Any], Any]
 _TYPES: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "bool": bool,
                                               "str": str}
-_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}
+KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}
 
 
 def read_settings(path: str) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def read_settings(path: str) -> dict[str, Any]:
     return values
 
 
-def _is(kind: str, value: object) -> bool:
+def is_kind(kind: str, value: object) -> bool:
     """Whether ``value`` is of a plain type (ints pass as floats, bools never as numbers)."""
     if kind in ("int", "float") and isinstance(value, bool):
         return False
@@ -53,12 +53,12 @@ def typed_setting(name: str, kind: str, value: Any) -> Any:
     """``value`` checked against the setting's declared type; a ValueError says what is allowed."""
     if kind.startswith("tuple"):
         elem = "int" if "int" in kind else "str"
-        if isinstance(value, (list, tuple)) and all(_is(elem, v) for v in value):
+        if isinstance(value, (list, tuple)) and all(is_kind(elem, v) for v in value):
             return tuple(value)
         word = "integers" if elem == "int" else "strings"
         raise ValueError(f"{name} must be a list of {word}, got {value!r}")
-    if not _is(kind, value):
-        raise ValueError(f"{name} must be {_WORDS[kind]}, got {value!r}")
+    if not is_kind(kind, value):
+        raise ValueError(f"{name} must be {KIND_WORDS[kind]}, got {value!r}")
     return float(value) if kind == "float" else value
 
 

@@ -134,15 +134,11 @@ def final_rewards(game: MoonRiverGame, mode: str) -> list[float]:
     # rank: order by the tie-break keys; players equal on every key share their places
     keys = [(s.total, s.largest_territory, s.cows) for s in scores]
     place_value = [1.0 - 2.0 * r / (n - 1) for r in range(n)]
-    ranked = sorted(range(n), key=lambda p: keys[p], reverse=True)
-    out = [0.0] * n
-    r = 0
-    while r < n:
-        tied = [p for p in ranked[r:] if keys[p] == keys[ranked[r]]]
-        share = sum(place_value[r:r + len(tied)]) / len(tied)
-        for p in tied:
-            out[p] = share
-        r += len(tied)
+    ranked = sorted(keys, reverse=True)
+    out = []
+    for key in keys:
+        first, tied = ranked.index(key), ranked.count(key)
+        out.append(sum(place_value[first:first + tied]) / tied)
     return out
 
 
@@ -169,8 +165,7 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
         self.shaping = float(shaping)
         self.render_mode = render_mode
         self.encoder = Encoder()
-        self._init_table(num_players, self.encoder.views, self.encoder.size, OBS_HIGH,
-                         NUM_ACTIONS)
+        self._init_table(num_players, self.encoder.views, self.encoder.size, OBS_HIGH, NUM_ACTIONS)
         self._no_moves = NO_MOVES  # immutable: no consumer can make it writable
         self.game: MoonRiverGame | None = None
 
@@ -196,27 +191,25 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
             # The usual step: every reward is 0 (rewards come at the end, or with shaping),
             # so there is nothing to reset or accumulate.
             self.agent_selection = self.possible_agents[game.player]
-            if self.render_mode == "human":
-                self.render()
-            return
-        for a in self.agents:
-            self.rewards[a] = 0.0
-        if self.shaping:
-            now = self._running_totals()
-            assert self._running is not None  # kept from reset on while shaping
-            for p, a in enumerate(self.possible_agents):
-                self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
-            self._running = now
-        if game.is_over:
-            for p, r in enumerate(final_rewards(game, self.reward_mode)):
-                self.rewards[self.possible_agents[p]] += r
-            self.terminations = dict.fromkeys(self.agents, True)
-            self.infos = {a: {"scores": game.scores()[self.agent_ids[a]].to_dict(),
-                              "winners": [self.possible_agents[w] for w in game.winners()]}
-                          for a in self.agents}
         else:
-            self.agent_selection = self.possible_agents[game.current_player]
-        self._accumulate_rewards()
+            for a in self.agents:
+                self.rewards[a] = 0.0
+            if self.shaping:
+                now = self._running_totals()
+                assert self._running is not None  # kept from reset on while shaping
+                for p, a in enumerate(self.possible_agents):
+                    self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
+                self._running = now
+            if game.is_over:
+                for p, r in enumerate(final_rewards(game, self.reward_mode)):
+                    self.rewards[self.possible_agents[p]] += r
+                self.terminations = dict.fromkeys(self.agents, True)
+                self.infos = {a: {"scores": game.scores()[self.agent_ids[a]].to_dict(),
+                                  "winners": [self.possible_agents[w] for w in game.winners()]}
+                              for a in self.agents}
+            else:
+                self.agent_selection = self.possible_agents[game.current_player]
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

@@ -104,7 +104,7 @@ class _Tables:
             wanted = math.factorial(self.players)
             for seed in itertools.count():
                 first = tuple(Game(config, seed).setup_order[:self.players])
-                self._seeds.setdefault(first if self.players > 2 else first[:2], seed)
+                self._seeds.setdefault(first, seed)
                 if len(self._seeds) == wanted:
                     break
         return self._seeds[order]
@@ -133,8 +133,7 @@ class MoonRiverGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = {**DEFAULTS, **(params or {})}
-        self.tables = _tables(params)
-        t = self.tables
+        t = self.tables = _tables(params)
         info = pyspiel.GameInfo(
             num_distinct_actions=NUM_ACTIONS,
             max_chance_outcomes=max(t.num_plots, t.num_partners, len(t.legends),
@@ -163,8 +162,7 @@ class MoonRiverState(pyspiel.State):
 
     def __init__(self, game: MoonRiverGame) -> None:
         super().__init__(game)
-        t = game.tables
-        self._tables = t
+        t = self._tables = game.tables
         self.engine: Game | None = None
         # Chance nodes still to come, by kind, and the outcomes chosen since the last decision.
         self._queue: list[str] = (["scenario"] * (t.mode == "legends" and not t.scenario)
@@ -241,9 +239,9 @@ class MoonRiverState(pyspiel.State):
         if kind == "scenario":
             return f"scenario {action}: {SCENARIOS[action].name}"
         if kind == "board":
-            return f"player {self._count('board')} plays {t.legends[action]}"
+            return f"player {len(self._chosen('board'))} plays {t.legends[action]}"
         if kind == "seat":
-            return f"setup order {self._count('seat') + 1}: player {action}"
+            return f"setup order {len(self._chosen('seat')) + 1}: player {action}"
         if kind == "pile":
             return f"partner {action} ({t.data.partner_specialists[action].name.lower()}) drawn"
         if kind == "box":
@@ -274,9 +272,6 @@ class MoonRiverState(pyspiel.State):
         return "\n".join(lines)
 
     # ---------------------------------------------------------------- chance
-    def _count(self, kind: str) -> int:
-        return sum(k == kind for k, _ in self._drawn)
-
     def _chosen(self, kind: str) -> list[int]:
         return [o for k, o in self._drawn if k == kind]
 
@@ -285,16 +280,12 @@ class MoonRiverState(pyspiel.State):
         t = self._tables
         if kind == "scenario":
             return sorted(SCENARIOS)
-        if kind == "board":
-            taken = self._chosen("board")
-            return [i for i in range(len(t.legends)) if i not in taken]
-        if kind == "seat":
-            taken = self._chosen("seat")
-            return [p for p in range(t.players) if p not in taken]
-        if kind == "pile":
-            held = range(t.num_partners) if self.engine is None else self.engine.pile
-        else:
-            held = range(t.num_plots) if self.engine is None else self.engine.box
+        if self.engine is None:  # the setup: the boards, seats, partners or plots not chosen
+            sizes = {"board": len(t.legends), "seat": t.players, "pile": t.num_partners,
+                     "box": t.num_plots}
+            held: range | list[int] = range(sizes[kind])
+        else:  # a decision's draws, from the pile or the box as it is
+            held = self.engine.pile if kind == "pile" else self.engine.box
         return sorted(set(held) - set(self._chosen(kind)))
 
     def _skip_forced(self) -> None:
@@ -313,9 +304,8 @@ class MoonRiverState(pyspiel.State):
         config = t.config(scenario, boards)
         first = tuple(self._chosen("seat"))
         order = [first[0], first[1], first[1], first[0]] if t.players == 2 else list(first)
-        self.engine = Game(config, t.seed_for(first if t.players > 2 else first[:2], config),
-                           first_draws={"pile": self._chosen("pile"),
-                                        "box": self._chosen("box")})
+        self.engine = Game(config, t.seed_for(first, config),
+                           first_draws={"pile": self._chosen("pile"), "box": self._chosen("box")})
         if self.engine.setup_order != order:
             raise RuntimeError(f"the engine placed rancheros in order {self.engine.setup_order}, "
                                f"not the chosen {order}")

@@ -193,11 +193,9 @@ def _main(argv: list[str] | None) -> int:
         if not host_name(name):
             parser.error(f"--allow-host {name!r} is not a host name or address (with an "
                          "optional :port), such as play.example or 192.168.1.5")
-    if args.port:
-        problem = _port_problem(args.host, args.port)
-        if problem:
-            parser.error(f"cannot listen on {args.host}:{args.port} ({problem}); choose another "
-                         "--port (0: any free port) or --host")
+    if args.port and (problem := _port_problem(args.host, args.port)):
+        parser.error(f"cannot listen on {args.host}:{args.port} ({problem}); choose another "
+                     "--port (0: any free port) or --host")
     hosts = allowed_hosts(args.host, args.allow_host)
     try:
         app = create_app(options, hosts, args.data_file, agent_threads=args.agent_threads,

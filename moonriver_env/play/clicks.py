@@ -20,7 +20,6 @@ def action_paths(game: MoonRiverGame, action_id: int) -> list[Path]:
     # Build and Discard take their plots in either order, so every orientation is reachable.
     action = A.ACTIONS[action_id]
     p = game.current_player
-    n = game.num_players
     if isinstance(action, A.Select):
         column = "active" if game.phase == Phase.SETUP else "pending"
         return [(f"col:{column}:{action.position}",)]
@@ -44,10 +43,10 @@ def action_paths(game: MoonRiverGame, action_id: int) -> list[Path]:
     if isinstance(action, A.Drought):
         return [(f"cell:{p}:{action.row}:{action.col}",)]
     if isinstance(action, A.Desperado):
-        q = (p + action.opponent) % n
+        q = (p + action.opponent) % game.num_players
         return [(f"hand:{p}:{action.my_slot}", f"hand:{q}:{action.their_slot}")]
     if isinstance(action, A.Thief):
-        q = (p + action.opponent) % n
+        q = (p + action.opponent) % game.num_players
         return [(f"cell:{q}:{action.row}:{action.col}",)]
     if isinstance(action, A.Bonus):
         return [(f"bonus:{action.tile}:{action.face}", f"cell:{p}:{action.row}:{action.col}")]

@@ -69,12 +69,6 @@ def limits_problem(max_connections: int, header_timeout: float, body_timeout: fl
     return None
 
 
-def _response(status: str, text: str) -> bytes:
-    body = text.encode()
-    return (f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
-
-
 class ConnectionGuard:
     """The open connections of one server, their phases, the cap and the timeouts."""
 
@@ -208,7 +202,10 @@ def guarded_protocol(base: type[asyncio.Protocol], guard: ConnectionGuard) -> ty
         def _send_and_abort(self, status: str, text: str) -> None:
             # abort, not close: close would wait for a client that does not read.
             if not self.transport.is_closing() and not self.transport.get_write_buffer_size():
-                self.transport.write(_response(status, text))
+                body = text.encode()
+                head = (f"HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n")
+                self.transport.write(head.encode() + body)
             self.transport.abort()
 
     Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"

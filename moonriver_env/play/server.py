@@ -66,10 +66,6 @@ def doc_page(name: str, mtime_ns: int) -> str:
     return rules_html((DOCS / f"{name}.md").read_text(encoding="utf-8"))
 
 
-def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
 def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
@@ -172,17 +168,15 @@ class HostCheck:
             name = host_name(header)
             server = scope.get("server")
             local = _ip(server[0]) if server else None
+            problem = None
             if not name:
-                response = PlainTextResponse(
-                    f"the Host header {header[:100]!r} is not a host name or address (with an "
-                    "optional :port)", 400)
-                await response(scope, receive, send)
-                return
-            if name not in self.allowed and (local is None or _ip(name) != local):
-                response = PlainTextResponse(
-                    f"Host {name[:100]!r} is not allowed here; start moonriver-play with "
-                    f"--allow-host {name[:100]} to allow it", 400)
-                await response(scope, receive, send)
+                problem = (f"the Host header {header[:100]!r} is not a host name or address "
+                           "(with an optional :port)")
+            elif name not in self.allowed and (local is None or _ip(name) != local):
+                problem = (f"Host {name[:100]!r} is not allowed here; start moonriver-play with "
+                           f"--allow-host {name[:100]} to allow it")
+            if problem:
+                await PlainTextResponse(problem, 400)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -263,11 +257,8 @@ def create_app(defaults: GameOptions | None = None,
                               for f in fields)
             raise PlayError(f"the body must be a JSON object {{{shape}}}, where n is the "
                             "decision number of the state the move was chosen on")
-        decision: int | None = body["decision"]
-        play_session.check_decision_number(decision)
-        if decision is None:
-            raise PlayError("'decision' must be the state's decision number (a whole number), "
-                            "got null")
+        play_session.check_decision_number(body["decision"], required=True)
+        decision: int = body["decision"]
         return decision
 
     async def game_action(request: Request) -> Response:
@@ -315,12 +306,12 @@ def create_app(defaults: GameOptions | None = None,
 
     async def play_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, PlayError)
-        return _error(str(exc), exc.status)
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if request.url.path.startswith("/api/"):
-            return _error(exc.detail, exc.status_code)
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
         return PlainTextResponse(exc.detail, exc.status_code)
 
     routes = [

@@ -23,6 +23,7 @@ from moonriver_env.moonriver.backend import (
     make_game,
 )
 from moonriver_env.moonriver.contract import MoonRiverGame
+from moonriver_env.moonriver.observation import LazyObservation
 from moonriver_env.moonriver.render.style import status_text
 from moonriver_env.moonriver.render.svg import table_svg
 from moonriver_env.moonriver.rules import ActionCodec, GameConfig, IllegalActionError
@@ -146,9 +147,7 @@ def _short(value: object) -> str:
 def make_seats(options: GameOptions, seed: int,
                config: GameConfig | None = None) -> list[Agent[MoonRiverGame] | None]:
     """One entry per seat: None for a human, else the agent built from its spec."""
-    n = options.players
-    if type(n) is not int or n not in (2, 3, 4):
-        raise PlayError(f"players must be 2, 3 or 4, got {n!r}")
+    n = options.players  # checked by the game's config
     for h in options.humans:
         if not 0 <= h < n:
             raise PlayError(f"human seat {h} does not exist: seats are 0..{n - 1}")
@@ -187,11 +186,8 @@ class PlaySession:
         try:
             config = GameConfig(num_players=options.players, mode=options.mode,
                                 scenario=options.scenario)
-        except (TypeError, ValueError) as exc:
-            raise PlayError(str(exc)) from None
-        try:
             check_backend(options.backend)
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise PlayError(str(exc)) from None
         self.seats = make_seats(options, seed, config)
         self.options = options
@@ -229,15 +225,16 @@ class PlaySession:
         return not self._game.is_over and self.seats[self._game.current_player] is None
 
     def _apply(self, action_id: int) -> None:
-        last = apply_move(self._game, action_id)
-        self.last = {**last, "name": self.names[last["player"]]}
+        self.last = apply_move(self._game, action_id, self.names)
         self.decision += 1
 
-    def _check_decision(self, decision: int | None) -> None:
+    def _check_move(self, decision: int | None) -> None:
         if decision is not None and decision != self.decision:
             raise PlayError(f"this move was chosen at decision {decision}, but the game is at "
                             f"decision {self.decision} now (a move was made elsewhere, for "
                             "example in another tab): look at the table again", 409)
+        if self._game.is_over:
+            raise PlayError("the game is over", 409)
 
     def act(self, body: Any) -> None:
         """A human's decision ``{"action": id, "decision": n}`` (``decision`` optional)."""
@@ -253,10 +250,8 @@ class PlaySession:
                             f"got {_short(action)}")
         check_decision_number(decision)
         with self._lock:
-            self._check_decision(decision)
+            self._check_move(decision)
             game = self._game
-            if game.is_over:
-                raise PlayError("the game is over", 409)
             if not self.human_turn():
                 raise PlayError(f"it is not a human's turn: player {game.current_player} "
                                 f"({self.names[game.current_player]}) decides now", 409)
@@ -273,16 +268,12 @@ class PlaySession:
                             "state again", 409)
         try:
             with self._lock:
-                self._check_decision(decision)
+                self._check_move(decision)
                 game = self._game
-                if game.is_over:
-                    raise PlayError("the game is over", 409)
                 agent = self.seats[game.current_player]
                 if agent is None:
                     raise PlayError(f"player {game.current_player} is human: waiting for a "
                                     "click", 409)
-                from moonriver_env.moonriver.observation import LazyObservation
-
                 if self._encoder is None:
                     self._encoder = Encoder()
                 view, at = game.clone(), self.decision
@@ -336,20 +327,20 @@ class PlaySession:
             return self._game.to_record()
 
 
-def check_decision_number(decision: object) -> None:
-    """A state's decision number sent with a move: None or a non-negative integer."""
-    if decision is not None and (type(decision) is not int or decision < 0):
+def check_decision_number(decision: object, required: bool = False) -> None:
+    """A state's decision number sent with a move: a non-negative integer, or None if optional."""
+    if (required or decision is not None) and (type(decision) is not int or decision < 0):
         raise PlayError(f"'decision' must be the state's decision number (a whole number), "
                         f"got {_short(decision)}")
 
 
-def apply_move(game: MoonRiverGame, action_id: int) -> dict[str, Any]:
+def apply_move(game: MoonRiverGame, action_id: int, names: Sequence[str | None]) -> dict[str, Any]:
     """Apply a decision; return who made it, its id and text, and the table keys it touched."""
     player = game.current_player
     keys, round_before = move_keys(game, action_id), game.round
     game.apply(action_id)
     return {"player": player, "action": action_id, "text": ActionCodec.to_text(action_id),
-            "keys": moved_keys(keys, round_before, game)}
+            "keys": moved_keys(keys, round_before, game), "name": names[player]}
 
 
 def table_state(game: MoonRiverGame, names: Sequence[str | None]) -> dict[str, Any]:
@@ -420,8 +411,8 @@ class ReplaySession:
                 self._game, self._step, self._last = self._start.clone(), 0, None
             if self._step < step:  # the record was checked on opening: these replay
                 replay_decisions(self._game, self.decisions[self._step:step - 1], ("decision",))
-                last = apply_move(self._game, self.decisions[step - 1]["action"])
-                self._last = {**last, "name": self.names[last["player"]]}
+                self._last = apply_move(self._game, self.decisions[step - 1]["action"],
+                                        self.names)
                 self._step = step
             shown = self._last if step > 0 else None
             out = table_state(self._game, self.names)

@@ -110,11 +110,9 @@ class Shelf(Generic[T]):
         elif len(self.items) > self.total:
             # the one added counts for its client, but is not closed
             closable = [o for o in self.used if o != owner or len(self.used[o]) > 1]
-            self._close(max(closable, key=self._holding), "total")
-
-    def _holding(self, owner: Owner) -> tuple[int, int, int]:
-        """What ``owner`` holds, for whose item to close: its network's, its own, its arrival."""
-        return self.networks[owner[0]], len(self.used[owner]), self.arrived[owner]
+            # the client holding the most: its network's items, then its own, then the latest
+            self._close(max(closable, key=lambda o: (self.networks[o[0]], len(self.used[o]),
+                                                     self.arrived[o])), "total")
 
     def _close(self, owner: Owner, why: str) -> None:
         """Close ``owner``'s least recently used item."""

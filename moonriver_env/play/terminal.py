@@ -48,12 +48,9 @@ def play_terminal(session: PlaySession, read: Callable[[str], str] = input,
                 session.advance()
                 assert session.last is not None  # the move just made
                 write(f"{player_label(game, player, session.names)}: {session.last['text']}")
-    except QuitGame:
+    except (QuitGame, KeyboardInterrupt, EOFError) as exc:
         write("\nstopped")
-        return 0
-    except (KeyboardInterrupt, EOFError):
-        write("\nstopped")
-        return 130
+        return 0 if isinstance(exc, QuitGame) else 130
     write("\n" + game.table_text())
     for p, score in enumerate(game.scores()):
         write(f"{player_label(game, p, session.names)}: {score.total} = territories "

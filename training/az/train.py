@@ -268,9 +268,7 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     return make
 
 
-def say(line: str) -> None:
-    """One progress line, flushed (a run's log is read while it runs)."""
-    print(line, flush=True)
+say = functools.partial(print, flush=True)  # one progress line (a run's log is read while it runs)
 
 
 class Run:
@@ -346,8 +344,7 @@ class Run:
         path = os.path.join(self.cfg.out, RESUME_FILE)
         if os.path.isfile(path):
             atomic.keep_copy(path, os.path.join(self.cfg.out, RESUME_PREVIOUS))
-        state = self.state()
-        atomic.atomic_save(path, lambda fh: torch.save(state, fh))
+        atomic.atomic_save(path, lambda fh: torch.save(self.state(), fh))
         network.export_npz(self.net, os.path.join(self.cfg.out, WEIGHTS_FILE),
                            {"recipe": asdict(self.cfg), "iteration": self.iteration,
                             "samples": self.samples, "variants": list(self.variants)})
@@ -500,9 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
                                                "minutes", "games", "simulations",
                                                "warm_start", "leaves")}
-    state = None
-    if args.resume:
-        state = load_resume(args.resume)
+    state = load_resume(args.resume) if args.resume else None
+    if state is not None:
         base = dict(state["config"]) | {"out": args.resume}
         fixed = [k for k in FIXED if overrides.get(k) is not None
                  and overrides[k] != base.get(k)]

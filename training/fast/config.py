@@ -100,19 +100,12 @@ class FastConfig:
                 or self.update_threads < 0:
             raise ValueError(f"update_threads must be an integer >= 0 (0: one per play "
                              f"process), got {self.update_threads!r}")
-        self._check_opponents()
-        self._check_counts()
-
-    def _check_opponents(self) -> None:
-        """The seat draws' chances: Greedy, the learner again, the league."""
+        # the seat draws' chances: Greedy, the learner again, the league
         if not 0 <= self.p_greedy + self.p_self <= 1 or min(self.p_greedy, self.p_self) < 0:
             raise ValueError("p_greedy and p_self must be >= 0 with p_greedy + p_self <= 1")
         if not 0 <= self.p_league <= 1 or (self.p_league and not self.league):
             raise ValueError(f"p_league must be in [0, 1] and above 0 only with league files, "
                              f"got {self.p_league!r} with league {list(self.league)!r}")
-
-    def _check_counts(self) -> None:
-        """Budgets, sizes and counts in range, and a budget that ends the run."""
         for name in AT_LEAST_0:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: none), got {getattr(self, name)}")

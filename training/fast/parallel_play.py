@@ -38,13 +38,9 @@ def check_workers(workers: object) -> None:
 
 def shares(count: int, workers: int) -> list[range]:
     """Contiguous game index ranges of ``workers`` near-equal shares (the first ones larger)."""
-    size, extra = divmod(count, workers)
-    out, start = [], 0
-    for w in range(workers):
-        stop = start + size + (w < extra)
-        out.append(range(start, stop))
-        start = stop
-    return out
+    size, extra = divmod(count, workers)  # share w starts after w shares and min(w, extra) extras
+    return [range(w * size + min(w, extra), (w + 1) * size + min(w + 1, extra))
+            for w in range(workers)]
 
 
 def _stacked(rows: Any) -> np.ndarray | None:

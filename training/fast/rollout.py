@@ -136,8 +136,7 @@ def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, 
     greedy = greedy or GreedyAgent(int(rng.integers(2**31)))
     if len(games) != len(roles):
         raise ValueError(f"{len(games)} games but {len(roles)} role lists")
-    names, python_facing = _roles(roles, nets, label_greedy)
-    kinds = [[(LEARNER if r in python_facing else r) for r in row] for row in roles]
+    names, python_facing, kinds = _roles(roles, nets, label_greedy)
     table = _GameList(games, kinds, encoder, greedy, np.random.default_rng(rng.integers(2**62)))
     return _play_table(table, roles, names, python_facing, nets, rng, record=record,
                        label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef)
@@ -193,8 +192,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
         raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
     if not seeds:
         return Batch(), []
-    names, python_facing = _roles(roles, nets, label_greedy)
-    kinds = [[(LEARNER if r in python_facing else r) for r in row] for row in roles]
+    names, python_facing, kinds = _roles(roles, nets, label_greedy)
     games = BatchedGames(len(seeds), config, (LEARNER,) * config.num_players, threads=threads,
                          autoreset=False)
     games.reset(int(rng.integers(2**62)), seeds=seeds, seats=kinds)
@@ -204,13 +202,14 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
 
 
 def _roles(roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
-           label_greedy: bool) -> tuple[list[str], set[str]]:
-    """The role names (sorted) and those the loop decides (networks; Greedy when labelled)."""
+           label_greedy: bool) -> tuple[list[str], set[str], list[list[str]]]:
+    """Role names (sorted), those the loop decides (networks; Greedy if labelled), seat kinds."""
     names = sorted({r for row in roles for r in row})
     for name in names:
         if name not in nets and name not in (GREEDY, RANDOM):
             raise ValueError(f"role {name!r} names no network (networks: {sorted(nets)})")
-    return names, {n for n in names if n in nets or (label_greedy and n == GREEDY)}
+    deciders = {n for n in names if n in nets or (label_greedy and n == GREEDY)}
+    return names, deciders, [[(LEARNER if r in deciders else r) for r in row] for row in roles]
 
 
 def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: list[str],
@@ -228,10 +227,7 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
                                                            "values", "priors")}
     keys: list[tuple[int, int]] = []
     actions = np.zeros(count, np.int64)
-    while True:
-        active = np.flatnonzero(games.player >= 0)
-        if active.size == 0:
-            break
+    while (active := np.flatnonzero(games.player >= 0)).size:
         seat = games.player[active].astype(np.int64)
         codes = role_code[active, seat]
         obs = games.obs[active]
@@ -242,9 +238,7 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
         if prior_buf is not None:
             prior = games.greedy_prior(active, prior_buf, SHAPE_WEIGHT)
             prior_legal = np.take_along_axis(prior, legal, 1)
-        for name in names:
-            if name not in python_facing:
-                continue
+        for name in sorted(python_facing):  # in the order of ``names``
             rows = np.flatnonzero(codes == code[name])
             if rows.size == 0:
                 continue
@@ -253,15 +247,13 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
                 counts = valid[rows].sum(axis=1)
                 values = np.where(valid[rows], prior_legal[rows], -np.inf)
                 tied = valid[rows] & (values == values.max(axis=1, keepdims=True))
-                ntied = tied.sum(axis=1)
-                draw = rng.integers(ntied)  # the k-th tied entry of each row
+                draw = rng.integers(tied.sum(axis=1))  # the k-th tied entry of each row
                 pos = np.argmax(np.cumsum(tied, axis=1) > draw[:, None], axis=1)
                 actions[active[rows]] = legal[rows, pos]
                 kept = rows[counts > 1]
                 if kept.size:
                     ties = np.zeros((kept.size, NUM_ACTIONS), np.bool_)
-                    sub = tied[counts > 1]
-                    r_idx, c_idx = np.nonzero(sub)
+                    r_idx, c_idx = np.nonzero(tied[counts > 1])
                     ties[r_idx, legal[kept][r_idx, c_idx]] = True
                     chunks["obs"].append(obs[kept])
                     chunks["masks"].append(mask[kept])
@@ -305,12 +297,9 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
 
 def win_shares(games: list[MoonRiverGame], seats: list[int]) -> np.ndarray:
     """Each game's share of the win for the given seat (a shared win splits)."""
-    out = np.zeros(len(games))
-    for k, (game, seat) in enumerate(zip(games, seats, strict=True)):
-        winners = game.winners()
-        if seat in winners:
-            out[k] = 1.0 / len(winners)
-    return out
+    winners = [game.winners() for game in games]
+    return np.array([1.0 / len(w) if seat in w else 0.0
+                     for w, seat in zip(winners, seats, strict=True)])
 
 
 def evaluate(net: torch.nn.Module, num_players: int, mode: str, games: int,

@@ -185,14 +185,6 @@ class Progress:
         return "  ".join(parts)
 
 
-def _atomic_save(blob: dict[str, Any], path: str, previous: str = "") -> None:
-    """``torch.save`` to ``path`` atomically, the file it replaces kept as ``previous``."""
-    with sigint_deferred():
-        if previous and os.path.isfile(path):
-            atomic.keep_copy(path, previous)
-        atomic.atomic_save(path, lambda fh: torch.save(blob, fh))
-
-
 def resume_path(run: str) -> str:
     """The resume state of a run directory (or the given file itself)."""
     return run if os.path.isfile(run) else os.path.join(run, RESUME_FILE)
@@ -283,8 +275,7 @@ class Runner:
         if state is None:
             check_fresh(cfg.out)
             if cfg.init:
-                self.net = with_critic(load_net(cfg.init)[0], cfg.critic_hidden, cfg.init)
-                self.net.train()
+                self.net = with_critic(load_net(cfg.init)[0], cfg.critic_hidden, cfg.init).train()
             else:
                 self.net = RanchNet(NetConfig(cfg.channels, cfg.opponent_channels, cfg.hidden,
                                               cfg.use_prior, cfg.prior_init, cfg.critic_hidden))
@@ -367,8 +358,10 @@ class Runner:
 
     def write_resume(self) -> str:
         """Write the newest complete state to ``resume.pt`` (the old one to ``resume.prev.pt``)."""
-        _atomic_save(self.boundary, self.resume_file,
-                     os.path.join(self.cfg.out, RESUME_PREVIOUS))
+        with sigint_deferred():
+            if os.path.isfile(self.resume_file):
+                atomic.keep_copy(self.resume_file, os.path.join(self.cfg.out, RESUME_PREVIOUS))
+            atomic.atomic_save(self.resume_file, lambda fh: torch.save(self.boundary, fh))
         self.saved_at = self.boundary["seconds"]
         return self.resume_file
 
@@ -540,8 +533,7 @@ class Runner:
         if (self.iteration + 1) % self.cfg.snapshot_every == 0:
             frozen = RanchNet(self.net.config)
             frozen.load_state_dict(self.net.state_dict())
-            frozen.eval()
-            self.snapshots = [*self.snapshots, frozen][-self.cfg.max_snapshots:]
+            self.snapshots = [*self.snapshots, frozen.eval()][-self.cfg.max_snapshots:]
 
     def evaluate(self, iteration: int) -> float:
         """Win share against Greedy over ``eval_games`` fixed games (seeds from 1e9)."""

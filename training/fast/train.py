@@ -37,11 +37,9 @@ from moonriver_env.common.cli import ArgumentParser, CLIError, cli_main
 
 def _shown(value: Any) -> str:
     """A default as the help text shows it (TOML spelling)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, tuple):
-        return json.dumps(list(value))
-    return '""' if value == "" else f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, bool | tuple) or value == "":
+        return json.dumps(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _metavar(f: Field[Any]) -> dict[str, Any]:
@@ -61,13 +59,6 @@ def train(cfg: FastConfig, state: dict[str, Any] | None = None, *, quiet: bool =
             runner.write_resume()  # then leaving the block stops the workers
             raise
     return runner.net
-
-
-def _command() -> str:
-    """How this program was started, for the line that says how to continue."""
-    if os.path.basename(sys.argv[0]) == PROG:
-        return PROG
-    return "python -m moonriver_env.training.fast.train"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -210,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
             saved = load_resume(cfg.out, report=lambda line: None)
         where = (f" at iteration {saved['iteration']} ({saved['phase']}, "
                  f"{saved['seconds'] / 60:.1f} min)" if saved else "")
-        print(f"{PROG}: interrupted; saved{where}; continue with: {_command()} --resume "
+        command = (PROG if os.path.basename(sys.argv[0]) == PROG  # how this program started
+                   else "python -m moonriver_env.training.fast.train")
+        print(f"{PROG}: interrupted; saved{where}; continue with: {command} --resume "
               f"{cfg.out}", file=sys.stderr)
         return 130
     print(f"saved the network {os.path.join(cfg.out, 'final.pt')} and the agent "

@@ -197,11 +197,10 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         self.metadata = {"autoreset_mode": "next_step"}  # as RLlib's runner sees it
 
         rng = np.random.default_rng([self.config_seed, self.worker_index, 1])
-        seats = draw_seats(self.num_envs, n, list(env_config.get("opponents", ())),
-                           float(env_config.get("opponent_prob", 0.5)), rng)
+        self.seats = seats = draw_seats(self.num_envs, n, list(env_config.get("opponents", ())),
+                                        float(env_config.get("opponent_prob", 0.5)), rng)
         # the batch's own arrays (copy=False): only what RLlib keeps is copied, per step
         self.games = MultiAgentGames(self.num_envs, self.config, self.reward_mode, copy=False)
-        self.seats = seats
         self._per_game_seats = None if all(k == "learner" for s in seats for k in s) else seats
         obs_shape, mask_shape = obs_space["observation"].shape, obs_space["action_mask"].shape
         assert obs_shape is not None and mask_shape is not None  # Box spaces
@@ -287,8 +286,7 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
         out_obs: list[dict[str, Any]] = []
         out_rew: list[dict[str, float]] = []
         out_term: list[dict[str, bool]] = []
-        out_trunc: list[dict[str, bool]] = []
-        out_info: list[dict[str, Any]] = []
+        out_info: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         done_list = done.tolist()
         for i, p in enumerate(player.tolist()):
             if not done_list[i]:
@@ -297,8 +295,6 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
                 out_rew.append({aid: float(acc[i, p])})
                 acc[i, p] = 0.0
                 out_term.append({aid: False, "__all__": False})
-                out_trunc.append({aid: False, "__all__": False})
-                out_info.append({})
                 continue
             # only the mover's view of the ended game exists: the other seats' final obs are zeros
             m = int(mover[i])
@@ -307,9 +303,8 @@ class BatchedMoonRiverEnv(VectorMultiAgentEnv):
             out_rew.append({a: float(acc[i, q]) for q, a in enumerate(ids)})
             acc[i] = 0.0
             out_term.append({**dict.fromkeys(ids, True), "__all__": True})
-            out_trunc.append({**dict.fromkeys(ids, False), "__all__": False})
-            out_info.append({})
             self._pending[i] = {ids[p]: _obs(obs[i], mask[i])}
+        out_trunc = [dict.fromkeys(term, False) for term in out_term]  # no game is cut short
         return out_obs, out_rew, out_term, out_trunc, out_info
 
     def take_reset(self, env_index: int) -> dict[str, Any] | None:

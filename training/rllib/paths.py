@@ -18,24 +18,18 @@ MANIFEST = "moonriver_manifest.json"
 _warn = warner("moonriver")
 
 
-def _files(folder: str) -> dict[str, str]:
-    """Every file under ``folder`` (the manifest aside) by its path relative to it."""
-    found = {}
+def write_manifest(folder: str) -> None:
+    """Record the size and SHA-256 of every file of a checkpoint folder in its manifest."""
+    files: dict[str, dict[str, int | str]] = {}
     for root, _, names in os.walk(folder):
         for name in names:
             full = os.path.join(root, name)
             relative = os.path.relpath(full, folder).replace(os.sep, "/")
             if relative != MANIFEST:
-                found[relative] = full
-    return found
-
-
-def write_manifest(folder: str) -> None:
-    """Record the size and SHA-256 of every file of a checkpoint folder in its manifest."""
-    files = {rel: {"size": os.path.getsize(full), "sha256": sha256(full)}
-             for rel, full in sorted(_files(folder).items())}
+                files[relative] = {"size": os.path.getsize(full), "sha256": sha256(full)}
     with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as fh:
-        json.dump({"format": "moonriver-rllib-checkpoint/1", "files": files}, fh, indent=1)
+        json.dump({"format": "moonriver-rllib-checkpoint/1", "files": dict(sorted(files.items()))},
+                  fh, indent=1)
 
 
 def checkpoint_problem(folder: str) -> str | None:

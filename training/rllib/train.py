@@ -5,6 +5,7 @@ See docs/rllib.md."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import math
@@ -351,9 +352,7 @@ def train(cfg: RLlibTrainConfig, resume: str | None = None, log: Any = None) -> 
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
-    if log is None:
-        def log(line: str) -> None:
-            print(line, flush=True)
+    log = functools.partial(print, flush=True) if log is None else log
     torch.set_num_threads(cfg.torch_threads)
     restore = algorithm_checkpoint(resume) if resume else None
     start_ray(cfg)

@@ -38,11 +38,6 @@ class Checkpoints(CheckpointCallback):
         return True
 
 
-def add_snapshot(vec_env: VecEnv, path: str) -> None:
-    """Add a snapshot to the opponent pool of every env (in this or worker processes)."""
-    vec_env.env_method("notify_opponents", "add_snapshot", path)
-
-
 def win_rate(model: Any, cfg: TrainConfig, opponents: list[Any], games: int, seed: int) -> float:
     """Learner's win rate (shared wins split) over ``games`` masked, deterministic games."""
     env = MoonRiverGymEnv(opponents=opponents, num_players=cfg.num_players, mode=cfg.mode)
@@ -108,7 +103,8 @@ class SelfPlay(BaseCallback):
         if rate >= cfg.snapshot_threshold:
             path = os.path.join(cfg.out, "snapshots", f"snapshot_{self.num_timesteps}.zip")
             self.paths.append(save_model(self.model, path))
-            add_snapshot(self.vec_env, path)
+            # to the opponent pool of every env (in this or worker processes)
+            self.vec_env.env_method("notify_opponents", "add_snapshot", path)
         self.logger.record("selfplay/pool_snapshots", len(self.paths))
         return True
 

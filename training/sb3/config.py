@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from moonriver_env.training.settings import load_settings
+from moonriver_env.training.settings import KIND_WORDS, is_kind, load_settings
 
 
 @dataclass
@@ -98,34 +98,24 @@ def check_setting(name: str, kind: str, value: Any) -> Any:
     """``value`` checked against the setting's type and allowed values (ValueError if not)."""
     allowed = SETTINGS[name][1]
     bad = ValueError(f"setting {name} must be {describe_allowed(kind, allowed)}, got {value!r}")
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise bad
-        return value
     if kind.startswith("tuple"):
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise bad
         elem = "int" if "int" in kind else "str"
-        if elem == "int" and (not value or any(
-                isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value)):
+        if not isinstance(value, (list, tuple)) or not all(is_kind(elem, v) for v in value):
+            raise bad
+        if elem == "int" and (not value or min(value) < 1):
             raise bad
         if elem == "str":
-            if any(not isinstance(v, str) for v in value) or (name == "opponents" and not value):
+            if name == "opponents" and not value:
                 raise bad
             from moonriver_env.agents.registry import make_agent
 
             for spec in value:
                 make_agent(spec)  # an unknown spec says which forms are allowed
         return tuple(value)
-    if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+    if not is_kind(kind, value) or (kind == "float" and not math.isfinite(value)):
         raise bad
     if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):
-            raise bad
         value = float(value)
-    if kind == "str" and not isinstance(value, str):
-        raise bad
     if isinstance(allowed, list):
         if value not in allowed:
             raise bad
@@ -148,16 +138,9 @@ def describe_allowed(kind: str, allowed: str | list[int] | list[str]) -> str:
     """Allowed values in words, e.g. 'one of base, legends' or 'an integer >=1'."""
     if isinstance(allowed, list):
         return "one of " + ", ".join(map(str, allowed))
-    noun = {"int": "an integer", "float": "a number", "bool": "true or false",
-            "str": "a string"}.get(kind, "a list")
-    if allowed in ("flag",):
-        return noun
-    if allowed == "each >=1":
-        return "a non-empty list of integers, each >=1"
-    if allowed == "agent specs":
-        return "a list of agent specs"
+    noun = KIND_WORDS.get(kind, "a list")
     if ".." in allowed:
         return f"{noun} in [{allowed.replace('..', ', ')}]"
-    if allowed in ("finite", "a path"):
-        return f"{'a finite number' if allowed == 'finite' else 'a non-empty path'}"
-    return f"{noun} {allowed}"
+    return {"flag": noun, "each >=1": "a non-empty list of integers, each >=1",
+            "agent specs": "a list of agent specs", "finite": "a finite number",
+            "a path": "a non-empty path"}.get(allowed, f"{noun} {allowed}")

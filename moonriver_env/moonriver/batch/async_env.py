@@ -14,16 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from moonriver_env.moonriver.batch.games import (
-    NUM_ACTIONS,
-    BatchedGames,
-    BatchIllegalActionError,
-    check_int,
-)
+from moonriver_env.moonriver.batch.games import BatchedGames, check_int
 from moonriver_env.moonriver.batch.multiagent import BatchState, batch_state
 from moonriver_env.moonriver.batch.seats import SeatLike
 from moonriver_env.moonriver.core import Game as CoreGame
-from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.config import GameConfig
 
 
@@ -35,14 +29,6 @@ class _Part(BatchedGames):
         self.offset = offset
         self._stride = total  # game g's k-th episode (episode_seed, the core's set-ups)
         self.env_id = np.arange(offset, offset + num_games, dtype=np.int64)
-
-    def _raise_illegal(self, g: int, aid: int) -> None:
-        try:
-            super()._raise_illegal(g, aid)
-        except BatchIllegalActionError as err:  # name the game by its id in the pool
-            action = A.ACTIONS[aid].text() if 0 <= aid < NUM_ACTIONS else aid
-            raise BatchIllegalActionError(self.offset + g, action, err.reason,
-                                          err.legal) from None
 
 
 class AsyncBatchedGames:
@@ -74,7 +60,9 @@ class AsyncBatchedGames:
         """Start every game (game g from ``seed + g``) on the workers; ``recv`` returns parts."""
         seed = check_int("seed", seed, 0)
         self._check_open()
-        self._check_idle("reset")
+        if self._in_flight:
+            raise RuntimeError(f"{len(self._in_flight)} part(s) still stepping: recv() them "
+                               "before reset")
         for part in self.parts:
             self._in_flight[part.offset // self.batch_size] = self._executor.submit(
                 part.reset, seed + part.offset)
@@ -102,11 +90,6 @@ class AsyncBatchedGames:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("this AsyncBatchedGames is closed: make a new one")
-
-    def _check_idle(self, what: str) -> None:
-        if self._in_flight:
-            raise RuntimeError(f"{len(self._in_flight)} part(s) still stepping: recv() them "
-                               f"before {what}")
 
     # ------------------------------------------------------------- send/recv
     def send(self, actions: npt.ArrayLike, env_id: npt.ArrayLike) -> None:
@@ -139,14 +122,12 @@ class AsyncBatchedGames:
         out: dict[int, np.ndarray] = {}
         for p in np.unique(which).tolist():
             order = np.flatnonzero(which == p)
+            games = f"games {p * self.batch_size}..{(p + 1) * self.batch_size - 1}"
             if order.size != self.batch_size:
                 raise ValueError(f"env_id must name whole parts of {self.batch_size} games (as "
-                                 f"recv returned them); games {p * self.batch_size}.."
-                                 f"{(p + 1) * self.batch_size - 1} are named {order.size} "
-                                 f"times")
+                                 f"recv returned them); {games} are named {order.size} times")
             if p in self._in_flight:
-                raise ValueError(f"games {p * self.batch_size}..{(p + 1) * self.batch_size - 1} "
-                                 f"are still stepping: recv() them before sending again")
+                raise ValueError(f"{games} are still stepping: recv() them before sending again")
             out[p] = order
         return out
 

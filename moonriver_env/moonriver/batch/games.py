@@ -113,6 +113,7 @@ class BatchedGames:
         self.seed: int | None = None
         self._bases: list[int] = []  # game g's k-th episode: Game(config, _bases[g] + stride*k)
         self._stride = N  # a pool's size for a batch that is part of one (vector_async)
+        self.offset = 0  # the first game's id in that pool: errors name games by it
         self.episodes = np.zeros(N, np.int64)  # episodes begun per game, less one
         # each game's seats' network players (indices into _players; -1: no network seat)
         self._seat_network = np.tile(self._network_row(self._seats), (N, 1))
@@ -290,6 +291,7 @@ class BatchedGames:
     def _raise_illegal(self, g: int, aid: int) -> None:
         game = self.game(g)
         legal = [a.text() for a in game.legal_actions()]
+        g += self.offset  # the game's id in its pool
         if not 0 <= aid < NUM_ACTIONS:
             raise BatchIllegalActionError(g, aid, f"action ids are 0..{NUM_ACTIONS - 1}", legal)
         raise BatchIllegalActionError(g, A.ACTIONS[aid].text(), why_illegal(game, aid), legal)

@@ -44,8 +44,8 @@ def _sb3_class() -> type:
             obs: np.ndarray  # the venv's observations: one array (no dict_observation here)
             obs, infos = self.venv.reset(seed=self._seed)
             self._seed = None  # a later reset plays each game's next episode
-            masks = infos["action_mask"]  # reset_infos as SB3's DummyVecEnv fills them
-            self.reset_infos = [{"action_mask": masks[g]} for g in range(self.num_envs)]
+            # reset_infos as SB3's DummyVecEnv fills them
+            self.reset_infos = [{"action_mask": mask} for mask in infos["action_mask"]]
             return obs
 
         def set_options(self, options: list[dict[str, Any]] | dict[str, Any] | None = None
@@ -63,8 +63,7 @@ def _sb3_class() -> type:
         def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
             assert self._actions is not None, "step_async comes first"
             obs, rew, term, _, infos = self.venv.step(self._actions)
-            masks = infos["action_mask"]
-            out: list[dict[str, Any]] = [{"action_mask": masks[g]} for g in range(self.num_envs)]
+            out: list[dict[str, Any]] = [{"action_mask": mask} for mask in infos["action_mask"]]
             for g in np.flatnonzero(term).tolist():
                 out[g]["terminal_observation"] = infos["final_obs"][g]
             for g in np.flatnonzero(infos.get("illegal_action", ())).tolist():
@@ -101,10 +100,9 @@ def _sb3_class() -> type:
         def env_method(self, method_name: str, *method_args: Any, indices: Any = None,
                        **method_kwargs: Any) -> list[Any]:
             """The listed rows' method (``MoonRiverVectorEnv.call``: ``action_masks``)."""
-            if method_name == "action_masks":  # one array for every row: MaskablePPO's call
-                masks = self.venv.action_masks()
-                return [masks[g] for g in self._indices_list(indices)]
-            values = self.venv.call(method_name, *method_args, **method_kwargs)
+            # action_masks: one array for every row, MaskablePPO's call
+            values: Any = (self.venv.action_masks() if method_name == "action_masks"
+                           else self.venv.call(method_name, *method_args, **method_kwargs))
             return [values[g] for g in self._indices_list(indices)]
 
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:

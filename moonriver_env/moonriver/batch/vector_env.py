@@ -48,7 +48,6 @@ def learner_seats(config: GameConfig, seat: int,
                   opponents: Opponents) -> tuple[seats.SeatLike, ...]:
     """The batch's seats: the learner at ``seat``, ``opponents`` (one, or a list) at the others."""
     n = config.num_players
-    seat = check_int("seat", seat, 0, n - 1)
     others: list[seats.SeatLike] = []
     if isinstance(opponents, (str, seats.BuiltinSeat, seats.NetworkSeat)):
         others = [opponents] * (n - 1)
@@ -80,7 +79,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         check_number("illegal_penalty", illegal_penalty, "the reward of an illegal action")
         self.illegal = illegal
         self.illegal_penalty = float(illegal_penalty)
-        self.games = BatchedGames(num_envs, config, learner_seats(config, seat, opponents),
+        self.games = BatchedGames(num_envs, config, learner_seats(config, self.seat, opponents),
                                   reward, threads,
                                   autoreset=self.autoreset_mode == AutoresetMode.SAME_STEP,
                                   observation=observation)
@@ -323,16 +322,15 @@ SETTABLE_ROW_ATTRIBUTES = ("illegal", "illegal_penalty")
 def _check_autoreset_mode(mode: Any) -> AutoresetMode:
     """An ``AutoresetMode`` (or its value, e.g. "NextStep"), else a ValueError."""
     try:
-        return mode if isinstance(mode, AutoresetMode) else AutoresetMode(mode)
+        return AutoresetMode(mode)  # a member gives itself
     except ValueError:
         allowed = ", ".join(f"AutoresetMode.{m.name} ({m.value!r})" for m in AutoresetMode)
         raise ValueError(f"autoreset_mode must be one of {allowed}, got {mode!r:.40}") from None
 
 
 def _observation_space(as_dict: bool, kind: str = "float32") -> gymnasium.spaces.Space[Any]:
-    obs = gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32)
-    if kind == "compact":
-        obs = gymnasium.spaces.Box(0, 255, (COMPACT_SIZE,), np.uint8)
+    obs = (gymnasium.spaces.Box(0, 255, (COMPACT_SIZE,), np.uint8) if kind == "compact"
+           else gymnasium.spaces.Box(0.0, OBS_HIGH, (OBSERVATION_SIZE,), np.float32))
     if not as_dict:
         return obs
     mask = gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)
