@@ -76,8 +76,11 @@ class MCTSAgent(SeededAgent):
         root = _Node(game.current_player)
         stop = min((t for t in (self.seconds, self.time_limit) if t), default=None)
         start, done = time.perf_counter(), 0
-        while done == 0 or ((self.seconds is not None or done < self.simulations)
-                            and (stop is None or time.perf_counter() - start < stop)):
+        while True:
+            if done > 0 and stop is not None and time.perf_counter() - start >= stop:
+                break
+            if self.seconds is None and done >= self.simulations:
+                break
             self._simulate(game, root)
             done += 1
         self.last_simulations = done

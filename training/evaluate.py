@@ -16,6 +16,7 @@ from moonriver_env.agents.registry import SPECS
 from moonriver_env.training.report import add_tournament_options, run_and_report
 from moonriver_env.training.report import agent_label as agent_label  # the table's labels
 from moonriver_env.training.report import print_table as print_table  # used by the notebooks
+from moonriver_env.training.settings import warner
 from moonriver_env.training.tournament import GAMES, check_tournament, record_name, run_tournament
 
 from moonriver_env.common.cli import ArgumentParser, add_debug_flag, cli_main, require
@@ -145,7 +146,7 @@ def moonriver_main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     require("tqdm", "rich", "openskill", what="moonriver-eval")
     for warning in variant_warnings(args.agents, args.players, args.mode):
-        print(f"moonriver-eval: warning: {warning}", file=sys.stderr)
+        warner("moonriver-eval")(warning)
     hint = (f" (replay one with: python -m moonriver_env replay "
             f"{os.path.join(args.save_records, record_name(0))})" if args.save_records else "")
     run_and_report(args, lambda records_dir: run_tournament(

@@ -191,25 +191,27 @@ class raw_env(TableAECEnv[MoonRiverGame]):  # lower-case name: the PettingZoo co
             # The usual step: every reward is 0 (rewards come at the end, or with shaping),
             # so there is nothing to reset or accumulate.
             self.agent_selection = self.possible_agents[game.player]
+            if self.render_mode == "human":
+                self.render()
+            return
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if self.shaping:
+            now = self._running_totals()
+            assert self._running is not None  # kept from reset on while shaping
+            for p, a in enumerate(self.possible_agents):
+                self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
+            self._running = now
+        if game.is_over:
+            for p, r in enumerate(final_rewards(game, self.reward_mode)):
+                self.rewards[self.possible_agents[p]] += r
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.infos = {a: {"scores": game.scores()[self.agent_ids[a]].to_dict(),
+                              "winners": [self.possible_agents[w] for w in game.winners()]}
+                          for a in self.agents}
         else:
-            for a in self.agents:
-                self.rewards[a] = 0.0
-            if self.shaping:
-                now = self._running_totals()
-                assert self._running is not None  # kept from reset on while shaping
-                for p, a in enumerate(self.possible_agents):
-                    self.rewards[a] = self.shaping * (now[p] - self._running[p]) / SCORE_SCALE
-                self._running = now
-            if game.is_over:
-                for p, r in enumerate(final_rewards(game, self.reward_mode)):
-                    self.rewards[self.possible_agents[p]] += r
-                self.terminations = dict.fromkeys(self.agents, True)
-                self.infos = {a: {"scores": game.scores()[self.agent_ids[a]].to_dict(),
-                                  "winners": [self.possible_agents[w] for w in game.winners()]}
-                              for a in self.agents}
-            else:
-                self.agent_selection = self.possible_agents[game.current_player]
-            self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[game.current_player]
+        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 

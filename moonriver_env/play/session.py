@@ -147,7 +147,9 @@ def _short(value: object) -> str:
 def make_seats(options: GameOptions, seed: int,
                config: GameConfig | None = None) -> list[Agent[MoonRiverGame] | None]:
     """One entry per seat: None for a human, else the agent built from its spec."""
-    n = options.players  # checked by the game's config
+    n = options.players
+    if type(n) is not int or n not in (2, 3, 4):
+        raise PlayError(f"players must be 2, 3 or 4, got {n!r}")
     for h in options.humans:
         if not 0 <= h < n:
             raise PlayError(f"human seat {h} does not exist: seats are 0..{n - 1}")

@@ -46,13 +46,13 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
     return int(value)
 
 
-def check_actions(actions: npt.ArrayLike, n: int) -> npt.NDArray[np.int64]:
-    """The step's actions as a fresh int64 array of n ids, else a ValueError."""
+def check_actions(actions: npt.ArrayLike, n: int, fresh: bool = False) -> npt.NDArray[np.int64]:
+    """The step's actions as a contiguous int64 array of n ids (a copy if ``fresh``)."""
     acts = np.asarray(actions)
     if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
         raise ValueError(f"actions must be {n} integer action ids, got {acts.dtype} array of "
                          f"shape {acts.shape}")
-    return acts.astype(np.int64)
+    return acts.astype(np.int64) if fresh else np.ascontiguousarray(acts, dtype=np.int64)
 
 
 class BatchIllegalActionError(IllegalActionError):

@@ -164,7 +164,7 @@ class MoonRiverVectorEnv(gymnasium.vector.VectorEnv[Any, npt.ArrayLike, np.ndarr
         g = self.games
         if g.seed is None:
             raise RuntimeError("call reset() before step()")
-        acts = check_actions(actions, self.num_envs)
+        acts = check_actions(actions, self.num_envs, fresh=True)  # illegal rows are redrawn
         pending = self._ended.copy()
         if pending.any() and self.autoreset_mode == AutoresetMode.DISABLED:
             raise RuntimeError(f"games {np.flatnonzero(pending).tolist()[:8]} ended: restart "

@@ -297,7 +297,7 @@ class Game(CoreExtras):
     # ----------------------------------------------------------- observation
     def observe(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s observation (4934 float32), written into ``out`` when given."""
-        if isinstance(player, np.integer):
+        if type(player) is not int and isinstance(player, np.integer):  # plain ints pay one test
             player = int(player)
         if type(player) is not int or not 0 <= player < self._n:
             raise ValueError(f"player must be an int in 0..{self.num_players - 1}, "

@@ -246,9 +246,18 @@ int Game::legal_ids(std::int64_t* out) const {
 
 void Game::legal_mask(std::int8_t* out) const {
   std::memset(out, 0, NUM_ACTIONS);
-  std::int64_t ids[NUM_ACTIONS];
-  const int m = legal_ids(ids);
-  for (int i = 0; i < m; ++i) out[ids[i]] = 1;
+  if (is_over()) return;
+  if (f_.phase != BUILD) {
+    for (int i = 0; i < f_.choices_len; ++i) out[f_.choices[i]] = 1;
+    return;
+  }
+  std::array<Placements, NUM_PAIRS> rows;
+  int count;
+  build_rows(rows, count);
+  for (int q = 0; q < count; ++q)
+    for (Placements r = rows[q]; r; r &= r - 1)
+      out[BUILD0 + q * NUM_PLACEMENTS + lowest_bit(r)] = 1;
+  if (can_pass_build(f_)) out[PASS_ID] = 1;
 }
 
 int Game::num_legal() const {
