@@ -128,7 +128,7 @@ def test_differential_games_run_clean(sanitized: dict[str, str]) -> None:
 def test_core_and_vector_tests_run_clean(sanitized: dict[str, str]) -> None:
     """The differential suite's short tests (not its 5,040 games), the byte-state, binding,
     vector (network and search seats included), batched-search and C++ network tests."""
-    out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+    out = _clean_run(sanitized, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
                      "tests/core/test_core_differential.py", "-k", "not five_thousand",
                      "tests/core/test_core_state.py", "tests/core/test_core_bindings.py",
                      "tests/core/test_binding_ints.py", "tests/core/test_time_limit.py",
