@@ -10,6 +10,9 @@ threads set them explicitly (torch.set_num_threads).
 from __future__ import annotations
 
 import os
+import sys
+
+import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -21,3 +24,18 @@ else:
     settings.register_profile("suite", deadline=None,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("suite")
+
+
+@pytest.fixture(autouse=True)
+def _absl_leaves_pytest_capture_open() -> None:
+    """absl's log handler never closes pytest's capture file.
+
+    Importing ray.rllib (tests/training/test_rllib.py, at collection) imports absl.logging, whose
+    handler keeps the sys.stderr of that moment: pytest's capture file. The next
+    logging.config.dictConfig (uvicorn.Config, when a test starts the play server) closes every
+    handler's stream that is not the current sys.stderr, so under capsys it closed the capture
+    file and every later test on that xdist worker failed. The real stderr it leaves open.
+    """
+    absl_logging = sys.modules.get("absl.logging")
+    if absl_logging is not None:
+        absl_logging.get_absl_handler().python_handler.stream = sys.__stderr__
