@@ -28,14 +28,12 @@ else:
 
 @pytest.fixture(autouse=True)
 def _absl_leaves_pytest_capture_open() -> None:
-    """absl's log handler never closes pytest's capture file.
-
-    Importing ray.rllib (tests/training/test_rllib.py, at collection) imports absl.logging, whose
-    handler keeps the sys.stderr of that moment: pytest's capture file. The next
-    logging.config.dictConfig (uvicorn.Config, when a test starts the play server) closes every
-    handler's stream that is not the current sys.stderr, so under capsys it closed the capture
-    file and every later test on that xdist worker failed. The real stderr it leaves open.
-    """
+    """absl's log handler never closes pytest's capture file."""
+    # Importing ray.rllib (tests/training/test_rllib.py, at collection) imports absl.logging,
+    # whose handler keeps the sys.stderr of that moment: pytest's capture file. The next
+    # logging.config.dictConfig (uvicorn.Config, when a test starts the play server) closes
+    # every handler's stream but the current sys.stderr, so under capsys it closed the capture
+    # file and every later test on that xdist worker failed. The real stderr it leaves open.
     absl_logging = sys.modules.get("absl.logging")
     if absl_logging is not None:
         absl_logging.get_absl_handler().python_handler.stream = sys.__stderr__
