@@ -169,6 +169,14 @@ class BatchedSearch:
         self.evaluated = int(self._search.run(net, self._prior or 0.0))
         return self.result()
 
+    def roots(self, greedy_prior: float | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray | None]:
+        """Each game's root by its player to move: observation (N, 4934), mask (N, 2710) and,
+        with ``greedy_prior`` (the tie-break weight), Greedy's prior (N, 2710; else None)."""
+        weight = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
+        obs, mask, prior = cast(tuple[Any, ...], self._search.roots(weight))
+        return obs, mask, prior
+
     def leaf_game(self, index: int) -> Any:
         """A copy of the ``index``-th pending leaf's compiled state (tests, debugging)."""
         if not 0 <= index < self._pending:

@@ -136,6 +136,26 @@ def test_leaves_carry_greedys_prior_of_their_states_when_asked() -> None:
         BatchedSearch(games, greedy_prior=math.inf)
 
 
+def test_roots_are_each_games_observation_mask_and_prior() -> None:
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT, greedy_prior
+
+    games = positions()
+    search = BatchedSearch(games, simulations=4, seed=3, max_considered=4)
+    obs, mask, prior = search.roots(SHAPE_WEIGHT)
+    assert obs.shape == (len(games), OBS) and obs.dtype == np.float32
+    assert mask.shape == (len(games), NUM_ACTIONS) and mask.dtype == np.int8
+    assert prior is not None and prior.shape == (len(games), NUM_ACTIONS)
+    for i, game in enumerate(games):
+        np.testing.assert_array_equal(obs[i], game.observe(game.current_player))
+        np.testing.assert_array_equal(mask[i], game.legal_mask())
+        np.testing.assert_array_equal(prior[i], greedy_prior(game))
+    assert np.count_nonzero(prior) > 0
+    assert search.roots()[2] is None
+    same(run(search), run(BatchedSearch(games, simulations=4, seed=3, max_considered=4)))
+    with pytest.raises(ValueError, match="greedy_prior must be finite"):
+        search.roots(math.nan)
+
+
 @pytest.mark.parametrize("algorithm", ["gumbel", "puct"])
 def test_batched_search_agrees_with_one_game_searched_alone(algorithm: str) -> None:
     games = positions()

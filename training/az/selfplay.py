@@ -17,8 +17,9 @@ from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 from moonriver_env.moonriver.rules import NUM_ACTIONS
 from moonriver_env.moonriver.search import BatchedSearch, LeafBatch, SearchResult
 
-# a recorded decision: game index, mover, observation, mask, improved policy, Greedy prior
-Row = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# one step's recorded decisions, a row per live game: game indices, movers, observations,
+# masks, policy targets, Greedy priors
+Step = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 # (leaves) -> (logits (M, 2710), win shares by player id (M, 4)): the network's answer
 Evaluate = Callable[[LeafBatch], tuple[np.ndarray, np.ndarray]]
 # (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
@@ -124,7 +125,8 @@ class CoreLeaves:
 
 
 def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLeaves,
-                 make_search: MakeSearch, seed: int, stats: PlayStats) -> SearchResult:
+                 make_search: MakeSearch, seed: int,
+                 stats: PlayStats) -> tuple[BatchedSearch, SearchResult]:
     """One batched search over the live games (its phases' seconds added to ``stats``)."""
     t0 = time.perf_counter()
     search = make_search([games[i] for i in live], seed)
@@ -146,61 +148,63 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
         result = search.result()
     for phase, spent in search.phase_seconds().items():
         stats.charge(phase, spent)
-    return result
+    return search, result
 
 
 def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
          rng: np.random.Generator, prior: bool = False,
          target: str = "improved") -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, every decision searched in one batch; the recorded samples."""
-    from moonriver_env.agents.pretrained import greedy_prior
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
     stats = PlayStats(games=len(games))
-    rows: list[Row] = []
-    no_prior = np.zeros(NUM_ACTIONS, np.float32)
+    steps: list[Step] = []
     start = time.perf_counter()
     record = 0.0
     _play_forced(games)
     while live := [i for i, g in enumerate(games) if not g.is_over]:
-        result = _search_step(games, live, evaluate, make_search, int(rng.integers(2**62)),
-                              stats)
+        search, result = _search_step(games, live, evaluate, make_search,
+                                      int(rng.integers(2**62)), stats)
         t0 = time.perf_counter()
+        obs, mask, priors = search.roots(SHAPE_WEIGHT if prior else None)
+        movers = np.array([games[i].current_player for i in live], np.int32)
+        steps.append((np.array(live, np.int32), movers, obs, mask,
+                       _policy_targets(result, target),
+                       priors if priors is not None else np.zeros(mask.shape, np.float32)))
         for j, i in enumerate(live):
-            game = games[i]
-            mover = game.current_player
-            rows.append((i, mover, game.observe(mover), game.legal_mask().copy(),
-                         _policy_target(result, j, target),
-                         greedy_prior(game) if prior else no_prior))
-            game.apply(int(result.action[j]))
+            games[i].apply(int(result.action[j]))
         stats.decisions += len(live)
         _play_forced(games)
         record += time.perf_counter() - t0
     t0 = time.perf_counter()
-    samples = _samples(games, rows)
+    samples = _samples(games, steps)
     stats.seconds["record"] = record + time.perf_counter() - t0
     measured = sum(stats.seconds.values())
     stats.seconds["other"] = max(0.0, time.perf_counter() - start - measured)
     return samples, stats
 
 
-def _policy_target(result: SearchResult, j: int, target: str) -> np.ndarray:
-    """Game ``j``'s policy target: the search's improved policy, or its chosen action."""
+def _policy_targets(result: SearchResult, target: str) -> np.ndarray:
+    """Each game's policy target: the search's improved policy, or its chosen action."""
     if target == "improved":
-        return np.asarray(result.policy[j], np.float32)
-    onehot = np.zeros(NUM_ACTIONS, np.float32)
-    onehot[int(result.action[j])] = 1.0
+        return np.asarray(result.policy, np.float32)
+    onehot = np.zeros((len(result.action), NUM_ACTIONS), np.float32)
+    onehot[np.arange(len(result.action)), result.action] = 1.0
     return onehot
 
 
-def _samples(games: list[Game], rows: list[Row]) -> Samples:
+def _samples(games: list[Game], steps: list[Step]) -> Samples:
     """The recorded decisions with their games' outcomes."""
-    if not rows:
+    if not steps:
         return Samples.empty()
-    targets = [seat_outcome(games[i], mover) for i, mover, *_ in rows]
-    return Samples(obs=np.stack([r[2] for r in rows]).astype(np.float32),
-                   mask=np.stack([r[3] for r in rows]).astype(np.int8),
-                   policy=np.stack([r[4] for r in rows]),
+    index, movers = (np.concatenate([step[k] for step in steps]) for k in (0, 1))
+    outcomes = {(int(i), int(m)): seat_outcome(games[i], int(m))  # one per game and mover
+                for i, m in set(zip(index.tolist(), movers.tolist(), strict=True))}
+    targets = [outcomes[i, m] for i, m in zip(index.tolist(), movers.tolist(), strict=True)]
+    return Samples(obs=np.concatenate([step[2] for step in steps]),
+                   mask=np.concatenate([step[3] for step in steps]),
+                   policy=np.concatenate([step[4] for step in steps]),
                    outcome=np.stack([t[0] for t in targets]),
                    margin=np.stack([t[1] for t in targets]),
-                   num_players=np.array([games[i].num_players for i, *_ in rows], np.int32),
-                   prior=np.stack([r[5] for r in rows]))
+                   num_players=np.array([games[i].num_players for i in index], np.int32),
+                   prior=np.concatenate([step[5] for step in steps]))

@@ -75,6 +75,24 @@ nb::object leaf_priors(AzSearch& s, double shape_weight) {
   return owned(prior, rows, NUM_ACTIONS);
 }
 
+nb::object roots(AzSearch& s, nb::object shape_weight) {
+  double weight = 0.0;
+  const bool with_prior = !shape_weight.is_none();
+  if (with_prior && (!nb::try_cast(shape_weight, weight) || !std::isfinite(weight)))
+    throw nb::value_error("shape_weight must be a finite number or None");
+  InUse guard(s);
+  const std::size_t rows = static_cast<std::size_t>(s.num_games());
+  auto* obs = fresh<float>(rows * OBSERVATION_SIZE);
+  auto* mask = fresh<std::int8_t>(rows * NUM_ACTIONS);
+  auto* prior = with_prior ? fresh<float>(rows * NUM_ACTIONS) : nullptr;
+  {
+    nb::gil_scoped_release release;
+    s.write_roots(obs, mask, weight, prior);
+  }
+  nb::object priors = with_prior ? nb::object(owned(prior, rows, NUM_ACTIONS)) : nb::none();
+  return nb::make_tuple(owned(obs, rows, OBSERVATION_SIZE), owned(mask, rows, NUM_ACTIONS), priors);
+}
+
 void evaluate(AzSearch& s, In2<float> logits, In2<float> values) {
   InUse guard(s);
   const std::size_t m = static_cast<std::size_t>(s.num_pending());
@@ -154,6 +172,9 @@ void bind_az_search(nb::module_& m) {
       .def("leaf_priors", &leaf_priors, nb::arg("shape_weight"),
            "Greedy's value + shape_weight x tie-break at each pending leaf's legal ids (rows "
            "of 2710 float32; all 0 for a forced decision).")
+      .def("roots", &roots, nb::arg("shape_weight").none(),
+           "(observation, mask, prior) of each game's root by its player to move; prior: "
+           "Greedy's value + shape_weight x tie-break at the legal ids (None: no prior).")
       .def("evaluate", &evaluate, nb::arg("policy_logits").noconvert(),
            nb::arg("values").noconvert(), "Expand the pending leaves and back up their values.")
       .def(

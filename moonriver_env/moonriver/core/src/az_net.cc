@@ -56,53 +56,80 @@ std::vector<float> transposed(const std::vector<float>& w, std::size_t out, std:
 // target.
 #define NET_INLINE inline __attribute__((always_inline))
 
+// Eight floats, one AVX register where the clone has them (GCC's vector extension: the same
+// operations, in the same order, as eight scalars).
+constexpr int LANES = 8;
+typedef float Lanes __attribute__((vector_size(LANES * sizeof(float))));
+
+// acc += x * row's eight floats (an unaligned load).
+NET_INLINE void add_lanes(Lanes& acc, float x, const float* row) {
+  Lanes r;
+  std::memcpy(&r, row, sizeof r);
+  acc += x * r;
+}
+
 // out[0..n) += x * row[0..n)
-NET_INLINE void add_row(float* out, const float* row, float x, int n) {
+NET_INLINE void add_row(float* __restrict out, const float* __restrict row, float x, int n) {
   for (int k = 0; k < n; ++k) out[k] += x * row[k];
+}
+
+// add_row for a width known when compiled: whole registers, no loop bound read at run time.
+template <int N>
+NET_INLINE void add_row_fixed(float* out, const float* row, float x) {
+  for (int q = 0; q < N; q += LANES) {
+    Lanes o;
+    std::memcpy(&o, out + q, sizeof o);
+    add_lanes(o, x, row + q);
+    std::memcpy(out + q, &o, sizeof o);
+  }
+}
+
+// add_row, at the widths the shipped networks have (32 viewer, 16 opponent channels) with
+// add_row_fixed: the same sums.
+NET_INLINE void add_row_any(float* out, const float* row, float x, int n) {
+  if (n == 32)
+    add_row_fixed<32>(out, row, x);
+  else if (n == 16)
+    add_row_fixed<16>(out, row, x);
+  else
+    add_row(out, row, x, n);
 }
 
 NET_INLINE void relu(float* x, int n) {
   for (int k = 0; k < n; ++k) x[k] = std::max(x[k], 0.0f);
 }
 
-// fn(i, x[i]) for each non-zero x[i] of x[0..n), in order; blocks of 8 zeros are skipped
-// with one test (their bits or-ed, no branch per value).
-template <typename F>
-NET_INLINE void for_nonzero(const float* x, int n, F&& fn) {
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    std::uint32_t bits[8], any = 0;
-    std::memcpy(bits, x + i, sizeof bits);
-    for (std::uint32_t b : bits) any |= b << 1;  // << 1: -0.0 is zero too
-    if (any == 0) continue;
-    for (int k = i; k < i + 8; ++k)
-      if (x[k] != 0.0f) fn(k, x[k]);
-  }
-  for (; i < n; ++i)
-    if (x[i] != 0.0f) fn(i, x[i]);
-}
+// A layer's non-zero inputs: their indices (minus ``base``: the row of the weights each reads)
+// and values, in ascending order.
+struct Inputs {
+  const std::int32_t* index;
+  const float* value;
+  int count;
+  int base = 0;
+};
 
-// y = b + sum_i x[i] * t[i] (rows of t of n outputs), skipping the zero inputs; the outputs
-// 64 at a time, their sums kept in registers.
-NET_INLINE void sparse_linear(const float* x, int in, const std::vector<float>& t,
+// y = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs), the inputs in their
+// order; the outputs 64 at a time, their sums kept in registers.
+NET_INLINE void sparse_linear(const Inputs& x, const std::vector<float>& t,
                               const std::vector<float>& b, float* y) {
-  constexpr int BLOCK = 64;
+  constexpr int BLOCK = 64, VECTORS = BLOCK / LANES;
   const int n = static_cast<int>(b.size());
   int start = 0;
   for (; start + BLOCK <= n; start += BLOCK) {
-    float acc[BLOCK];
-    for (int k = 0; k < BLOCK; ++k) acc[k] = b[start + k];
-    for_nonzero(x, in, [&](int i, float v) {
-      const float* row = t.data() + static_cast<std::size_t>(i) * n + start;
-      for (int k = 0; k < BLOCK; ++k) acc[k] += v * row[k];
-    });
-    std::copy(acc, acc + BLOCK, y + start);
+    Lanes acc[VECTORS];
+    std::memcpy(acc, b.data() + start, sizeof acc);
+    for (int j = 0; j < x.count; ++j) {
+      const float v = x.value[j];
+      const float* row = t.data() + static_cast<std::size_t>(x.index[j] - x.base) * n + start;
+      for (int q = 0; q < VECTORS; ++q) add_lanes(acc[q], v, row + q * LANES);
+    }
+    std::memcpy(y + start, acc, sizeof acc);
   }
   if (start == n) return;
   std::copy(b.begin() + start, b.end(), y + start);
-  for_nonzero(x, in, [&](int i, float v) {
-    add_row(y + start, t.data() + static_cast<std::size_t>(i) * n + start, v, n - start);
-  });
+  for (int j = 0; j < x.count; ++j)
+    add_row(y + start, t.data() + static_cast<std::size_t>(x.index[j] - x.base) * n + start,
+            x.value[j], n - start);
 }
 
 // relu(b + sum_i x[i] * t[i]) for N outputs known when compiled: the sums stay in registers
@@ -120,8 +147,27 @@ NET_INLINE void relu_linear_fixed(const float* x, int in, const float* t, const 
 }
 
 struct Scratch {
-  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads, value_in, value_hidden;
+  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads, value_hidden;
+  std::vector<std::int32_t> index;  // a layer's non-zero inputs (Inputs)
+  std::vector<float> value;
 };
+
+// This thread's scratch. Not inlined: GCC would look a thread_local's address up again at
+// every use (a call in a shared library), not once.
+__attribute__((noinline)) Scratch& thread_scratch() {
+  static thread_local Scratch s;
+  return s;
+}
+
+// The non-zero entries of ``x`` (``n`` floats) in ``s``'s lists from ``count`` on, indexed
+// from ``offset``; returns the new count (the lists hold at least count + n).
+int gather(Scratch& s, const float* x, int n, int offset, int count) {
+  if (s.index.size() < static_cast<std::size_t>(count + n)) {
+    s.index.resize(count + n);
+    s.value.resize(count + n);
+  }
+  return append_nonzeros(x, n, offset, s.index.data(), s.value.data(), count);
+}
 
 }  // namespace
 
@@ -202,17 +248,24 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* ids, int m,
-                     int num_players, float* logits, float* shares) const {
-  static thread_local Scratch s;
+void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std::int64_t* ids,
+                     int m, int num_players, float* logits, float* shares) const {
+  Scratch& s = thread_scratch();
   const int c = channels_, oc = opponent_channels_;
+  // The observation's entries by part: the viewer's ranch, the opponents' ranches, the rest.
+  const int ranches =
+      static_cast<int>(std::lower_bound(obs.index, obs.index + obs.count, RANCH_SIZE) - obs.index);
+  const int after = static_cast<int>(
+      std::lower_bound(obs.index + ranches, obs.index + obs.count, O_RESERVES) - obs.index);
   // The viewer's ranch: a 3x3 convolution (zero padding), each non-zero input added to the
   // up to 9 cells whose patch holds it; ``touched``: the cells that got one.
   s.conv.resize(static_cast<std::size_t>(NUM_CELLS) * c);
   for (int cell = 0; cell < NUM_CELLS; ++cell)
     std::copy(conv_b_.begin(), conv_b_.end(), s.conv.begin() + cell * c);
   std::uint64_t touched = 0;
-  for_nonzero(obs, RANCH_SIZE, [&](int i, float x) {
+  for (int j = 0; j < ranches; ++j) {
+    const int i = obs.index[j];
+    const float x = obs.value[j];
     const int p = i / NUM_CELLS, r = i % NUM_CELLS / COLS, col = i % COLS;
     for (int dy = 0; dy < 3; ++dy) {
       const int rr = r - dy + 1;
@@ -220,12 +273,12 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
       for (int dx = 0; dx < 3; ++dx) {
         const int cc = col - dx + 1;
         if (cc < 0 || cc >= COLS) continue;
-        add_row(s.conv.data() + (rr * COLS + cc) * c, conv_t_.data() + ((p * 3 + dy) * 3 + dx) * c,
-                x, c);
+        add_row_any(s.conv.data() + (rr * COLS + cc) * c,
+                    conv_t_.data() + ((p * 3 + dy) * 3 + dx) * c, x, c);
         touched |= std::uint64_t{1} << (rr * COLS + cc);
       }
     }
-  });
+  }
   relu(s.conv.data(), NUM_CELLS * c);
   // A cell no input reached holds the bias alone: its output is computed once.
   s.viewer.resize(static_cast<std::size_t>(NUM_CELLS) * c);
@@ -239,7 +292,8 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
     if (c == 32) {
       relu_linear_fixed<32>(s.conv.data() + cell * c, c, cells_t_.data(), cells_b_.data(), v);
     } else {
-      sparse_linear(s.conv.data() + cell * c, c, cells_t_, cells_b_, v);
+      const int count = gather(s, s.conv.data() + cell * c, c, 0, 0);
+      sparse_linear({s.index.data(), s.value.data(), count}, cells_t_, cells_b_, v);
       relu(v, c);
     }
     if (!(touched >> cell & 1)) blank = cell;
@@ -248,15 +302,18 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
   s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
   for (int i = 0; i < OPPONENTS * NUM_CELLS; ++i)
     std::copy(opp_b_.begin(), opp_b_.end(), s.others.begin() + i * oc);
-  for_nonzero(obs + RANCH_SIZE, OPPONENTS * RANCH_SIZE, [&](int i, float x) {
+  for (int j = ranches; j < after; ++j) {
+    const int i = obs.index[j] - RANCH_SIZE;
     const int o = i / RANCH_SIZE, p = i % RANCH_SIZE / NUM_CELLS, cell = i % NUM_CELLS;
-    add_row(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, x, oc);
-  });
+    add_row_any(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, obs.value[j],
+                oc);
+  }
   relu(s.others.data(), OPPONENTS * NUM_CELLS * oc);
   // The trunk: the rest of the observation and the cells pooled (mean and max).
   s.trunk_in.assign(static_cast<std::size_t>(rest_) + 2 * c + 2 * OPPONENTS * oc, 0.0f);
   float* rest = s.trunk_in.data();
-  sparse_linear(obs + O_RESERVES, REST_SIZE, rest_t_, rest_b_, rest);
+  const Inputs observed_rest{obs.index + after, obs.value + after, obs.count - after, O_RESERVES};
+  sparse_linear(observed_rest, rest_t_, rest_b_, rest);
   relu(rest, rest_);
   float* mean = rest + rest_;
   float* high = mean + c;
@@ -280,22 +337,32 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
       }
   for (int k = 0; k < OPPONENTS * oc; ++k) omean[k] /= NUM_CELLS;
   s.state.resize(static_cast<std::size_t>(hidden_));
-  sparse_linear(s.trunk_in.data(), static_cast<int>(s.trunk_in.size()), trunk_t_, trunk_b_,
-                s.state.data());
+  const int trunk_in = static_cast<int>(s.trunk_in.size());
+  const int trunk_count = gather(s, s.trunk_in.data(), trunk_in, 0, 0);
+  sparse_linear({s.index.data(), s.value.data(), trunk_count}, trunk_t_, trunk_b_, s.state.data());
   relu(s.state.data(), hidden_);
   s.heads.resize(heads_b_.size());
-  sparse_linear(s.state.data(), hidden_, heads_t_, heads_b_, s.heads.data());
+  const int state_count = gather(s, s.state.data(), hidden_, 0, 0);
+  sparse_linear({s.index.data(), s.value.data(), state_count}, heads_t_, heads_b_, s.heads.data());
   const float* film = s.heads.data() + dense_;
   const float* thief_film = film + c;
   const float* value = thief_film + oc;
   float own_value[MAX_PLAYERS];
   if (value_hidden_ > 0) {  // the value's own layer: the observation after the ranches, the
-    s.value_in.assign(obs + O_RESERVES, obs + OBSERVATION_SIZE);  // trunk's input, its state
-    s.value_in.insert(s.value_in.end(), s.trunk_in.begin(), s.trunk_in.end());
-    s.value_in.insert(s.value_in.end(), s.state.begin(), s.state.end());
+    const int rest_count = obs.count - after;  // trunk's input, its state: in that order
+    if (s.index.size() < static_cast<std::size_t>(rest_count)) {
+      s.index.resize(rest_count);
+      s.value.resize(rest_count);
+    }
+    for (int j = 0; j < rest_count; ++j) {
+      s.index[j] = obs.index[after + j] - O_RESERVES;
+      s.value[j] = obs.value[after + j];
+    }
+    int count = gather(s, s.trunk_in.data(), trunk_in, REST_SIZE, rest_count);
+    count = gather(s, s.state.data(), hidden_, REST_SIZE + trunk_in, count);
     s.value_hidden.resize(static_cast<std::size_t>(value_hidden_));
-    sparse_linear(s.value_in.data(), static_cast<int>(s.value_in.size()), value_hidden_t_,
-                  value_hidden_b_, s.value_hidden.data());
+    sparse_linear({s.index.data(), s.value.data(), count}, value_hidden_t_, value_hidden_b_,
+                  s.value_hidden.data());
     relu(s.value_hidden.data(), value_hidden_);
     for (int k = 0; k < MAX_PLAYERS; ++k) {
       float sum = value_b_[k];
@@ -323,7 +390,7 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
       score = thief_b_[0];
       for (int k = 0; k < oc; ++k) score += std::max(v[k] + thief_film[k], 0.0f) * thief_head_[k];
     }
-    if (uses_prior_) score += prior_weight_ * prior[ids[i]];
+    if (uses_prior_) score += prior_weight_ * prior[i];
     logits[i] = score;
   }
   // The value: a softmax over the seats at the table.
@@ -333,6 +400,16 @@ void AzNet::evaluate(const float* obs, const float* prior, const std::int64_t* i
   for (int k = 0; k < num_players; ++k) sum += e[k] = std::exp(static_cast<double>(value[k] - hi));
   for (int k = 0; k < MAX_PLAYERS; ++k)
     shares[k] = k < num_players ? static_cast<float>(e[k] / sum) : 0.0f;
+}
+
+void AzNet::evaluate_dense(const float* observation, const float* prior, const std::int64_t* ids,
+                           int m, int num_players, float* logits, float* shares) const {
+  static thread_local SparseObservation sparse;
+  static thread_local float at_ids[NUM_ACTIONS];
+  sparse.count = append_nonzeros(observation, OBSERVATION_SIZE, 0, sparse.index, sparse.value, 0);
+  if (uses_prior_)
+    for (int i = 0; i < m; ++i) at_ids[i] = prior[ids[i]];
+  evaluate(sparse, at_ids, ids, m, num_players, logits, shares);
 }
 
 }  // namespace moonriver

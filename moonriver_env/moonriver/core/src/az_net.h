@@ -1,7 +1,8 @@
 // The search recipe's network (RanchNet's trunk and policy with a value per seat,
 // moonriver_env/agents/az.py's NumpyAZNet) evaluated in C++, one state at a time: the inputs
-// are sparse (a few dozen of the 4934 values are not zero), so the first layers add a weight
-// row per non-zero input, and the policy is computed at the legal ids only.
+// are sparse (a few hundred of the 4934 values are not zero, read as the list observe_sparse
+// writes), so the first layers add a weight row per non-zero input, and the policy is
+// computed at the legal ids only.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "actions.h"
+#include "observation.h"
 
 namespace moonriver {
 
@@ -33,11 +35,15 @@ class AzNet {
 
   bool uses_prior() const { return uses_prior_; }
   // The logits at the ``m`` legal ``ids`` of a state seen by its player to move
-  // (``observation``: OBSERVATION_SIZE values; ``prior``: its greedy prior row of NUM_ACTIONS,
-  // read when uses_prior) and the win shares by seat relative to that player (``shares``:
-  // MAX_PLAYERS values, zero from ``num_players`` on, summing to 1).
-  void evaluate(const float* observation, const float* prior, const std::int64_t* ids, int m,
-                int num_players, float* logits, float* shares) const;
+  // (``observation``: its non-zero values, observe_sparse; ``prior``: its greedy prior at the
+  // ``m`` ids, read when uses_prior) and the win shares by seat relative to that player
+  // (``shares``: MAX_PLAYERS values, zero from ``num_players`` on, summing to 1).
+  void evaluate(const SparseObservation& observation, const float* prior, const std::int64_t* ids,
+                int m, int num_players, float* logits, float* shares) const;
+  // The same from the dense observation (OBSERVATION_SIZE values) and prior row (NUM_ACTIONS
+  // values): the same results.
+  void evaluate_dense(const float* observation, const float* prior, const std::int64_t* ids, int m,
+                      int num_players, float* logits, float* shares) const;
 
  private:
   int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;

@@ -132,9 +132,23 @@ struct Buffers {
   double logit[NUM_ACTIONS], q[NUM_ACTIONS], work[NUM_ACTIONS], prob[NUM_ACTIONS];
 };
 
-Buffers& buffers() {
+// Not inlined: GCC would look a thread_local's address up again at every use (a call in a
+// shared library), not once.
+__attribute__((noinline)) Buffers& buffers() {
   static thread_local Buffers b;
   return b;
+}
+
+// A leaf's rows when the core values it (run).
+struct LeafRows {
+  float prior[NUM_ACTIONS], row[NUM_ACTIONS];
+  SparseObservation observation;
+};
+
+// This thread's LeafRows (not inlined, as buffers).
+__attribute__((noinline)) LeafRows& leaf_rows() {
+  static thread_local LeafRows rows;
+  return rows;
 }
 
 }  // namespace
@@ -258,8 +272,7 @@ struct AzSearch::Tree {
 
   // Fill the buffers for the ids legal in ``scratch`` at ``node`` (edges added for ids first
   // legal here); returns their count.
-  int gather(int node, int mover) {
-    Buffers& b = buffers();
+  int gather(int node, int mover, Buffers& b) {
     const int m = scratch.legal_ids(b.ids);
     Node& nd = nodes[node];
     for (int pass = 0; pass < 2; ++pass) {
@@ -289,8 +302,7 @@ struct AzSearch::Tree {
 
   // Gumbel's sigma(completed Q) per legal id into ``work`` (mctx's
   // qtransform_completed_by_mix_value without the min-max rescale: values are in [0, 1]).
-  void completed_q(const Node& nd, int mover, int m) {
-    Buffers& b = buffers();
+  void completed_q(const Node& nd, int mover, int m, Buffers& b) {
     softmax(b.logit, m, b.prob);
     int sum_n = 0, max_n = 0;
     double weighted = 0.0, mass = 0.0;
@@ -310,8 +322,7 @@ struct AzSearch::Tree {
   }
 
   // Gumbel's root score with sequential halving: only ids with ``considered`` visits compete.
-  int root_choice(int m, int considered) {
-    Buffers& b = buffers();
+  int root_choice(int m, int considered, Buffers& b) {
     double hi = NEG_INF;
     for (int i = 0; i < m; ++i) hi = std::max(hi, b.logit[i]);
     for (int i = 0; i < m; ++i)
@@ -325,13 +336,13 @@ struct AzSearch::Tree {
   int select(int node) {
     Buffers& b = buffers();
     const int mover = scratch.current_player();
-    const int m = gather(node, mover);
+    const int m = gather(node, mover, b);
     const Node& nd = nodes[node];
     int best;
     if (params.gumbel) {
-      completed_q(nd, mover, m);
+      completed_q(nd, mover, m, b);
       if (node == 0) {
-        best = root_choice(m, schedule[std::min<std::size_t>(done, schedule.size() - 1)]);
+        best = root_choice(m, schedule[std::min<std::size_t>(done, schedule.size() - 1)], b);
       } else {
         int sum_n = 0;
         for (int i = 0; i < m; ++i) {
@@ -401,7 +412,7 @@ struct AzSearch::Tree {
     }
     scratch = root;
     const int mover = root.current_player();
-    const int m = gather(0, mover);
+    const int m = gather(0, mover, b);
     int max_n = 0, sum_n = 0;
     for (int i = 0; i < m; ++i) {
       out_visits[b.ids[i]] = b.visits[i];
@@ -410,11 +421,11 @@ struct AzSearch::Tree {
     }
     int best;
     if (params.gumbel) {
-      completed_q(nodes[0], mover, m);
+      completed_q(nodes[0], mover, m, b);
       for (int i = 0; i < m; ++i) b.prob[i] = b.work[i] + b.logit[i];
       softmax(b.prob, m, b.q);  // q: the improved policy
       for (int i = 0; i < m; ++i) policy[b.ids[i]] = static_cast<float>(b.q[i]);
-      best = root_choice(m, max_n);
+      best = root_choice(m, max_n, b);
     } else {
       for (int i = 0; i < m; ++i) {
         policy[b.ids[i]] = static_cast<float>(b.visits[i]) / static_cast<float>(sum_n);
@@ -497,6 +508,17 @@ void AzSearch::write_priors(double shape_weight, float* prior) const {
   });
 }
 
+void AzSearch::write_roots(float* observation, std::int8_t* mask, double shape_weight,
+                           float* prior) const {
+  parallel(params_.threads, num_games(), [&](int g) {
+    const Game& root = trees_[g]->root;
+    const std::size_t row = static_cast<std::size_t>(g);
+    observe(root, root.current_player(), observation + row * OBSERVATION_SIZE);
+    root.legal_mask(mask + row * NUM_ACTIONS);
+    if (prior) greedy_prior_row(root, shape_weight, prior + row * NUM_ACTIONS);
+  });
+}
+
 const Game& AzSearch::leaf_state(int i) const {
   if (i < 0 || i >= num_pending()) throw std::out_of_range("search: leaf index out of range");
   return trees_[pending_[i]]->scratch;
@@ -536,28 +558,31 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
   while (prepare() > 0) {
     std::atomic<bool> unusable{false};
     parallel(params_.threads, num_pending(), [&](int i) {
-      static thread_local std::vector<float> obs(OBSERVATION_SIZE), prior(NUM_ACTIONS),
-          row(NUM_ACTIONS);
+      LeafRows& rows = leaf_rows();
+      float *prior = rows.prior, *row = rows.row;
+      SparseObservation& obs = rows.observation;
       std::int64_t ids[NUM_ACTIONS];
       float logits[NUM_ACTIONS], relative[MAX_PLAYERS], value[MAX_PLAYERS] = {};
       Tree& tree = *trees_[pending_[i]];
       tree.start_clock();
       const Game& state = tree.scratch;
       const int seat = state.current_player(), n = state.num_players();
-      observe(state, seat, obs.data());
+      int totals[MAX_PLAYERS];  // scored once for the observation and the prior
+      for (int p = 0; p < n; ++p) totals[p] = state.running_score(p).total();
+      observe_sparse(state, seat, &obs, totals);
       tree.lap(AZ_OBSERVE);
       const int m = state.legal_ids(ids);
-      if (net.uses_prior()) greedy_prior_row(state, shape_weight, prior.data());
+      if (net.uses_prior()) greedy_prior_at(state, ids, m, shape_weight, totals, prior);
       tree.lap(AZ_PRIOR);
-      net.evaluate(obs.data(), prior.data(), ids, m, n, logits, relative);
+      net.evaluate(obs, prior, ids, m, n, logits, relative);
       tree.lap(AZ_NETWORK);
       for (int k = 0; k < m; ++k) row[ids[k]] = logits[k];  // expand reads the legal ids only
       for (int k = 0; k < n; ++k) value[(seat + k) % n] = relative[k];
-      if (!leaf_problem(ids, m, n, row.data(), value, i).empty()) {  // evaluate's checks
+      if (!leaf_problem(ids, m, n, row, value, i).empty()) {  // evaluate's checks
         unusable = true;
         return;
       }
-      tree.expand(row.data(), value);
+      tree.expand(row, value);
       tree.lap(AZ_BACKUP);
     });
     if (unusable) {

@@ -64,6 +64,10 @@ class AzSearch {
   // The pending leaves' Greedy priors (rows of NUM_ACTIONS, greedy_prior_row in search.h).
   void write_priors(double shape_weight, float* prior) const;
   int num_pending() const { return static_cast<int>(pending_.size()); }
+  // Each game's root (its state as given): the observation by the player to move (rows of
+  // OBSERVATION_SIZE), the legal mask (rows of NUM_ACTIONS) and, when ``prior`` is not null,
+  // Greedy's prior (rows of NUM_ACTIONS, greedy_prior_row): what self-play records of a step.
+  void write_roots(float* observation, std::int8_t* mask, double shape_weight, float* prior) const;
   // The ``i``-th pending leaf's state (a determinized copy).
   const Game& leaf_state(int i) const;
   // Expand the pending leaves with ``logits`` (leaves x NUM_ACTIONS; legal entries finite)

@@ -76,9 +76,9 @@ nb::typed<nb::tuple, Array2<float>, Array2<float>> net_evaluate(const AzNet& net
       int m = 0;
       for (int a = 0; a < NUM_ACTIONS; ++a)
         if (row[a]) ids[m++] = a;
-      net.evaluate(obs.data() + i * OBSERVATION_SIZE,
-                   net.uses_prior() ? priors.data() + i * NUM_ACTIONS : nullptr, ids.data(), m,
-                   players(i), legal.data(), shares + i * MAX_PLAYERS);
+      net.evaluate_dense(obs.data() + i * OBSERVATION_SIZE,
+                         net.uses_prior() ? priors.data() + i * NUM_ACTIONS : nullptr, ids.data(),
+                         m, players(i), legal.data(), shares + i * MAX_PLAYERS);
       float* out = logits + i * NUM_ACTIONS;
       std::fill(out, out + NUM_ACTIONS, -1e9f);
       for (int k = 0; k < m; ++k) out[ids[k]] = legal[k];

@@ -6,15 +6,27 @@ namespace moonriver {
 namespace {
 
 // Where the observation goes: floats (each value scaled) or compact bytes (raw integers).
+// ``touched`` (sparse observations): a flag per index given a value that is not zero and one
+// per block of 64 indices (``dirty``), on buffers kept zero between observations (cleared
+// entry by entry as they are read), so that nothing is zero-filled.
 struct FloatSink {
   using Value = float;
   static constexpr int SIZE = OBSERVATION_SIZE;
   float* out;
-  void set(int i, int v) { out[i] = static_cast<float>(v); }
-  void scaled(int i, int v, double scale) { out[i] = static_cast<float>(v / scale); }
+  std::uint8_t* touched = nullptr;
+  std::uint8_t* dirty = nullptr;
+  void clear() {
+    if (!touched) std::memset(out, 0, sizeof(float) * SIZE);
+  }
+  void put(int i, float x) {
+    out[i] = x;
+    if (touched && x != 0.0f) touched[i] = dirty[i >> 6] = 1;
+  }
+  void set(int i, int v) { put(i, static_cast<float>(v)); }
+  void scaled(int i, int v, double scale) { put(i, static_cast<float>(v / scale)); }
   void score(int i, int total) { scaled(i, total, SCORE_SCALE); }
   void fraction(int i, int num, int den, int) {
-    out[i] = static_cast<float>(static_cast<double>(num) / den);
+    put(i, static_cast<float>(static_cast<double>(num) / den));
   }
 };
 
@@ -22,6 +34,7 @@ struct CompactSink {
   using Value = std::uint8_t;
   static constexpr int SIZE = COMPACT_SIZE;
   std::uint8_t* out;
+  void clear() { std::memset(out, 0, SIZE); }
   void set(int i, int v) { out[i] = static_cast<std::uint8_t>(v); }  // -1: 255
   void scaled(int i, int v, double) { set(i, v); }
   void score(int i, int total) {
@@ -81,7 +94,7 @@ void ranch_planes(const Tables& t, const Ranch& r, Sink& s, int base) {
 
 template <typename Sink>
 void observe_into(const Game& game, int viewer, Sink s, const int* totals) {
-  std::memset(s.out, 0, sizeof(typename Sink::Value) * Sink::SIZE);
+  s.clear();
   const Fixed& f = game.state();
   const Tables& t = game.tables();
   const int n = f.n;
@@ -145,6 +158,22 @@ void observe_into(const Game& game, int viewer, Sink s, const int* totals) {
   s.set(O_GAME + 7 + f.scenario, 1);
 }
 
+// observe_sparse's buffers, zero between calls: the values, a flag per index written and one
+// per block of 64 indices.
+constexpr int BLOCKS = (OBSERVATION_SIZE + 63) / 64;
+struct Flagged {
+  float values[OBSERVATION_SIZE] = {};
+  std::uint8_t touched[BLOCKS * 64] = {};
+  std::uint8_t dirty[BLOCKS] = {};
+};
+
+// This thread's Flagged. Not inlined: GCC would look a thread_local's address up again at every
+// use (a call in a shared library), not once.
+__attribute__((noinline)) Flagged& thread_flagged() {
+  static thread_local Flagged f;
+  return f;
+}
+
 }  // namespace
 
 void observe(const Game& game, int viewer, float* out, const int* totals) {
@@ -153,6 +182,42 @@ void observe(const Game& game, int viewer, float* out, const int* totals) {
 
 void observe_compact(const Game& game, int viewer, std::uint8_t* out, const int* totals) {
   observe_into(game, viewer, CompactSink{out}, totals);
+}
+
+void observe_sparse(const Game& game, int viewer, SparseObservation* out, const int* totals) {
+  Flagged& buffers = thread_flagged();
+  float* values = buffers.values;
+  std::uint8_t *touched = buffers.touched, *dirty = buffers.dirty;
+  observe_into(game, viewer, FloatSink{values, touched, dirty}, totals);
+  int count = 0;
+  auto take = [&](int i) {
+    out->index[count] = i;
+    out->value[count] = values[i];
+    count += values[i] != 0.0f;  // a value written over with zero: dropped
+    values[i] = 0.0f;
+    touched[i] = 0;
+  };
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flag k is byte k of the word");
+  for (int block = 0; block < BLOCKS; ++block) {  // in index order
+    if (!dirty[block]) continue;
+    dirty[block] = 0;
+    for (int i = block * 64; i < block * 64 + 64; i += 8) {  // eight flags a test
+      std::uint64_t flags;
+      std::memcpy(&flags, touched + i, sizeof flags);
+      for (; flags; flags &= flags - 1) take(i + __builtin_ctzll(flags) / 8);
+    }
+  }
+  out->count = count;
+}
+
+int append_nonzeros(const float* x, int n, int offset, std::int32_t* index, float* value,
+                    int count) {
+  for (int i = 0; i < n; ++i) {  // written always, kept when not zero: no branch to mispredict
+    index[count] = i + offset;
+    value[count] = x[i];
+    count += x[i] != 0.0f;
+  }
+  return count;
 }
 
 }  // namespace moonriver

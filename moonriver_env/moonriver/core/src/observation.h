@@ -58,4 +58,21 @@ void observe(const Game& game, int viewer, float* out, const int* totals = nullp
 // The same as a compact observation (COMPACT_SIZE bytes; zero-filled first).
 void observe_compact(const Game& game, int viewer, std::uint8_t* out, const int* totals = nullptr);
 
+// An observation's non-zero values and their indices, in ascending index order: what a network
+// with sparse first layers reads (a few hundred of the OBSERVATION_SIZE values are not zero).
+struct SparseObservation {
+  int count = 0;
+  std::int32_t index[OBSERVATION_SIZE];
+  float value[OBSERVATION_SIZE];
+};
+
+// ``viewer``'s observation as its non-zero values (the same values observe writes), without
+// writing or scanning the dense array.
+void observe_sparse(const Game& game, int viewer, SparseObservation* out,
+                    const int* totals = nullptr);
+// The non-zero values of ``n`` floats ``x`` (NaN included, -0.0 not), their indices shifted by
+// ``offset``, appended to ``index`` and ``value`` from position ``count``; returns the new count.
+int append_nonzeros(const float* x, int n, int offset, std::int32_t* index, float* value,
+                    int count);
+
 }  // namespace moonriver

@@ -33,7 +33,7 @@ double plot_value(const Tables& t, int plot) {
 }  // namespace
 
 void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
-                   std::int64_t* shape) {
+                   std::int64_t* shape, const int* totals) {
   const Fixed& f = game.state();
   const Tables& t = game.tables();
   const int me = f.player;
@@ -80,7 +80,7 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     return;
   }
   int now[MAX_PLAYERS];
-  for (int p = 0; p < f.n; ++p) now[p] = game.running_score(p).total();
+  for (int p = 0; p < f.n; ++p) now[p] = totals ? totals[p] : game.running_score(p).total();
   const int base = margin_of(now, f.n, me);
   Game child(game);  // one copy's storage, reused for every action
   for (int i = 0; i < count; ++i) {
@@ -118,16 +118,24 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
   }
 }
 
-void greedy_prior_row(const Game& game, double shape_weight, float* row) {
-  std::int64_t ids[NUM_ACTIONS];
+void greedy_prior_at(const Game& game, const std::int64_t* ids, int m, double shape_weight,
+                     const int* totals, float* prior) {
   double values[NUM_ACTIONS];
   std::int64_t shape[NUM_ACTIONS];
+  std::fill_n(prior, m, 0.0f);
+  if (m < 2) return;
+  greedy_values(game, ids, m, values, shape, totals);
+  for (int i = 0; i < m; ++i)
+    prior[i] = static_cast<float>(values[i] + shape_weight * static_cast<double>(shape[i]));
+}
+
+void greedy_prior_row(const Game& game, double shape_weight, float* row) {
+  std::int64_t ids[NUM_ACTIONS];
+  float prior[NUM_ACTIONS];
   std::fill_n(row, NUM_ACTIONS, 0.0f);
   const int m = game.legal_ids(ids);
-  if (m < 2) return;
-  greedy_values(game, ids, m, values, shape);
-  for (int i = 0; i < m; ++i)
-    row[ids[i]] = static_cast<float>(values[i] + shape_weight * static_cast<double>(shape[i]));
+  greedy_prior_at(game, ids, m, shape_weight, nullptr, prior);
+  for (int i = 0; i < m; ++i) row[ids[i]] = prior[i];
 }
 
 int greedy_ties(const Game& game, std::vector<std::int64_t>& ties) {

@@ -19,13 +19,18 @@ void determinize(Game& game, SplitMix64& rng);
 void search_copy(Game& scratch, const Game& root, SplitMix64& rng);
 
 // Greedy's ranking of each legal id (agents/greedy.py ``action_values``): ``value`` and the
-// tie-break ``shape``, compared in that order. ``ids`` are the legal ids, ascending.
+// tie-break ``shape``, compared in that order. ``ids`` are the legal ids, ascending;
+// ``totals``: the players' running score totals when the caller has them (null: scored here).
 void greedy_values(const Game& game, const std::int64_t* ids, int count, double* value,
-                   std::int64_t* shape);
+                   std::int64_t* shape, const int* totals = nullptr);
 
 // agents.pretrained.greedy_prior of ``game`` into ``row`` (NUM_ACTIONS floats): Greedy's value
 // + ``shape_weight`` x tie-break at each legal id, 0 elsewhere (all 0 for a forced decision).
 void greedy_prior_row(const Game& game, double shape_weight, float* row);
+// The same at the ``m`` legal ``ids`` only, into ``prior`` (m floats; ``totals`` as in
+// greedy_values).
+void greedy_prior_at(const Game& game, const std::int64_t* ids, int m, double shape_weight,
+                     const int* totals, float* prior);
 
 // Greedy's best legal ids (the highest value, then tie-break), ascending, into ``ties``;
 // returns the number of legal ids (1: ``ties`` holds the only one, 0: the game is over).
