@@ -493,15 +493,23 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace, notes: list[s
 
 
 def summary_markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    """The short ladder summary for the README."""
-    lines = [f"Ladder (`{command(args)}`, details in `docs/results.md`), "
-             "openskill ordinal and pooled win rate (95% CI):", ""]
+    """The README's ladder table: an agent a row (a variant's name in it as VARIANT), a column
+    per variant, rows in the first variant's rating order."""
+    cells: dict[str, dict[str, str]] = {}
+    order: dict[str, float] = {}
     for run in runs:
-        rows = sorted(run["summary"], key=lambda a: -a["rating"])
-        lines.append(f"- {run['variant']}, {min(a['games'] for a in rows)}+ seat-games each: "
-                     + "; ".join(f"{a['name']} {a['rating']:.1f}, {a['win_rate']:.2f} "
-                                 f"({a['win_ci_low']:.2f}-{a['win_ci_high']:.2f})"
-                                 for a in rows) + ".")
+        for a in run["summary"]:
+            name = a["name"].replace(run["variant"], "VARIANT")
+            cells.setdefault(name, {})[run["variant"]] = f"{a['win_rate']:.2f} ({a['rating']:.1f})"
+            order.setdefault(name, -a["rating"])
+    variants = [run["variant"] for run in runs]
+    least = min(a["games"] for run in runs for a in run["summary"])
+    lines = [f"Ladder (`{command(args)}`, details in `docs/results.md`): pooled win rate "
+             f"(openskill ordinal) of each agent over at least {least} seat-games per variant; "
+             "PUCT and the PPO weights play only their own base game.", "",
+             f"| agent | {' | '.join(variants)} |", "|---" * (len(variants) + 1) + "|"]
+    lines += [f"| {name} | {' | '.join(cells[name].get(v, '') for v in variants)} |"
+              for name in sorted(cells, key=order.__getitem__)]
     return "\n".join(lines) + "\n"
 
 

@@ -319,7 +319,8 @@ def test_write_replaces_only_the_ladder_sections(ladder, tmp_path, monkeypatch, 
         in results
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- ladder-summary:start -->\nLadder (`python benchmarks/")
-    assert "- 2p-legends-1, " in readme and "- 4p-legends-2, " in readme
+    assert "| agent | 2p-legends-1 | 4p-legends-2 |\n|---|---|---|\n" in readme
+    assert "| mcts:1 | " in readme and "| pretrained+search:1 | " in readme
     assert readme.endswith("<!-- ladder-summary:end -->\nend\n") and "\nold\n" not in readme
 
 
