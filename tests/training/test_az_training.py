@@ -42,7 +42,7 @@ from moonriver_env.training.variants import (  # noqa: E402
     variant_list,
 )
 
-from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal  # noqa: E402
+from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal, run_python  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[2] / "agents" / "weights" / "4p-base.npz"
 TINY = {"games": 2, "simulations": 4, "max_considered": 4, "buffer": 512, "batch_size": 16,
@@ -507,8 +507,7 @@ def test_deferred_interrupt_finishes_the_block_first() -> None:
               "        finished.append(True)\n"
               "except KeyboardInterrupt:\n"
               "    print('interrupted after', finished)\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=120)
+    out = run_python(script)
     assert out.returncode == 0 and out.stdout.strip() == "interrupted after [True]", out
 
 
