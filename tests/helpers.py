@@ -7,7 +7,6 @@ many turns to reach); the rules under test then run through the public ``apply``
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -31,12 +30,6 @@ def ctrl_c_as_in_a_terminal() -> None:
     the suite itself runs with SIGINT ignored (a background job of a non-interactive shell,
     whose children would otherwise ignore the Ctrl-C a test sends)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    """``code`` run by a fresh interpreter (this one), its output captured as text."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=HANG_GUARD)
 
 
 def kind_id(game: Game, label: str) -> int:

@@ -17,7 +17,6 @@ from moonriver_env.moonriver import core
 from moonriver_env.moonriver.batch.games import BatchedGames
 from moonriver_env.moonriver.core import game as core_game
 from moonriver_env.moonriver.rules import GameConfig
-from tests.helpers import run_python
 
 _core = core_game._core
 
@@ -193,12 +192,16 @@ def test_no_writable_view_of_the_hidden_order(game: core.Game) -> None:
 def test_a_process_that_used_the_core_exits_without_leak_warnings():
     """Core objects cached by the package are dropped before teardown: nanobind prints no
     'leaked' report on stderr at exit (it did for every process that made a game)."""
+    import subprocess
+    import sys
+
     code = ("from moonriver_env.moonriver.core import Game\n"
             "from moonriver_env.moonriver.rules.config import GameConfig\n"
             "from moonriver_env.moonriver.batch.games import BatchedGames\n"
             "g = Game(GameConfig(), 1); g.observe(0)\n"
             "b = BatchedGames(2); b.reset(0); b.step(b.random_actions())\n")
-    proc = run_python(code)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "leaked" not in proc.stderr, proc.stderr
 
