@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "observation.h"
+#include "per_thread.h"
 
 namespace moonriver {
 
@@ -152,13 +153,6 @@ struct Scratch {
   std::vector<float> value;
 };
 
-// This thread's scratch. Not inlined: GCC would look a thread_local's address up again at
-// every use (a call in a shared library), not once.
-__attribute__((noinline)) Scratch& thread_scratch() {
-  static thread_local Scratch s;
-  return s;
-}
-
 // The non-zero entries of ``x`` (``n`` floats) in ``s``'s lists from ``count`` on, indexed
 // from ``offset``; returns the new count (the lists hold at least count + n).
 int gather(Scratch& s, const float* x, int n, int offset, int count) {
@@ -250,7 +244,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std::int64_t* ids,
                      int m, int num_players, float* logits, float* shares) const {
-  Scratch& s = thread_scratch();
+  Scratch& s = per_thread<Scratch>();
   const int c = channels_, oc = opponent_channels_;
   // The observation's entries by part: the viewer's ranch, the opponents' ranches, the rest.
   const int ranches =

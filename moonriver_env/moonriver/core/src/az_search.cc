@@ -12,6 +12,7 @@
 
 #include "az_net.h"
 #include "observation.h"
+#include "per_thread.h"
 #include "pool.h"
 #include "search.h"
 
@@ -132,24 +133,11 @@ struct Buffers {
   double logit[NUM_ACTIONS], q[NUM_ACTIONS], work[NUM_ACTIONS], prob[NUM_ACTIONS];
 };
 
-// Not inlined: GCC would look a thread_local's address up again at every use (a call in a
-// shared library), not once.
-__attribute__((noinline)) Buffers& buffers() {
-  static thread_local Buffers b;
-  return b;
-}
-
 // A leaf's rows when the core values it (run).
 struct LeafRows {
   float prior[NUM_ACTIONS], row[NUM_ACTIONS];
   SparseObservation observation;
 };
-
-// This thread's LeafRows (not inlined, as buffers).
-__attribute__((noinline)) LeafRows& leaf_rows() {
-  static thread_local LeafRows rows;
-  return rows;
-}
 
 }  // namespace
 
@@ -334,7 +322,7 @@ struct AzSearch::Tree {
 
   // The edge to follow from an expanded ``node`` in ``scratch``.
   int select(int node) {
-    Buffers& b = buffers();
+    Buffers& b = per_thread<Buffers>();
     const int mover = scratch.current_player();
     const int m = gather(node, mover, b);
     const Node& nd = nodes[node];
@@ -366,7 +354,7 @@ struct AzSearch::Tree {
 
   // Expand the pending leaf with one row of logits and back up one row of values.
   void expand(const float* row_logits, const float* row_values) {
-    Buffers& b = buffers();
+    Buffers& b = per_thread<Buffers>();
     Node& nd = nodes[path.back()];
     const int m = scratch.legal_ids(b.ids);
     nd.edges.resize(m);
@@ -400,7 +388,7 @@ struct AzSearch::Tree {
   // This search's result (see AzSearch::result) into one row of each output.
   void result(std::int64_t* action, float* policy, float* root_value, std::int32_t* out_visits,
               std::uint8_t* out_searched) {
-    Buffers& b = buffers();
+    Buffers& b = per_thread<Buffers>();
     std::fill(policy, policy + NUM_ACTIONS, 0.0f);
     std::fill(out_visits, out_visits + NUM_ACTIONS, 0);
     *out_searched = searched;
@@ -558,7 +546,7 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
   while (prepare() > 0) {
     std::atomic<bool> unusable{false};
     parallel(params_.threads, num_pending(), [&](int i) {
-      LeafRows& rows = leaf_rows();
+      LeafRows& rows = per_thread<LeafRows>();
       float *prior = rows.prior, *row = rows.row;
       SparseObservation& obs = rows.observation;
       std::int64_t ids[NUM_ACTIONS];

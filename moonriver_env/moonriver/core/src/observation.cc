@@ -2,25 +2,26 @@
 
 #include <cstring>
 
+#include "per_thread.h"
+
 namespace moonriver {
 namespace {
 
 // Where the observation goes: floats (each value scaled) or compact bytes (raw integers).
-// ``touched`` (sparse observations): a flag per index given a value that is not zero and one
-// per block of 64 indices (``dirty``), on buffers kept zero between observations (cleared
-// entry by entry as they are read), so that nothing is zero-filled.
+// ``touched`` (sparse observations): a flag per index given a value that is not zero, on
+// buffers kept zero between observations (cleared entry by entry as they are read), so that
+// nothing is zero-filled.
 struct FloatSink {
   using Value = float;
   static constexpr int SIZE = OBSERVATION_SIZE;
   float* out;
   std::uint8_t* touched = nullptr;
-  std::uint8_t* dirty = nullptr;
   void clear() {
     if (!touched) std::memset(out, 0, sizeof(float) * SIZE);
   }
   void put(int i, float x) {
     out[i] = x;
-    if (touched && x != 0.0f) touched[i] = dirty[i >> 6] = 1;
+    if (touched && x != 0.0f) touched[i] = 1;
   }
   void set(int i, int v) { put(i, static_cast<float>(v)); }
   void scaled(int i, int v, double scale) { put(i, static_cast<float>(v / scale)); }
@@ -158,21 +159,11 @@ void observe_into(const Game& game, int viewer, Sink s, const int* totals) {
   s.set(O_GAME + 7 + f.scenario, 1);
 }
 
-// observe_sparse's buffers, zero between calls: the values, a flag per index written and one
-// per block of 64 indices.
-constexpr int BLOCKS = (OBSERVATION_SIZE + 63) / 64;
+// observe_sparse's buffers, zero between calls: the values and a flag per index written.
 struct Flagged {
-  float values[OBSERVATION_SIZE] = {};
-  std::uint8_t touched[BLOCKS * 64] = {};
-  std::uint8_t dirty[BLOCKS] = {};
+  float values[OBSERVATION_SIZE];
+  std::uint8_t touched[OBSERVATION_SIZE];
 };
-
-// This thread's Flagged. Not inlined: GCC would look a thread_local's address up again at every
-// use (a call in a shared library), not once.
-__attribute__((noinline)) Flagged& thread_flagged() {
-  static thread_local Flagged f;
-  return f;
-}
 
 }  // namespace
 
@@ -185,10 +176,10 @@ void observe_compact(const Game& game, int viewer, std::uint8_t* out, const int*
 }
 
 void observe_sparse(const Game& game, int viewer, SparseObservation* out, const int* totals) {
-  Flagged& buffers = thread_flagged();
+  Flagged& buffers = per_thread<Flagged>();
   float* values = buffers.values;
-  std::uint8_t *touched = buffers.touched, *dirty = buffers.dirty;
-  observe_into(game, viewer, FloatSink{values, touched, dirty}, totals);
+  std::uint8_t* touched = buffers.touched;
+  observe_into(game, viewer, FloatSink{values, touched}, totals);
   int count = 0;
   auto take = [&](int i) {
     out->index[count] = i;
@@ -198,15 +189,14 @@ void observe_sparse(const Game& game, int viewer, SparseObservation* out, const 
     touched[i] = 0;
   };
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flag k is byte k of the word");
-  for (int block = 0; block < BLOCKS; ++block) {  // in index order
-    if (!dirty[block]) continue;
-    dirty[block] = 0;
-    for (int i = block * 64; i < block * 64 + 64; i += 8) {  // eight flags a test
-      std::uint64_t flags;
-      std::memcpy(&flags, touched + i, sizeof flags);
-      for (; flags; flags &= flags - 1) take(i + __builtin_ctzll(flags) / 8);
-    }
+  int i = 0;
+  for (; i + 8 <= OBSERVATION_SIZE; i += 8) {  // eight flags a test, in index order
+    std::uint64_t flags;
+    std::memcpy(&flags, touched + i, sizeof flags);
+    for (; flags; flags &= flags - 1) take(i + __builtin_ctzll(flags) / 8);
   }
+  for (; i < OBSERVATION_SIZE; ++i)
+    if (touched[i]) take(i);
   out->count = count;
 }
 
