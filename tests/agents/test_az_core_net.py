@@ -87,6 +87,23 @@ def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None
             assert (core_shares[leaves.num_players == n][:, n:] == 0).all()
 
 
+def test_remembered_ranch_features_are_each_networks_own() -> None:
+    """A ranch's features are remembered per network: two networks valuing the same leaves in
+    turn each give their own forward, and the first gives the same values again."""
+    leaves = leaves_of(positions(300))[1]
+    a, b = NumpyAZNet(shaken_arrays(6)), NumpyAZNet(shaken_arrays(7))
+    args = (leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
+    first, second, again = a.core.evaluate(*args), b.core.evaluate(*args), a.core.evaluate(*args)
+    legal = leaves.mask.astype(bool)
+    logits, shares = b.evaluate(*args)
+    scale = np.abs(logits[legal]).max()
+    np.testing.assert_allclose(second[0][legal], logits[legal], atol=2e-6 * scale + 1e-5)
+    np.testing.assert_allclose(second[1], shares, atol=2e-6)
+    assert not np.allclose(first[0][legal], second[0][legal])
+    for mine, remembered in zip(first, again, strict=True):
+        np.testing.assert_array_equal(mine, remembered)
+
+
 def loop(search: BatchedSearch, net) -> object:
     """The leaves / evaluate loop with the core network answering from Python."""
     while (leaves := search.leaves()) is not None:

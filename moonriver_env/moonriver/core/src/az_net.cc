@@ -1,10 +1,12 @@
 #include "az_net.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
+#include "feature_memo.h"
 #include "observation.h"
 #include "per_thread.h"
 
@@ -147,15 +149,38 @@ NET_INLINE void relu_linear_fixed(const float* x, int in, const float* t, const 
   for (int k = 0; k < N; ++k) y[k] = std::max(acc[k], 0.0f);
 }
 
-struct Scratch {
-  std::vector<float> conv, viewer, others, trunk_in, rest, state, heads, value_hidden;
+// The mean and maximum over the NUM_CELLS cells of ``x`` (cells x n), the cells in order.
+NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
+  std::fill(mean, mean + n, 0.0f);
+  std::fill(high, high + n, -INFINITY);
+  for (int cell = 0; cell < NUM_CELLS; ++cell)
+    for (int k = 0; k < n; ++k) {
+      const float v = x[cell * n + k];
+      mean[k] += v;
+      high[k] = std::max(high[k], v);
+    }
+  for (int k = 0; k < n; ++k) mean[k] /= NUM_CELLS;
+}
+
+}  // namespace
+
+struct AzNet::Scratch {
+  std::vector<float> conv, others, trunk_in, rest, state, heads, value_hidden;
   std::vector<std::int32_t> index;  // a layer's non-zero inputs (Inputs)
   std::vector<float> value;
 };
 
+namespace {
+
+// Each thread's remembered ranch features: the viewer's, and the opponents'.
+struct ViewerMemo : FeatureMemo {};
+struct OpponentMemo : FeatureMemo {};
+
+std::atomic<std::uint64_t> networks{0};  // AzNet ids, from 1
+
 // The non-zero entries of ``x`` (``n`` floats) in ``s``'s lists from ``count`` on, indexed
 // from ``offset``; returns the new count (the lists hold at least count + n).
-int gather(Scratch& s, const float* x, int n, int offset, int count) {
+int gather(AzNet::Scratch& s, const float* x, int n, int offset, int count) {
   if (s.index.size() < static_cast<std::size_t>(count + n)) {
     s.index.resize(count + n);
     s.value.resize(count + n);
@@ -165,7 +190,8 @@ int gather(Scratch& s, const float* x, int n, int offset, int count) {
 
 }  // namespace
 
-AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::int64_t>& index) {
+AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::int64_t>& index)
+    : id_(++networks) {
   const std::size_t c = outputs(a, "viewer_conv.weight"),
                     oc = outputs(a, "opponent_cells.0.weight");
   const std::size_t h = outputs(a, "rest.0.weight"), t = outputs(a, "trunk.0.weight");
@@ -236,30 +262,20 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   }
 }
 
-// Compiled twice, chosen when the module loads: for x86-64-v3 (AVX2, FMA) and for any x86-64
-// (the linear maps' loops vectorize 8 floats wide on the first). Rounding may differ between
-// the two clones (FMA), never between two calls on one machine.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std::int64_t* ids,
-                     int m, int num_players, float* logits, float* shares) const {
-  Scratch& s = per_thread<Scratch>();
-  const int c = channels_, oc = opponent_channels_;
-  // The observation's entries by part: the viewer's ranch, the opponents' ranches, the rest.
-  const int ranches =
-      static_cast<int>(std::lower_bound(obs.index, obs.index + obs.count, RANCH_SIZE) - obs.index);
-  const int after = static_cast<int>(
-      std::lower_bound(obs.index + ranches, obs.index + obs.count, O_RESERVES) - obs.index);
-  // The viewer's ranch: a 3x3 convolution (zero padding), each non-zero input added to the
-  // up to 9 cells whose patch holds it; ``touched``: the cells that got one.
+// The viewer's ranch (its ``count`` entries, indices from 0): its cells' features (NUM_CELLS x
+// channels) then their mean and maximum (channels each), written to ``out``.
+NET_INLINE void AzNet::viewer_features(const std::int32_t* index, const float* value, int count,
+                                       Scratch& s, float* out) const {
+  const int c = channels_;
+  // A 3x3 convolution (zero padding), each non-zero input added to the up to 9 cells whose
+  // patch holds it; ``touched``: the cells that got one.
   s.conv.resize(static_cast<std::size_t>(NUM_CELLS) * c);
   for (int cell = 0; cell < NUM_CELLS; ++cell)
     std::copy(conv_b_.begin(), conv_b_.end(), s.conv.begin() + cell * c);
   std::uint64_t touched = 0;
-  for (int j = 0; j < ranches; ++j) {
-    const int i = obs.index[j];
-    const float x = obs.value[j];
+  for (int j = 0; j < count; ++j) {
+    const int i = index[j];
+    const float x = value[j];
     const int p = i / NUM_CELLS, r = i % NUM_CELLS / COLS, col = i % COLS;
     for (int dy = 0; dy < 3; ++dy) {
       const int rr = r - dy + 1;
@@ -275,61 +291,101 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
   }
   relu(s.conv.data(), NUM_CELLS * c);
   // A cell no input reached holds the bias alone: its output is computed once.
-  s.viewer.resize(static_cast<std::size_t>(NUM_CELLS) * c);
   int blank = -1;
   for (int cell = 0; cell < NUM_CELLS; ++cell) {
-    float* v = s.viewer.data() + cell * c;
+    float* v = out + cell * c;
     if (!(touched >> cell & 1) && blank >= 0) {
-      std::copy(s.viewer.begin() + blank * c, s.viewer.begin() + (blank + 1) * c, v);
+      std::copy(out + blank * c, out + (blank + 1) * c, v);
       continue;
     }
     if (c == 32) {
       relu_linear_fixed<32>(s.conv.data() + cell * c, c, cells_t_.data(), cells_b_.data(), v);
     } else {
-      const int count = gather(s, s.conv.data() + cell * c, c, 0, 0);
-      sparse_linear({s.index.data(), s.value.data(), count}, cells_t_, cells_b_, v);
+      const int n = gather(s, s.conv.data() + cell * c, c, 0, 0);
+      sparse_linear({s.index.data(), s.value.data(), n}, cells_t_, cells_b_, v);
       relu(v, c);
     }
     if (!(touched >> cell & 1)) blank = cell;
   }
-  // The opponents' ranches: one linear map per cell of each.
-  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
-  for (int i = 0; i < OPPONENTS * NUM_CELLS; ++i)
-    std::copy(opp_b_.begin(), opp_b_.end(), s.others.begin() + i * oc);
-  for (int j = ranches; j < after; ++j) {
-    const int i = obs.index[j] - RANCH_SIZE;
-    const int o = i / RANCH_SIZE, p = i % RANCH_SIZE / NUM_CELLS, cell = i % NUM_CELLS;
-    add_row_any(s.others.data() + (o * NUM_CELLS + cell) * oc, opp_t_.data() + p * oc, obs.value[j],
-                oc);
+  pool(out, c, out + NUM_CELLS * c, out + (NUM_CELLS + 1) * c);
+}
+
+// An opponent's ranch (its ``count`` entries, indices from 0): one linear map per cell
+// (NUM_CELLS x opponent channels) then the cells' mean and maximum, written to ``out``.
+NET_INLINE void AzNet::opponent_features(const std::int32_t* index, const float* value, int count,
+                                         float* out) const {
+  const int oc = opponent_channels_;
+  for (int cell = 0; cell < NUM_CELLS; ++cell)
+    std::copy(opp_b_.begin(), opp_b_.end(), out + cell * oc);
+  for (int j = 0; j < count; ++j) {
+    const int p = index[j] / NUM_CELLS, cell = index[j] % NUM_CELLS;
+    add_row_any(out + cell * oc, opp_t_.data() + p * oc, value[j], oc);
   }
-  relu(s.others.data(), OPPONENTS * NUM_CELLS * oc);
-  // The trunk: the rest of the observation and the cells pooled (mean and max).
+  relu(out, NUM_CELLS * oc);
+  pool(out, oc, out + NUM_CELLS * oc, out + (NUM_CELLS + 1) * oc);
+}
+
+// Compiled twice, chosen when the module loads: for x86-64-v3 (AVX2, FMA) and for any x86-64
+// (the linear maps' loops vectorize 8 floats wide on the first). Rounding may differ between
+// the two clones (FMA), never between two calls on one machine.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std::int64_t* ids,
+                     int m, int num_players, float* logits, float* shares) const {
+  Scratch& s = per_thread<Scratch>();
+  const int c = channels_, oc = opponent_channels_;
+  // The observation's entries by part: the viewer's ranch, the opponents' ranches, the rest.
+  const int ranches =
+      static_cast<int>(std::lower_bound(obs.index, obs.index + obs.count, RANCH_SIZE) - obs.index);
+  const int after = static_cast<int>(
+      std::lower_bound(obs.index + ranches, obs.index + obs.count, O_RESERVES) - obs.index);
+  // The trunk's input: the rest of the observation, then the viewer's cells pooled (mean and
+  // max), then the opponents' (each opponent's means, then each one's maxima).
   s.trunk_in.assign(static_cast<std::size_t>(rest_) + 2 * c + 2 * OPPONENTS * oc, 0.0f);
   float* rest = s.trunk_in.data();
+  float* mean = rest + rest_;
+  float* omean = mean + 2 * c;
+  float* ohigh = omean + OPPONENTS * oc;
+  // The viewer's ranch: its cells' features and their pooling, remembered by its entries.
+  bool hit = false;
+  FeatureMemo::Slot& seen =
+      per_thread<ViewerMemo>().find(id_, obs.index, obs.value, ranches, (NUM_CELLS + 2) * c, &hit);
+  if (!hit) {
+    viewer_features(obs.index, obs.value, ranches, s, seen.features.data());
+    FeatureMemo::keep(seen, id_, obs.index, obs.value, ranches);
+  }
+  const float* viewer = seen.features.data();
+  std::copy(viewer + NUM_CELLS * c, viewer + (NUM_CELLS + 2) * c, mean);
+  // The opponents' ranches, each remembered by its entries (indices from its ranch's start).
+  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
+  FeatureMemo& opponents = per_thread<OpponentMemo>();
+  for (int o = 0, j = ranches; o < OPPONENTS; ++o) {
+    const int base = (o + 1) * RANCH_SIZE;
+    const int end = static_cast<int>(
+        std::lower_bound(obs.index + j, obs.index + after, base + RANCH_SIZE) - obs.index);
+    const int count = end - j;
+    if (s.index.size() < static_cast<std::size_t>(count)) {
+      s.index.resize(count);
+      s.value.resize(count);
+    }
+    for (int k = 0; k < count; ++k) s.index[k] = obs.index[j + k] - base;
+    const float* value = obs.value + j;
+    FeatureMemo::Slot& other =
+        opponents.find(id_, s.index.data(), value, count, (NUM_CELLS + 2) * oc, &hit);
+    if (!hit) {
+      opponent_features(s.index.data(), value, count, other.features.data());
+      FeatureMemo::keep(other, id_, s.index.data(), value, count);
+    }
+    const float* f = other.features.data();
+    std::copy(f, f + NUM_CELLS * oc, s.others.begin() + o * NUM_CELLS * oc);
+    std::copy(f + NUM_CELLS * oc, f + (NUM_CELLS + 1) * oc, omean + o * oc);
+    std::copy(f + (NUM_CELLS + 1) * oc, f + (NUM_CELLS + 2) * oc, ohigh + o * oc);
+    j = end;
+  }
   const Inputs observed_rest{obs.index + after, obs.value + after, obs.count - after, O_RESERVES};
   sparse_linear(observed_rest, rest_t_, rest_b_, rest);
   relu(rest, rest_);
-  float* mean = rest + rest_;
-  float* high = mean + c;
-  std::fill(high, high + c, -INFINITY);
-  for (int cell = 0; cell < NUM_CELLS; ++cell)
-    for (int k = 0; k < c; ++k) {
-      const float v = s.viewer[cell * c + k];
-      mean[k] += v;
-      high[k] = std::max(high[k], v);
-    }
-  for (int k = 0; k < c; ++k) mean[k] /= NUM_CELLS;
-  float* omean = high + c;
-  float* ohigh = omean + OPPONENTS * oc;
-  std::fill(ohigh, ohigh + OPPONENTS * oc, -INFINITY);
-  for (int o = 0; o < OPPONENTS; ++o)
-    for (int cell = 0; cell < NUM_CELLS; ++cell)
-      for (int k = 0; k < oc; ++k) {
-        const float v = s.others[(o * NUM_CELLS + cell) * oc + k];
-        omean[o * oc + k] += v;
-        ohigh[o * oc + k] = std::max(ohigh[o * oc + k], v);
-      }
-  for (int k = 0; k < OPPONENTS * oc; ++k) omean[k] /= NUM_CELLS;
   s.state.resize(static_cast<std::size_t>(hidden_));
   const int trunk_in = static_cast<int>(s.trunk_in.size());
   const int trunk_count = gather(s, s.trunk_in.data(), trunk_in, 0, 0);
@@ -374,7 +430,7 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
       score = s.heads[pos];
     } else if (pos < dense_ + VIEWER_CHANNELS * NUM_CELLS) {
       const int q = pos - dense_, cell = q / VIEWER_CHANNELS, ch = q % VIEWER_CHANNELS;
-      const float* v = s.viewer.data() + cell * c;
+      const float* v = viewer + cell * c;
       const float* w = viewer_head_.data() + ch * c;
       score = viewer_b_[ch];
       for (int k = 0; k < c; ++k) score += std::max(v[k] + film[k], 0.0f) * w[k];

@@ -2,7 +2,8 @@
 // moonriver_env/agents/az.py's NumpyAZNet) evaluated in C++, one state at a time: the inputs
 // are sparse (a few hundred of the 4934 values are not zero, read as the list observe_sparse
 // writes), so the first layers add a weight row per non-zero input, and the policy is
-// computed at the legal ids only.
+// computed at the legal ids only. A ranch's per-cell features are remembered per thread by the
+// ranch's exact inputs (feature_memo.h): most leaves of a search share their ranches.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ class AzNet {
   // std::invalid_argument.
   AzNet(const std::map<std::string, NetArray>& arrays, const std::vector<std::int64_t>& index);
 
+  // Each thread's work space (az_net.cc).
+  struct Scratch;
+
   bool uses_prior() const { return uses_prior_; }
   // The logits at the ``m`` legal ``ids`` of a state seen by its player to move
   // (``observation``: its non-zero values, observe_sparse; ``prior``: its greedy prior at the
@@ -46,6 +50,12 @@ class AzNet {
                       int num_players, float* logits, float* shares) const;
 
  private:
+  void viewer_features(const std::int32_t* index, const float* value, int count, Scratch& s,
+                       float* out) const;
+  void opponent_features(const std::int32_t* index, const float* value, int count,
+                         float* out) const;
+
+  std::uint64_t id_;  // this network among those made (the ranch features remembered by it)
   int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;
   int value_hidden_ = 0;  // 0: the value head is one of the heads read from the state
   bool uses_prior_ = false;
