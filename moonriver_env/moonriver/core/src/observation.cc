@@ -8,20 +8,20 @@ namespace moonriver {
 namespace {
 
 // Where the observation goes: floats (each value scaled) or compact bytes (raw integers).
-// ``touched`` (sparse observations): a flag per index given a value that is not zero, on
+// ``touched`` (sparse observations): a bit per index given a value that is not zero, on
 // buffers kept zero between observations (cleared entry by entry as they are read), so that
 // nothing is zero-filled.
 struct FloatSink {
   using Value = float;
   static constexpr int SIZE = OBSERVATION_SIZE;
   float* out;
-  std::uint8_t* touched = nullptr;
+  std::uint64_t* touched = nullptr;
   void clear() {
     if (!touched) std::memset(out, 0, sizeof(float) * SIZE);
   }
   void put(int i, float x) {
     out[i] = x;
-    if (touched && x != 0.0f) touched[i] = 1;
+    if (touched && x != 0.0f) touched[i >> 6] |= std::uint64_t{1} << (i & 63);
   }
   void set(int i, int v) { put(i, static_cast<float>(v)); }
   void scaled(int i, int v, double scale) { put(i, static_cast<float>(v / scale)); }
@@ -159,10 +159,11 @@ void observe_into(const Game& game, int viewer, Sink s, const int* totals) {
   s.set(O_GAME + 7 + f.scenario, 1);
 }
 
-// observe_sparse's buffers, zero between calls: the values and a flag per index written.
+// observe_sparse's buffers, zero between calls: the values and a bit per index written.
 struct Flagged {
+  static constexpr int WORDS = (OBSERVATION_SIZE + 63) / 64;
   float values[OBSERVATION_SIZE];
-  std::uint8_t touched[OBSERVATION_SIZE];
+  std::uint64_t touched[WORDS];
 };
 
 }  // namespace
@@ -178,25 +179,19 @@ void observe_compact(const Game& game, int viewer, std::uint8_t* out, const int*
 void observe_sparse(const Game& game, int viewer, SparseObservation* out, const int* totals) {
   Flagged& buffers = per_thread<Flagged>();
   float* values = buffers.values;
-  std::uint8_t* touched = buffers.touched;
+  std::uint64_t* touched = buffers.touched;
   observe_into(game, viewer, FloatSink{values, touched}, totals);
   int count = 0;
-  auto take = [&](int i) {
-    out->index[count] = i;
-    out->value[count] = values[i];
-    count += values[i] != 0.0f;  // a value written over with zero: dropped
-    values[i] = 0.0f;
-    touched[i] = 0;
-  };
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flag k is byte k of the word");
-  int i = 0;
-  for (; i + 8 <= OBSERVATION_SIZE; i += 8) {  // eight flags a test, in index order
-    std::uint64_t flags;
-    std::memcpy(&flags, touched + i, sizeof flags);
-    for (; flags; flags &= flags - 1) take(i + __builtin_ctzll(flags) / 8);
+  for (int w = 0; w < Flagged::WORDS; ++w) {  // the set bits, in index order
+    for (std::uint64_t bits = touched[w]; bits; bits &= bits - 1) {
+      const int i = w * 64 + __builtin_ctzll(bits);
+      out->index[count] = i;
+      out->value[count] = values[i];
+      count += values[i] != 0.0f;  // a value written over with zero: dropped
+      values[i] = 0.0f;
+    }
+    touched[w] = 0;
   }
-  for (; i < OBSERVATION_SIZE; ++i)
-    if (touched[i]) take(i);
   out->count = count;
 }
 
