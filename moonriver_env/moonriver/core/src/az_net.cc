@@ -165,7 +165,7 @@ NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
 }  // namespace
 
 struct AzNet::Scratch {
-  std::vector<float> conv, others, trunk_in, rest, state, heads, value_hidden;
+  std::vector<float> conv, others, kept, rest, state, heads, value_hidden;
   std::vector<std::int32_t> index;  // a layer's non-zero inputs (Inputs)
   std::vector<float> value;
 };
@@ -263,7 +263,8 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
 }
 
 // The viewer's ranch (its ``count`` entries, indices from 0): its cells' features (NUM_CELLS x
-// channels) then their mean and maximum (channels each), written to ``out``.
+// channels), their mean and maximum (channels each), then what those add to the trunk and the
+// value layer, written to ``out``.
 NET_INLINE void AzNet::viewer_features(const std::int32_t* index, const float* value, int count,
                                        Scratch& s, float* out) const {
   const int c = channels_;
@@ -308,10 +309,13 @@ NET_INLINE void AzNet::viewer_features(const std::int32_t* index, const float* v
     if (!(touched >> cell & 1)) blank = cell;
   }
   pool(out, c, out + NUM_CELLS * c, out + (NUM_CELLS + 1) * c);
+  std::fill_n(out + (NUM_CELLS + 2) * c, hidden_ + value_hidden_, 0.0f);
+  pooled_parts(out + NUM_CELLS * c, 2 * c, rest_, out + (NUM_CELLS + 2) * c);
 }
 
 // An opponent's ranch (its ``count`` entries, indices from 0): one linear map per cell
-// (NUM_CELLS x opponent channels) then the cells' mean and maximum, written to ``out``.
+// (NUM_CELLS x opponent channels), the cells' mean and maximum, then, for each place the
+// opponent may sit at, what they add to the trunk and the value layer, written to ``out``.
 NET_INLINE void AzNet::opponent_features(const std::int32_t* index, const float* value, int count,
                                          float* out) const {
   const int oc = opponent_channels_;
@@ -322,7 +326,30 @@ NET_INLINE void AzNet::opponent_features(const std::int32_t* index, const float*
     add_row_any(out + cell * oc, opp_t_.data() + p * oc, value[j], oc);
   }
   relu(out, NUM_CELLS * oc);
-  pool(out, oc, out + NUM_CELLS * oc, out + (NUM_CELLS + 1) * oc);
+  float* mean = out + NUM_CELLS * oc;
+  pool(out, oc, mean, mean + oc);
+  float* parts = mean + 2 * oc;
+  std::fill_n(parts, OPPONENTS * (hidden_ + value_hidden_), 0.0f);
+  for (int o = 0; o < OPPONENTS; ++o) {  // its means, then its maxima, among the trunk's input
+    const int first = rest_ + 2 * channels_ + o * oc;
+    float* part = parts + o * (hidden_ + value_hidden_);
+    pooled_parts(mean, oc, first, part);
+    pooled_parts(mean + oc, oc, first + OPPONENTS * oc, part);
+  }
+}
+
+// Adds to ``part`` (the trunk's outputs, then the value layer's) what the ``n`` values ``x``
+// add, read as the trunk's input from place ``first`` on.
+NET_INLINE void AzNet::pooled_parts(const float* x, int n, int first, float* part) const {
+  for (int k = 0; k < n; ++k) {
+    if (x[k] == 0.0f) continue;
+    add_row(part, trunk_t_.data() + static_cast<std::size_t>(first + k) * hidden_, x[k], hidden_);
+    if (value_hidden_ > 0)
+      add_row(
+          part + hidden_,
+          value_hidden_t_.data() + static_cast<std::size_t>(REST_SIZE + first + k) * value_hidden_,
+          x[k], value_hidden_);
+  }
 }
 
 // Compiled twice, chosen when the module loads: for x86-64-v3 (AVX2, FMA) and for any x86-64
@@ -340,26 +367,25 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
       static_cast<int>(std::lower_bound(obs.index, obs.index + obs.count, RANCH_SIZE) - obs.index);
   const int after = static_cast<int>(
       std::lower_bound(obs.index + ranches, obs.index + obs.count, O_RESERVES) - obs.index);
-  // The trunk's input: the rest of the observation, then the viewer's cells pooled (mean and
-  // max), then the opponents' (each opponent's means, then each one's maxima).
-  s.trunk_in.assign(static_cast<std::size_t>(rest_) + 2 * c + 2 * OPPONENTS * oc, 0.0f);
-  float* rest = s.trunk_in.data();
-  float* mean = rest + rest_;
-  float* omean = mean + 2 * c;
-  float* ohigh = omean + OPPONENTS * oc;
-  // The viewer's ranch: its cells' features and their pooling, remembered by its entries.
+  // The viewer's ranch: its cells' features and what they add to the trunk and the value
+  // layer, remembered by its entries.
+  const int parts = hidden_ + value_hidden_;
   bool hit = false;
-  FeatureMemo::Slot& seen =
-      per_thread<ViewerMemo>().find(id_, obs.index, obs.value, ranches, (NUM_CELLS + 2) * c, &hit);
+  FeatureMemo::Slot& seen = per_thread<ViewerMemo>().find(id_, obs.index, obs.value, ranches,
+                                                          (NUM_CELLS + 2) * c + parts, &hit);
   if (!hit) {
     viewer_features(obs.index, obs.value, ranches, s, seen.features.data());
     FeatureMemo::keep(seen, id_, obs.index, obs.value, ranches);
   }
   const float* viewer = seen.features.data();
-  std::copy(viewer + NUM_CELLS * c, viewer + (NUM_CELLS + 2) * c, mean);
-  // The opponents' ranches, each remembered by its entries (indices from its ranch's start).
-  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
+  const float* added[1 + OPPONENTS] = {viewer + (NUM_CELLS + 2) * c};
+  // The opponents' ranches, each remembered by its entries (indices from its ranch's start);
+  // ``others``: each one's cells (copied when a later opponent's miss takes its slot).
   FeatureMemo& opponents = per_thread<OpponentMemo>();
+  const int width = (NUM_CELLS + 2) * oc + OPPONENTS * parts;
+  const float* others[OPPONENTS];
+  const FeatureMemo::Slot* slots[OPPONENTS];
+  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
   for (int o = 0, j = ranches; o < OPPONENTS; ++o) {
     const int base = (o + 1) * RANCH_SIZE;
     const int end = static_cast<int>(
@@ -371,25 +397,37 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
     }
     for (int k = 0; k < count; ++k) s.index[k] = obs.index[j + k] - base;
     const float* value = obs.value + j;
-    FeatureMemo::Slot& other =
-        opponents.find(id_, s.index.data(), value, count, (NUM_CELLS + 2) * oc, &hit);
+    FeatureMemo::Slot& other = opponents.find(id_, s.index.data(), value, count, width, &hit);
     if (!hit) {
+      for (int q = 0; q < o; ++q)
+        if (slots[q] == &other) {  // its features are about to be written over: keep a copy
+          float* kept = s.others.data() + q * NUM_CELLS * oc;
+          std::copy(others[q], others[q] + NUM_CELLS * oc, kept);
+          others[q] = kept;
+          s.kept.resize(static_cast<std::size_t>(OPPONENTS) * parts);
+          std::copy(added[1 + q], added[1 + q] + parts, s.kept.begin() + q * parts);
+          added[1 + q] = s.kept.data() + q * parts;
+          slots[q] = nullptr;
+        }
       opponent_features(s.index.data(), value, count, other.features.data());
       FeatureMemo::keep(other, id_, s.index.data(), value, count);
     }
-    const float* f = other.features.data();
-    std::copy(f, f + NUM_CELLS * oc, s.others.begin() + o * NUM_CELLS * oc);
-    std::copy(f + NUM_CELLS * oc, f + (NUM_CELLS + 1) * oc, omean + o * oc);
-    std::copy(f + (NUM_CELLS + 1) * oc, f + (NUM_CELLS + 2) * oc, ohigh + o * oc);
+    slots[o] = &other;
+    others[o] = other.features.data();
+    added[1 + o] = other.features.data() + (NUM_CELLS + 2) * oc + o * parts;
     j = end;
   }
+  // The rest of the observation, then the trunk: its input's rest part, plus what the ranches
+  // add.
+  s.rest.resize(static_cast<std::size_t>(rest_));
+  float* rest = s.rest.data();
   const Inputs observed_rest{obs.index + after, obs.value + after, obs.count - after, O_RESERVES};
   sparse_linear(observed_rest, rest_t_, rest_b_, rest);
   relu(rest, rest_);
   s.state.resize(static_cast<std::size_t>(hidden_));
-  const int trunk_in = static_cast<int>(s.trunk_in.size());
-  const int trunk_count = gather(s, s.trunk_in.data(), trunk_in, 0, 0);
-  sparse_linear({s.index.data(), s.value.data(), trunk_count}, trunk_t_, trunk_b_, s.state.data());
+  const int rest_inputs = gather(s, rest, rest_, 0, 0);
+  sparse_linear({s.index.data(), s.value.data(), rest_inputs}, trunk_t_, trunk_b_, s.state.data());
+  for (const float* part : added) add_row(s.state.data(), part, 1.0f, hidden_);
   relu(s.state.data(), hidden_);
   s.heads.resize(heads_b_.size());
   const int state_count = gather(s, s.state.data(), hidden_, 0, 0);
@@ -408,11 +446,14 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
       s.index[j] = obs.index[after + j] - O_RESERVES;
       s.value[j] = obs.value[after + j];
     }
-    int count = gather(s, s.trunk_in.data(), trunk_in, REST_SIZE, rest_count);
+    const int trunk_in = rest_ + 2 * c + 2 * OPPONENTS * oc;
+    int count = gather(s, rest, rest_, REST_SIZE, rest_count);
     count = gather(s, s.state.data(), hidden_, REST_SIZE + trunk_in, count);
     s.value_hidden.resize(static_cast<std::size_t>(value_hidden_));
     sparse_linear({s.index.data(), s.value.data(), count}, value_hidden_t_, value_hidden_b_,
                   s.value_hidden.data());
+    for (const float* part : added)
+      add_row(s.value_hidden.data(), part + hidden_, 1.0f, value_hidden_);
     relu(s.value_hidden.data(), value_hidden_);
     for (int k = 0; k < MAX_PLAYERS; ++k) {
       float sum = value_b_[k];
@@ -436,7 +477,7 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
       for (int k = 0; k < c; ++k) score += std::max(v[k] + film[k], 0.0f) * w[k];
     } else {
       const int q = pos - dense_ - VIEWER_CHANNELS * NUM_CELLS;
-      const float* v = s.others.data() + q * oc;  // q = opponent x cells + cell
+      const float* v = others[q / NUM_CELLS] + q % NUM_CELLS * oc;  // q: opponent x cells + cell
       score = thief_b_[0];
       for (int k = 0; k < oc; ++k) score += std::max(v[k] + thief_film[k], 0.0f) * thief_head_[k];
     }
