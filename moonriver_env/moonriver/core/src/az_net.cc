@@ -111,23 +111,33 @@ struct Inputs {
   int base = 0;
 };
 
-// y = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs), the inputs in their
-// order; the outputs 64 at a time, their sums kept in registers.
+// y[start, start + 8 V) = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs),
+// the inputs in their order, the sums kept in V registers.
+template <int V>
+NET_INLINE void linear_block(const Inputs& x, const float* t, int n, const float* b, int start,
+                             float* y) {
+  Lanes acc[V];
+  std::memcpy(acc, b + start, sizeof acc);
+  for (int j = 0; j < x.count; ++j) {
+    const float v = x.value[j];
+    const float* row = t + static_cast<std::size_t>(x.index[j] - x.base) * n + start;
+    for (int q = 0; q < V; ++q) add_lanes(acc[q], v, row + q * LANES);
+  }
+  std::memcpy(y + start, acc, sizeof acc);
+}
+
+// y = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs), each output's sum over
+// the inputs in their order; the outputs 64, then 32, then 8 at a time, then one by one.
 NET_INLINE void sparse_linear(const Inputs& x, const std::vector<float>& t,
                               const std::vector<float>& b, float* y) {
-  constexpr int BLOCK = 64, VECTORS = BLOCK / LANES;
   const int n = static_cast<int>(b.size());
   int start = 0;
-  for (; start + BLOCK <= n; start += BLOCK) {
-    Lanes acc[VECTORS];
-    std::memcpy(acc, b.data() + start, sizeof acc);
-    for (int j = 0; j < x.count; ++j) {
-      const float v = x.value[j];
-      const float* row = t.data() + static_cast<std::size_t>(x.index[j] - x.base) * n + start;
-      for (int q = 0; q < VECTORS; ++q) add_lanes(acc[q], v, row + q * LANES);
-    }
-    std::memcpy(y + start, acc, sizeof acc);
+  for (; start + 64 <= n; start += 64) linear_block<8>(x, t.data(), n, b.data(), start, y);
+  if (start + 32 <= n) {
+    linear_block<4>(x, t.data(), n, b.data(), start, y);
+    start += 32;
   }
+  for (; start + LANES <= n; start += LANES) linear_block<1>(x, t.data(), n, b.data(), start, y);
   if (start == n) return;
   std::copy(b.begin() + start, b.end(), y + start);
   for (int j = 0; j < x.count; ++j)
@@ -135,18 +145,18 @@ NET_INLINE void sparse_linear(const Inputs& x, const std::vector<float>& t,
             x.value[j], n - start);
 }
 
-// relu(b + sum_i x[i] * t[i]) for N outputs known when compiled: the sums stay in registers
-// (the shipped network's 32 viewer channels take this path; any other size the general one).
+// relu(b + sum_i x[i] * t[i]) for N outputs known when compiled (a multiple of 8): the sums
+// stay in registers (the shipped network's 32 viewer channels take this path; any other size
+// the general one).
 template <int N>
 NET_INLINE void relu_linear_fixed(const float* x, int in, const float* t, const float* b,
                                   float* y) {
-  float acc[N];
-  for (int k = 0; k < N; ++k) acc[k] = b[k];
-  for (int i = 0; i < in; ++i) {
-    const float v = x[i];
-    for (int k = 0; k < N; ++k) acc[k] += v * t[i * N + k];
-  }
-  for (int k = 0; k < N; ++k) y[k] = std::max(acc[k], 0.0f);
+  constexpr int V = N / LANES;
+  Lanes acc[V];
+  std::memcpy(acc, b, sizeof acc);
+  for (int i = 0; i < in; ++i)
+    for (int q = 0; q < V; ++q) add_lanes(acc[q], x[i], t + i * N + q * LANES);
+  for (int k = 0; k < N; ++k) y[k] = std::max(acc[k / LANES][k % LANES], 0.0f);
 }
 
 // The mean and maximum over the NUM_CELLS cells of ``x`` (cells x n), the cells in order.
