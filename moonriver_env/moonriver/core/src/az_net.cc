@@ -111,13 +111,16 @@ struct Inputs {
   int base = 0;
 };
 
-// y[start, start + 8 V) = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs),
-// the inputs in their order, the sums kept in V registers.
+// y[start, start + 8 V) = b (none: 0) + sum_j value[j] * t[index[j] - base] (rows of t of n
+// outputs), the inputs in their order, the sums kept in V registers.
 template <int V>
 NET_INLINE void linear_block(const Inputs& x, const float* t, int n, const float* b, int start,
                              float* y) {
   Lanes acc[V];
-  std::memcpy(acc, b + start, sizeof acc);
+  if (b)
+    std::memcpy(acc, b + start, sizeof acc);
+  else
+    for (int q = 0; q < V; ++q) acc[q] = Lanes{};
   for (int j = 0; j < x.count; ++j) {
     const float v = x.value[j];
     const float* row = t + static_cast<std::size_t>(x.index[j] - x.base) * n + start;
@@ -126,23 +129,28 @@ NET_INLINE void linear_block(const Inputs& x, const float* t, int n, const float
   std::memcpy(y + start, acc, sizeof acc);
 }
 
-// y = b + sum_j value[j] * t[index[j] - base] (rows of t of n outputs), each output's sum over
-// the inputs in their order; the outputs 64, then 32, then 8 at a time, then one by one.
-NET_INLINE void sparse_linear(const Inputs& x, const std::vector<float>& t,
-                              const std::vector<float>& b, float* y) {
-  const int n = static_cast<int>(b.size());
+// y = b (none: 0) + sum_j value[j] * t[index[j] - base] (rows of t of n outputs), each
+// output's sum over the inputs in their order; the outputs 64, then 32, then 8 at a time, then
+// one by one.
+NET_INLINE void sparse_linear(const Inputs& x, const float* t, int n, const float* b, float* y) {
   int start = 0;
-  for (; start + 64 <= n; start += 64) linear_block<8>(x, t.data(), n, b.data(), start, y);
+  for (; start + 64 <= n; start += 64) linear_block<8>(x, t, n, b, start, y);
   if (start + 32 <= n) {
-    linear_block<4>(x, t.data(), n, b.data(), start, y);
+    linear_block<4>(x, t, n, b, start, y);
     start += 32;
   }
-  for (; start + LANES <= n; start += LANES) linear_block<1>(x, t.data(), n, b.data(), start, y);
+  for (; start + LANES <= n; start += LANES) linear_block<1>(x, t, n, b, start, y);
   if (start == n) return;
-  std::copy(b.begin() + start, b.end(), y + start);
+  for (int k = start; k < n; ++k) y[k] = b ? b[k] : 0.0f;
   for (int j = 0; j < x.count; ++j)
-    add_row(y + start, t.data() + static_cast<std::size_t>(x.index[j] - x.base) * n + start,
-            x.value[j], n - start);
+    add_row(y + start, t + static_cast<std::size_t>(x.index[j] - x.base) * n + start, x.value[j],
+            n - start);
+}
+
+// sparse_linear with the weights and biases as stored (n: the biases' count).
+NET_INLINE void sparse_linear(const Inputs& x, const std::vector<float>& t,
+                              const std::vector<float>& b, float* y) {
+  sparse_linear(x, t.data(), static_cast<int>(b.size()), b.data(), y);
 }
 
 // relu(b + sum_i x[i] * t[i]) for N outputs known when compiled (a multiple of 8): the sums
@@ -176,8 +184,8 @@ NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
 
 struct AzNet::Scratch {
   std::vector<float> conv, others, kept, rest, state, heads, value_hidden;
-  std::vector<std::int32_t> index;  // a layer's non-zero inputs (Inputs)
-  std::vector<float> value;
+  std::vector<std::int32_t> index, pooled_index;  // a layer's non-zero inputs (Inputs)
+  std::vector<float> value, pooled_value;
 };
 
 namespace {
@@ -272,6 +280,28 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   }
 }
 
+// Writes to ``part`` (the trunk's outputs, then the value layer's) what pooled values add: the
+// ``n`` means read as the trunk's input from place ``means_at`` on, the ``n`` maxima from
+// ``highs_at`` on.
+NET_INLINE void AzNet::pooled_parts(const float* mean, const float* high, int n, int means_at,
+                                    int highs_at, Scratch& s, float* part) const {
+  s.pooled_index.resize(2 * static_cast<std::size_t>(n));
+  s.pooled_value.resize(2 * static_cast<std::size_t>(n));
+  int count = 0;
+  for (int half = 0; half < 2; ++half)
+    for (int k = 0; k < n; ++k) {
+      const float x = (half ? high : mean)[k];
+      s.pooled_index[count] = (half ? highs_at : means_at) + k;
+      s.pooled_value[count] = x;
+      count += x != 0.0f;
+    }
+  const Inputs inputs{s.pooled_index.data(), s.pooled_value.data(), count};
+  sparse_linear(inputs, trunk_t_.data(), hidden_, nullptr, part);
+  if (value_hidden_ > 0)  // the value layer reads the trunk's input after REST_SIZE values
+    sparse_linear({inputs.index, inputs.value, count, -REST_SIZE}, value_hidden_t_.data(),
+                  value_hidden_, nullptr, part + hidden_);
+}
+
 // The viewer's ranch (its ``count`` entries, indices from 0): its cells' features (NUM_CELLS x
 // channels), their mean and maximum (channels each), then what those add to the trunk and the
 // value layer, written to ``out``.
@@ -319,15 +349,15 @@ NET_INLINE void AzNet::viewer_features(const std::int32_t* index, const float* v
     if (!(touched >> cell & 1)) blank = cell;
   }
   pool(out, c, out + NUM_CELLS * c, out + (NUM_CELLS + 1) * c);
-  std::fill_n(out + (NUM_CELLS + 2) * c, hidden_ + value_hidden_, 0.0f);
-  pooled_parts(out + NUM_CELLS * c, 2 * c, rest_, out + (NUM_CELLS + 2) * c);
+  pooled_parts(out + NUM_CELLS * c, out + (NUM_CELLS + 1) * c, c, rest_, rest_ + c, s,
+               out + (NUM_CELLS + 2) * c);
 }
 
 // An opponent's ranch (its ``count`` entries, indices from 0): one linear map per cell
 // (NUM_CELLS x opponent channels), the cells' mean and maximum, then, for each place the
 // opponent may sit at, what they add to the trunk and the value layer, written to ``out``.
 NET_INLINE void AzNet::opponent_features(const std::int32_t* index, const float* value, int count,
-                                         float* out) const {
+                                         Scratch& s, float* out) const {
   const int oc = opponent_channels_;
   for (int cell = 0; cell < NUM_CELLS; ++cell)
     std::copy(opp_b_.begin(), opp_b_.end(), out + cell * oc);
@@ -339,26 +369,10 @@ NET_INLINE void AzNet::opponent_features(const std::int32_t* index, const float*
   float* mean = out + NUM_CELLS * oc;
   pool(out, oc, mean, mean + oc);
   float* parts = mean + 2 * oc;
-  std::fill_n(parts, OPPONENTS * (hidden_ + value_hidden_), 0.0f);
-  for (int o = 0; o < OPPONENTS; ++o) {  // its means, then its maxima, among the trunk's input
+  for (int o = 0; o < OPPONENTS; ++o) {  // the opponents' means, then their maxima
     const int first = rest_ + 2 * channels_ + o * oc;
-    float* part = parts + o * (hidden_ + value_hidden_);
-    pooled_parts(mean, oc, first, part);
-    pooled_parts(mean + oc, oc, first + OPPONENTS * oc, part);
-  }
-}
-
-// Adds to ``part`` (the trunk's outputs, then the value layer's) what the ``n`` values ``x``
-// add, read as the trunk's input from place ``first`` on.
-NET_INLINE void AzNet::pooled_parts(const float* x, int n, int first, float* part) const {
-  for (int k = 0; k < n; ++k) {
-    if (x[k] == 0.0f) continue;
-    add_row(part, trunk_t_.data() + static_cast<std::size_t>(first + k) * hidden_, x[k], hidden_);
-    if (value_hidden_ > 0)
-      add_row(
-          part + hidden_,
-          value_hidden_t_.data() + static_cast<std::size_t>(REST_SIZE + first + k) * value_hidden_,
-          x[k], value_hidden_);
+    pooled_parts(mean, mean + oc, oc, first, first + OPPONENTS * oc, s,
+                 parts + o * (hidden_ + value_hidden_));
   }
 }
 
@@ -419,7 +433,7 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
           added[1 + q] = s.kept.data() + q * parts;
           slots[q] = nullptr;
         }
-      opponent_features(s.index.data(), value, count, other.features.data());
+      opponent_features(s.index.data(), value, count, s, other.features.data());
       FeatureMemo::keep(other, id_, s.index.data(), value, count);
     }
     slots[o] = &other;

@@ -52,9 +52,10 @@ class AzNet {
  private:
   void viewer_features(const std::int32_t* index, const float* value, int count, Scratch& s,
                        float* out) const;
-  void opponent_features(const std::int32_t* index, const float* value, int count,
+  void opponent_features(const std::int32_t* index, const float* value, int count, Scratch& s,
                          float* out) const;
-  void pooled_parts(const float* x, int n, int first, float* part) const;
+  void pooled_parts(const float* mean, const float* high, int n, int means_at, int highs_at,
+                    Scratch& s, float* part) const;
 
   std::uint64_t id_;  // this network among those made (the ranch features remembered by it)
   int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;
