@@ -67,9 +67,28 @@ def leaves_of(games: list[Game]):
     return [first, search.leaves()]
 
 
+def small_arrays(seed: int, c: int = 4, oc: int = 2, hidden: int = 8) -> dict[str, np.ndarray]:
+    """A random network of other sizes (4 viewer, 2 opponent channels, 8 hidden, its own value
+    layer): the forward's general paths, not the 32- and 16-wide ones."""
+    rng = np.random.default_rng(seed)
+    planes, rest = shipped_arrays()["viewer_conv.weight"].shape[1], 534
+    trunk_in = hidden + 2 * c + 6 * oc
+    shapes = {"viewer_conv": (c, planes, 3, 3), "viewer_cells.1": (c, c),
+              "opponent_cells.0": (oc, planes), "rest.0": (hidden, rest),
+              "trunk.0": (hidden, trunk_in), "dense_head": (110, hidden),
+              "viewer_film": (c, hidden), "viewer_head": (49, c), "thief_film": (oc, hidden),
+              "thief_head": (1, oc), "value_hidden": (8, rest + trunk_in + hidden),
+              "value_head": (4, 8)}
+    arrays = {"prior_weight": np.float32(0.5)}
+    for name, shape in shapes.items():
+        arrays[f"{name}.weight"] = rng.normal(0, 0.3, shape)
+        arrays[f"{name}.bias"] = rng.normal(0, 0.1, shape[0])
+    return {k: np.asarray(v, np.float32) for k, v in arrays.items()}
+
+
 @pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3),
-                                    lambda: value_hidden_arrays(4)],
-                         ids=["shipped", "shaken", "value_hidden"])
+                                    lambda: value_hidden_arrays(4), lambda: small_arrays(5)],
+                         ids=["shipped", "shaken", "value_hidden", "small"])
 def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None:
     net = NumpyAZNet(arrays())
     for leaves in leaves_of(positions(100)):
