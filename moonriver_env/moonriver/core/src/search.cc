@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -90,15 +89,14 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     if (child.is_over()) {
       value[i] = static_cast<double>(margin(child, me) - base);
     } else {
-      // A ranch whose bytes did not change keeps its score (most decisions change only the
-      // mover's): the same margin as scoring every ranch again.
+      // A ranch whose change count did not move keeps its score (every change that scoring
+      // reads bumps it; most decisions change only the mover's ranch, many none): the same
+      // margin as scoring every ranch again.
       int totals[MAX_PLAYERS];
-      for (int p = 0; p < f.n; ++p) {
-        const Ranch& r = child.state().ranches[p];
-        totals[p] = (p != me && std::memcmp(&r, &f.ranches[p], sizeof(Ranch)) == 0)
+      for (int p = 0; p < f.n; ++p)
+        totals[p] = child.state().ranches[p].changes == f.ranches[p].changes
                         ? now[p]
                         : child.running_score(p).total();
-      }
       value[i] = static_cast<double>(margin_of(totals, f.n, me) - base);
     }
     if (aid == PASS_ID) {
