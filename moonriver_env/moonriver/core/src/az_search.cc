@@ -169,6 +169,7 @@ struct AzSearch::Tree {
   std::vector<int> path;
   std::vector<std::int64_t> root_ids;  // the root's legal ids (its edges, in this order)
   std::vector<double> gumbel;          // per root id
+  int root_totals[MAX_PLAYERS] = {};   // the root's running scores, kept by unchanged ranches
   std::vector<int> schedule;           // Gumbel: considered visits per simulation
   int done = 0;                        // simulations backed up
   bool searched = true;                // false: a forced root (one legal id)
@@ -183,6 +184,8 @@ struct AzSearch::Tree {
     root.set_lazy_reshuffle(nullptr);
     std::int64_t buf[NUM_ACTIONS];
     root_ids.assign(buf, buf + root.legal_ids(buf));
+    if (!root.is_over())
+      for (int q = 0; q < root.num_players(); ++q) root_totals[q] = root.running_score(q).total();
     searched = root_ids.size() > 1;
     nodes.reserve(static_cast<std::size_t>(std::min(p.simulations, 1 << 20)) + 1);
     nodes.emplace_back();
@@ -555,8 +558,14 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
       tree.start_clock();
       const Game& state = tree.scratch;
       const int seat = state.current_player(), n = state.num_players();
-      int totals[MAX_PLAYERS];  // scored once for the observation and the prior
-      for (int p = 0; p < n; ++p) totals[p] = state.running_score(p).total();
+      // Scored once for the observation and the prior; a ranch whose change count is the
+      // root's (every change scoring reads bumps it) has the root's score.
+      int totals[MAX_PLAYERS];
+      const Fixed &here = state.state(), &top = tree.root.state();
+      for (int p = 0; p < n; ++p)
+        totals[p] = !state.is_over() && here.ranches[p].changes == top.ranches[p].changes
+                        ? tree.root_totals[p]
+                        : state.running_score(p).total();
       observe_sparse(state, seat, &obs, totals);
       tree.lap(AZ_OBSERVE);
       const int m = state.legal_ids(ids);
