@@ -34,9 +34,11 @@ class FeatureMemo {
     h ^= h >> 31;
     Slot& slot = slots_[h & (SLOTS - 1)];
     const std::size_t n = static_cast<std::size_t>(count);
+    // The values compared as bits (-0.0 is not 0.0); no entries: nothing to compare (an empty
+    // slot's data() may be null, which memcmp must not get).
     *hit = slot.owner == owner && slot.hash == h && slot.index.size() == n &&
            std::equal(index, index + count, slot.index.begin()) &&
-           std::memcmp(value, slot.value.data(), n * sizeof(float)) == 0 &&
+           (n == 0 || std::memcmp(value, slot.value.data(), n * sizeof(float)) == 0) &&
            slot.features.size() == static_cast<std::size_t>(width);
     if (!*hit) {
       slot.owner = 0;  // not this input's until keep
