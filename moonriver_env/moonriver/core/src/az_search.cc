@@ -558,14 +558,8 @@ int AzSearch::run(const AzNet& net, double shape_weight) {
       tree.start_clock();
       const Game& state = tree.scratch;
       const int seat = state.current_player(), n = state.num_players();
-      // Scored once for the observation and the prior; a ranch whose change count is the
-      // root's (every change scoring reads bumps it) has the root's score.
-      int totals[MAX_PLAYERS];
-      const Fixed &here = state.state(), &top = tree.root.state();
-      for (int p = 0; p < n; ++p)
-        totals[p] = !state.is_over() && here.ranches[p].changes == top.ranches[p].changes
-                        ? tree.root_totals[p]
-                        : state.running_score(p).total();
+      int totals[MAX_PLAYERS];  // scored once for the observation and the prior
+      state.running_totals(totals, tree.root, tree.root_totals);
       observe_sparse(state, seat, &obs, totals);
       tree.lap(AZ_OBSERVE);
       const int m = state.legal_ids(ids);

@@ -778,6 +778,13 @@ Score Game::running_score(int player) const {
   return score_ranch(f_.ranches[player], *tables_, f_.scenario, true);
 }
 
+void Game::running_totals(int* totals, const Game& before, const int* before_totals) const {
+  for (int p = 0; p < f_.n; ++p)
+    totals[p] = !is_over() && f_.ranches[p].changes == before.f_.ranches[p].changes
+                    ? before_totals[p]
+                    : running_score(p).total();
+}
+
 std::vector<int> Game::winners() const {
   std::vector<int> out;
   auto key = [this](int p) {

@@ -194,6 +194,10 @@ class Game {
   bool apply(int aid);
 
   Score running_score(int player) const;
+  // Each player's running_score total into ``totals``; a ranch whose change count is that of
+  // ``before``'s (a game this one came from, whose totals are ``before_totals``) keeps its
+  // total there: every change that scoring reads bumps the count.
+  void running_totals(int* totals, const Game& before, const int* before_totals) const;
   Score final_score(int player) const { return f_.final_scores[player]; }
   std::vector<int> winners() const;
 

@@ -89,14 +89,8 @@ void greedy_values(const Game& game, const std::int64_t* ids, int count, double*
     if (child.is_over()) {
       value[i] = static_cast<double>(margin(child, me) - base);
     } else {
-      // A ranch whose change count did not move keeps its score (every change that scoring
-      // reads bumps it; most decisions change only the mover's ranch, many none): the same
-      // margin as scoring every ranch again.
-      int totals[MAX_PLAYERS];
-      for (int p = 0; p < f.n; ++p)
-        totals[p] = child.state().ranches[p].changes == f.ranches[p].changes
-                        ? now[p]
-                        : child.running_score(p).total();
+      int totals[MAX_PLAYERS];  // most decisions change only the mover's ranch, many none
+      child.running_totals(totals, game, now);
       value[i] = static_cast<double>(margin_of(totals, f.n, me) - base);
     }
     if (aid == PASS_ID) {
