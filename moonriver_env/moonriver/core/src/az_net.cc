@@ -183,7 +183,7 @@ NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
 }  // namespace
 
 struct AzNet::Scratch {
-  std::vector<float> conv, others, kept, rest, state, heads, value_hidden;
+  std::vector<float> conv, aside, rest, state, heads, value_hidden;  // aside: OPPONENTS slots
   std::vector<std::int32_t> index, pooled_index;  // a layer's non-zero inputs (Inputs)
   std::vector<float> value, pooled_value;
 };
@@ -404,12 +404,12 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
   const float* viewer = seen.features.data();
   const float* added[1 + OPPONENTS] = {viewer + (NUM_CELLS + 2) * c};
   // The opponents' ranches, each remembered by its entries (indices from its ranch's start);
-  // ``others``: each one's cells (copied when a later opponent's miss takes its slot).
+  // a miss into a slot an earlier opponent of this leaf holds is computed aside, not kept.
   FeatureMemo& opponents = per_thread<OpponentMemo>();
   const int width = (NUM_CELLS + 2) * oc + OPPONENTS * parts;
   const float* others[OPPONENTS];
   const FeatureMemo::Slot* slots[OPPONENTS];
-  s.others.resize(static_cast<std::size_t>(OPPONENTS) * NUM_CELLS * oc);
+  s.aside.resize(static_cast<std::size_t>(OPPONENTS) * width);
   for (int o = 0, j = ranches; o < OPPONENTS; ++o) {
     const int base = (o + 1) * RANCH_SIZE;
     const int end = static_cast<int>(
@@ -422,23 +422,16 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
     for (int k = 0; k < count; ++k) s.index[k] = obs.index[j + k] - base;
     const float* value = obs.value + j;
     FeatureMemo::Slot& other = opponents.find(id_, s.index.data(), value, count, width, &hit);
+    float* features = other.features.data();
     if (!hit) {
-      for (int q = 0; q < o; ++q)
-        if (slots[q] == &other) {  // its features are about to be written over: keep a copy
-          float* kept = s.others.data() + q * NUM_CELLS * oc;
-          std::copy(others[q], others[q] + NUM_CELLS * oc, kept);
-          others[q] = kept;
-          s.kept.resize(static_cast<std::size_t>(OPPONENTS) * parts);
-          std::copy(added[1 + q], added[1 + q] + parts, s.kept.begin() + q * parts);
-          added[1 + q] = s.kept.data() + q * parts;
-          slots[q] = nullptr;
-        }
-      opponent_features(s.index.data(), value, count, s, other.features.data());
-      FeatureMemo::keep(other, id_, s.index.data(), value, count);
+      const bool held = std::find(slots, slots + o, &other) != slots + o;
+      if (held) features = s.aside.data() + o * width;
+      opponent_features(s.index.data(), value, count, s, features);
+      if (!held) FeatureMemo::keep(other, id_, s.index.data(), value, count);
     }
     slots[o] = &other;
-    others[o] = other.features.data();
-    added[1 + o] = other.features.data() + (NUM_CELLS + 2) * oc + o * parts;
+    others[o] = features;
+    added[1 + o] = features + (NUM_CELLS + 2) * oc + o * parts;
     j = end;
   }
   // The rest of the observation, then the trunk: its input's rest part, plus what the ranches
