@@ -98,10 +98,17 @@ class BatchedSearch:
                  c_scale: float = 1.0, c_puct: float = 1.5, gumbel_scale: float = 1.0,
                  threads: int = 1, indices: Sequence[int] | None = None,
                  greedy_prior: float | None = None, time_limit: float = 0.0,
-                 timers: bool = False) -> None:
+                 timers: bool = False, rollout_weight: float = 0.0, rollout_depth: int = 0,
+                 rollout_temperature: float = 10.0) -> None:
         """Start one search per game (``indices``: each game's place in the seeding)."""
         # greedy_prior: leaves also carry agents.pretrained.greedy_prior with this tie-break
-        # weight; time_limit > 0: seconds after which each search stops (one simulation at least).
+        # weight; time_limit > 0: seconds after which each search stops (one simulation at least);
+        # rollout_weight > 0: each leaf's value is (1 - w) x the network's + w x the softmax of
+        # the running totals / rollout_temperature points after rollout_depth random decisions
+        # (0: to the end of the game).
+        if _constant(rollout_weight, "rollout_weight") > 1:
+            raise ValueError(f"search: rollout_weight must be within [0, 1] (got "
+                             f"{rollout_weight!r})")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")
@@ -120,7 +127,11 @@ class BatchedSearch:
             _count(max_considered, "max_considered", 1), _constant(c_visit, "c_visit"),
             _constant(c_scale, "c_scale", positive=True), _constant(c_puct, "c_puct"),
             _constant(gumbel_scale, "gumbel_scale"), _count(threads, "threads", 1),
-            time_limit=check_time_limit(time_limit), timers=bool(timers))
+            time_limit=check_time_limit(time_limit), timers=bool(timers),
+            rollout_weight=_constant(rollout_weight, "rollout_weight"),
+            rollout_depth=_count(rollout_depth, "rollout_depth", 0),
+            rollout_temperature=_constant(rollout_temperature, "rollout_temperature",
+                                          positive=True))
         self._prior = None if greedy_prior is None else _constant(greedy_prior, "greedy_prior")
         self._pending = 0
         self.evaluated = 0  # leaves valued inside the core by run()

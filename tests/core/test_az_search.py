@@ -285,6 +285,35 @@ def test_search_with_greedy_rollout_values_beats_random() -> None:
     assert wins >= 10, wins  # random play wins about half of them against itself
 
 
+def test_playouts_mixed_into_the_leaves_replace_the_callers_values_at_weight_one() -> None:
+    """``rollout_weight``: at 1 the caller's values no longer matter (the playouts value every
+    leaf); at 0.5 they still do; the same seed gives the same search."""
+    games = positions()
+
+    def flat(value: float):
+        def evaluate(leaves: LeafBatch) -> tuple[np.ndarray, np.ndarray]:
+            logits = fixed_evaluator(leaves)[0]
+            return logits, np.full((len(leaves), 4), value, np.float32)
+        return evaluate
+
+    def search(weight: float, value: float, depth: int = 12, threads: int = 1) -> SearchResult:
+        return run(BatchedSearch(games, simulations=48, seed=5, rollout_weight=weight,
+                                 rollout_depth=depth, threads=threads), flat(value))
+
+    same(search(1.0, 0.0), search(1.0, 1.0))
+    assert not np.array_equal(search(0.5, 0.0).root_value, search(0.5, 1.0).root_value)
+    same(search(0.5, 0.0), search(0.5, 0.0, threads=2))  # the playouts' draws are each game's
+    # depth 0 plays to the end of the game, as any depth longer than the game does
+    same(search(1.0, 0.0, depth=0), search(1.0, 0.0, depth=1000))
+    assert not np.array_equal(search(1.0, 0.0, depth=0).policy, search(1.0, 0.0, 12).policy)
+    mixed = search(1.0, 0.0)
+    # the playouts' softmax shares of each table sum to 1 and so does every root value
+    for g, game in enumerate(games):
+        assert math.isclose(float(mixed.root_value[g, :game.num_players].sum()), 1.0,
+                            rel_tol=1e-4)
+    assert not np.array_equal(mixed.policy, search(0.0, 0.0).policy)
+
+
 def test_bad_arguments_are_refused_with_clear_errors() -> None:
     games = positions()[:2]
     cases = [
@@ -297,6 +326,11 @@ def test_bad_arguments_are_refused_with_clear_errors() -> None:
         (dict(algorithm="alphabeta"), "algorithm must be one of gumbel, puct"),
         (dict(threads=0), "threads must be an int >= 1"),
         (dict(indices=[0]), "indices must hold one int per game"),
+        (dict(rollout_weight=1.5), r"rollout_weight must be within \[0, 1\]"),
+        (dict(rollout_weight=float("nan")), "rollout_weight must be finite"),
+        (dict(rollout_depth=-1), "rollout_depth must be an int >= 0"),
+        (dict(rollout_temperature=0.0), "rollout_temperature must be finite and > 0"),
+        (dict(rollout_temperature=1e-300), r"rollout_temperature must be finite and >= 0.001"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ValueError, match=message) as info:

@@ -140,7 +140,7 @@ void bind_az_search(nb::module_& m) {
           [](AzSearch* self, nb::typed<nb::list, Game> games, const std::vector<PyInt>& indices,
              PyInt simulations, PyInt seed, bool gumbel, PyInt max_considered, double c_visit,
              double c_scale, double c_puct, double gumbel_scale, PyInt threads, double time_limit,
-             bool timers) {
+             bool timers, double rollout_weight, PyInt rollout_depth, double rollout_temperature) {
             std::vector<const Game*> roots;
             for (nb::handle g : games) roots.push_back(&nb::cast<const Game&>(g));
             AzParams p;
@@ -155,15 +155,20 @@ void bind_az_search(nb::module_& m) {
             p.threads = arg<int>(threads, "threads", 1, INT_MAX);
             p.time_limit = time_limit;
             p.timers = timers;
+            p.rollout_weight = rollout_weight;
+            p.rollout_depth = arg<int>(rollout_depth, "rollout_depth", 0, INT_MAX);
+            p.rollout_temperature = rollout_temperature;
             new (self) AzSearch(roots, args<std::int64_t>(indices, "indices"), p);
           },
           nb::arg("games"), nb::arg("indices"), nb::arg("simulations"), nb::arg("seed"),
           nb::arg("gumbel"), nb::arg("max_considered"), nb::arg("c_visit"), nb::arg("c_scale"),
           nb::arg("c_puct"), nb::arg("gumbel_scale"), nb::arg("threads"),
-          nb::arg("time_limit") = 0.0, nb::arg("timers") = false,
+          nb::arg("time_limit") = 0.0, nb::arg("timers") = false, nb::arg("rollout_weight") = 0.0,
+          nb::arg("rollout_depth") = 0, nb::arg("rollout_temperature") = 10.0,
           "``time_limit`` > 0: seconds from here after which each game's search stops at the "
           "next step (after >= 1 simulation), its result the search so far; ``timers``: time "
-          "each phase (phase_seconds).")
+          "each phase (phase_seconds); ``rollout_weight`` > 0: leaf values mixed with a random "
+          "playout's (AzParams).")
       .def_prop_ro("num_games", &AzSearch::num_games)
       .def("finished", &AzSearch::finished)
       .def("leaves", &leaves,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -141,8 +142,8 @@ struct LeafRows {
 
 }  // namespace
 
-const char* const AZ_PHASE_NAMES[AZ_NUM_PHASES] = {"select", "determinize", "apply", "observe",
-                                                   "prior",  "network",     "backup"};
+const char* const AZ_PHASE_NAMES[AZ_NUM_PHASES] = {"select", "determinize", "apply",   "observe",
+                                                   "prior",  "network",     "rollout", "backup"};
 
 void check_az_params(const AzParams& p) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("search: " + what); };
@@ -158,6 +159,11 @@ void check_az_params(const AzParams& p) {
   finite_nonneg(p.gumbel_scale, "gumbel_scale");
   finite_nonneg(p.time_limit, "time_limit");
   if (!std::isfinite(p.c_scale) || p.c_scale <= 0) fail("c_scale must be finite and > 0");
+  if (!(p.rollout_weight >= 0 && p.rollout_weight <= 1))
+    fail("rollout_weight must be within [0, 1] (got " + std::to_string(p.rollout_weight) + ")");
+  if (p.rollout_depth < 0) fail("rollout_depth must be >= 0 (0: to the end of the game)");
+  if (!std::isfinite(p.rollout_temperature) || !(p.rollout_temperature >= 1e-3))
+    fail("rollout_temperature must be finite and >= 0.001 (points)");
 }
 
 // One game's search: its root, generator, tree and the simulation in flight.
@@ -369,13 +375,33 @@ struct AzSearch::Tree {
     nd.low_logit = m > 0 ? low : 0.0f;
     const int n = scratch.num_players();
     double value[MAX_PLAYERS] = {};
-    for (int s = 0; s < n; ++s) value[s] = nd.raw[s] = row_values[s];
+    for (int s = 0; s < n; ++s) value[s] = row_values[s];
+    if (params.rollout_weight > 0) mix_rollout(n, value);
+    for (int s = 0; s < n; ++s) nd.raw[s] = static_cast<float>(value[s]);
     nd.expanded = true;
     const bool at_root = path.size() == 1;
     if (at_root) start_root(m);
     backup(value);
     if (!at_root) ++done;
     pending = false;
+  }
+
+  // Mix ``value`` with a random playout's from the leaf (AzParams::rollout_weight). The
+  // playout runs in ``scratch``, which the next simulation copies anew from the root; at the
+  // root itself it first takes a determinized copy (the hidden order is never the real one).
+  void mix_rollout(int n, double* value) {
+    lap(AZ_BACKUP);
+    if (path.size() == 1) search_copy(scratch, root, rng);
+    random_rollout(scratch, params.rollout_depth > 0 ? params.rollout_depth : INT_MAX, rng);
+    double share[MAX_PLAYERS], hi = NEG_INF, sum = 0.0;
+    for (int s = 0; s < n; ++s) {  // T >= 1e-3 (check_az_params): total / T stays finite
+      share[s] = scratch.running_score(s).total() / params.rollout_temperature;
+      hi = std::max(hi, share[s]);
+    }
+    for (int s = 0; s < n; ++s) sum += share[s] = std::exp(share[s] - hi);
+    const double w = params.rollout_weight;
+    for (int s = 0; s < n; ++s) value[s] = (1.0 - w) * value[s] + w * share[s] / sum;
+    lap(AZ_ROLLOUT);
   }
 
   // The root's Gumbel noise (one draw per legal id) and sequential-halving schedule.

@@ -29,15 +29,33 @@ struct AzParams {
   // next step once it has backed up a simulation (checked between steps): the result so far.
   double time_limit = 0.0;
   bool timers = false;  // true: time each phase of the search (AzSearch::phase_seconds)
+  // Leaf values mixed with a random playout's (AlphaGo's lambda): each expanded leaf's value
+  // is (1 - rollout_weight) x the network's + rollout_weight x the softmax of the running
+  // totals, divided by ``rollout_temperature`` points, after ``rollout_depth`` uniformly random
+  // decisions (0: to the end of the game). A softmax, not the outcome's win shares, even when
+  // the playout ends the game. Weight 0: the network's value alone (no playout, no draw).
+  double rollout_weight = 0.0;
+  int rollout_depth = 0;
+  double rollout_temperature = 10.0;
 };
 
 // The phases a search's time is split into (AzParams::timers), named by AZ_PHASE_NAMES.
-enum AzPhase { AZ_SELECT, AZ_DETERMINIZE, AZ_APPLY, AZ_OBSERVE, AZ_PRIOR, AZ_NETWORK, AZ_BACKUP };
+enum AzPhase {
+  AZ_SELECT,
+  AZ_DETERMINIZE,
+  AZ_APPLY,
+  AZ_OBSERVE,
+  AZ_PRIOR,
+  AZ_NETWORK,
+  AZ_ROLLOUT,
+  AZ_BACKUP
+};
 constexpr int AZ_NUM_PHASES = AZ_BACKUP + 1;
 extern const char* const AZ_PHASE_NAMES[AZ_NUM_PHASES];
 
 // Refuse (std::invalid_argument) what no search can use: simulations >= 1, max_considered
-// >= 1, threads >= 1, the constants and time_limit finite and >= 0 (c_scale > 0).
+// >= 1, threads >= 1, the constants and time_limit finite and >= 0 (c_scale > 0),
+// rollout_weight in [0, 1], rollout_depth >= 0, rollout_temperature finite and >= 1e-3.
 void check_az_params(const AzParams& params);
 
 class AzSearch {
