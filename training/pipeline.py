@@ -26,12 +26,12 @@ AGENT_FILE = "agent.npz"
 RESUME_FILE = "resume.pt"
 
 # What each kind of step runs and writes: module, product, whether it resumes, its keys
-# (init, league, warm_start, from: earlier steps' names; set: settings given as flags).
+# (init, league, warm_start, expert, from: earlier steps' names; set: settings given as flags).
 KINDS: dict[str, tuple[str, str, bool, frozenset[str]]] = {
     "fast": ("moonriver_env.training.fast.train", "final.pt", True,
              frozenset({"config", "set", "init", "league"})),
     "az": ("moonriver_env.training.az.train", "az.npz", True,
-           frozenset({"config", "set", "warm_start"})),
+           frozenset({"config", "set", "warm_start", "expert"})),
     "soup": ("moonriver_env.training.soup", "final.pt", False, frozenset({"from"})),
     "export": ("moonriver_env.training.export_weights", "agent.npz", False,
                frozenset({"from"})),
@@ -103,7 +103,10 @@ def _step(raw: Any, index: int, folder: str, earlier: set[str]) -> Step:
     elif "from" not in raw:
         raise CLIError(f"step {name!r}: a {run} step needs from = step name(s)")
     inputs = {key: _strings(f"step {name!r}: {key}", raw[key])
-              for key in ("init", "league", "warm_start", "from") if key in raw}
+              for key in ("init", "league", "warm_start", "expert", "from") if key in raw}
+    for key in ("init", "warm_start", "expert"):
+        if len(inputs.get(key, ())) > 1:
+            raise CLIError(f"step {name!r}: {key} names one step, got {list(inputs[key])}")
     for key, names in inputs.items():
         missing = [other for other in names if other not in earlier]
         if missing:

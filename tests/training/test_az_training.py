@@ -142,18 +142,19 @@ def test_core_leaves_play_the_games_of_the_core_networks_leaf_loop() -> None:
 
 def test_a_search_times_its_phases_only_when_asked() -> None:
     """``BatchedSearch(timers=True)`` sums each phase's seconds over its games; without it, or
-    for the network of leaves the caller values, they stay zero."""
+    for the network of leaves the caller values, they stay zero; playouts only when mixed in."""
     from moonriver_env.training.az.network import core_network
 
     from moonriver_env.moonriver.search import BatchedSearch
 
     core = core_network(tiny_net().eval())
-    for timers in (False, True):
+    for timers, weight in ((False, 0.5), (True, 0.0), (True, 0.5)):
         games = new_games(("4p-base",), 3, np.random.default_rng(1))
-        search = BatchedSearch(games, simulations=8, timers=timers)
+        search = BatchedSearch(games, simulations=8, timers=timers, rollout_weight=weight)
         search.run(core)
         seconds = search.phase_seconds()
-        assert list(seconds) == list(PHASES[:7])
+        assert list(seconds) == list(PHASES[:8])
+        assert (seconds.pop("rollout") > 0) == (timers and weight > 0)
         assert (min(seconds.values()) > 0) if timers else (max(seconds.values()) == 0)
         outside = BatchedSearch(games, simulations=8, timers=timers)
         while (leaves := outside.leaves()) is not None:
@@ -225,6 +226,10 @@ def test_gumbel_scale_zero_picks_the_top_logit_as_the_agents_search_does() -> No
     for bad in (-1.0, float("nan")):
         with pytest.raises(CLIError, match="gumbel_scale must be finite and >= 0"):
             tiny(Path("x"), gumbel_scale=bad).validate()
+    for setting in ({"rollout_weight": 1.5}, {"rollout_depth": -1}, {"rollout_depth": 2**31},
+                    {"rollout_temperature": 0.0}, {"rollout_temperature": float("inf")}):
+        with pytest.raises(CLIError, match="rollout_weight must be within"):
+            tiny(Path("x"), **setting).validate()
 
 
 @pytest.mark.parametrize("leaves", ["torch", "core"])
@@ -689,6 +694,20 @@ def test_expert_config_learns_the_value_runs_search_in_every_variant() -> None:
     assert variant_list(cfg.variants).count("4p-base") == 5
     assert (cfg.target, cfg.leaves, cfg.value_warmup, cfg.hold_policy) == ("action", "core", 0,
                                                                            False)
+
+
+def test_taught_config_learns_a_search_with_playouts_weighted_to_gold_rush() -> None:
+    """az_rollout_expert.toml (the pipeline's last step): az_value's search with playouts
+    mixed in teaches the action and the outcomes, 4-player Gold Rush drawn most."""
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
+    cfg = AZConfig.load(str(configs / "az_rollout_expert.toml"),
+                        {"warm_start": every, "expert": every})
+    assert set(variant_list(cfg.variants)) == set(ALL_VARIANTS)
+    assert variant_list(cfg.variants).count("4p-legends-2") == 6
+    assert (cfg.target, cfg.leaves, cfg.value_warmup, cfg.rollout_weight) == ("action", "core",
+                                                                              0, 0.8)
+    assert cfg.rollout_depth == 0 and cfg.iterations == 80
 
 
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:

@@ -45,6 +45,19 @@ value_warmup = 2
 freeze_policy = true
 minutes = 0
 """
+AZ_TAUGHT = """variants = ["2p-base"]
+games = 2
+simulations = 4
+max_considered = 4
+buffer = 512
+batch_size = 16
+updates = 2
+iterations = 1
+target = "action"
+rollout_weight = 0.5
+rollout_depth = 8
+minutes = 0
+"""
 PIPELINE = """agent = "value"
 ship = "shipped/all.npz"
 
@@ -75,6 +88,13 @@ name = "value"
 run = "az"
 config = "az.toml"
 warm_start = "mean"
+
+[[step]]
+name = "taught"
+run = "az"
+config = "az_taught.toml"
+warm_start = "value"
+expert = "value"
 """
 
 
@@ -83,6 +103,7 @@ def _write(folder: Path, pipeline: str = PIPELINE) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "fast.toml").write_text(FAST)
     (folder / "az.toml").write_text(AZ)
+    (folder / "az_taught.toml").write_text(AZ_TAUGHT)
     path = folder / "tiny.toml"
     path.write_text(pipeline)
     return path
@@ -98,8 +119,10 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
     out = tmp_path / "run"
     assert main([str(path), "--out", str(out), "--ship", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    for step in ("first", "second", "partner", "mean", "value"):
+    for step in ("first", "second", "partner", "mean", "value", "taught"):
         assert (out / step / "step.json").is_file()
+    # an az step taught by an earlier step's network: --expert names that step's product
+    assert f"--expert {out / 'value' / 'az.npz'}" in printed
     assert "measure it: moonriver-eval --agents az:" in printed
     agent = _arrays(out / "agent.npz")
     shipped = _arrays(tmp_path / "p" / "shipped" / "all.npz")
@@ -107,7 +130,7 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
         np.array_equal(agent[k], shipped[k]) for k in agent)
     # a rerun skips every finished step and writes the same agent
     assert main([str(path), "--out", str(out), "--quiet"]) == 0
-    assert capsys.readouterr().out.count("finished before, skipped") == 5
+    assert capsys.readouterr().out.count("finished before, skipped") == 6
     again = _arrays(out / "agent.npz")
     assert all(np.array_equal(agent[k], again[k]) for k in agent)
 
@@ -149,6 +172,8 @@ def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
     ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "missing.toml"\n', "no config file"),
     ('agent = "z"\n[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n', "not a step"),
     ("", "no [[step]] tables"),
+    ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n[[step]]\nname = "b"\n'
+     'run = "az"\nconfig = "az.toml"\nexpert = ["a", "a"]\n', "expert names one step"),
 ])
 def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) -> None:
     path = _write(tmp_path, text)

@@ -78,8 +78,8 @@ class PlayStats:
 # thread-seconds when the search runs on several threads), then the searches' set-up, the
 # recorded decisions (observation, mask, prior, the move and the forced moves after it) and
 # the rest (Python between the calls); the trainer adds its updates.
-PHASES = ("select", "determinize", "apply", "observe", "prior", "network", "backup", "setup",
-          "record", "other")
+PHASES = ("select", "determinize", "apply", "observe", "prior", "network", "rollout", "backup",
+          "setup", "record", "other")
 
 
 def phase_line(seconds: dict[str, float]) -> str:

@@ -38,7 +38,8 @@ LOG_FILE = "log.jsonl"  # one JSON line per iteration
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
          "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
-         "warm_start", "leaves", "target", "expert")
+         "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
+         "rollout_temperature")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -56,6 +57,9 @@ class AZConfig:
     c_visit: float = 50.0
     c_scale: float = 1.0
     gumbel_scale: float = 1.0
+    rollout_weight: float = 0.0
+    rollout_depth: int = 0
+    rollout_temperature: float = 10.0
     iterations: int = 0
     minutes: float = 0.0
     buffer: int = 8192
@@ -105,6 +109,11 @@ class AZConfig:
              and self.c_scale > 0, "c_visit must be finite and >= 0, c_scale finite and > 0"),
             (math.isfinite(self.gumbel_scale) and self.gumbel_scale >= 0,
              "gumbel_scale must be finite and >= 0 (0: no noise at the root)"),
+            (math.isfinite(self.rollout_weight) and 0 <= self.rollout_weight <= 1
+             and 0 <= self.rollout_depth <= 2**31 - 1
+             and math.isfinite(self.rollout_temperature) and self.rollout_temperature >= 1e-3,
+             "rollout_weight must be within [0, 1], rollout_depth 0 to 2**31 - 1 (decisions; "
+             "0: to the end), rollout_temperature finite and >= 0.001 (points)"),
             (self.iterations > 0 or self.minutes > 0,
              "set iterations or minutes (both 0 would never stop)"),
             (1 <= self.batch_size <= self.buffer, "need 1 <= batch_size <= buffer"),
@@ -253,9 +262,15 @@ def expert_evaluator(path: str, leaves: str,
 
 
 def batched_search(cfg: AZConfig, simulations: int | None = None,
-                   max_considered: int | None = None) -> selfplay.MakeSearch:
-    """The core's batched Gumbel search with the recipe's budget (or the one given)."""
+                   max_considered: int | None = None,
+                   playouts: bool = True) -> selfplay.MakeSearch:
+    """The core's batched Gumbel search with the recipe's budget (or the one given), its leaf
+    values mixed with the recipe's playouts unless ``playouts`` is False."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+
+    rollouts = {} if not playouts else {
+        "rollout_weight": cfg.rollout_weight, "rollout_depth": cfg.rollout_depth,
+        "rollout_temperature": cfg.rollout_temperature}
 
     def make(games: list[Game], seed: int) -> BatchedSearch:
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
@@ -263,7 +278,8 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
                              max_considered=max_considered or cfg.max_considered,
                              c_visit=cfg.c_visit, c_scale=cfg.c_scale,
                              gumbel_scale=cfg.gumbel_scale, threads=cfg.search_threads,
-                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None, timers=True)
+                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None, timers=True,
+                             **rollouts)
 
     return make
 
@@ -311,7 +327,8 @@ class Run:
         # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
         # draw from the network's policy, while the value learns through the whole trunk and
         # the policy is held to the starting network's
-        self.warmup_search = make_search or batched_search(cfg, 1, 1)
+        # the warm-up plays the policy (one simulation), valued without playouts
+        self.warmup_search = make_search or batched_search(cfg, 1, 1, playouts=False)
         self.started = time.monotonic() - self.seconds
         atomic.remove_partials(cfg.out)  # what a killed run's writes left
 
@@ -483,6 +500,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--simulations", type=int, help="search simulations per decision")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
+    p.add_argument("--expert", help="an az.npz whose fixed network values the search's leaves "
+                   "and so sets the targets (default: the network being trained)")
     p.add_argument("--leaves", help="who values the search's leaves: torch (every step's "
                    "leaves in one batch on --device), core (a C++ copy of the network, inside "
                    "the core; CPU) or auto (default: core on the CPU, torch on a GPU)")
@@ -496,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
                                                "minutes", "games", "simulations",
-                                               "warm_start", "leaves")}
+                                               "warm_start", "expert", "leaves")}
     state = load_resume(args.resume) if args.resume else None
     if state is not None:
         base = dict(state["config"]) | {"out": args.resume}
