@@ -33,31 +33,19 @@ snapshot_every = 2
 checkpoint_minutes = 100
 workers = 1
 """
-AZ = """variants = ["2p-base", "3p-base"]
+AZ_SIZES = """variants = ["2p-base", "3p-base"]
 games = 2
 simulations = 4
 max_considered = 4
 buffer = 512
 batch_size = 16
 updates = 2
-iterations = 2
-value_warmup = 2
-freeze_policy = true
 minutes = 0
 """
-AZ_TAUGHT = """variants = ["2p-base"]
-games = 2
-simulations = 4
-max_considered = 4
-buffer = 512
-batch_size = 16
-updates = 2
-iterations = 1
-target = "action"
-rollout_weight = 0.5
-rollout_depth = 8
-minutes = 0
-"""
+AZ = AZ_SIZES + "iterations = 2\nvalue_warmup = 2\nfreeze_policy = true\n"
+AZ_TAUGHT = AZ_SIZES + ('iterations = 1\ntarget = "action"\nrollout_weight = 0.5\n'
+                        'rollout_depth = 8\n')
+
 PIPELINE = """agent = "value"
 ship = "shipped/all.npz"
 
@@ -185,8 +173,9 @@ def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) 
 def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
     pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained.toml"))
     steps = pipeline.steps_by_name
-    assert pipeline.agent == "az_value" and steps["az_value"].inputs["warm_start"] == (
+    assert pipeline.agent == "az_taught" and steps["az_value"].inputs["warm_start"] == (
         "league_soup",)
+    assert steps["az_taught"].inputs == {"warm_start": ("az_value",), "expert": ("az_value",)}
     assert steps["league_soup"].inputs["from"] == ("fast_league", "fast_legends_24")
     assert steps["fast_league"].inputs["league"] == ("sparring_2p",)
     assert pipeline.ship == str(REPO / "agents" / "weights" / "all.npz")

@@ -268,9 +268,6 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     values mixed with the recipe's playouts unless ``playouts`` is False."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-    rollouts = {} if not playouts else {
-        "rollout_weight": cfg.rollout_weight, "rollout_depth": cfg.rollout_depth,
-        "rollout_temperature": cfg.rollout_temperature}
 
     def make(games: list[Game], seed: int) -> BatchedSearch:
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
@@ -279,7 +276,9 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
                              c_visit=cfg.c_visit, c_scale=cfg.c_scale,
                              gumbel_scale=cfg.gumbel_scale, threads=cfg.search_threads,
                              greedy_prior=SHAPE_WEIGHT if cfg.prior else None, timers=True,
-                             **rollouts)
+                             rollout_weight=cfg.rollout_weight if playouts else 0.0,
+                             rollout_depth=cfg.rollout_depth,
+                             rollout_temperature=cfg.rollout_temperature)
 
     return make
 
