@@ -105,10 +105,7 @@ class BatchedSearch:
         # weight; time_limit > 0: seconds after which each search stops (one simulation at least);
         # rollout_weight > 0: each leaf's value is (1 - w) x the network's + w x the softmax of
         # the running totals / rollout_temperature points after rollout_depth random decisions
-        # (0: to the end of the game).
-        if _constant(rollout_weight, "rollout_weight") > 1:
-            raise ValueError(f"search: rollout_weight must be within [0, 1] (got "
-                             f"{rollout_weight!r})")
+        # (0: to the end of the game; the core refuses a weight over 1).
         if algorithm not in ALGORITHMS:
             raise ValueError(f"search: algorithm must be one of {', '.join(ALGORITHMS)} "
                              f"(got {algorithm!r})")

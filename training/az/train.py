@@ -268,7 +268,6 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
     values mixed with the recipe's playouts unless ``playouts`` is False."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
-
     def make(games: list[Game], seed: int) -> BatchedSearch:
         return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
                              algorithm="gumbel",
@@ -325,8 +324,7 @@ class Run:
         self.make_search = make_search or batched_search(cfg)
         # value warm-up: one simulation over one sampled root action (Gumbel-max), i.e. a
         # draw from the network's policy, while the value learns through the whole trunk and
-        # the policy is held to the starting network's
-        # the warm-up plays the policy (one simulation), valued without playouts
+        # the policy is held to the starting network's (so no playouts either)
         self.warmup_search = make_search or batched_search(cfg, 1, 1, playouts=False)
         self.started = time.monotonic() - self.seconds
         atomic.remove_partials(cfg.out)  # what a killed run's writes left
