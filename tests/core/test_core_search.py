@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from moonriver_env.agents.greedy import GreedyAgent, action_values
 from moonriver_env.agents.mcts import MCTSAgent
+from moonriver_env.agents.pretrained import greedy_prior
 
 from moonriver_env.moonriver.backend import make_game
 from moonriver_env.moonriver.rules import GameConfig
@@ -51,6 +52,28 @@ def test_greedy_values_in_core_equal_the_python_ranking(num_players, mode, seed)
         python.apply(x)
         core.apply(y)
     assert python.to_record() == core.to_record()
+
+
+@pytest.mark.parametrize("num_players,mode,scenario", [(2, "legends", 3), (3, "base", None),
+                                                       (4, "legends", 2)])
+def test_greedy_prior_never_reads_the_hidden_order(num_players, mode, scenario):
+    # the searches score a node's actions with Greedy on copies of the real game (the root
+    # included): a value that moved with the box or pile order would let them read it
+    config = GameConfig(num_players=num_players, mode=mode, scenario=scenario)
+    rng = np.random.default_rng(num_players)
+    compared = 0
+    for seed in range(2):
+        game = make_game(config, 9_900_000_000 + seed, "core")
+        while not game.is_over:
+            legal = game.legal_action_ids()
+            if len(legal) > 1:
+                prior = greedy_prior(game)
+                for k in range(2):
+                    assert np.array_equal(greedy_prior(game.determinized_clone(100 * seed + k)),
+                                          prior), game.phase
+                    compared += 1
+            game.apply(int(rng.choice(legal)))
+    assert compared > 100
 
 
 def test_core_mcts_plays_legal_moves_and_is_deterministic_per_seed():
