@@ -157,6 +157,10 @@ def core_game(game: Any) -> Any:
 
 
 PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the search's defaults
+# Random playouts to the end mixed into the leaf values at tables of 3 and 4 (docs/agents.md):
+# at mcts:1000's time they lifted those games and cost 2-player ones (docs/results.md).
+PLAY_PLAYOUTS = {"rollout_weight": 0.8, "rollout_depth": 0, "rollout_temperature": 10.0}
+PLAYOUT_TABLES = (3, 4)
 
 
 def play_search_settings(max_considered: int | None = None,
@@ -164,6 +168,11 @@ def play_search_settings(max_considered: int | None = None,
     """``BatchedSearch``'s constants to play: ``PLAY_SEARCH`` unless overridden (agents, seats)."""
     return {**PLAY_SEARCH, "max_considered": max_considered or PLAY_SEARCH["max_considered"],
             "gumbel_scale": gumbel_scale}
+
+
+def table_playouts(num_players: int) -> dict[str, Any]:
+    """The playout settings the search agents add at a table of ``num_players`` (none at 2)."""
+    return dict(PLAY_PLAYOUTS) if num_players in PLAYOUT_TABLES else {}
 
 
 class AZSearchAgent(SeededAgent):
@@ -206,11 +215,11 @@ class AZSearchAgent(SeededAgent):
 
         sims = self.budget()
         start = time.perf_counter()
+        settings = {**self.search_settings, **table_playouts(game.num_players)}
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
                                greedy_prior=pretrained.SHAPE_WEIGHT if self.net.uses_prior
-                               else None,
-                               time_limit=self.time_limit, **self.search_settings)
+                               else None, time_limit=self.time_limit, **settings)
         result = search.run(self.net.core)
         done = sims  # a time cap can stop it sooner: each simulation visits one root child
         if self.time_limit and bool(result.searched[0]):
@@ -303,4 +312,5 @@ def network_seat(spec: str) -> NetworkSeat:
         raise ValueError(f"seat {spec!r}: {path!r} is not a moonriver-train-az network "
                          f"({exc!s:.120})") from None
     return NetworkSeat(net, simulations, play_search_settings(),
-                       pretrained.SHAPE_WEIGHT if net.uses_prior else None, name=spec)
+                       pretrained.SHAPE_WEIGHT if net.uses_prior else None, name=spec,
+                       table_settings={n: table_playouts(n) for n in PLAYOUT_TABLES})

@@ -16,6 +16,7 @@ from moonriver_env.agents.az import (
     cached_az,
     play_search_settings,
     shipped_path,
+    table_playouts,
 )
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 from moonriver_env.agents.registry import batch_seat
@@ -103,26 +104,34 @@ def test_a_seed_replays_the_same_games_whatever_the_threads() -> None:
         not np.array_equal(x[1], y[1]) for x, y in zip(again, runs[0], strict=True))
 
 
-def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed() -> None:
+@pytest.mark.parametrize("players", [2, 3])
+def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed(players) -> None:
     """A one-game batch: every search decision is a BatchedSearch of that game alone, its
-    seed the next draw of default_rng([reset seed, SEARCH_STREAM])."""
-    batch = BatchedGames(1, TWO, _built(("learner", "pretrained+search:3")), autoreset=False)
+    seed the next draw of default_rng([reset seed, SEARCH_STREAM]), with the agents' playouts
+    at a table of 3."""
+    config = GameConfig(num_players=players)
+    seats = ("learner", "pretrained+search:3") + ("learner",) * (players - 2)
+    batch = BatchedGames(1, config, _built(seats), autoreset=False)
     _run_out(batch, seed=5)
     net, _ = cached_az(shipped_path())
     rng = np.random.default_rng([5, SEARCH_STREAM])
-    game, searched = CoreGame(TWO, batch.episode_seed(0)), 0
+    game, searched, unlike_plain = CoreGame(config, batch.episode_seed(0)), 0, 0
     for event in batch.game(0).history:
         if event["type"] != "decision" or event.get("auto"):
             continue
         if event["player"] == 1 and game.legal_action_ids().size > 1:  # forced: no search
-            search = BatchedSearch([game], simulations=3, seed=int(rng.integers(2**62)),
-                                   algorithm="gumbel",
-                                   greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
-                                   **play_search_settings())
-            assert int(search.run(net.core).action[0]) == event["action"], len(game.history)
+            seed = int(rng.integers(2**62))
+            actions = [int(BatchedSearch([game], simulations=3, seed=seed, algorithm="gumbel",
+                                         greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
+                                         **play_search_settings(), **playouts
+                                         ).run(net.core).action[0])
+                       for playouts in (table_playouts(players), {})]
+            assert actions[0] == event["action"], len(game.history)
+            unlike_plain += actions[1] != actions[0]
             searched += 1
         game.apply(event["action"])
     assert searched == batch.network_decisions > 10
+    assert (unlike_plain > 0) == (players == 3)  # the playouts changed some of its choices
 
 
 def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) -> None:

@@ -268,7 +268,7 @@ class BatchedGames:
             [self.game(g) for g in rows], simulations=seat.simulations,
             seed=int(self._search_rng.integers(2**62)), algorithm="gumbel",
             threads=self.threads, indices=rows, greedy_prior=seat.greedy_prior,
-            **seat.settings)
+            **seat.search_settings(self.config.num_players))
         return batched.run(seat.network.core).action.astype(np.int64)
 
     # ----------------------------------------------------------------- step

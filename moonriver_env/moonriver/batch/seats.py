@@ -79,6 +79,8 @@ class NetworkSeat:
     settings: Mapping[str, Any] = field(default_factory=dict)  # BatchedSearch's constants
     greedy_prior: float | None = None  # shape weight of Greedy's prior the network adds, or None
     name: str = "network"  # how the batch lists the seat (the agent spec it was built from)
+    # settings added to ``settings`` at a table of that many players (the search agents' playouts)
+    table_settings: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.network, "evaluate", None)):
@@ -92,11 +94,20 @@ class NetworkSeat:
                 isinstance(self.greedy_prior, (int, float)) and math.isfinite(self.greedy_prior)):
             raise ValueError(f"greedy_prior must be None or a finite number, got "
                              f"{self.greedy_prior!r:.40}")
+        if not all(isinstance(n, int) and isinstance(s, Mapping)
+                   for n, s in self.table_settings.items()):
+            raise ValueError("table_settings maps a player count (int) to settings (a mapping)")
 
-    def key(self) -> tuple[int, int, tuple[tuple[str, Any], ...], float | None]:
+    def key(self) -> tuple[Any, ...]:
         """What makes two seats one player: the same network, simulations, settings and prior."""
+        tables = tuple(sorted((n, tuple(sorted(s.items())))
+                              for n, s in self.table_settings.items()))
         return (id(self.network), self.simulations, tuple(sorted(self.settings.items())),
-                self.greedy_prior)
+                self.greedy_prior, tables)
+
+    def search_settings(self, num_players: int) -> dict[str, Any]:
+        """``BatchedSearch``'s settings at a table of ``num_players``."""
+        return {**self.settings, **self.table_settings.get(num_players, {})}
 
 
 Seat = BuiltinSeat | NetworkSeat
