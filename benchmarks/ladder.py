@@ -9,9 +9,10 @@ against three Greedy and 5 wins in 52 games at a table with ``mcts:100``, so its
 what one network for every variant changed; a 4-player table, like the base game's main one).
 For each variant the pool is random, greedy, an MCTS agent per ``--mcts`` budget (20, 100 and
 1000 simulations by default), the one network for every variant alone (``pretrained``) and
-with its batched search per ``--az-search`` budget (``pretrained+search:SIMS``; 288 simulations
-by default: 0.92-0.96 of ``mcts:1000``'s time per decision in the base games on the compiled
-core, see ``benchmarks/equal_time.py``), and, where the variant has the PPO recipe's weights
+with its batched search per ``--az-search`` budget (``pretrained+search:SIMS``; 160 simulations
+by default: on the compiled core about ``mcts:1000``'s time per decision at tables of 3 and 4,
+where the search mixes in playouts, and under half of it at 2, see
+``benchmarks/equal_time.py``), and, where the variant has the PPO recipe's weights
 (4p-base and 2p-base only: other variants refuse them), those weights alone
 (``pretrained:4p-base`` or ``pretrained:2p-base``) and as the prior of PUCT search per
 ``--search`` budget (``pretrained+puct:VARIANT:N``; 30 and 12 by default, 12 about the time of
@@ -563,11 +564,11 @@ def main(argv: list[str] | None = None) -> int:
                              "in the variants with PPO weights (4p-base, 2p-base): SIMS or "
                              "SECONDSs (on the core, pretrained+puct:12 takes about the time of "
                              "mcts:1000 per decision; see benchmarks/decision_time.py)")
-    parser.add_argument("--az-search", type=integer_at_least(1), nargs="+", default=[288],
+    parser.add_argument("--az-search", type=integer_at_least(1), nargs="+", default=[160],
                         metavar="SIMS",
                         help="the simulations of pretrained+search (the one network's batched "
-                             "search), one agent each (on the core, 288 take at most the time "
-                             "of mcts:1000 per decision in the base games)")
+                             "search), one agent each (on the core, 160 take about the time of "
+                             "mcts:1000 per decision at tables of 3 and 4, under half at 2)")
     parser.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS),
                         metavar="VARIANT", type=ladder_variant,
                         help="the variants, one ladder each: NP-base or NP-legends-S (N "
