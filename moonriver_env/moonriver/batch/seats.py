@@ -99,7 +99,7 @@ class NetworkSeat:
             raise ValueError("table_settings maps a player count (int) to settings (a mapping)")
 
     def key(self) -> tuple[Any, ...]:
-        """What makes two seats one player: the same network, simulations, settings and prior."""
+        """What makes two seats one player: network, simulations, settings (per table), prior."""
         tables = tuple(sorted((n, tuple(sorted(s.items())))
                               for n, s in self.table_settings.items()))
         return (id(self.network), self.simulations, tuple(sorted(self.settings.items())),
