@@ -157,10 +157,12 @@ def core_game(game: Any) -> Any:
 
 
 PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the search's defaults
-# Random playouts to the end mixed into the leaf values at tables of 3 and 4 (docs/agents.md):
-# at mcts:1000's time they lifted those games and cost 2-player ones (docs/results.md).
-PLAY_PLAYOUTS = {"rollout_weight": 0.8, "rollout_depth": 0, "rollout_temperature": 10.0}
-PLAYOUT_TABLES = (3, 4)
+# What the search adds at tables of 3 and 4 (docs/agents.md): random playouts to the end mixed
+# into the leaf values, and those values weighed 3.0x as much against the prior; at mcts:1000's
+# time they lifted those games and playouts cost 2-player ones (docs/results.md).
+TABLE_SEARCH = {"rollout_weight": 0.8, "rollout_depth": 0, "rollout_temperature": 10.0,
+                "c_scale": 3.0}
+SEARCH_TABLES = (3, 4)
 
 
 def play_search_settings(max_considered: int | None = None,
@@ -170,9 +172,9 @@ def play_search_settings(max_considered: int | None = None,
             "gumbel_scale": gumbel_scale}
 
 
-def table_playouts(num_players: int) -> dict[str, Any]:
-    """The playout settings the search agents add at a table of ``num_players`` (none at 2)."""
-    return dict(PLAY_PLAYOUTS) if num_players in PLAYOUT_TABLES else {}
+def table_search(num_players: int) -> dict[str, Any]:
+    """The settings the search agents add at a table of ``num_players`` (none at 2)."""
+    return dict(TABLE_SEARCH) if num_players in SEARCH_TABLES else {}
 
 
 class AZSearchAgent(SeededAgent):
@@ -215,7 +217,7 @@ class AZSearchAgent(SeededAgent):
 
         sims = self.budget()
         start = time.perf_counter()
-        settings = {**self.search_settings, **table_playouts(game.num_players)}
+        settings = {**self.search_settings, **table_search(game.num_players)}
         search = BatchedSearch([core_game(game)], simulations=sims,
                                seed=int(self.rng.integers(2**62)), algorithm="gumbel",
                                greedy_prior=pretrained.SHAPE_WEIGHT if self.net.uses_prior
@@ -313,4 +315,4 @@ def network_seat(spec: str) -> NetworkSeat:
                          f"({exc!s:.120})") from None
     return NetworkSeat(net, simulations, play_search_settings(),
                        pretrained.SHAPE_WEIGHT if net.uses_prior else None, name=spec,
-                       table_settings={n: table_playouts(n) for n in PLAYOUT_TABLES})
+                       table_settings={n: table_search(n) for n in SEARCH_TABLES})

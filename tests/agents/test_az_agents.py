@@ -14,12 +14,12 @@ torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.az import (  # noqa: E402
     MAX_SIMULATIONS,
-    PLAY_PLAYOUTS,
+    TABLE_SEARCH,
     AZAgent,
     AZSearchAgent,
     absolute_shares,
     load_az,
-    table_playouts,
+    table_search,
 )
 from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.agents.registry import make_agent  # noqa: E402
@@ -115,9 +115,9 @@ def test_search_agent_plays_the_batched_searchs_choice(weights) -> None:
     seed = int(np.random.default_rng(5).integers(2**62))  # the agent's first draw
     assert agent.search_settings == {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0,
                                      "gumbel_scale": 0.0}  # no recipe in the file: defaults
-    assert table_playouts(3) == PLAY_PLAYOUTS and table_playouts(2) == {}  # playouts at 3 and 4
-    search = BatchedSearch([game], simulations=8, seed=seed, **agent.search_settings,
-                           **table_playouts(game.num_players))
+    assert table_search(3) == TABLE_SEARCH and table_search(2) == {}  # added at 3 and 4
+    search = BatchedSearch([game], simulations=8, seed=seed,
+                           **{**agent.search_settings, **table_search(game.num_players)})
     net = load_az(weights)[0].core  # the agent's leaves are valued by the core's forward
     while (leaves := search.leaves()) is not None:
         logits, shares = net.evaluate(leaves.observation, leaves.mask, leaves.num_players)

@@ -16,7 +16,7 @@ from moonriver_env.agents.az import (
     cached_az,
     play_search_settings,
     shipped_path,
-    table_playouts,
+    table_search,
 )
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 from moonriver_env.agents.registry import batch_seat
@@ -123,15 +123,15 @@ def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed(player
             seed = int(rng.integers(2**62))
             actions = [int(BatchedSearch([game], simulations=3, seed=seed, algorithm="gumbel",
                                          greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
-                                         **play_search_settings(), **playouts
+                                         **{**play_search_settings(), **added}
                                          ).run(net.core).action[0])
-                       for playouts in (table_playouts(players), {})]
+                       for added in (table_search(players), {})]
             assert actions[0] == event["action"], len(game.history)
             unlike_plain += actions[1] != actions[0]
             searched += 1
         game.apply(event["action"])
     assert searched == batch.network_decisions > 10
-    assert (unlike_plain > 0) == (players == 3)  # the playouts changed some of its choices
+    assert (unlike_plain > 0) == (players == 3)  # the table's settings changed some choices
 
 
 def test_the_batched_search_agrees_with_each_game_searched_alone(monkeypatch) -> None:
