@@ -100,8 +100,8 @@ TABLE: tuple[AgentSpec, ...] = (
               seat="network", seat_build=_AZ_SEAT),
     AgentSpec("pretrained+search:SIMS", "moonriver_env.agents.az:shipped_from_spec",
               "the batched Gumbel search of the compiled core, every leaf valued by that "
-              "network's C++ forward, mixed with a random playout's at tables of 3 and 4 "
-              "(1 to 100,000 simulations)", request=True,
+              "network's C++ forward, mixed with a random playout's and weighed 3x against "
+              "the prior at tables of 3 and 4 (1 to 100,000 simulations)", request=True,
               seat="network", seat_build=_AZ_SEAT),
     AgentSpec("pretrained+search:SECONDSs", "moonriver_env.agents.az:shipped_from_spec",
               "the same, about SECONDS a decision: the budget follows the measured time of a "
