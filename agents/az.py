@@ -158,8 +158,8 @@ def core_game(game: Any) -> Any:
 
 PLAY_SEARCH = {"max_considered": 16, "c_visit": 50.0, "c_scale": 1.0}  # the search's defaults
 # What the search adds at tables of 3 and 4 (docs/agents.md): random playouts to the end mixed
-# into the leaf values, and those values weighed 3.0x as much against the prior; at mcts:1000's
-# time they lifted those games and playouts cost 2-player ones (docs/results.md).
+# into the leaf values, and those values weighed 3x as much against the prior; at mcts:1000's
+# time they lifted those games, and playouts cost 2-player ones (docs/results.md).
 TABLE_SEARCH = {"rollout_weight": 0.8, "rollout_depth": 0, "rollout_temperature": 10.0,
                 "c_scale": 3.0}
 SEARCH_TABLES = (3, 4)

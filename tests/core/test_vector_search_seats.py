@@ -107,8 +107,8 @@ def test_a_seed_replays_the_same_games_whatever_the_threads() -> None:
 @pytest.mark.parametrize("players", [2, 3])
 def test_the_seat_plays_the_search_of_its_game_alone_from_the_batchs_seed(players) -> None:
     """A one-game batch: every search decision is a BatchedSearch of that game alone, its
-    seed the next draw of default_rng([reset seed, SEARCH_STREAM]), with the agents' playouts
-    at a table of 3."""
+    seed the next draw of default_rng([reset seed, SEARCH_STREAM]), with the agents' settings
+    at a table of 3 (agents.az.table_search)."""
     config = GameConfig(num_players=players)
     seats = ("learner", "pretrained+search:3") + ("learner",) * (players - 2)
     batch = BatchedGames(1, config, _built(seats), autoreset=False)

@@ -79,7 +79,7 @@ class NetworkSeat:
     settings: Mapping[str, Any] = field(default_factory=dict)  # BatchedSearch's constants
     greedy_prior: float | None = None  # shape weight of Greedy's prior the network adds, or None
     name: str = "network"  # how the batch lists the seat (the agent spec it was built from)
-    # settings added to ``settings`` at a table of that many players (the search agents' playouts)
+    # settings added to ``settings`` at a table of that many players (the search agents fill it)
     table_settings: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
