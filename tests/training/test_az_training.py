@@ -203,6 +203,54 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
         tiny(Path("x"), target="best").validate()
 
 
+def test_table_search_gives_each_table_the_search_agents_settings() -> None:
+    """``table_search = true``: the games of each player count are searched apart, those at
+    3 and 4 with ``agents.az.table_search``'s settings added, each game seeded by its place in
+    the batch, so its rows are those of a search of its table's games alone; the torch leaf
+    loop answers as the core's."""
+    from moonriver_env.agents.az import absolute_shares, table_search
+    from moonriver_env.training.az.network import core_network
+
+    from moonriver_env.moonriver.search import BatchedSearch
+
+    torch.manual_seed(0)
+    core = core_network(tiny_net().eval())
+    cfg = tiny(Path("x"), table_search=True, simulations=8)
+    games = new_games(("2p-base", "3p-legends-2", "4p-base"), 9, np.random.default_rng(7))
+    counts = np.array([g.num_players for g in games])
+    assert set(counts.tolist()) == {2, 3, 4}
+    grouped = batched_search(cfg)(games, 11).run(core)
+    whole = batched_search(replace(cfg, table_search=False))(games, 11).run(core)
+    for n in (2, 3, 4):
+        rows = np.flatnonzero(counts == n)
+        alone = BatchedSearch([games[i] for i in rows], seed=11, indices=rows.tolist(),
+                              **{**az_train.search_settings(cfg), **table_search(n)})
+        expect = alone.run(core)
+        for name in ("action", "policy", "root_value", "visits", "searched"):
+            np.testing.assert_array_equal(getattr(grouped, name)[rows], getattr(expect, name),
+                                          f"{name}, {n} players")
+    two = counts == 2
+    np.testing.assert_array_equal(grouped.policy[two], whole.policy[two])  # 2 players: as set
+    assert not np.array_equal(grouped.policy[~two], whole.policy[~two])  # 3 and 4: the table's
+    # the leaf loop outside the core: the same answers, one table's leaves at a time
+    outside = batched_search(cfg)(games, 11)
+    tables = []
+    while (leaves := outside.leaves()) is not None:
+        tables.append(set(leaves.num_players.tolist()))
+        assert (counts[leaves.game] == leaves.num_players).all()  # rows named in the batch
+        logits, shares = core.evaluate(leaves.observation, leaves.mask, leaves.num_players,
+                                       leaves.prior)
+        outside.evaluate(logits, absolute_shares(shares, leaves.seat, leaves.num_players))
+    assert all(len(t) == 1 for t in tables) and len(tables) > 3
+    for name in ("action", "policy", "visits"):
+        np.testing.assert_array_equal(getattr(outside.result(), name), getattr(grouped, name))
+    obs, mask, prior = outside.roots(1.0)
+    assert prior is not None and prior.shape == mask.shape
+    for i, game in enumerate(games):
+        np.testing.assert_array_equal(obs[i], game.observe(game.current_player))
+        assert (mask[i] != 0).sum() == len(game.legal_action_ids())
+
+
 def test_gumbel_scale_zero_picks_the_top_logit_as_the_agents_search_does() -> None:
     """``gumbel_scale = 0``: with one simulation and one root action considered the search
     plays the network's most likely action; the default noise (1) plays others too."""

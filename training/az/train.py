@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -22,6 +22,7 @@ from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
 from moonriver_env.training import atomic
 from moonriver_env.training.az import network, selfplay
 from moonriver_env.training.az.network import AZNet, source_sizes, warm_start
+from moonriver_env.training.az.tables import TableSearch
 from moonriver_env.training.policy_net import NetConfig
 from moonriver_env.training.settings import load_settings
 from moonriver_env.training.variants import variant_config, variant_list
@@ -39,7 +40,7 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
          "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
          "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
-         "rollout_temperature")
+         "rollout_temperature", "table_search")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
 
@@ -60,6 +61,7 @@ class AZConfig:
     rollout_weight: float = 0.0
     rollout_depth: int = 0
     rollout_temperature: float = 10.0
+    table_search: bool = False
     iterations: int = 0
     minutes: float = 0.0
     buffer: int = 8192
@@ -261,23 +263,33 @@ def expert_evaluator(path: str, leaves: str,
     return network_evaluator(net, device)
 
 
+def search_settings(cfg: AZConfig, simulations: int | None = None,
+                    max_considered: int | None = None, playouts: bool = True) -> dict[str, Any]:
+    """``BatchedSearch``'s settings: the recipe's (its budget or the one given), its playouts
+    unless ``playouts`` is False."""
+    from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+
+    return {"simulations": simulations or cfg.simulations, "algorithm": "gumbel",
+            "max_considered": max_considered or cfg.max_considered, "c_visit": cfg.c_visit,
+            "c_scale": cfg.c_scale, "gumbel_scale": cfg.gumbel_scale,
+            "threads": cfg.search_threads, "greedy_prior": SHAPE_WEIGHT if cfg.prior else None,
+            "timers": True, "rollout_weight": cfg.rollout_weight if playouts else 0.0,
+            "rollout_depth": cfg.rollout_depth, "rollout_temperature": cfg.rollout_temperature}
+
+
 def batched_search(cfg: AZConfig, simulations: int | None = None,
                    max_considered: int | None = None,
                    playouts: bool = True) -> selfplay.MakeSearch:
-    """The core's batched Gumbel search with the recipe's budget (or the one given), its leaf
-    values mixed with the recipe's playouts unless ``playouts`` is False."""
-    from moonriver_env.agents.pretrained import SHAPE_WEIGHT
+    """The core's batched Gumbel search with ``search_settings``; with ``table_search`` (and
+    ``playouts``), the search agents' settings added at tables of 3 and 4."""
+    from moonriver_env.agents.az import table_search
+
+    settings = search_settings(cfg, simulations, max_considered, playouts)
 
     def make(games: list[Game], seed: int) -> BatchedSearch:
-        return BatchedSearch(games, simulations=simulations or cfg.simulations, seed=seed,
-                             algorithm="gumbel",
-                             max_considered=max_considered or cfg.max_considered,
-                             c_visit=cfg.c_visit, c_scale=cfg.c_scale,
-                             gumbel_scale=cfg.gumbel_scale, threads=cfg.search_threads,
-                             greedy_prior=SHAPE_WEIGHT if cfg.prior else None, timers=True,
-                             rollout_weight=cfg.rollout_weight if playouts else 0.0,
-                             rollout_depth=cfg.rollout_depth,
-                             rollout_temperature=cfg.rollout_temperature)
+        if cfg.table_search and playouts:
+            return cast(BatchedSearch, TableSearch(games, seed, settings, table_search))
+        return BatchedSearch(games, seed=seed, **settings)
 
     return make
 
