@@ -758,6 +758,23 @@ def test_taught_config_learns_a_search_with_playouts_weighted_to_gold_rush() -> 
     assert cfg.rollout_depth == 0 and cfg.iterations == 80
 
 
+def test_table_expert_config_is_the_agents_search_at_tables_of_3_and_4() -> None:
+    """az_table_expert.toml (research log): the shipped network's search as the agents play it
+    at tables of 3 and 4 teaches its improved policy over the ten variants of those tables."""
+    from moonriver_env.agents.az import table_search
+
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
+    cfg = AZConfig.load(str(configs / "az_table_expert.toml"),
+                        {"warm_start": every, "expert": every})
+    assert {variant_config(v).num_players for v in variant_list(cfg.variants)} == {3, 4}
+    assert len(set(variant_list(cfg.variants))) == 10
+    settings = az_train.search_settings(cfg)
+    for n in (3, 4):
+        assert {k: settings[k] for k in table_search(n)} == table_search(n)
+    assert (cfg.target, cfg.leaves, cfg.simulations) == ("improved", "core", 128)
+
+
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
