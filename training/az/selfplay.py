@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from moonriver_env.agents.az import SEATS
@@ -15,15 +15,31 @@ from moonriver_env.training.variants import variant_config
 from moonriver_env.moonriver.core import Game
 from moonriver_env.moonriver.observation import OBSERVATION_SIZE
 from moonriver_env.moonriver.rules import NUM_ACTIONS
-from moonriver_env.moonriver.search import BatchedSearch, LeafBatch, SearchResult
+from moonriver_env.moonriver.search import LeafBatch, SearchResult
 
 # one step's recorded decisions, a row per live game: game indices, movers, observations,
 # masks, policy targets, Greedy priors
 Step = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 # (leaves) -> (logits (M, 2710), win shares by player id (M, 4)): the network's answer
 Evaluate = Callable[[LeafBatch], tuple[np.ndarray, np.ndarray]]
-# (games, seed) -> a search with the BatchedSearch API (leaves / evaluate / result)
-MakeSearch = Callable[[list[Game], int], BatchedSearch]
+
+
+class Search(Protocol):
+    """What self-play asks of a search: ``BatchedSearch``'s API (``tables.TableSearch`` too)."""
+
+    evaluated: int
+
+    def phase_seconds(self) -> dict[str, float]: ...
+    def leaves(self) -> LeafBatch | None: ...
+    def evaluate(self, policy_logits: Any, values: Any) -> None: ...
+    def run(self, net: Any) -> SearchResult: ...
+    def result(self) -> SearchResult: ...
+    def roots(self, greedy_prior: float | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray | None]: ...
+
+
+# (games, seed) -> a search of those games
+MakeSearch = Callable[[list[Game], int], Search]
 
 
 @dataclass
@@ -126,7 +142,7 @@ class CoreLeaves:
 
 def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLeaves,
                  make_search: MakeSearch, seed: int,
-                 stats: PlayStats) -> tuple[BatchedSearch, SearchResult]:
+                 stats: PlayStats) -> tuple[Search, SearchResult]:
     """One batched search over the live games (its phases' seconds added to ``stats``)."""
     t0 = time.perf_counter()
     search = make_search([games[i] for i in live], seed)

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import torch
@@ -286,9 +286,9 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
 
     settings = search_settings(cfg, simulations, max_considered, playouts)
 
-    def make(games: list[Game], seed: int) -> BatchedSearch:
+    def make(games: list[Game], seed: int) -> selfplay.Search:
         if cfg.table_search and playouts:
-            return cast(BatchedSearch, TableSearch(games, seed, settings, table_search))
+            return TableSearch(games, seed, settings, table_search)
         return BatchedSearch(games, seed=seed, **settings)
 
     return make
