@@ -31,11 +31,6 @@ class TableSearch:
         self.turn = 0  # the group whose leaves are pending or next (torch leaves)
         self.evaluated = 0
 
-    @property
-    def num_games(self) -> int:
-        """The number of games searched."""
-        return self.size
-
     def phase_seconds(self) -> dict[str, float]:
         """Seconds spent in each phase so far, summed over the groups."""
         total: dict[str, float] = {}
