@@ -7,7 +7,9 @@ Positions: every decision with a choice of ``--games`` games of the base game at
 (game g on seed ``seed + g``), each kept with probability ``--keep``; the games are played by
 Greedy (ties drawn), one decision in ten uniformly at random so that they vary. On them the
 teacher's batched Gumbel search (``--simulations``, the search agents' constants:
-``agents.az.play_search_settings``) chooses twice with two search seeds, and each policy (an
+``agents.az.play_search_settings``; ``--table-search``: with the playouts and c_scale the agents
+add at tables of 3 and 4, ``agents.az.table_search``; ``--gumbel-scale 1``: the root noise of
+self-play) chooses twice with two search seeds, and each policy (an
 ``az.npz`` or ``pretrained``) plays its most likely action. Printed: how often the two searches
 agree, how often each policy agrees with each search, and how often both searches chose the
 same action and the policy another (what a policy could learn from the search), with 95%
@@ -23,7 +25,13 @@ from typing import Any
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.agents.az import AZAgent, agent_weights, play_search_settings, shipped_path
+from moonriver_env.agents.az import (
+    AZAgent,
+    agent_weights,
+    play_search_settings,
+    shipped_path,
+    table_search,
+)
 from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 from moonriver_env.training.variants import variant_config
 from progress import main_of
@@ -58,12 +66,12 @@ def positions(players: int, games: int, seed: int, keep: float) -> list[Game]:
     return kept
 
 
-def searched(teacher: str, games: list[Game], simulations: int, seed: int) -> np.ndarray:
-    """The teacher search's chosen action at each position."""
+def searched(teacher: str, games: list[Game], simulations: int, seed: int,
+             settings: dict[str, Any]) -> np.ndarray:
+    """The teacher search's chosen action at each position (``settings``: its constants)."""
     net, _ = agent_weights(teacher)
     search = BatchedSearch(games, simulations=simulations, seed=seed, algorithm="gumbel",
-                           greedy_prior=SHAPE_WEIGHT if net.uses_prior else None,
-                           **play_search_settings())
+                           greedy_prior=SHAPE_WEIGHT if net.uses_prior else None, **settings)
     return search.run(net.core).action.copy()
 
 
@@ -94,15 +102,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--keep", type=float, default=0.25, help="share of decisions kept")
     parser.add_argument("--seed", type=int, default=7_600_000_000)
+    parser.add_argument("--table-search", action="store_true",
+                        help="add the agents' settings at tables of 3 and 4 (playouts, c_scale)")
+    parser.add_argument("--gumbel-scale", type=float, default=0.0,
+                        help="root Gumbel noise (0: the agents' search; 1: self-play's)")
     args = parser.parse_args(argv)
     if args.games < 1 or args.simulations < 1 or args.seed < 0 or not 0 < args.keep <= 1:
         parser.error("--games and --simulations must be >= 1, --seed >= 0, --keep in (0, 1]")
+    if not 0 <= args.gumbel_scale < float("inf"):
+        parser.error(f"--gumbel-scale must be finite and >= 0, got {args.gumbel_scale}")
+    settings = play_search_settings(gumbel_scale=args.gumbel_scale)
+    if args.table_search:
+        settings |= table_search(args.players)
     start = time.perf_counter()
     teacher = weights_path(args.teacher)
     games = positions(args.players, args.games, args.seed, args.keep)
     if not games:
         parser.error("no position kept: raise --games or --keep")
-    first, second = (searched(teacher, games, args.simulations, s) for s in (1, 2))
+    first, second = (searched(teacher, games, args.simulations, s, settings) for s in (1, 2))
     result: dict[str, Any] = {"search_vs_search": share(first == second), "policies": {}}
     print(f"{len(games)} positions; the search against itself (two seeds): "
           f"{result['search_vs_search']['agree']:.3f}")
@@ -118,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{np.mean(steady):.3f}")
     print(json.dumps({"benchmark": "search_agreement", "teacher": args.teacher,
                       "simulations": args.simulations, "players": args.players,
+                      "table_search": args.table_search, "gumbel_scale": args.gumbel_scale,
                       "games": args.games, "seed": args.seed, **result,
                       "seconds": round(time.perf_counter() - start, 1), "machine": machine()}))
     return 0

@@ -240,6 +240,18 @@ def test_search_agreement_one_simulation_is_the_teachers_own_top_logit(tmp_path)
         1.0 - changed["vs_search_1"]["agree"])
 
 
+def test_search_agreement_root_noise_parts_the_two_searches(tmp_path) -> None:
+    """With one simulation and self-play's root noise the two searches draw their actions
+    (they part somewhere); the settings are in the JSON line; a negative noise is refused."""
+    last = _last_json("search_agreement.py", "--games", "2", "--simulations", "1",
+                      "--gumbel-scale", "1", "--table-search", cwd=tmp_path)
+    assert last["gumbel_scale"] == 1.0 and last["table_search"] is True
+    assert 0.0 < last["search_vs_search"]["agree"] < 1.0
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "search_agreement.py"),
+                          "--gumbel-scale", "-1"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "--gumbel-scale must be finite and >= 0" in bad.stderr
+
+
 def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_itself(
         tmp_path) -> None:
     """A value head of zeros predicts even shares: its cross-entropy is ln 2 in every 2-player
