@@ -203,6 +203,52 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
         tiny(Path("x"), target="best").validate()
 
 
+def test_target_searches_average_several_searches_of_each_root() -> None:
+    """``target_searches = 2``: each decision is searched twice with two seeds; its target is
+    the mean of their chosen actions (one-hot), the first search's action is played."""
+    torch.manual_seed(0)
+    evaluate = network_evaluator(tiny_net().eval(), torch.device("cpu"))
+    from moonriver_env.moonriver.core import Game
+
+    games = [Game(variant_config(v), seed=20 + i) for i, v in enumerate(("2p-base", "4p-base"))]
+    made: list = []
+    inner = batched_search(tiny(Path("x"), simulations=4))
+
+    def make(batch, seed):
+        made.append((seed, inner(batch, seed)))
+        return made[-1][1]
+
+    samples, stats = play(games, evaluate, make, np.random.default_rng(3), target="action",
+                          searches=2)
+    assert len(made) == 2 * len({id(s) for _, s in made[::2]}) and stats.decisions > 50
+    row, parted = 0, False
+    for (seed_a, a), (seed_b, b) in zip(made[::2], made[1::2], strict=True):
+        first, second = a.result().action, b.result().action
+        assert seed_a != seed_b
+        for j in range(len(first)):
+            expected = np.zeros(samples.policy.shape[1], np.float32)
+            expected[first[j]] += 0.5
+            expected[second[j]] += 0.5
+            np.testing.assert_array_equal(samples.policy[row], expected)
+            parted |= bool(first[j] != second[j])
+            row += 1
+    assert row == len(samples) and parted  # the two searches chose apart somewhere
+    # the games played the first search's actions: replayed with them, the same observations
+    replay, row = [Game(variant_config(v), seed=20 + i)
+                   for i, v in enumerate(("2p-base", "4p-base"))], 0
+    for _, a in made[::2]:
+        for game in replay:
+            while not game.is_over and len(game.legal_action_ids()) == 1:
+                game.apply(int(game.legal_action_ids()[0]))
+        for game, action in zip([g for g in replay if not g.is_over], a.result().action,
+                                strict=True):
+            np.testing.assert_array_equal(game.observe(game.current_player), samples.obs[row])
+            game.apply(int(action))
+            row += 1
+    with pytest.raises(CLIError, match="target_searches must be 1 to 16"):
+        tiny(Path("x"), target_searches=0).validate()
+
+
 def test_table_search_gives_each_table_the_search_agents_settings() -> None:
     """``table_search = true``: the games of each player count are searched apart, those at
     3 and 4 with ``agents.az.table_search``'s settings added, each game seeded by its place in
@@ -773,6 +819,22 @@ def test_table_expert_config_is_the_agents_search_at_tables_of_3_and_4() -> None
     for n in (3, 4):
         assert {k: settings[k] for k in table_search(n)} == table_search(n)
     assert (cfg.target, cfg.leaves, cfg.simulations) == ("improved", "core", 128)
+
+
+def test_mean_expert_config_is_the_table_expert_step_with_four_searches_a_decision() -> None:
+    """az_mean_expert.toml (research log): az_table_expert.toml's step on 4-player base, each
+    decision's target the mean of four searches."""
+    from dataclasses import asdict
+
+    configs = Path(__file__).resolve().parents[2] / "training" / "configs"
+    every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
+    mean, table = (asdict(AZConfig.load(str(configs / name), {"warm_start": every,
+                                                              "expert": every}))
+                   for name in ("az_mean_expert.toml", "az_table_expert.toml"))
+    assert (mean["target_searches"], table["target_searches"]) == (4, 1)
+    assert variant_list(mean["variants"]) == ("4p-base",)
+    apart = {k for k in mean if mean[k] != table[k]}
+    assert apart == {"target_searches", "variants", "seed", "iterations"}
 
 
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:

@@ -168,9 +168,11 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
 
 
 def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
-         rng: np.random.Generator, prior: bool = False,
-         target: str = "improved") -> tuple[Samples, PlayStats]:
-    """Play ``games`` to their ends, every decision searched in one batch; the recorded samples."""
+         rng: np.random.Generator, prior: bool = False, target: str = "improved",
+         searches: int = 1) -> tuple[Samples, PlayStats]:
+    """Play ``games`` to their ends, every decision searched in one batch (``searches`` > 1:
+    that many times, each with its own seed; the policy target is their mean, the first
+    search's action is played); the recorded samples."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
     stats = PlayStats(games=len(games))
@@ -181,11 +183,17 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         search, result = _search_step(games, live, evaluate, make_search,
                                       int(rng.integers(2**62)), stats)
+        policy = _policy_targets(result, target)
+        if searches > 1:  # further searches of the same roots: the mean of their targets
+            total = policy.copy()
+            for _ in range(searches - 1):
+                total += _policy_targets(_search_step(games, live, evaluate, make_search,
+                                                      int(rng.integers(2**62)), stats)[1], target)
+            policy = total / searches
         t0 = time.perf_counter()
         obs, mask, priors = search.roots(SHAPE_WEIGHT if prior else None)
         movers = np.array([games[i].current_player for i in live], np.int32)
-        steps.append((np.array(live, np.int32), movers, obs, mask,
-                       _policy_targets(result, target),
+        steps.append((np.array(live, np.int32), movers, obs, mask, policy,
                        priors if priors is not None else np.zeros(mask.shape, np.float32)))
         for j, i in enumerate(live):
             games[i].apply(int(result.action[j]))

@@ -40,9 +40,10 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
          "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
          "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
-         "rollout_temperature", "table_search")
+         "rollout_temperature", "table_search", "target_searches")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
+MAX_TARGET_SEARCHES = 16  # searches of each decision whose targets are averaged
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class AZConfig:
     search_threads: int = 1
     leaves: str = "auto"
     target: str = "improved"
+    target_searches: int = 1
     expert: str = ""
     warm_start: str = ""
     checkpoint_every: int = 1
@@ -133,6 +135,8 @@ class AZConfig:
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
             (self.leaves in LEAVES, f"leaves must be one of {', '.join(LEAVES)}"),
             (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
+            (1 <= self.target_searches <= MAX_TARGET_SEARCHES,
+             f"target_searches must be 1 to {MAX_TARGET_SEARCHES}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -391,7 +395,8 @@ class Run:
         warmup = self.in_warmup()
         samples, stats = selfplay.play(games, leaf_evaluator(self.cfg, self.net, self.device),
                                        self.warmup_search if warmup else self.make_search,
-                                       play_rng, prior=self.cfg.prior, target=self.cfg.target)
+                                       play_rng, prior=self.cfg.prior, target=self.cfg.target,
+                                       searches=1 if warmup else self.cfg.target_searches)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
