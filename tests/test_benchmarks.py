@@ -252,6 +252,25 @@ def test_search_agreement_root_noise_parts_the_two_searches(tmp_path) -> None:
     assert bad.returncode == 2 and "--gumbel-scale must be finite and >= 0" in bad.stderr
 
 
+def test_target_fit_learns_its_set_and_a_wider_trunk_starts_where_the_network_is(
+        tmp_path) -> None:
+    """The learned set's cross-entropy falls as the network learns it; widened, the network
+    starts at the same fit (the same function); a narrower width is refused."""
+    tiny = ("--decisions", "200", "--held-out", "60", "--simulations", "2", "--threads", "1")
+    learned = _last_json("target_fit.py", *tiny, "--steps", "20", "--every", "10",
+                         "--learning-rate", "0.001", cwd=tmp_path)
+    wide = _last_json("target_fit.py", *tiny, "--steps", "0", "--widen-hidden", "160",
+                      cwd=tmp_path)
+    assert [p["step"] for p in learned["curve"]] == [0, 10, 20]
+    first, last = learned["curve"][0], learned["curve"][-1]
+    assert last["learned"]["cross_entropy"] < first["learned"]["cross_entropy"]
+    assert wide["curve"][0]["learned"] == pytest.approx(first["learned"], abs=1e-3)
+    assert wide["curve"][0]["held_out"] == pytest.approx(first["held_out"], abs=1e-3)
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "target_fit.py"), "--widen-hidden",
+                          "64"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "--widen-hidden must be 0 or >= the network's 128" in bad.stderr
+
+
 def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_itself(
         tmp_path) -> None:
     """A value head of zeros predicts even shares: its cross-entropy is ln 2 in every 2-player

@@ -25,6 +25,7 @@ from moonriver_env.training.az.network import (  # noqa: E402
     export_npz,
     value_hidden_size,
     warm_start,
+    widen_hidden,
 )
 from moonriver_env.training.az.selfplay import PHASES, Samples, new_games, play  # noqa: E402
 from moonriver_env.training.az.train import (  # noqa: E402
@@ -201,6 +202,30 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
     assert row == len(picks) > 50
     with pytest.raises(CLIError, match="target must be improved or action"):
         tiny(Path("x"), target="best").validate()
+
+
+@pytest.mark.parametrize("value_hidden", [0, 6])
+def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidden) -> None:
+    from moonriver_env.moonriver.core import Game
+
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8, use_prior=False),
+                value_hidden=value_hidden).eval()
+    wide = widen_hidden(net, 20).eval()
+    assert wide.trunk[0].out_features == wide.rest[0].out_features == 20
+    games = [Game(variant_config(v), seed=i) for i, v in enumerate(("2p-base", "4p-legends-2"))]
+    obs = torch.from_numpy(np.stack([g.observe(g.current_player) for g in games]))
+    mask = torch.from_numpy(np.stack([g.legal_mask() for g in games])).bool()
+    players = torch.tensor([g.num_players for g in games])
+    with torch.no_grad():
+        for a, b in zip(net.heads(obs, mask, players), wide.heads(obs, mask, players),
+                        strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+    kept = wide.state_dict()
+    assert torch.equal(kept["rest.0.weight"][:8], net.state_dict()["rest.0.weight"])
+    assert kept["dense_head.weight"][:, 8:].abs().sum() == 0  # the new units are read with 0
+    with pytest.raises(ValueError, match="narrower than the network's 8"):
+        widen_hidden(net, 4)
 
 
 def test_target_searches_average_several_searches_of_each_root() -> None:

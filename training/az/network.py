@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,39 @@ class AZNet(RanchNet):
         value = _linear(self.value_head, state).masked_fill(~seats, MASKED)
         return (torch.log_softmax(logits, dim=1), torch.log_softmax(value, dim=1),
                 _linear(self.margin_head, state))
+
+
+def widen_hidden(net: AZNet, hidden: int) -> AZNet:
+    """``net`` with rest and trunk layers ``hidden`` wide, computing the same function."""
+    h = net.config.hidden
+    if hidden < h:
+        raise ValueError(f"widen_hidden: {hidden} units is narrower than the network's {h}")
+    value = 0 if net.value_hidden is None else net.value_hidden.out_features
+    wide = AZNet(replace(net.config, hidden=hidden), value_hidden=value)
+    old, new = net.state_dict(), wide.state_dict()
+    pooled = old["trunk.0.weight"].shape[1] - h  # the trunk reads (rest, pooled ranches)
+    readers = ("dense_head.weight", "viewer_film.weight", "thief_film.weight") + (
+        () if value else ("value_head.weight", "margin_head.weight"))  # they read the state
+    with torch.no_grad():
+        for name, w in new.items():
+            o = old[name]
+            if name in ("rest.0.weight", "rest.0.bias", "trunk.0.bias"):
+                w[:h] = o  # new units: as drawn
+            elif name == "trunk.0.weight":  # the old units read the new rest units with 0
+                w[:h, :h], w[:h, h:hidden], w[:h, hidden:] = o[:, :h], 0.0, o[:, h:]
+            elif name in readers:  # the new units' outputs are read with 0
+                w.zero_()
+                w[:, :h] = o
+            elif name == "value_hidden.weight":  # (obs after the ranches, trunk input, state)
+                rest = o.shape[1] - 2 * h - pooled
+                w.zero_()
+                w[:, :rest + h] = o[:, :rest + h]
+                w[:, rest + hidden:rest + hidden + pooled] = o[:, rest + h:rest + h + pooled]
+                w[:, rest + hidden + pooled:rest + hidden + pooled + h] = o[:, rest + h + pooled:]
+            else:
+                w.copy_(o)
+    wide.load_state_dict(new)
+    return wide
 
 
 def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
