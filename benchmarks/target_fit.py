@@ -31,7 +31,9 @@ from moonriver_env.training.az.train import (
     ReplayBuffer,
     batched_search,
     expert_evaluator,
+    head_inputs,
     losses,
+    policy_cross_entropy,
 )
 from moonriver_env.training.variants import variant_list
 from progress import main_of
@@ -60,13 +62,10 @@ def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, float]:
     agree = entropy = 0.0
     for start in range(0, kept.size, 1024):
         part = {k: v[start:min(kept.size, start + 1024)] for k, v in kept.arrays.items()}
-        logp, _, _ = net.heads(torch.from_numpy(part["obs"]),
-                               torch.from_numpy(part["mask"]).bool(),
-                               torch.from_numpy(part["num_players"]),
-                               torch.from_numpy(part["prior"]) if net.uses_prior else None)
+        logp = net.heads(*head_inputs(net, part, torch.device("cpu")))[0]
         target = torch.from_numpy(part["policy"]).float()
         agree += float((logp.argmax(1) == target.argmax(1)).sum())
-        entropy -= float((target * logp.masked_fill(target == 0, 0.0)).sum())
+        entropy += float(policy_cross_entropy(target, logp).sum())
     net.train()
     return {"agree": round(agree / kept.size, 4), "cross_entropy": round(entropy / kept.size, 4)}
 

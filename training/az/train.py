@@ -200,21 +200,35 @@ class ReplayBuffer:
             self.arrays[k][:self.size] = v.numpy()
 
 
+def head_inputs(net: AZNet, batch: dict[str, np.ndarray],
+                device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                               torch.Tensor | None]:
+    """``net.heads``'s arguments for a batch of recorded decisions (``Samples``' fields)."""
+    def t(key: str) -> torch.Tensor:
+        return torch.from_numpy(batch[key]).to(device)
+
+    return (t("obs"), t("mask").bool(), t("num_players"), t("prior") if net.uses_prior else None)
+
+
+def policy_cross_entropy(target: torch.Tensor, logp: torch.Tensor) -> torch.Tensor:
+    """Each row's cross-entropy from the masked log-policy to its target (0 where it is 0)."""
+    return -(target * logp.masked_fill(target == 0, 0.0)).sum(1)
+
+
 def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
            cfg: AZConfig, teacher: AZNet | None = None) -> tuple[torch.Tensor, dict[str, float]]:
     """A minibatch's loss (policy, value and margin terms) and its parts."""
     def t(key: str) -> torch.Tensor:
         return torch.from_numpy(batch[key]).to(device)
 
-    inputs = (t("obs"), t("mask").bool(), t("num_players"),
-              t("prior") if net.uses_prior else None)
+    inputs = head_inputs(net, batch, device)
     logp, logv, margin = net.heads(*inputs)
     if teacher is None:
         target = t("policy").float()
     else:
         with torch.no_grad():
             target = teacher.heads(*inputs)[0].exp()
-    policy = -(target * logp.masked_fill(target == 0, 0.0)).sum(1).mean()
+    policy = policy_cross_entropy(target, logp).mean()
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
     err = (margin - t("margin") / network.MARGIN_SCALE).masked_fill(~seats, 0.0)
