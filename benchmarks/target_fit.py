@@ -2,16 +2,19 @@
 
     python benchmarks/target_fit.py --variants 4p-base --decisions 60000 --held-out 6000 \
         --table-search --steps 2000 --every 500 [--widen-hidden 256] [--seed 8744000000]
+    python benchmarks/target_fit.py ... --target steady --target-searches 2 --out FILE
 
 The network's batched search (``--expert``, default the shipped one; ``--simulations``, the
 Gumbel recipe's constants and root noise; ``--table-search``: the agents' playouts and c_scale
-at tables of 3 and 4; ``--target-searches K``: the mean of K searches) plays games of
+at tables of 3 and 4; ``--target-searches K``: the mean of K searches; ``--target``: the
+trainer's policy target, ``steady`` the action all K chose) plays games of
 ``--variants`` and records its improved policy at every decision, as ``moonriver-train-az``'s
 self-play with that network as expert: ``--decisions`` to learn from and ``--held-out`` from
 other games. The same network (``--widen-hidden H``: its rest and trunk layers H wide, the same
 function) then learns them for ``--steps`` minibatch steps with the trainer's losses; every
 ``--every`` steps it prints, on both sets, how often its most likely action is the target's and
-its cross-entropy to the targets. Last line: one JSON object.
+its cross-entropy to the targets (rows with a target only); ``--out`` writes the network it
+ends with as an ``az.npz``. Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from moonriver_env.agents.az import shipped_path
 from moonriver_env.training.az import network, selfplay
 from moonriver_env.training.az.train import (
     MAX_TARGET_SEARCHES,
+    TARGETS,
     AZConfig,
     ReplayBuffer,
     batched_search,
@@ -49,7 +53,7 @@ def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBu
         rng = np.random.default_rng([cfg.seed, stream, k])
         games = selfplay.new_games(variant_list(cfg.variants), cfg.games, rng)
         samples, _ = selfplay.play(games, evaluate, make, rng, prior=uses_prior,
-                                   searches=cfg.target_searches)
+                                   target=cfg.target, searches=cfg.target_searches)
         kept.add(samples)
         k += 1
     return kept
@@ -57,17 +61,21 @@ def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBu
 
 @torch.inference_mode()
 def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, float]:
-    """Share of decisions where the policy's most likely action is the target's; cross-entropy."""
+    """Over the decisions with a target: the share where the policy's most likely action is
+    the target's, and the cross-entropy."""
     net.eval()
-    agree = entropy = 0.0
+    agree = entropy = rows = 0.0
     for start in range(0, kept.size, 1024):
         part = {k: v[start:min(kept.size, start + 1024)] for k, v in kept.arrays.items()}
         logp = net.heads(*head_inputs(net, part, torch.device("cpu")))[0]
         target = torch.from_numpy(part["policy"]).float()
-        agree += float((logp.argmax(1) == target.argmax(1)).sum())
-        entropy += float(policy_cross_entropy(target, logp).sum())
+        has = target.sum(1) > 0
+        agree += float((logp.argmax(1) == target.argmax(1))[has].sum())
+        entropy += float(policy_cross_entropy(target, logp)[has].sum())
+        rows += float(has.sum())
     net.train()
-    return {"agree": round(agree / kept.size, 4), "cross_entropy": round(entropy / kept.size, 4)}
+    rows = max(rows, 1.0)
+    return {"agree": round(agree / rows, 4), "cross_entropy": round(entropy / rows, 4)}
 
 
 @main_of("target_fit.py")
@@ -81,12 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--simulations", type=int, default=128)
     p.add_argument("--table-search", action="store_true")
     p.add_argument("--target-searches", type=int, default=1)
+    p.add_argument("--target", choices=TARGETS, default="improved")
     p.add_argument("--steps", type=int, default=2_000)
     p.add_argument("--every", type=int, default=500)
     p.add_argument("--learning-rate", type=float, default=3e-4)
     p.add_argument("--widen-hidden", type=int, default=0, help="0: the network as it is")
     p.add_argument("--threads", type=int, default=2, help="search and torch threads")
     p.add_argument("--seed", type=int, default=8_744_000_000)
+    p.add_argument("--out", default="", help="write the fine-tuned network here (az.npz)")
     args = p.parse_args(argv)
     if min(args.decisions, args.held_out, args.every, args.threads, args.simulations) < 1:
         p.error("--decisions, --held-out, --every, --threads and --simulations must be >= 1")
@@ -94,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--steps and --seed must be >= 0, --learning-rate finite and > 0")
     if not 1 <= args.target_searches <= MAX_TARGET_SEARCHES:
         p.error(f"--target-searches must be 1 to {MAX_TARGET_SEARCHES}")
+    if args.target == "steady" and args.target_searches < 2:
+        p.error("--target steady needs --target-searches >= 2 (the searches that must agree)")
     try:
         variant_list(args.variants)
     except ValueError as exc:
@@ -109,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     cfg = AZConfig(seed=args.seed, variants=tuple(args.variants), games=64,
                    simulations=args.simulations, max_considered=16, c_visit=50.0,
-                   table_search=args.table_search, target_searches=args.target_searches,
+                   table_search=args.table_search, target=args.target,
+                   target_searches=args.target_searches,
                    search_threads=args.threads, leaves="core", expert=expert, iterations=1)
     learned = record(cfg, args.decisions, 0, net.uses_prior)
     held_out = record(cfg, args.held_out, 1, net.uses_prior)
@@ -133,7 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-    print(json.dumps({"benchmark": "target_fit", "expert": args.expert,
+    kept = float((learned.arrays["policy"][:learned.size].sum(1) > 0).mean())
+    if args.out:
+        network.export_npz(net, args.out, {"made_by": "benchmarks/target_fit.py"})
+    print(json.dumps({"benchmark": "target_fit", "expert": args.expert, "target": args.target,
+                      "with_target": round(kept, 4), "out": args.out,
                       "variants": args.variants, "decisions": args.decisions,
                       "held_out": args.held_out, "simulations": args.simulations,
                       "table_search": args.table_search, "target_searches": args.target_searches,

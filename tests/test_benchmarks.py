@@ -271,6 +271,24 @@ def test_target_fit_learns_its_set_and_a_wider_trunk_starts_where_the_network_is
     assert bad.returncode == 2 and "--widen-hidden must be 0 or >= the network's 128" in bad.stderr
 
 
+def test_target_fit_steady_targets_keep_the_agreed_decisions_and_write_the_network(
+        tmp_path) -> None:
+    """``--target steady``: only decisions where both searches chose alike carry a target, each
+    one action; ``--out`` writes a network the agents load; one search is refused."""
+    from moonriver_env.training.az.network import is_az_file, load_az_net
+
+    out = tmp_path / "fit.npz"
+    steady = _last_json("target_fit.py", "--decisions", "200", "--held-out", "60",
+                        "--simulations", "2", "--threads", "1", "--steps", "2", "--every", "2",
+                        "--target", "steady", "--target-searches", "2", "--out", str(out),
+                        cwd=tmp_path)
+    assert 0 < steady["with_target"] < 1 and steady["target"] == "steady"
+    assert is_az_file(str(out)) and load_az_net(str(out)).config.hidden == 128
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "target_fit.py"), "--target",
+                          "steady"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "--target steady needs --target-searches >= 2" in bad.stderr
+
+
 def test_value_quality_scores_a_uniform_value_at_log_n_and_a_network_against_itself(
         tmp_path) -> None:
     """A value head of zeros predicts even shares: its cross-entropy is ln 2 in every 2-player

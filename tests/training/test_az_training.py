@@ -200,7 +200,7 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
             while not game.is_over and len(game.legal_action_ids()) == 1:
                 game.apply(int(game.legal_action_ids()[0]))
     assert row == len(picks) > 50
-    with pytest.raises(CLIError, match="target must be improved or action"):
+    with pytest.raises(CLIError, match="target must be one of improved, action, steady"):
         tiny(Path("x"), target="best").validate()
 
 
@@ -228,9 +228,11 @@ def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidd
         widen_hidden(net, 4)
 
 
-def test_target_searches_average_several_searches_of_each_root() -> None:
+@pytest.mark.parametrize("target", ["action", "steady"])
+def test_target_searches_average_several_searches_of_each_root(target) -> None:
     """``target_searches = 2``: each decision is searched twice with two seeds; its target is
-    the mean of their chosen actions (one-hot), the first search's action is played."""
+    the mean of their chosen actions (one-hot), or with ``steady`` the action both chose and
+    zeros where they differ; the first search's action is played."""
     torch.manual_seed(0)
     evaluate = network_evaluator(tiny_net().eval(), torch.device("cpu"))
     from moonriver_env.moonriver.core import Game
@@ -243,7 +245,7 @@ def test_target_searches_average_several_searches_of_each_root() -> None:
         made.append((seed, inner(batch, seed)))
         return made[-1][1]
 
-    samples, stats = play(games, evaluate, make, np.random.default_rng(3), target="action",
+    samples, stats = play(games, evaluate, make, np.random.default_rng(3), target=target,
                           searches=2)
     assert len(made) == 2 * len({id(s) for _, s in made[::2]}) and stats.decisions > 50
     row, parted = 0, False
@@ -252,8 +254,11 @@ def test_target_searches_average_several_searches_of_each_root() -> None:
         assert seed_a != seed_b
         for j in range(len(first)):
             expected = np.zeros(samples.policy.shape[1], np.float32)
-            expected[first[j]] += 0.5
-            expected[second[j]] += 0.5
+            if target == "action":
+                expected[first[j]] += 0.5
+                expected[second[j]] += 0.5
+            elif first[j] == second[j]:
+                expected[first[j]] = 1.0
             np.testing.assert_array_equal(samples.policy[row], expected)
             parted |= bool(first[j] != second[j])
             row += 1
@@ -272,6 +277,8 @@ def test_target_searches_average_several_searches_of_each_root() -> None:
             row += 1
     with pytest.raises(CLIError, match="target_searches must be 1 to 16"):
         tiny(Path("x"), target_searches=0).validate()
+    with pytest.raises(CLIError, match="needs target_searches >= 2"):
+        tiny(Path("x"), target="steady").validate()
 
 
 def test_table_search_gives_each_table_the_search_agents_settings() -> None:

@@ -171,7 +171,8 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
          rng: np.random.Generator, prior: bool = False, target: str = "improved",
          searches: int = 1) -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, every decision searched in one batch (``searches`` > 1:
-    that many times, each with its own seed; the policy target is their mean, the first
+    that many times, each with its own seed; the policy target is their mean, or with
+    ``target="steady"`` the action all of them chose and zeros where they differ; the first
     search's action is played); the recorded samples."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
@@ -183,13 +184,17 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         search, result = _search_step(games, live, evaluate, make_search,
                                       int(rng.integers(2**62)), stats)
-        policy = _policy_targets(result, target)
+        policy = _policy_targets(result, "action" if target == "steady" else target)
         if searches > 1:  # further searches of the same roots: the mean of their targets
             total = policy.copy()
             for _ in range(searches - 1):
-                total += _policy_targets(_search_step(games, live, evaluate, make_search,
-                                                      int(rng.integers(2**62)), stats)[1], target)
-            policy = total / searches
+                further = _search_step(games, live, evaluate, make_search,
+                                       int(rng.integers(2**62)), stats)[1]
+                if target == "steady":  # keep the first choice only where this one is the same
+                    total *= (np.asarray(further.action) == result.action)[:, None]
+                else:
+                    total += _policy_targets(further, target)
+            policy = total if target == "steady" else total / searches
         t0 = time.perf_counter()
         obs, mask, priors = search.roots(SHAPE_WEIGHT if prior else None)
         movers = np.array([games[i].current_player for i in live], np.int32)

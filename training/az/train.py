@@ -42,7 +42,9 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
          "rollout_temperature", "table_search", "target_searches")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
-TARGETS = ("improved", "action")  # the policy's target: the search's policy or its choice
+# the policy's target: the search's improved policy, its choice, or the choice all
+# target_searches searches agree on (rows where they differ teach no policy)
+TARGETS = ("improved", "action", "steady")
 MAX_TARGET_SEARCHES = 16  # searches of each decision whose targets are averaged
 
 
@@ -134,9 +136,11 @@ class AZConfig:
              f"{MAX_VALUE_WIDTH}"),
             (self.device in ("auto", "cpu", "cuda"), "device must be auto, cpu or cuda"),
             (self.leaves in LEAVES, f"leaves must be one of {', '.join(LEAVES)}"),
-            (self.target in TARGETS, f"target must be {' or '.join(TARGETS)}"),
+            (self.target in TARGETS, f"target must be one of {', '.join(TARGETS)}"),
             (1 <= self.target_searches <= MAX_TARGET_SEARCHES,
              f"target_searches must be 1 to {MAX_TARGET_SEARCHES}"),
+            (self.target != "steady" or self.target_searches >= 2,
+             "target = \"steady\" needs target_searches >= 2 (the searches that must agree)"),
         ]
         for ok, message in checks:
             if not ok:
