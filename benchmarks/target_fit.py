@@ -42,6 +42,8 @@ from moonriver_env.training.az.train import (
 from moonriver_env.training.variants import variant_list
 from progress import main_of
 
+from moonriver_env.moonriver.rules.actions import SEGMENTS
+
 
 def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBuffer:
     """``count`` searched decisions of games drawn from the generator ``[seed, stream, k]``."""
@@ -62,20 +64,25 @@ def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBu
 @torch.inference_mode()
 def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, float]:
     """Over the decisions with a target: the share where the policy's most likely action is
-    the target's, and the cross-entropy."""
+    the target's (also by the target's kind of action), and the cross-entropy."""
     net.eval()
-    agree = entropy = rows = 0.0
+    entropy = 0.0
+    hits, wanted = [], []
     for start in range(0, kept.size, 1024):
         part = {k: v[start:min(kept.size, start + 1024)] for k, v in kept.arrays.items()}
         logp = net.heads(*head_inputs(net, part, torch.device("cpu")))[0]
         target = torch.from_numpy(part["policy"]).float()
         has = target.sum(1) > 0
-        agree += float((logp.argmax(1) == target.argmax(1))[has].sum())
+        hits.append((logp.argmax(1) == target.argmax(1))[has].numpy())
+        wanted.append(target.argmax(1)[has].numpy())
         entropy += float(policy_cross_entropy(target, logp)[has].sum())
-        rows += float(has.sum())
     net.train()
-    rows = max(rows, 1.0)
-    return {"agree": round(agree / rows, 4), "cross_entropy": round(entropy / rows, 4)}
+    hit, want = np.concatenate(hits), np.concatenate(wanted)
+    rows = max(len(hit), 1)
+    by_kind = {kind: {"rows": int(sel.sum()), "agree": round(float(hit[sel].mean()), 4)}
+               for kind, (lo, hi) in SEGMENTS.items() if (sel := (want >= lo) & (want < hi)).any()}
+    return {"agree": round(float(hit.sum()) / rows, 4),
+            "cross_entropy": round(entropy / rows, 4), "by_kind": by_kind}
 
 
 @main_of("target_fit.py")

@@ -283,6 +283,10 @@ def test_target_fit_steady_targets_keep_the_agreed_decisions_and_write_the_netwo
                         "--target", "steady", "--target-searches", "2", "--out", str(out),
                         cwd=tmp_path)
     assert 0 < steady["with_target"] < 1 and steady["target"] == "steady"
+    held = steady["curve"][0]["held_out"]
+    kinds = held["by_kind"].values()
+    assert sum(k["rows"] * k["agree"] for k in kinds) / sum(k["rows"] for k in kinds) == (
+        pytest.approx(held["agree"], abs=1e-3))
     assert is_az_file(str(out)) and load_az_net(str(out)).config.hidden == 128
     bad = subprocess.run([sys.executable, str(BENCHMARKS / "target_fit.py"), "--target",
                           "steady"], capture_output=True, text=True, cwd=tmp_path)

@@ -853,20 +853,33 @@ def test_table_expert_config_is_the_agents_search_at_tables_of_3_and_4() -> None
     assert (cfg.target, cfg.leaves, cfg.simulations) == ("improved", "core", 128)
 
 
-def test_mean_expert_config_is_the_table_expert_step_with_four_searches_a_decision() -> None:
-    """az_mean_expert.toml (research log): az_table_expert.toml's step on 4-player base, each
-    decision's target the mean of four searches."""
+def _expert_settings(*names: str) -> list[dict]:
+    """The settings of training/configs ``names``, each with the shipped file as warm start
+    and expert."""
     from dataclasses import asdict
 
     configs = Path(__file__).resolve().parents[2] / "training" / "configs"
     every = str(configs / ".." / ".." / "agents" / "weights" / "all.npz")
-    mean, table = (asdict(AZConfig.load(str(configs / name), {"warm_start": every,
-                                                              "expert": every}))
-                   for name in ("az_mean_expert.toml", "az_table_expert.toml"))
+    return [asdict(AZConfig.load(str(configs / name), {"warm_start": every, "expert": every}))
+            for name in names]
+
+
+def test_mean_expert_config_is_the_table_expert_step_with_four_searches_a_decision() -> None:
+    """az_mean_expert.toml (research log): az_table_expert.toml's step on 4-player base, each
+    decision's target the mean of four searches."""
+    mean, table = _expert_settings("az_mean_expert.toml", "az_table_expert.toml")
     assert (mean["target_searches"], table["target_searches"]) == (4, 1)
     assert variant_list(mean["variants"]) == ("4p-base",)
     apart = {k for k in mean if mean[k] != table[k]}
     assert apart == {"target_searches", "variants", "seed", "iterations"}
+
+
+def test_steady_expert_config_is_the_mean_expert_step_taught_where_two_searches_agree() -> None:
+    """az_steady_expert.toml (research log): az_mean_expert.toml's step with two searches a
+    decision and the action both chose as the target."""
+    steady, mean = _expert_settings("az_steady_expert.toml", "az_mean_expert.toml")
+    assert (steady["target"], steady["target_searches"]) == ("steady", 2)
+    assert {k for k in steady if steady[k] != mean[k]} == {"target", "target_searches", "seed"}
 
 
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
