@@ -8,7 +8,7 @@ The network's batched search (``--expert``, default the shipped one; ``--simulat
 Gumbel recipe's constants and root noise; ``--table-search``: the agents' playouts and c_scale
 at tables of 3 and 4; ``--target-searches K``: the mean of K searches; ``--target``: the
 trainer's policy target, ``steady`` the action all K chose) plays games of
-``--variants`` and records its improved policy at every decision, as ``moonriver-train-az``'s
+``--variants`` and records its policy target at every decision, as ``moonriver-train-az``'s
 self-play with that network as expert: ``--decisions`` to learn from and ``--held-out`` from
 other games. The same network (``--widen-hidden H``: its rest and trunk layers H wide, the same
 function) then learns them for ``--steps`` minibatch steps with the trainer's losses; every
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,7 +44,7 @@ from moonriver_env.training.az.train import (
 from moonriver_env.training.variants import variant_list
 from progress import main_of
 
-from moonriver_env.moonriver.rules.actions import SEGMENTS
+from moonriver_env.moonriver.actions import SEGMENTS
 
 
 def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBuffer:
@@ -62,7 +64,7 @@ def record(cfg: AZConfig, count: int, stream: int, uses_prior: bool) -> ReplayBu
 
 
 @torch.inference_mode()
-def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, float]:
+def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, Any]:
     """Over the decisions with a target: the share where the policy's most likely action is
     the target's (also by the target's kind of action), and the cross-entropy."""
     net.eval()
@@ -81,7 +83,7 @@ def fit_of(net: network.AZNet, kept: ReplayBuffer) -> dict[str, float]:
     rows = max(len(hit), 1)
     by_kind = {kind: {"rows": int(sel.sum()), "agree": round(float(hit[sel].mean()), 4)}
                for kind, (lo, hi) in SEGMENTS.items() if (sel := (want >= lo) & (want < hi)).any()}
-    return {"agree": round(float(hit.sum()) / rows, 4),
+    return {"rows": len(hit), "agree": round(float(hit.sum()) / rows, 4),
             "cross_entropy": round(entropy / rows, 4), "by_kind": by_kind}
 
 
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--steps and --seed must be >= 0, --learning-rate finite and > 0")
     if not 1 <= args.target_searches <= MAX_TARGET_SEARCHES:
         p.error(f"--target-searches must be 1 to {MAX_TARGET_SEARCHES}")
+    if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        p.error(f"--out {args.out!r}: its folder does not exist")
     if args.target == "steady" and args.target_searches < 2:
         p.error("--target steady needs --target-searches >= 2 (the searches that must agree)")
     try:
@@ -153,11 +157,12 @@ def main(argv: list[str] | None = None) -> int:
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-    kept = float((learned.arrays["policy"][:learned.size].sum(1) > 0).mean())
+    with_target = float((learned.arrays["policy"][:learned.size].sum(1) > 0).mean())
     if args.out:
-        network.export_npz(net, args.out, {"made_by": "benchmarks/target_fit.py"})
+        network.export_npz(net, args.out, {"made_by": "benchmarks/target_fit.py",
+                                           "arguments": vars(args)})
     print(json.dumps({"benchmark": "target_fit", "expert": args.expert, "target": args.target,
-                      "with_target": round(kept, 4), "out": args.out,
+                      "with_target": round(with_target, 4), "out": args.out,
                       "variants": args.variants, "decisions": args.decisions,
                       "held_out": args.held_out, "simulations": args.simulations,
                       "table_search": args.table_search, "target_searches": args.target_searches,

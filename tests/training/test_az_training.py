@@ -35,7 +35,9 @@ from moonriver_env.training.az.train import (  # noqa: E402
     Run,
     batched_search,
     deferred_interrupt,
+    losses,
     network_evaluator,
+    policy_cross_entropy,
 )
 from moonriver_env.training.policy_net import NetConfig  # noqa: E402
 from moonriver_env.training.variants import (  # noqa: E402
@@ -263,6 +265,18 @@ def test_target_searches_average_several_searches_of_each_root(target) -> None:
             parted |= bool(first[j] != second[j])
             row += 1
     assert row == len(samples) and parted  # the two searches chose apart somewhere
+    if target == "steady":  # agreed somewhere too; the policy loss is over the rows with one
+        has = samples.policy.sum(1) > 0
+        assert has.any()
+        net = tiny_net()
+        batch = vars(samples) | {"policy": samples.policy.astype(np.float16)}
+        logp = net.heads(*az_train.head_inputs(net, batch, torch.device("cpu")))[0]
+        expected = policy_cross_entropy(torch.from_numpy(samples.policy), logp)[has].mean()
+        got = losses(net, batch, torch.device("cpu"), tiny(Path("x"), target="steady",
+                                                           target_searches=2))[1]["policy"]
+        assert got == pytest.approx(float(expected), rel=1e-5)
+        with pytest.raises(ValueError, match="needs searches >= 2"):
+            play(games, evaluate, make, np.random.default_rng(3), target=target)
     # the games played the first search's actions: replayed with them, the same observations
     replay, row = [Game(variant_config(v), seed=20 + i)
                    for i, v in enumerate(("2p-base", "4p-base"))], 0
@@ -279,6 +293,8 @@ def test_target_searches_average_several_searches_of_each_root(target) -> None:
         tiny(Path("x"), target_searches=0).validate()
     with pytest.raises(CLIError, match="needs target_searches >= 2"):
         tiny(Path("x"), target="steady").validate()
+    with pytest.raises(CLIError, match="and value_warmup = 0"):
+        tiny(Path("x"), target="steady", target_searches=2, value_warmup=1).validate()
 
 
 def test_table_search_gives_each_table_the_search_agents_settings() -> None:

@@ -176,6 +176,8 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
     search's action is played); the recorded samples."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
+    if target == "steady" and searches < 2:
+        raise ValueError("target='steady' needs searches >= 2 (the searches that must agree)")
     stats = PlayStats(games=len(games))
     steps: list[Step] = []
     start = time.perf_counter()
@@ -185,7 +187,7 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
         search, result = _search_step(games, live, evaluate, make_search,
                                       int(rng.integers(2**62)), stats)
         policy = _policy_targets(result, "action" if target == "steady" else target)
-        if searches > 1:  # further searches of the same roots: the mean of their targets
+        if searches > 1:  # further searches of the same roots: their mean (or steady) target
             total = policy.copy()
             for _ in range(searches - 1):
                 further = _search_step(games, live, evaluate, make_search,

@@ -45,7 +45,7 @@ LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core
 # the policy's target: the search's improved policy, its choice, or the choice all
 # target_searches searches agree on (rows where they differ teach no policy)
 TARGETS = ("improved", "action", "steady")
-MAX_TARGET_SEARCHES = 16  # searches of each decision whose targets are averaged
+MAX_TARGET_SEARCHES = 16  # searches of each decision (their targets averaged, or steady)
 
 
 @dataclass(frozen=True)
@@ -139,8 +139,9 @@ class AZConfig:
             (self.target in TARGETS, f"target must be one of {', '.join(TARGETS)}"),
             (1 <= self.target_searches <= MAX_TARGET_SEARCHES,
              f"target_searches must be 1 to {MAX_TARGET_SEARCHES}"),
-            (self.target != "steady" or self.target_searches >= 2,
-             "target = \"steady\" needs target_searches >= 2 (the searches that must agree)"),
+            (self.target != "steady" or (self.target_searches >= 2 and self.value_warmup == 0),
+             "target = \"steady\" needs target_searches >= 2 (the searches that must agree) "
+             "and value_warmup = 0 (the warm-up searches each decision once)"),
         ]
         for ok, message in checks:
             if not ok:
@@ -232,7 +233,10 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     else:
         with torch.no_grad():
             target = teacher.heads(*inputs)[0].exp()
-    policy = policy_cross_entropy(target, logp).mean()
+    policy = policy_cross_entropy(target, logp)
+    # rows without a target (target = "steady" where the searches differ) weigh nothing
+    policy = (policy.sum() / (target.sum(1) > 0).sum().clamp(min=1) if cfg.target == "steady"
+              and teacher is None else policy.mean())
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
     err = (margin - t("margin") / network.MARGIN_SCALE).masked_fill(~seats, 0.0)
