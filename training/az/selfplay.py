@@ -186,17 +186,15 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         search, result = _search_step(games, live, evaluate, make_search,
                                       int(rng.integers(2**62)), stats)
-        policy = _policy_targets(result, "action" if target == "steady" else target)
-        if searches > 1:  # further searches of the same roots: their mean (or steady) target
+        policy = _policy_targets(result, target)
+        if searches > 1:  # further searches of the same roots: the mean of their targets
             total = policy.copy()
             for _ in range(searches - 1):
-                further = _search_step(games, live, evaluate, make_search,
-                                       int(rng.integers(2**62)), stats)[1]
-                if target == "steady":  # keep the first choice only where this one is the same
-                    total *= (np.asarray(further.action) == result.action)[:, None]
-                else:
-                    total += _policy_targets(further, target)
-            policy = total if target == "steady" else total / searches
+                total += _policy_targets(_search_step(games, live, evaluate, make_search,
+                                                      int(rng.integers(2**62)), stats)[1], target)
+            policy = total / searches
+        if target == "steady":  # only the rows where every search chose one action
+            policy *= (policy.max(1) == 1.0)[:, None]
         t0 = time.perf_counter()
         obs, mask, priors = search.roots(SHAPE_WEIGHT if prior else None)
         movers = np.array([games[i].current_player for i in live], np.int32)
@@ -216,7 +214,8 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
 
 
 def _policy_targets(result: SearchResult, target: str) -> np.ndarray:
-    """Each game's policy target: the search's improved policy, or its chosen action."""
+    """Each game's policy target: the search's improved policy, or its chosen action
+    (``action``, ``steady``)."""
     if target == "improved":
         return np.asarray(result.policy, np.float32)
     onehot = np.zeros((len(result.action), NUM_ACTIONS), np.float32)

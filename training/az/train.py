@@ -233,10 +233,9 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     else:
         with torch.no_grad():
             target = teacher.heads(*inputs)[0].exp()
-    policy = policy_cross_entropy(target, logp)
-    # rows without a target (target = "steady" where the searches differ) weigh nothing
-    policy = (policy.sum() / (target.sum(1) > 0).sum().clamp(min=1) if cfg.target == "steady"
-              and teacher is None else policy.mean())
+    # averaged over the rows with a target (target = "steady" leaves some without one)
+    policy = (policy_cross_entropy(target, logp).sum()
+              / (target.sum(1) > 0).sum().clamp(min=1))
     value = -(t("outcome") * logv).sum(1).mean()
     seats = torch.from_numpy(seat_mask(batch["num_players"])).to(device)
     err = (margin - t("margin") / network.MARGIN_SCALE).masked_fill(~seats, 0.0)
