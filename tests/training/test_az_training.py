@@ -899,6 +899,16 @@ def test_steady_expert_config_is_the_mean_expert_step_taught_where_two_searches_
     assert {k for k in steady if steady[k] != mean[k]} == {"target", "target_searches", "seed"}
 
 
+def test_steady_all_config_is_the_steady_step_over_every_variant_at_the_agents_tables() -> None:
+    """az_steady_all.toml (research log): az_steady_expert.toml's step over all 15 variants,
+    each table searched with the search agents' settings (neither playouts nor c_scale 3 at 2)."""
+    every, four = _expert_settings("az_steady_all.toml", "az_steady_expert.toml")
+    assert len(variant_list(every["variants"])) == 15 and every["table_search"]
+    assert (every["c_scale"], every["rollout_weight"]) == (1.0, 0.0)
+    assert {k for k in every if every[k] != four[k]} == {"variants", "table_search", "c_scale",
+                                                       "rollout_weight", "seed"}
+
+
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
