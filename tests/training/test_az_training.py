@@ -900,8 +900,7 @@ def test_steady_expert_config_is_the_mean_expert_step_taught_where_two_searches_
 
 
 def test_steady_all_config_is_the_steady_step_over_every_variant_at_the_agents_tables() -> None:
-    """az_steady_all.toml (research log): az_steady_expert.toml's step over all 15 variants,
-    each table searched with the search agents' settings (neither playouts nor c_scale 3 at 2)."""
+    """az_steady_all.toml: az_steady_expert.toml's step over all 15 variants, table_search."""
     every, four = _expert_settings("az_steady_all.toml", "az_steady_expert.toml")
     assert len(variant_list(every["variants"])) == 15 and every["table_search"]
     assert (every["c_scale"], every["rollout_weight"]) == (1.0, 0.0)
