@@ -573,6 +573,39 @@ def test_hold_policy_keeps_the_starting_policy_as_target_while_the_search_plays(
     assert gaps[0] < 0.75 * gaps[1], gaps  # measured: 0.029 against 0.049
 
 
+def test_anchor_pulls_the_policy_toward_the_starting_networks_and_resumes(tmp_path) -> None:
+    """``anchor``: the search's targets still teach the policy, and every row adds the
+    cross-entropy from the frozen starting network's policy, so the policy stays nearer it
+    than without; the frozen copy is saved, so a resumed run trains to the same weights."""
+    settings = {"updates": 8, "learning_rate": 0.03, "anchor": 4.0}
+    lines: list[str] = []
+    whole = Run(tiny(tmp_path / "whole", iterations=2, **settings), report=lines.append)
+    assert whole.teacher is not None and not whole.holds_policy() and whole.keeps_teacher()
+    start = {k: v.clone() for k, v in whole.net.state_dict().items()}
+    assert whole.train() == 0
+    assert "teacher" in whole.state()
+    for key, value in whole.teacher.state_dict().items():
+        assert torch.equal(value, start[key]), key  # the anchor never moves
+    logged = [json.loads(line) for line in (tmp_path / "whole" / "log.jsonl").read_text()
+              .splitlines()]
+    assert set(logged[-1]["loss"]) == {"policy", "value", "margin", "anchor"}
+    assert " anchor " in lines[-2]  # the progress line names it too
+    assert logged[-1]["loss"]["anchor"] > 0
+    assert_resumes_to(whole, tmp_path / "split", settings)
+    batch = whole.buffer.batch(np.random.default_rng(0), 64)
+    inputs = (torch.from_numpy(batch["obs"]), torch.from_numpy(batch["mask"]).bool(),
+              torch.from_numpy(batch["num_players"]), torch.from_numpy(batch["prior"]))
+    plain = Run(tiny(tmp_path / "plain", iterations=2, updates=8, learning_rate=0.03),
+                report=quiet)  # the same start, the policy on the search's targets alone
+    plain.train()
+    with torch.no_grad():
+        target = whole.teacher.heads(*inputs)[0].exp()
+        gaps = [float((net.heads(*inputs)[0].exp() - target).abs().sum(1).mean())
+                for net in (whole.net, plain.net)]
+    assert gaps[0] < 0.75 * gaps[1], gaps
+    assert Run(tiny(tmp_path / "none"), report=quiet).teacher is None  # anchor 0: no copy
+
+
 @pytest.mark.parametrize("value_hidden", [0, 6])
 def test_freeze_policy_trains_the_value_heads_alone_and_resumes_to_the_same_weights(
         tmp_path, value_hidden) -> None:
@@ -775,6 +808,9 @@ def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
     bad.write_text('iterations = 1\ngames = "many"\n')
     assert az_train.main(["--config", str(bad)]) == 2
     assert "games must be an integer, got 'many'" in one_error(capsys)
+    bad.write_text("iterations = 1\nanchor = -1\n")
+    assert az_train.main(["--config", str(bad)]) == 2
+    assert "anchor finite and >= 0" in one_error(capsys)
     out = tmp_path / "run"
     Run(tiny(out, iterations=1), report=quiet).train()
     assert az_train.main(["--out", str(out), "--iterations", "2"]) == 2

@@ -40,7 +40,7 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
          "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
          "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
-         "rollout_temperature", "table_search", "target_searches")
+         "rollout_temperature", "table_search", "target_searches", "anchor")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 # the policy's target: the search's improved policy, its choice, or the choice all
 # target_searches searches agree on (rows where they differ teach no policy)
@@ -86,6 +86,7 @@ class AZConfig:
     leaves: str = "auto"
     target: str = "improved"
     target_searches: int = 1
+    anchor: float = 0.0
     expert: str = ""
     warm_start: str = ""
     checkpoint_every: int = 1
@@ -128,8 +129,9 @@ class AZConfig:
              "updates and value_warmup must be >= 0; checkpoint_every, torch_threads and "
              "search_threads >= 1"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
-             and self.margin_coef >= 0,
-             "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0"),
+             and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
+             "learning_rate must be > 0; weight_decay, value_coef, margin_coef and anchor "
+             "finite and >= 0"),
             (min(self.channels, self.opponent_channels, self.hidden) >= 1
              and 0 <= self.value_hidden <= MAX_VALUE_WIDTH,
              f"channels, opponent_channels and hidden must be >= 1, value_hidden 0 to "
@@ -221,8 +223,9 @@ def policy_cross_entropy(target: torch.Tensor, logp: torch.Tensor) -> torch.Tens
 
 
 def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
-           cfg: AZConfig, teacher: AZNet | None = None) -> tuple[torch.Tensor, dict[str, float]]:
-    """A minibatch's loss (policy, value and margin terms) and its parts."""
+           cfg: AZConfig, teacher: AZNet | None = None,
+           start: AZNet | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+    """A minibatch's loss (policy, value, margin and anchor to ``start``) and its parts."""
     def t(key: str) -> torch.Tensor:
         return torch.from_numpy(batch[key]).to(device)
 
@@ -241,7 +244,14 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     err = (margin - t("margin") / network.MARGIN_SCALE).masked_fill(~seats, 0.0)
     margin_loss = (err * err).sum(1).mean()
     total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
-    return total, {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
+    parts = {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
+    if start is not None and cfg.anchor > 0:  # every row's pull toward the starting policy
+        with torch.no_grad():
+            held = start.heads(*inputs)[0].exp()
+        anchor = policy_cross_entropy(held, logp).mean()
+        total = total + cfg.anchor * anchor
+        parts["anchor"] = anchor.item()
+    return total, parts
 
 
 def network_evaluator(net: AZNet, device: torch.device) -> selfplay.Evaluate:
@@ -343,12 +353,13 @@ class Run:
                    + ("" if kept else " (not its value layers: they do not fit value_hidden = "
                       f"{cfg.value_hidden}; the value starts anew)"))
         # freeze_policy: the value heads learn alone; else the value warm-up (and hold_policy
-        # throughout) holds the policy to a frozen copy of the starting network's
+        # throughout) holds the policy to a frozen copy of the starting network's, and
+        # anchor pulls it toward that copy
         self.teacher: AZNet | None = None
         if cfg.freeze_policy:
             for name, weight in self.net.named_parameters():
                 weight.requires_grad_(name.startswith(network.VALUE_LAYERS))
-        elif cfg.value_warmup > 0 or cfg.hold_policy:
+        elif cfg.value_warmup > 0 or cfg.hold_policy or cfg.anchor > 0:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
         self.opt = torch.optim.AdamW([w for w in self.net.parameters() if w.requires_grad],
                                      lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
@@ -382,7 +393,7 @@ class Run:
                 "samples": self.samples, "seconds": self.elapsed(),
                 "net": self.net.state_dict(), "opt": self.opt.state_dict(),
                 **({"teacher": self.teacher.state_dict()}
-                   if self.teacher is not None and self.holds_policy() else {}),
+                   if self.teacher is not None and self.keeps_teacher() else {}),
                 "buffer": self.buffer.state(), "rng": json.dumps(self.rng.bit_generator.state)}
 
     def elapsed(self) -> float:
@@ -431,7 +442,9 @@ class Run:
         return (f"iter {self.iteration} | {stats.games} games, {stats.decisions} decisions "
                 f"({stats.decisions / per_s:.0f}/s), {stats.leaves} leaves "
                 f"({stats.leaves / per_s:.0f}/s) | loss policy {loss['policy']:.3f} value "
-                f"{loss['value']:.3f} margin {loss['margin']:.3f} | buffer {self.buffer.size} | "
+                f"{loss['value']:.3f} margin {loss['margin']:.3f}"
+                + (f" anchor {loss['anchor']:.3f}" if "anchor" in loss else "")
+                + f" | buffer {self.buffer.size} | "
                 f"{self.elapsed():.0f}s | time: {selfplay.phase_line(stats.seconds)}")
 
     def log(self, stats: selfplay.PlayStats, loss: dict[str, float]) -> None:
@@ -452,16 +465,21 @@ class Run:
         """Whether the next iteration's policy target is the frozen starting network's."""
         return self.cfg.hold_policy or self.in_warmup()
 
+    def keeps_teacher(self) -> bool:
+        """Whether the frozen starting network is still needed (held policy or anchor)."""
+        return self.holds_policy() or self.cfg.anchor > 0
+
     def _train(self, teacher: AZNet | None) -> dict[str, float]:
         """``updates`` minibatch steps from the buffer; returns the mean losses."""
-        totals = {"policy": math.nan, "value": math.nan, "margin": math.nan}
+        totals = {"policy": math.nan, "value": math.nan, "margin": math.nan,
+                  **({"anchor": math.nan} if self.cfg.anchor > 0 else {})}
         if self.buffer.size < self.cfg.batch_size:
             return totals
         self.net.train()
         sums = dict.fromkeys(totals, 0.0)
         for _ in range(self.cfg.updates):
             loss, parts = losses(self.net, self.buffer.batch(self.rng, self.cfg.batch_size),
-                                 self.device, self.cfg, teacher)
+                                 self.device, self.cfg, teacher, self.teacher)
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
