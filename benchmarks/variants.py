@@ -6,8 +6,11 @@
 
 For each variant (default: all 15, 2-4 players x the base game and Legends scenarios 1-4) the
 agent plays ``--games`` games against players - 1 copies of ``--opponent``, seats rotated
-(``run_tournament``), game g on seed ``seed + g`` in every variant. Per variant: the agent's
-win share (shared wins split) with its 95% Wilson interval, mean score and margin, and its
+(``run_tournament``), game g on seed ``seed + g`` in every variant (``--duplicate``: each seed
+dealt once per seat, game g on seed ``seed + g // players``, so an agent equal to the opponent
+wins exactly 1 / players and the paired deals cancel the seats' luck). Per variant: the agent's
+win share (shared wins split) with its 95% Wilson interval (``--duplicate``: the normal
+interval over the seeds' mean shares), mean score and margin, and its
 gap to the base game at the same table size. A markdown table, then one JSON line; a progress
 bar of each variant's games on stderr, and Ctrl-C stops it with one line.
 """
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from typing import Any
 
+import numpy as np
 from machine import machine  # this script's directory is on sys.path
 from moonriver_env.training.tournament import run_tournament
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
@@ -26,16 +31,29 @@ from progress import main_of
 
 
 def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
-            workers: int) -> dict[str, Any]:
+            workers: int, duplicate: bool = False) -> dict[str, Any]:
     """The agent's summary in one variant."""
     config = variant_config(variant)
     n = config.num_players
     result = run_tournament([agent] + [opponent] * (n - 1), num_players=n, games=games,
-                            seed=seed, workers=workers, progress=True, config=config)
+                            seed=seed, workers=workers, progress=True, config=config,
+                            duplicate=duplicate)
     me = result.agents[0]
+    ci = paired_interval(result.games) if duplicate else [me.win_ci_low, me.win_ci_high]
     return {"variant": variant, "players": n, "games": me.games, "win": me.win_rate,
-            "ci": [me.win_ci_low, me.win_ci_high], "score": me.mean_score,
-            "margin": me.mean_margin}
+            "ci": ci, "score": me.mean_score, "margin": me.mean_margin}
+
+
+def paired_interval(outcomes: list[dict[str, Any]]) -> list[float]:
+    """Agent 0's 95% win-share interval over the seeds' means (a seed's seats dealt together)."""
+    by_seed: dict[int, list[float]] = {}
+    for o in outcomes:
+        seat = o["lineup"].index(0)
+        share = 1 / len(o["winners"]) if seat in o["winners"] else 0.0
+        by_seed.setdefault(o["seed"], []).append(share)
+    means = np.array([np.mean(v) for v in by_seed.values()])
+    half = 1.96 * means.std(ddof=1) / np.sqrt(len(means)) if len(means) > 1 else 1.0
+    return [max(0.0, float(means.mean() - half)), min(1.0, float(means.mean() + half))]
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -64,19 +82,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=6_000_000_000)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--duplicate", action="store_true",
+                        help="deal each seed once per seat (game g on seed + g // players), so "
+                             "an agent equal to the opponent wins exactly 1 / players")
     args = parser.parse_args(argv)
     if args.games < 1 or args.seed < 0 or args.workers < 1:
         parser.error("--games and --workers must be >= 1, --seed >= 0")
+    seats = math.lcm(*(variant_config(v).num_players for v in args.variants))
+    if args.duplicate and args.games % seats:
+        parser.error(f"--duplicate needs --games a multiple of {seats} (every table's seats), "
+                     f"got {args.games}")
     start = time.perf_counter()
     rows = []
     for variant in args.variants:
         rows.append(measure(args.agent, args.opponent, variant, args.games, args.seed,
-                            args.workers))
+                            args.workers, args.duplicate))
         r = rows[-1]
         print(f"{variant}: {r['win']:.3f} ({r['ci'][0]:.3f}-{r['ci'][1]:.3f})", flush=True)
     print(table(rows))
     print(json.dumps({"agent": args.agent, "opponent": args.opponent, "games": args.games,
-                      "seed": args.seed, "seconds": round(time.perf_counter() - start, 1),
+                      "seed": args.seed, "duplicate": args.duplicate,
+                      "seconds": round(time.perf_counter() - start, 1),
                       "variants": rows, "machine": machine()}))
     return 0
 

@@ -193,6 +193,18 @@ def test_variants_measures_the_agent_in_each_named_variant(tmp_path) -> None:
     assert rows["2p-base"]["win"] > 0.5  # greedy beats random
 
 
+def test_variants_duplicate_gives_an_agent_equal_to_the_opponent_exactly_chance(tmp_path) -> None:
+    last = _last_json("variants.py", "--agent", "greedy", "--opponent", "greedy", "--games",
+                      "4", "--variants", "2p-base", "4p-legends-4", "--duplicate", cwd=tmp_path)
+    assert last["duplicate"] is True
+    assert [r["win"] for r in last["variants"]] == pytest.approx([0.5, 0.25])
+    assert all(r["ci"][0] <= r["win"] <= r["ci"][1] for r in last["variants"])
+    bad = subprocess.run([sys.executable, str(BENCHMARKS / "variants.py"), "--games", "6",
+                          "--variants", "2p-base", "4p-base", "--duplicate"],
+                         capture_output=True, text=True, timeout=HANG_GUARD, cwd=tmp_path)
+    assert bad.returncode == 2 and "--games a multiple of 4" in bad.stderr
+
+
 def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tmp_path) -> None:
     last = _last_json("equal_time.py", "--reference", "mcts:20", "--budgets", "1,2",
                       "--games", "3", "--positions", "2", cwd=tmp_path)

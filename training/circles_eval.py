@@ -31,7 +31,8 @@ def _main(argv: list[str] | None, prog: str) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
-        check_tournament(args.agents, args.players, args.games, args.seed, args.workers)
+        check_tournament(args.agents, args.players, args.games, args.seed, args.workers,
+                         args.duplicate)
         for spec in set(args.agents):
             make_agent(spec, game="circles")
     except ValueError as exc:
@@ -39,7 +40,8 @@ def _main(argv: list[str] | None, prog: str) -> int:
     require("tqdm", "rich", "openskill", what=prog)
     run_and_report(args, lambda records_dir: run_tournament(
         args.agents, args.players, games=args.games, seed=args.seed, workers=args.workers,
-        progress=not args.no_progress, records_dir=records_dir, game="circles"))
+        progress=not args.no_progress, records_dir=records_dir, game="circles",
+        duplicate=args.duplicate))
     return 0
 
 

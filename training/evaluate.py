@@ -140,7 +140,8 @@ def moonriver_main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        check_tournament(args.agents, args.players, args.games, args.seed, args.workers)
+        check_tournament(args.agents, args.players, args.games, args.seed, args.workers,
+                         args.duplicate)
         config = GameConfig(num_players=args.players, mode=args.mode, scenario=args.scenario)
     except ValueError as exc:
         parser.error(str(exc))
@@ -152,7 +153,7 @@ def moonriver_main(argv: list[str] | None = None) -> int:
     run_and_report(args, lambda records_dir: run_tournament(
         args.agents, args.players, args.mode, args.games, args.seed, args.workers,
         progress=not args.no_progress, records_dir=records_dir, backend=args.backend,
-        config=config),
+        config=config, duplicate=args.duplicate),
         records_hint=hint)
     return 0
 

@@ -105,6 +105,9 @@ def add_tournament_options(parser: argparse.ArgumentParser,
                         help="games to play, >= 1 (default: %(default)s)")
     parser.add_argument("--seed", type=count(0), default=0,
                         help="seed of game 0, >= 0; game g uses seed + g (default: %(default)s)")
+    parser.add_argument("--duplicate", action="store_true",
+                        help="deal each seed once per seat (game g on seed + g // players; "
+                             "--games a multiple of the players), so equal agents tie exactly")
     parser.add_argument("--workers", type=count(1), default=1,
                         help="worker processes, >= 1 (default: %(default)s)")
     parser.add_argument("--out", default=None, metavar="DIR",

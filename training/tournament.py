@@ -144,7 +144,7 @@ def play_game(task: tuple[int, list[int], int, str | None]) -> dict[str, Any]:
 
 
 def check_tournament(agent_specs: list[str], num_players: int, games: int, seed: int,
-                     workers: int) -> None:
+                     workers: int, duplicate: bool = False) -> None:
     """Refuse settings that would not give a meaningful tournament (ValueError says why)."""
     if not agent_specs:
         raise ValueError("at least one agent spec is required")
@@ -154,16 +154,22 @@ def check_tournament(agent_specs: list[str], num_players: int, games: int, seed:
     for name, value, low in (("games", games, 1), ("seed", seed, 0), ("workers", workers, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if duplicate and games % num_players:
+        raise ValueError(f"duplicate deals play each seed once per seat: games must be a "
+                         f"multiple of {num_players} (the players), got {games}")
 
 
 def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "base",
                    games: int = 100, seed: int = 0, workers: int = 1,
                    progress: bool = True, records_dir: str | None = None,
                    backend: str = DEFAULT_BACKEND, game: str = "moonriver",
-                   config: Any = None) -> TournamentResult:
+                   config: Any = None, duplicate: bool = False) -> TournamentResult:
     """Play ``games`` games of ``game`` between the agents and summarise them."""
+    # game g is on seed seed + g; duplicate deals each seed once per seat (game g on seed
+    # seed + g // players), so copies of one deterministic agent split its wins exactly and
+    # only what differs between the agents moves the result
     kind = game_kind(game)
-    check_tournament(agent_specs, num_players, games, seed, workers)
+    check_tournament(agent_specs, num_players, games, seed, workers, duplicate)
     check_backend(backend)
     if config is None:
         config = kind.config_from_dict({"num_players": num_players} | (
@@ -174,19 +180,21 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
     for spec in set(agent_specs):
         make_agent(spec, game=game, config=config)  # fail fast on a bad spec or variant
     rules = config.to_dict()
-    tasks = [(g, lineup_for(g, len(agent_specs), num_players), seed + g, records_dir)
-             for g in range(games)]
+    tasks = [(g, lineup_for(g, len(agent_specs), num_players),
+              seed + (g // num_players if duplicate else g), records_dir) for g in range(games)]
     outcomes = run_games(tasks, play_game, _init_worker, (game, agent_specs, rules, backend),
                          workers, progress, chunksize=kind.chunksize)
     outcomes.sort(key=lambda o: o["game"])
     if game == "moonriver":
         about = {"agents": agent_specs, "num_players": num_players, "mode": config.mode,
-                 "games": games, "seed": seed, "backend": backend}
+                 "games": games, "seed": seed, "backend": backend,
+                 **({"duplicate": True} if duplicate else {})}
         if config.scenario is not None:  # else each game's seed draws it
             about["scenario"] = config.scenario
     else:
         about = {"game": game, "agents": agent_specs, "num_players": num_players, "mode": game,
-                 "games": games, "seed": seed, "rules": rules}
+                 "games": games, "seed": seed, "rules": rules,
+                 **({"duplicate": True} if duplicate else {})}
     return TournamentResult(config=about, agents=summarise(agent_specs, outcomes),
                             games=outcomes)
 

@@ -42,6 +42,24 @@ def test_tournament_is_reproducible_and_independent_of_workers(tmp_path) -> None
     assert (tmp_path / "summary.csv").read_text().startswith("name,games,wins")
 
 
+def test_duplicate_deals_each_seed_once_per_seat_so_equal_agents_tie_exactly() -> None:
+    for duplicate, seeds in ((True, [4, 4, 4, 5, 5, 5]), (False, [4, 5, 6, 7, 8, 9])):
+        result = run_tournament(["random", "random", "random"], num_players=3, games=6, seed=4,
+                                progress=False, duplicate=duplicate)
+        assert [o["seed"] for o in result.games] == seeds
+        shares = [a.win_rate for a in result.agents]
+        if duplicate:  # each seat's agent reset with the seat's seed: the same game each time
+            assert shares == pytest.approx([1 / 3] * 3)
+            assert result.games[0]["scores"] == result.games[1]["scores"]
+            assert result.config["duplicate"] is True
+        else:
+            assert shares != pytest.approx([1 / 3] * 3)  # measured: 0.667, 0.333, 0
+    with pytest.raises(ValueError, match=r"games must be a multiple of 3 .*got 4"):
+        run_tournament(["random"], num_players=3, games=4, progress=False, duplicate=True)
+    with pytest.raises(SystemExit):
+        main(["--agents", "random", "--players", "4", "--games", "6", "--duplicate"])
+
+
 def test_train_config_sources(tmp_path) -> None:
     path = tmp_path / "c.toml"
     path.write_text('timesteps = 123\nnet_arch = [32]\nopponents = ["greedy"]\n')
