@@ -9,8 +9,9 @@ agent plays ``--games`` games against players - 1 copies of ``--opponent``, seat
 (``run_tournament``), game g on seed ``seed + g`` in every variant (``--duplicate``: each seed
 dealt once per seat, game g on seed ``seed + g // players``, so an agent equal to the opponent
 wins exactly 1 / players and the paired deals cancel the seats' luck). Per variant: the agent's
-win share (shared wins split) with its 95% Wilson interval (``--duplicate``: the normal
-interval over the seeds' mean shares), mean score and margin, and its
+win share (shared wins split) with its 95% Wilson interval (``--duplicate``, from 30 seeds a
+variant: the normal interval over the seeds' mean shares, of zero width when the agent played
+every deal as the opponent did), mean score and margin, and its
 gap to the base game at the same table size. A markdown table, then one JSON line; a progress
 bar of each variant's games on stderr, and Ctrl-C stops it with one line.
 """
@@ -39,20 +40,26 @@ def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
                             seed=seed, workers=workers, progress=True, config=config,
                             duplicate=duplicate)
     me = result.agents[0]
-    ci = paired_interval(result.games) if duplicate else [me.win_ci_low, me.win_ci_high]
+    paired = paired_interval(result.games) if duplicate else None
+    ci = paired or [me.win_ci_low, me.win_ci_high]
     return {"variant": variant, "players": n, "games": me.games, "win": me.win_rate,
             "ci": ci, "score": me.mean_score, "margin": me.mean_margin}
 
 
-def paired_interval(outcomes: list[dict[str, Any]]) -> list[float]:
-    """Agent 0's 95% win-share interval over the seeds' means (a seed's seats dealt together)."""
+PAIRED_SEEDS = 30  # fewer seeds than this: the Wilson interval (the normal one is too narrow)
+
+
+def paired_interval(outcomes: list[dict[str, Any]]) -> list[float] | None:
+    """Agent 0's 95% normal win-share interval over the seeds' means (None: too few seeds)."""
     by_seed: dict[int, list[float]] = {}
     for o in outcomes:
         seat = o["lineup"].index(0)
         share = 1 / len(o["winners"]) if seat in o["winners"] else 0.0
         by_seed.setdefault(o["seed"], []).append(share)
+    if len(by_seed) < PAIRED_SEEDS:
+        return None
     means = np.array([np.mean(v) for v in by_seed.values()])
-    half = 1.96 * means.std(ddof=1) / np.sqrt(len(means)) if len(means) > 1 else 1.0
+    half = 1.96 * means.std(ddof=1) / np.sqrt(len(means))
     return [max(0.0, float(means.mean() - half)), min(1.0, float(means.mean() + half))]
 
 

@@ -205,6 +205,23 @@ def test_variants_duplicate_gives_an_agent_equal_to_the_opponent_exactly_chance(
     assert bad.returncode == 2 and "--games a multiple of 4" in bad.stderr
 
 
+def test_paired_interval_is_over_the_seeds_mean_shares_with_ties_split() -> None:
+    sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: its helpers beside it
+    try:
+        variants = _helper("variants")
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    # 40 seeds of a 2-player table: agent 0 wins seat 0's game, shares seat 1's (two winners)
+    games = [{"seed": s, "lineup": lineup, "winners": winners}
+             for s in range(40) for lineup, winners in (([0, 1], [0] if s % 2 else [1]),
+                                                        ([1, 0], [0, 1]))]
+    means = np.array([(1.0 if s % 2 else 0.0) + 0.5 for s in range(40)]) / 2
+    low, high = variants.paired_interval(games)
+    half = 1.96 * means.std(ddof=1) / np.sqrt(40)
+    assert (low, high) == pytest.approx((means.mean() - half, means.mean() + half))
+    assert variants.paired_interval(games[:58]) is None  # 29 seeds: too few
+
+
 def test_equal_time_matches_the_budget_to_the_reference_and_plays_both_tables(tmp_path) -> None:
     last = _last_json("equal_time.py", "--reference", "mcts:20", "--budgets", "1,2",
                       "--games", "3", "--positions", "2", cwd=tmp_path)

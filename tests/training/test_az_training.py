@@ -574,9 +574,7 @@ def test_hold_policy_keeps_the_starting_policy_as_target_while_the_search_plays(
 
 
 def test_anchor_pulls_the_policy_toward_the_starting_networks_and_resumes(tmp_path) -> None:
-    """``anchor``: the search's targets still teach the policy, and every row adds the
-    cross-entropy from the frozen starting network's policy, so the policy stays nearer it
-    than without; the frozen copy is saved, so a resumed run trains to the same weights."""
+    """``anchor``: the policy learns, nearer the frozen starting one; a resume restores it."""
     settings = {"updates": 8, "learning_rate": 0.03, "anchor": 4.0}
     lines: list[str] = []
     whole = Run(tiny(tmp_path / "whole", iterations=2, **settings), report=lines.append)
@@ -592,6 +590,11 @@ def test_anchor_pulls_the_policy_toward_the_starting_networks_and_resumes(tmp_pa
     assert " anchor " in lines[-2]  # the progress line names it too
     assert logged[-1]["loss"]["anchor"] > 0
     assert_resumes_to(whole, tmp_path / "split", settings)
+    state = whole.state()  # the saved copy, not a fresh one, is what a resumed run holds
+    state["teacher"] = {k: v + 1.0 for k, v in state["teacher"].items()}
+    resumed = Run(tiny(tmp_path / "whole", iterations=3, **settings), state=state, report=quiet)
+    for key, value in resumed.teacher.state_dict().items():
+        assert torch.equal(value, state["teacher"][key]), key
     batch = whole.buffer.batch(np.random.default_rng(0), 64)
     inputs = (torch.from_numpy(batch["obs"]), torch.from_numpy(batch["mask"]).bool(),
               torch.from_numpy(batch["num_players"]), torch.from_numpy(batch["prior"]))
@@ -602,7 +605,7 @@ def test_anchor_pulls_the_policy_toward_the_starting_networks_and_resumes(tmp_pa
         target = whole.teacher.heads(*inputs)[0].exp()
         gaps = [float((net.heads(*inputs)[0].exp() - target).abs().sum(1).mean())
                 for net in (whole.net, plain.net)]
-    assert gaps[0] < 0.75 * gaps[1], gaps
+    assert 0 < gaps[0] < 0.75 * gaps[1], gaps  # measured: 0.033 against 0.060
     assert Run(tiny(tmp_path / "none"), report=quiet).teacher is None  # anchor 0: no copy
 
 
@@ -811,6 +814,9 @@ def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
     bad.write_text("iterations = 1\nanchor = -1\n")
     assert az_train.main(["--config", str(bad)]) == 2
     assert "anchor finite and >= 0" in one_error(capsys)
+    bad.write_text("iterations = 1\nanchor = 1\nfreeze_policy = true\n")
+    assert az_train.main(["--config", str(bad)]) == 2
+    assert "set anchor = 0 with freeze_policy" in one_error(capsys)
     out = tmp_path / "run"
     Run(tiny(out, iterations=1), report=quiet).train()
     assert az_train.main(["--out", str(out), "--iterations", "2"]) == 2

@@ -49,6 +49,7 @@ def test_duplicate_deals_each_seed_once_per_seat_so_equal_agents_tie_exactly() -
         assert [o["seed"] for o in result.games] == seeds
         shares = [a.win_rate for a in result.agents]
         if duplicate:  # each seat's agent reset with the seat's seed: the same game each time
+            assert [o["lineup"] for o in result.games[:3]] == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
             assert shares == pytest.approx([1 / 3] * 3)
             assert result.games[0]["scores"] == result.games[1]["scores"]
             assert result.config["duplicate"] is True
@@ -56,8 +57,21 @@ def test_duplicate_deals_each_seed_once_per_seat_so_equal_agents_tie_exactly() -
             assert shares != pytest.approx([1 / 3] * 3)  # measured: 0.667, 0.333, 0
     with pytest.raises(ValueError, match=r"games must be a multiple of 3 .*got 4"):
         run_tournament(["random"], num_players=3, games=4, progress=False, duplicate=True)
+    two = run_tournament(["random", "greedy"], num_players=3, games=6, seed=4, progress=False,
+                         duplicate=True)  # fewer agents than seats: each still in every seat
+    assert [o["lineup"] for o in two.games[:3]] == [[0, 1, 0], [1, 0, 0], [0, 0, 1]]
+    assert sum(a.wins for a in two.agents) == pytest.approx(6)
+
+
+def test_eval_cli_duplicate_deals_and_refuses_a_count_off_the_seats(tmp_path, capsys) -> None:
+    main(["--agents", "random", "random", "--players", "2", "--games", "4", "--duplicate",
+          "--out", str(tmp_path), "--no-progress"])
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert [g["seed"] for g in saved["games"]] == [0, 0, 1, 1]
+    assert saved["config"]["duplicate"] is True
     with pytest.raises(SystemExit):
         main(["--agents", "random", "--players", "4", "--games", "6", "--duplicate"])
+    assert "multiple of 4 (the players), got 6" in capsys.readouterr().err
 
 
 def test_train_config_sources(tmp_path) -> None:

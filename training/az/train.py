@@ -130,8 +130,12 @@ class AZConfig:
              "search_threads >= 1"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
-             "learning_rate must be > 0; weight_decay, value_coef, margin_coef and anchor "
-             "finite and >= 0"),
+             "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0; "
+             "anchor finite and >= 0"),
+            (self.anchor == 0 or not (self.freeze_policy or self.hold_policy),
+             "anchor pulls a learning policy toward the starting one: set anchor = 0 with "
+             "freeze_policy (the policy does not learn) or hold_policy (its target is already "
+             "the starting policy)"),
             (min(self.channels, self.opponent_channels, self.hidden) >= 1
              and 0 <= self.value_hidden <= MAX_VALUE_WIDTH,
              f"channels, opponent_channels and hidden must be >= 1, value_hidden 0 to "
