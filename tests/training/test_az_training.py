@@ -950,6 +950,13 @@ def test_steady_all_config_is_the_steady_step_over_every_variant_at_the_agents_t
                                                        "rollout_weight", "seed"}
 
 
+def test_steady_anchor_config_is_the_all_variant_steady_step_pulled_to_its_start() -> None:
+    """az_steady_anchor.toml: az_steady_all.toml with anchor 4 and nothing else changed."""
+    anchored, steady = _expert_settings("az_steady_anchor.toml", "az_steady_all.toml")
+    assert anchored["anchor"] == 4.0 and steady["anchor"] == 0.0
+    assert {k for k in anchored if anchored[k] != steady[k]} == {"anchor"}
+
+
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
