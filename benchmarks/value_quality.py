@@ -29,6 +29,7 @@ from moonriver_env.training.variants import variant_config
 from progress import Progress, main_of
 from search_agreement import SHIPPED, weights_path
 
+from moonriver_env.common.stats import mean_interval
 from moonriver_env.moonriver.core import Game
 
 
@@ -55,14 +56,6 @@ def positions(variant: str, player: str, games: int, seed: int) -> list[tuple[np
                                                              np.int32), outcome))
     progress.update(games)
     return out
-
-
-def mean_interval(values: np.ndarray, low: float = -np.inf,
-                  high: float = np.inf) -> tuple[float, float, float]:
-    """Mean and its 95% normal interval, cut to the range the values can take."""
-    half = 1.96 * float(values.std(ddof=1)) / np.sqrt(values.size)
-    mean = float(values.mean())
-    return mean, max(low, mean - half), min(high, mean + half)
 
 
 def quality(network: str, games: list[tuple[np.ndarray, ...]]) -> tuple[dict[str, Any],

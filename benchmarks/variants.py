@@ -26,9 +26,11 @@ from typing import Any
 
 import numpy as np
 from machine import machine  # this script's directory is on sys.path
-from moonriver_env.training.tournament import run_tournament
+from moonriver_env.training.tournament import run_tournament, seat_share
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 from progress import main_of
+
+from moonriver_env.common.stats import mean_interval
 
 
 def measure(agent: str, opponent: str, variant: str, games: int, seed: int,
@@ -53,14 +55,11 @@ def paired_interval(outcomes: list[dict[str, Any]]) -> list[float] | None:
     """Agent 0's 95% normal win-share interval over the seeds' means (None: too few seeds)."""
     by_seed: dict[int, list[float]] = {}
     for o in outcomes:
-        seat = o["lineup"].index(0)
-        share = 1 / len(o["winners"]) if seat in o["winners"] else 0.0
-        by_seed.setdefault(o["seed"], []).append(share)
+        by_seed.setdefault(o["seed"], []).append(seat_share(o, o["lineup"].index(0)))
     if len(by_seed) < PAIRED_SEEDS:
         return None
-    means = np.array([np.mean(v) for v in by_seed.values()])
-    half = 1.96 * means.std(ddof=1) / np.sqrt(len(means))
-    return [max(0.0, float(means.mean() - half)), min(1.0, float(means.mean() + half))]
+    _, low, high = mean_interval(np.array([np.mean(v) for v in by_seed.values()]), 0.0, 1.0)
+    return [low, high]
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -187,14 +187,14 @@ def run_tournament(agent_specs: list[str], num_players: int = 4, mode: str = "ba
     outcomes.sort(key=lambda o: o["game"])
     if game == "moonriver":
         about = {"agents": agent_specs, "num_players": num_players, "mode": config.mode,
-                 "games": games, "seed": seed, "backend": backend,
-                 **({"duplicate": True} if duplicate else {})}
+                 "games": games, "seed": seed, "backend": backend}
         if config.scenario is not None:  # else each game's seed draws it
             about["scenario"] = config.scenario
     else:
         about = {"game": game, "agents": agent_specs, "num_players": num_players, "mode": game,
-                 "games": games, "seed": seed, "rules": rules,
-                 **({"duplicate": True} if duplicate else {})}
+                 "games": games, "seed": seed, "rules": rules}
+    if duplicate:
+        about["duplicate"] = True
     return TournamentResult(config=about, agents=summarise(agent_specs, outcomes),
                             games=outcomes)
 
@@ -226,6 +226,12 @@ def run_games(tasks: Sequence[T], play: Callable[[T], dict[str, Any]],
     return out
 
 
+def seat_share(outcome: dict[str, Any], seat: int) -> float:
+    """The win share of ``seat`` in a game's outcome (a shared win split among its winners)."""
+    winners = outcome["winners"]
+    return 1 / len(winners) if seat in winners else 0.0
+
+
 def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSummary]:
     """Win rates, intervals, scores, margins and openskill ratings per agent."""
     from openskill.models import PlackettLuce
@@ -238,8 +244,7 @@ def summarise(specs: list[str], outcomes: list[dict[str, Any]]) -> list[AgentSum
         for p, a in enumerate(lineup):
             s = sums[a]
             s.games += 1
-            if p in winners:
-                s.wins += 1 / len(winners)
+            s.wins += seat_share(o, p)
             s.mean_score += scores[p]
             s.mean_margin += scores[p] - max(scores[:p] + scores[p + 1:])
         # Rank by the tie-break order: winners first, then by score.
