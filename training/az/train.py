@@ -250,8 +250,11 @@ def losses(net: AZNet, batch: dict[str, np.ndarray], device: torch.device,
     total = policy + cfg.value_coef * value + cfg.margin_coef * margin_loss
     parts = {"policy": policy.item(), "value": value.item(), "margin": margin_loss.item()}
     if start is not None and cfg.anchor > 0:  # every row's pull toward the starting policy
-        with torch.no_grad():
-            held = start.heads(*inputs)[0].exp()
+        if start is teacher:  # the warm-up's target is that policy already
+            held = target
+        else:
+            with torch.no_grad():
+                held = start.heads(*inputs)[0].exp()
         anchor = policy_cross_entropy(held, logp).mean()
         total = total + cfg.anchor * anchor
         parts["anchor"] = anchor.item()
