@@ -23,7 +23,12 @@ from moonriver_env.training.atomic import ChecksumError, check_archive
 
 from moonriver_env.common.contract import TableGame
 from moonriver_env.moonriver.contract import MoonRiverGame
-from moonriver_env.moonriver.observation import VIEWS
+from moonriver_env.moonriver.observation import (
+    MODE_ONEHOT,
+    NUM_VARIANT_CODES,
+    PLAYERS_ONEHOT,
+    VIEWS,
+)
 from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.grid import NUM_CELLS, NUM_PLACEMENTS
 
@@ -112,6 +117,15 @@ class NumpyRanchNet:
         self.wt["heads"] = np.ascontiguousarray(
             np.concatenate([self.w[h + ".weight"] for h in heads]).T)
         self.w["heads.bias"] = np.concatenate([self.w[h + ".bias"] for h in heads])
+        # a scale and shift of the trunk's units per variant (``NetConfig.variant_film``)
+        self.variant_film = "variant_film.weight" in self.w
+        if self.variant_film:
+            shape = (2 * self.w["trunk.0.bias"].size, NUM_VARIANT_CODES)
+            if self.w["variant_film.weight"].shape != shape:
+                raise ValueError(f"variant_film.weight has shape "
+                                 f"{self.w['variant_film.weight'].shape}, expected {shape}: a "
+                                 f"scale and a shift per trunk unit for each variant code")
+            self.wt["variant_film"] = np.ascontiguousarray(self.w["variant_film.weight"].T)
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
     def _check_value_layer(self, layer: str, head: str, outputs: int | None = None) -> None:
@@ -180,7 +194,11 @@ class NumpyRanchNet:
                                  others.max(axis=2).reshape(b, -1)], axis=1)
         rest = self._linear("rest.0", obs[:, self.ranch_stop:])
         trunk_in = np.concatenate([rest, pooled], axis=1)
-        state = self._linear("trunk.0", trunk_in)
+        state = self._linear("trunk.0", trunk_in, relu=not self.variant_film)
+        if self.variant_film:
+            code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(b, -1)
+            scale, shift = np.split(code @ self.wt["variant_film"], 2, axis=1)
+            state = np.maximum(state * (1.0 + scale) + shift, 0.0)
         heads = np.split(self._linear("heads", state, relu=False), self.head_splits, axis=1)
         dense, viewer_film, thief_film = heads[:3]
         after = (np.concatenate([obs[:, self.ranch_stop:], trunk_in, state], axis=1)

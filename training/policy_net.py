@@ -15,7 +15,13 @@ from moonriver_env.training.atomic import ChecksumError, atomic_save, first_line
 from torch import nn
 from torch.nn import functional as F
 
-from moonriver_env.moonriver.observation import OBSERVATION_SIZE, VIEWS
+from moonriver_env.moonriver.observation import (
+    MODE_ONEHOT,
+    NUM_VARIANT_CODES,
+    OBSERVATION_SIZE,
+    PLAYERS_ONEHOT,
+    VIEWS,
+)
 
 __all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "legal_lists",
            "load_net", "save_net", "with_critic"]
@@ -31,6 +37,7 @@ class NetConfig:
     use_prior: bool = False  # add a learned multiple of agents.pretrained.greedy_prior
     prior_init: float = 3.0  # its starting weight (logits per point)
     critic_hidden: int = 0  # units of the value's own layer (0: a linear head on the state)
+    variant_film: bool = False  # a scale and shift of the trunk's units per variant
 
     def __post_init__(self) -> None:
         """Sizes read from a file are checked: a ValueError names the one that is wrong."""
@@ -41,8 +48,9 @@ class NetConfig:
                     high is not None and value > high):
                 span = f"{low}..{high}" if high is not None else f">= {low}"
                 raise ValueError(f"network size {name} must be an integer {span}, got {value!r}")
-        if not isinstance(self.use_prior, bool):
-            raise ValueError(f"use_prior must be true or false, got {self.use_prior!r}")
+        for flag in ("use_prior", "variant_film"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"{flag} must be true or false, got {getattr(self, flag)!r}")
 
 
 class RanchNet(nn.Module):
@@ -73,6 +81,9 @@ class RanchNet(nn.Module):
             self.critic_head = nn.Linear(self.config.critic_hidden, 1)
             nn.init.zeros_(self.critic_head.weight)
             nn.init.zeros_(self.critic_head.bias)
+        if self.config.variant_film:  # zero at the start: the same function as without it
+            self.variant_film = nn.Linear(NUM_VARIANT_CODES, 2 * h, bias=False)
+            nn.init.zeros_(self.variant_film.weight)
         self.dense_head = nn.Linear(h, pretrained.DENSE_SCORES)
         self.viewer_film = nn.Linear(h, c)
         # scored per cell; ``index`` puts the scores in action-id order (no 2710-wide layer)
@@ -154,13 +165,22 @@ class RanchNet(nn.Module):
                             others.amax(dim=2).reshape(b, -1)], dim=1)
         rest = _linear(self.rest[0], obs[:, self.ranch_stop:]).relu()
         trunk_in = torch.cat([rest, pooled], dim=1)
-        state = _linear(self.trunk[0], trunk_in).relu()
+        state = _linear(self.trunk[0], trunk_in)
+        if self.config.variant_film:
+            state = self._variant_film(obs, state)
+        state = state.relu()
         viewer = (viewer + _linear(self.viewer_film, state).unsqueeze(1)).relu()
         others = (others + _linear(self.thief_film, state)[:, None, None, :]).relu()
         scores = torch.cat([_linear(self.dense_head, state),
                             _linear(self.viewer_head, viewer).reshape(b, -1),
                             _linear(self.thief_head, others).reshape(b, -1)], dim=1)
         return scores, state, trunk_in
+
+    def _variant_film(self, obs: torch.Tensor, pre: torch.Tensor) -> torch.Tensor:
+        """The trunk's pre-activations scaled by 1 + and shifted by its variant's film."""
+        code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(len(obs), -1)
+        scale, shift = _linear(self.variant_film, code).chunk(2, dim=1)
+        return pre * (1.0 + scale) + shift
 
 
 def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:

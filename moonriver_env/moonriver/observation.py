@@ -106,6 +106,12 @@ _NUMBERS = np.array([*range(_O_PILE, _O_PILE + len(SPECIALISTS)),
                      *range(_O_CONTEXT, _O_CONTEXT + len(_CONTEXT)),
                      *range(_O_GAME, _O_GAME + _G["players_2"]),  # the numbers before the one-hots
                      *range(_O_SCORES, _O_SCORES + MAX_PLAYERS)], dtype=np.intp)
+# The game view's one-hots whose product names the variant: players (2-4) x mode (base, the
+# four scenarios), 15 codes in that order (a network's ``variant_film`` reads them).
+PLAYERS_ONEHOT = slice(_O_GAME + _G["players_2"], _O_GAME + _G["players_4"] + 1)
+MODE_ONEHOT = slice(_O_GAME + _G["base"], _O_GAME + len(_GAME))
+NUM_VARIANT_CODES = (PLAYERS_ONEHOT.stop - PLAYERS_ONEHOT.start) * (
+    MODE_ONEHOT.stop - MODE_ONEHOT.start)
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 

@@ -57,19 +57,26 @@ def _observation(game) -> dict[str, np.ndarray]:
             "action_mask": game.legal_mask()}
 
 
-@pytest.mark.parametrize("value_hidden", [0, 5])
-def test_numpy_forward_matches_torch_in_every_variant(weights, value_hidden, tmp_path) -> None:
+@pytest.mark.parametrize(("value_hidden", "film"), [(0, False), (5, False), (5, True)])
+def test_numpy_forward_matches_torch_in_every_variant(weights, value_hidden, film,
+                                                      tmp_path) -> None:
     games = [_positions(v) for v in ALL_VARIANTS]
     obs = np.stack([Encoder().encode(g, g.current_player) for g in games])
     mask = np.stack([g.legal_mask() for g in games])
     players = np.array([g.num_players for g in games], np.int32)
     torch.manual_seed(0)
-    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12),
+    net = AZNet(NetConfig(channels=6, opponent_channels=3, hidden=12, variant_film=film),
                 value_hidden=value_hidden).eval()
+    if film:  # a scale and shift per variant, moved from zero so that each variant's differs
+        with torch.no_grad():
+            plain = net.heads(torch.from_numpy(obs), torch.from_numpy(mask).bool(),
+                              torch.from_numpy(players))[0]
+            net.variant_film.weight.normal_(0.0, 0.5)
     if value_hidden:  # the value's own layer: another file, read back with its width
         weights = str(tmp_path / "value_hidden.npz")
         export_npz(net, weights)
         assert load_az_net(weights).value_hidden is not None
+        assert load_az_net(weights).config.variant_film == film
     with torch.no_grad():
         logp, logv, _ = net.heads(torch.from_numpy(obs), torch.from_numpy(mask).bool(),
                                   torch.from_numpy(players))
@@ -81,6 +88,10 @@ def test_numpy_forward_matches_torch_in_every_variant(weights, value_hidden, tmp
     top = logits.max(1, keepdims=True)
     log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
     np.testing.assert_allclose(log_p[legal], logp.numpy()[legal], atol=2e-5)
+    if film:  # the film moved every variant's policy where there is a choice
+        moved = (logp - plain).abs().masked_fill(~torch.from_numpy(legal), 0).amax(1).numpy()
+        choice = legal.sum(1) > 1
+        assert choice.sum() >= 8 and (moved[choice] > 1e-3).all()
     np.testing.assert_allclose(shares, logv.exp().numpy(), atol=2e-6)
     np.testing.assert_allclose(shares.sum(1), 1.0, atol=1e-6)
     assert (shares[players == 2][:, 2:] == 0).all() and (shares[players == 3][:, 3] == 0).all()

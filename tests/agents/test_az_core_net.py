@@ -13,6 +13,7 @@ from moonriver_env.agents.pretrained import SHAPE_WEIGHT, action_index, read_npz
 from moonriver_env.training.variants import ALL_VARIANTS, variant_config
 
 from moonriver_env.moonriver.core import Game, _core
+from moonriver_env.moonriver.observation import MODE_ONEHOT, NUM_VARIANT_CODES, PLAYERS_ONEHOT
 from moonriver_env.moonriver.search import BatchedSearch
 
 
@@ -40,6 +41,15 @@ def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
     arrays["value_hidden.bias"] = rng.normal(0, 0.1, width)
     arrays["value_head.weight"] = rng.normal(0, 0.3, (4, width))
     return {k: np.asarray(v, np.float32) for k, v in arrays.items()}
+
+
+def film_arrays(seed: int) -> dict[str, np.ndarray]:
+    """The shipped arrays with a random scale and shift of the trunk per variant code
+    (``variant_film``), large enough that each variant's forward is another."""
+    arrays = shipped_arrays()
+    hidden = arrays["trunk.0.bias"].size
+    film = np.random.default_rng(seed).normal(0, 0.5, (2 * hidden, NUM_VARIANT_CODES))
+    return arrays | {"variant_film.weight": film.astype(np.float32)}
 
 
 def positions(seed: int) -> list[Game]:
@@ -87,8 +97,9 @@ def small_arrays(seed: int, c: int = 4, oc: int = 2, hidden: int = 8) -> dict[st
 
 
 @pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3),
-                                    lambda: value_hidden_arrays(4), lambda: small_arrays(5)],
-                         ids=["shipped", "shaken", "value_hidden", "small"])
+                                    lambda: value_hidden_arrays(4), lambda: small_arrays(5),
+                                    lambda: film_arrays(6)],
+                         ids=["shipped", "shaken", "value_hidden", "small", "variant_film"])
 def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None:
     net = NumpyAZNet(arrays())
     for leaves in leaves_of(positions(100)):
@@ -175,6 +186,26 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
             "no array value_hidden.bias")
     refused({**own, "value_hidden.weight": own["value_hidden.weight"][:, :400].copy()},
             r"value_hidden.weight has shape \(24, 400\), expected \(24, 950\)")
+    film = film_arrays(1)["variant_film.weight"]
+    refused({**good, "variant_film.weight": film[:, :12].copy()},
+            r"variant_film.weight has shape \(256, 12\), expected \(256, 15\)")
+
+
+def test_the_variant_film_changes_each_variants_forward_alone() -> None:
+    """A film entry of one variant code moves that variant's leaves and no other's."""
+    leaves = leaves_of(positions(100))[0]
+    arrays = film_arrays(2)
+    code = (leaves.observation[:, PLAYERS_ONEHOT, None]
+            * leaves.observation[:, None, MODE_ONEHOT]).reshape(len(leaves.mask), -1).argmax(1)
+    alone = arrays["variant_film.weight"].copy()
+    alone[:, np.arange(NUM_VARIANT_CODES) != code[0]] = 0.0
+    args = (leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
+    plain = NumpyAZNet(shipped_arrays()).core.evaluate(*args)[0]
+    moved = NumpyAZNet({**arrays, "variant_film.weight": alone}).core.evaluate(*args)[0]
+    legal = leaves.mask.astype(bool)
+    changed = [not np.array_equal(moved[i][legal[i]], plain[i][legal[i]])
+               for i in range(len(code))]
+    assert changed == list(code == code[0]) and len(set(code.tolist())) == len(ALL_VARIANTS)
 
 
 def test_bad_calls_are_refused_and_change_nothing() -> None:

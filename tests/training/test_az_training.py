@@ -206,13 +206,17 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
         tiny(Path("x"), target="best").validate()
 
 
-@pytest.mark.parametrize("value_hidden", [0, 6])
-def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidden) -> None:
+@pytest.mark.parametrize(("value_hidden", "film"), [(0, False), (6, False), (0, True)])
+def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidden,
+                                                                      film) -> None:
     from moonriver_env.moonriver.core import Game
 
     torch.manual_seed(0)
-    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8, use_prior=False),
-                value_hidden=value_hidden).eval()
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8, use_prior=False,
+                          variant_film=film), value_hidden=value_hidden).eval()
+    if film:  # a scale and shift per variant that the wide network keeps
+        with torch.no_grad():
+            net.variant_film.weight.normal_(0.0, 0.5)
     wide = widen_hidden(net, 20).eval()
     assert wide.trunk[0].out_features == wide.rest[0].out_features == 20
     games = [Game(variant_config(v), seed=i) for i, v in enumerate(("2p-base", "4p-legends-2"))]
@@ -961,3 +965,24 @@ def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
     assert cfg.simulations == 128 and cfg.iterations > 0
+
+
+def test_variant_film_learns_at_its_own_rate_and_resumes(tmp_path) -> None:
+    """``variant_film``: a scale and shift per variant, zero at the start, learned at
+    ``film_learning_rate`` without decay; the codes of variants not played stay zero."""
+    settings = {"variant_film": True, "film_learning_rate": 0.05, "updates": 4, "games": 3}
+    whole = Run(tiny(tmp_path / "whole", **settings), report=quiet)
+    assert not whole.net.variant_film.weight.any()
+    groups = whole.opt.param_groups
+    assert [(g["lr"], g["weight_decay"]) for g in groups] == [(1e-3, 1e-4), (0.05, 0.0)]
+    assert groups[1]["params"] == [whole.net.variant_film.weight]
+    assert whole.train() == 0
+    film = whole.net.variant_film.weight.detach().numpy()
+    played = [0, 5 + 2, 10]  # players x mode codes: 2p base, 3p legends 2, 4p base
+    assert (np.abs(film[:, played]).max(0) > 0.01).all()
+    assert not np.delete(film, played, axis=1).any()
+    assert_resumes_to(whole, tmp_path / "split", settings)
+    with pytest.raises(CLIError, match=r"film_learning_rate .* needs variant_film = true"):
+        tiny(tmp_path, film_learning_rate=0.01).validate()
+    with pytest.raises(CLIError, match="film_learning_rate must be finite and >= 0"):
+        tiny(tmp_path, variant_film=True, film_learning_rate=-1.0).validate()

@@ -68,6 +68,9 @@ def widen_hidden(net: AZNet, hidden: int) -> AZNet:
                 w[:h] = o  # new units: as drawn
             elif name == "trunk.0.weight":  # the old units read the new rest units with 0
                 w[:h, :h], w[:h, h:hidden], w[:h, hidden:] = o[:, :h], 0.0, o[:, h:]
+            elif name == "variant_film.weight":  # (scales, shifts): the new units' are 0
+                w.zero_()
+                w[:h], w[hidden:hidden + h] = o[:h], o[h:]
             elif name in readers:  # the new units' outputs are read with 0
                 w.zero_()
                 w[:, :h] = o

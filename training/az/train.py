@@ -38,9 +38,10 @@ LOG_FILE = "log.jsonl"  # one JSON line per iteration
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
-         "hidden", "value_hidden", "prior", "value_warmup", "hold_policy", "freeze_policy",
-         "warm_start", "leaves", "target", "expert", "rollout_weight", "rollout_depth",
-         "rollout_temperature", "table_search", "target_searches", "anchor")
+         "hidden", "value_hidden", "variant_film", "film_learning_rate", "prior",
+         "value_warmup", "hold_policy", "freeze_policy", "warm_start", "leaves", "target",
+         "expert", "rollout_weight", "rollout_depth", "rollout_temperature", "table_search",
+         "target_searches", "anchor")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 # the policy's target: the search's improved policy, its choice, or the choice all
 # target_searches searches agree on (rows where they differ teach no policy)
@@ -78,6 +79,8 @@ class AZConfig:
     opponent_channels: int = 16
     hidden: int = 128
     value_hidden: int = 0
+    variant_film: bool = False
+    film_learning_rate: float = 0.0
     prior: bool = True
     value_warmup: int = 0
     hold_policy: bool = False
@@ -128,6 +131,10 @@ class AZConfig:
              and self.torch_threads >= 1 and self.search_threads >= 1,
              "updates and value_warmup must be >= 0; checkpoint_every, torch_threads and "
              "search_threads >= 1"),
+            (math.isfinite(self.film_learning_rate) and self.film_learning_rate >= 0
+             and (self.variant_film or self.film_learning_rate == 0),
+             "film_learning_rate must be finite and >= 0 (0: learning_rate), and needs "
+             "variant_film = true"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0; "
@@ -339,6 +346,18 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
 say = functools.partial(print, flush=True)  # one progress line (a run's log is read while it runs)
 
 
+def parameter_groups(net: AZNet, cfg: AZConfig) -> list[dict[str, Any]]:
+    """The optimiser's groups: the learning weights, the variant film apart at its own rate."""
+    learning = [(n, w) for n, w in net.named_parameters() if w.requires_grad]
+    film = [w for n, w in learning if n.startswith("variant_film.")]
+    groups: list[dict[str, Any]] = [
+        {"params": [w for n, w in learning if not n.startswith("variant_film.")]}]
+    if film:  # no decay: a variant's film is pulled toward zero by nothing but its own rows
+        groups.append({"params": film, "weight_decay": 0.0,
+                       "lr": cfg.film_learning_rate or cfg.learning_rate})
+    return groups
+
+
 class Run:
     """One training run: the network, optimiser, buffer and generator, saved and resumed."""
 
@@ -351,7 +370,8 @@ class Run:
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
-                                   hidden=cfg.hidden, use_prior=cfg.prior),
+                                   hidden=cfg.hidden, use_prior=cfg.prior,
+                                   variant_film=cfg.variant_film),
                          value_hidden=cfg.value_hidden).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
@@ -368,7 +388,7 @@ class Run:
                 weight.requires_grad_(name.startswith(network.VALUE_LAYERS))
         elif cfg.value_warmup > 0 or cfg.hold_policy or cfg.anchor > 0:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
-        self.opt = torch.optim.AdamW([w for w in self.net.parameters() if w.requires_grad],
+        self.opt = torch.optim.AdamW(parameter_groups(self.net, cfg),
                                      lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
         self.buffer = ReplayBuffer(cfg.buffer)
         self.rng = np.random.default_rng([cfg.seed, 1])  # minibatch draws

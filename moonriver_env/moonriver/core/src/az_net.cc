@@ -184,6 +184,7 @@ NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
 
 struct AzNet::Scratch {
   std::vector<float> conv, aside, rest, state, heads, value_hidden;  // aside: OPPONENTS slots
+  std::vector<float> film;                        // the variant film's scales and shifts
   std::vector<std::int32_t> index, pooled_index;  // a layer's non-zero inputs (Inputs)
   std::vector<float> value, pooled_value;
 };
@@ -232,6 +233,9 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t pooled = 2 * c + 2 * OPPONENTS * oc;
   trunk_t_ = transposed(take(a, "trunk.0.weight", {t, h + pooled}), t, h + pooled);
   trunk_b_ = take(a, "trunk.0.bias", {t});
+  if (a.count("variant_film.weight"))  // stored code-major: a code's scales, then its shifts
+    film_ = transposed(take(a, "variant_film.weight", {2 * t, NUM_VARIANT_CODES}), 2 * t,
+                       NUM_VARIANT_CODES);
   std::vector<std::pair<const char*, std::size_t>> named_heads = {
       {"dense_head", d}, {"viewer_film", c}, {"thief_film", oc}};
   if (a.count("value_hidden.weight")) {
@@ -445,6 +449,7 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
   const int rest_inputs = gather(s, rest, rest_, 0, 0);
   sparse_linear({s.index.data(), s.value.data(), rest_inputs}, trunk_t_, trunk_b_, s.state.data());
   for (const float* part : added) add_row(s.state.data(), part, 1.0f, hidden_);
+  if (!film_.empty()) variant_film(obs, s, s.state.data());
   relu(s.state.data(), hidden_);
   s.heads.resize(heads_b_.size());
   const int state_count = gather(s, s.state.data(), hidden_, 0, 0);
@@ -508,6 +513,26 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
   for (int k = 0; k < num_players; ++k) sum += e[k] = std::exp(static_cast<double>(value[k] - hi));
   for (int k = 0; k < MAX_PLAYERS; ++k)
     shares[k] = k < num_players ? static_cast<float>(e[k] / sum) : 0.0f;
+}
+
+// The trunk's pre-activations ``state`` scaled by 1 + and shifted by the film the observation's
+// players and mode one-hots name (their product's codes, each weighted by the two values).
+void AzNet::variant_film(const SparseObservation& obs, Scratch& s, float* state) const {
+  const int first = static_cast<int>(
+      std::lower_bound(obs.index, obs.index + obs.count, O_PLAYERS_ONEHOT) - obs.index);
+  s.film.assign(2 * static_cast<std::size_t>(hidden_), 0.0f);
+  float* scale = s.film.data();
+  float* shift = scale + hidden_;
+  for (int i = first; i < obs.count && obs.index[i] < O_MODE_ONEHOT; ++i)
+    for (int j = i + 1; j < obs.count; ++j) {
+      if (obs.index[j] < O_MODE_ONEHOT) continue;
+      const int code =
+          (obs.index[i] - O_PLAYERS_ONEHOT) * NUM_MODE_CODES + obs.index[j] - O_MODE_ONEHOT;
+      const float* film = film_.data() + static_cast<std::size_t>(code) * 2 * hidden_;
+      add_row(scale, film, obs.value[i] * obs.value[j], hidden_);
+      add_row(shift, film + hidden_, obs.value[i] * obs.value[j], hidden_);
+    }
+  for (int k = 0; k < hidden_; ++k) state[k] = state[k] * (1.0f + scale[k]) + shift[k];
 }
 
 void AzNet::evaluate_dense(const float* observation, const float* prior, const std::int64_t* ids,

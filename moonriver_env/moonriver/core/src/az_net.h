@@ -28,7 +28,9 @@ class AzNet {
   // ``arrays``: the state dict's arrays by name (``viewer_conv.weight``, ... ``value_head.bias``,
   // optional ``prior_weight`` and optional ``value_hidden.weight`` / ``.bias``: then the value
   // head reads that layer over the observation after the ranches, the trunk's input and its state
-  // instead of the state); ``index``: each
+  // instead of the state; optional ``variant_film.weight``, (2 x trunk) x NUM_VARIANT_CODES: the
+  // trunk's pre-activations times 1 + its first half and plus its second, read at the product of
+  // the players and mode one-hots); ``index``: each
   // action id's place in the concatenated (dense, viewer cells, thief) scores (agents/pretrained.py
   // action_index). A missing array, a shape that does not fit or a value that is not finite:
   // std::invalid_argument.
@@ -54,6 +56,7 @@ class AzNet {
                        float* out) const;
   void opponent_features(const std::int32_t* index, const float* value, int count, Scratch& s,
                          float* out) const;
+  void variant_film(const SparseObservation& observation, Scratch& s, float* state) const;
   void pooled_parts(const float* mean, const float* high, int n, int means_at, int highs_at,
                     Scratch& s, float* part) const;
 
@@ -68,6 +71,7 @@ class AzNet {
   std::vector<float> opp_t_, opp_b_;
   std::vector<float> rest_t_, rest_b_;
   std::vector<float> trunk_t_, trunk_b_;
+  std::vector<float> film_;  // NUM_VARIANT_CODES x (scale, shift) x trunk; empty: no film
   std::vector<float> heads_t_, heads_b_;  // dense, viewer film, thief film[, value]
   std::vector<float> value_hidden_t_,
       value_hidden_b_;                         // (rest + trunk input + state) x value_hidden

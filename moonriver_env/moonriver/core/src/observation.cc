@@ -155,8 +155,8 @@ void observe_into(const Game& game, int viewer, Sink s, const int* totals) {
   s.fraction(O_GAME + 1, static_cast<int>(game.box().size()), t.num_plots(), O_NUM_PLOTS);
   s.fraction(O_GAME + 2, static_cast<int>(game.pile().size()), t.num_partners(), O_NUM_PARTNERS);
   s.scaled(O_GAME + 3, f.supply, NUM_COWS);
-  s.set(O_GAME + 2 + n, 1);
-  s.set(O_GAME + 7 + f.scenario, 1);
+  s.set(O_PLAYERS_ONEHOT + n - 2, 1);
+  s.set(O_MODE_ONEHOT + f.scenario, 1);
 }
 
 // observe_sparse's buffers, zero between calls: the values and a bit per index written.

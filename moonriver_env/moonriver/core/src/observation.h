@@ -41,6 +41,12 @@ constexpr int O_TURN_ORDER = O_SCORES + MAX_PLAYERS;
 constexpr int O_GAME = O_TURN_ORDER + MAX_PLAYERS * COLUMN_SIZE;
 constexpr int OBSERVATION_SIZE = O_GAME + NUM_GAME;
 static_assert(OBSERVATION_SIZE == 4934, "the observation has 4934 values");
+// The game view's one-hots whose product names the variant (observation.py's PLAYERS_ONEHOT and
+// MODE_ONEHOT): players 2 to 4, then the mode (base, scenarios 1 to 4).
+constexpr int O_PLAYERS_ONEHOT = O_GAME + 4, NUM_PLAYER_CODES = 3;
+constexpr int O_MODE_ONEHOT = O_GAME + 7, NUM_MODE_CODES = 5;
+constexpr int NUM_VARIANT_CODES = NUM_PLAYER_CODES * NUM_MODE_CODES;
+static_assert(O_MODE_ONEHOT + NUM_MODE_CODES == OBSERVATION_SIZE, "the mode one-hot ends it");
 
 // The compact observation (docs/observation.md): the same values as raw integers in uint8, at
 // the float observation's offsets (a scaled feature holds its numerator; the free plane's -1 is
