@@ -39,6 +39,7 @@ from moonriver_env.training.az.train import (
     expert_evaluator,
     head_inputs,
     losses,
+    parameter_groups,
     policy_cross_entropy,
 )
 from moonriver_env.training.variants import variant_list
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     held_out = record(cfg, args.held_out, 1, net.uses_prior)
     if args.widen_hidden:
         net = network.widen_hidden(net, args.widen_hidden)
-    opt = torch.optim.AdamW(net.parameters(), lr=args.learning_rate, weight_decay=1e-4)
+    opt = torch.optim.AdamW(parameter_groups(net), lr=args.learning_rate, weight_decay=1e-4)
     rng = np.random.default_rng([args.seed, 2])
     curve = []
     for step in range(args.steps + 1):

@@ -285,8 +285,9 @@ def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
     arrays = {k: torch.from_numpy(v) for k, v in found.items()}
     sizes = meta.get("net", {})
     known = {f.name for f in fields(NetConfig)}
+    film = {"variant_film": "variant_film.weight" in arrays}  # the arrays say, not the metadata
     try:
-        net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known}))
+        net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known} | film))
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: its metadata's sizes: {err}") from None
     own = net.state_dict()

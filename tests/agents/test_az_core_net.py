@@ -44,8 +44,7 @@ def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
 
 
 def film_arrays(seed: int) -> dict[str, np.ndarray]:
-    """The shipped arrays with a random scale and shift of the trunk per variant code
-    (``variant_film``), large enough that each variant's forward is another."""
+    """The shipped arrays with a random ``variant_film`` (each variant's forward another)."""
     arrays = shipped_arrays()
     hidden = arrays["trunk.0.bias"].size
     film = np.random.default_rng(seed).normal(0, 0.5, (2 * hidden, NUM_VARIANT_CODES))

@@ -968,8 +968,7 @@ def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
 
 
 def test_variant_film_learns_at_its_own_rate_and_resumes(tmp_path) -> None:
-    """``variant_film``: a scale and shift per variant, zero at the start, learned at
-    ``film_learning_rate`` without decay; the codes of variants not played stay zero."""
+    """``variant_film`` starts at zero and learns its played codes alone, at its own rate."""
     settings = {"variant_film": True, "film_learning_rate": 0.05, "updates": 4, "games": 3}
     whole = Run(tiny(tmp_path / "whole", **settings), report=quiet)
     assert not whole.net.variant_film.weight.any()
@@ -986,3 +985,40 @@ def test_variant_film_learns_at_its_own_rate_and_resumes(tmp_path) -> None:
         tiny(tmp_path, film_learning_rate=0.01).validate()
     with pytest.raises(CLIError, match="film_learning_rate must be finite and >= 0"):
         tiny(tmp_path, variant_film=True, film_learning_rate=-1.0).validate()
+
+
+def test_a_film_is_read_from_the_arrays_and_kept_by_every_loader(tmp_path) -> None:
+    """Every loader reads a film from the arrays (not the metadata); a warm start keeps it."""
+    from moonriver_env.agents.az import load_az
+    from moonriver_env.training.az.network import load_az_net, source_sizes
+    from moonriver_env.training.policy_net import load_npz
+
+    from moonriver_env.moonriver.core import Game
+
+    torch.manual_seed(0)
+    net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8, variant_film=True)).eval()
+    with torch.no_grad():
+        net.variant_film.weight.normal_(0.0, 0.5)
+    path = str(tmp_path / "film.npz")
+    export_npz(net, path, {"net": {"channels": 4, "opponent_channels": 2, "hidden": 8,
+                                   "use_prior": False, "variant_film": False}})
+    games = [Game(variant_config(v), seed=i) for i, v in enumerate(ALL_VARIANTS)]
+    obs = np.stack([g.observe(g.current_player) for g in games])
+    mask = np.stack([g.legal_mask() for g in games]).astype(bool)
+    prior = np.zeros(mask.shape, np.float32)
+    inputs = (torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(prior))
+    with torch.no_grad():
+        want = net(*inputs)[0].numpy()
+        for loaded in (load_az_net(path).eval(), load_npz(path)[0]):
+            assert loaded.config.variant_film
+            np.testing.assert_allclose(loaded(*inputs)[0].numpy(), want, atol=1e-5)
+    logits = load_az(path)[0].evaluate(obs, mask, [g.num_players for g in games], prior)[0]
+    top = logits.max(1, keepdims=True)
+    log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
+    np.testing.assert_allclose(log_p[mask], want[mask], atol=2e-5)
+    assert source_sizes(path)["variant_film"] is True
+    with pytest.raises(ValueError, match="set variant_film = true to continue it"):
+        warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), path)
+    plain = str(tmp_path / "plain.npz")
+    export_npz(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), plain)
+    assert "variant_film" not in source_sizes(plain)

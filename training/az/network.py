@@ -115,6 +115,9 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     else:
         arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
+    if "variant_film.weight" in arrays and "variant_film.weight" not in own:
+        raise ValueError(f"warm start {source!r}: it scales its trunk per variant; set "
+                         f"variant_film = true to continue it")
     wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
              and not k.startswith(VALUE_LAYERS)]
     if wrong:
@@ -136,7 +139,8 @@ def load_az_net(path: str) -> AZNet:
     """An ``az.npz`` as a torch ``AZNet`` (the margin head, not exported, starts anew)."""
     arrays, meta = read_npz(path)
     names = {f.name for f in fields(NetConfig)}
-    net = AZNet(NetConfig(**{k: v for k, v in meta["net"].items() if k in names}),
+    sizes = {k: v for k, v in meta["net"].items() if k in names}
+    net = AZNet(NetConfig(**sizes | {"variant_film": "variant_film.weight" in arrays}),
                 value_hidden=value_hidden_size(arrays))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
     return net
@@ -157,10 +161,13 @@ def is_az_file(source: str) -> bool:
 
 
 def source_sizes(source: str) -> dict[str, int | bool]:
-    """The network sizes (channels, opponent_channels, hidden) of a warm-start source."""
+    """A warm-start source's sizes (channels, opponent_channels, hidden, prior, its film)."""
     if source.endswith(".npz"):
-        net = read_npz(source)[1].get("net", {})
+        arrays, meta = read_npz(source)
+        net, film = meta.get("net", {}), "variant_film.weight" in arrays
     else:
-        net = read_checkpoint(source)["config"]
+        blob = read_checkpoint(source)
+        net, film = blob["config"], "variant_film.weight" in blob["state_dict"]
     sizes = {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}
-    return sizes | ({"prior": bool(net["use_prior"])} if "use_prior" in net else {})
+    return (sizes | ({"prior": bool(net["use_prior"])} if "use_prior" in net else {})
+            | ({"variant_film": True} if film else {}))  # a film is continued

@@ -346,15 +346,15 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
 say = functools.partial(print, flush=True)  # one progress line (a run's log is read while it runs)
 
 
-def parameter_groups(net: AZNet, cfg: AZConfig) -> list[dict[str, Any]]:
-    """The optimiser's groups: the learning weights, the variant film apart at its own rate."""
+def parameter_groups(net: AZNet, film_learning_rate: float = 0.0) -> list[dict[str, Any]]:
+    """The optimiser's groups: the learning weights, the variant film apart (0: the same rate)."""
     learning = [(n, w) for n, w in net.named_parameters() if w.requires_grad]
     film = [w for n, w in learning if n.startswith("variant_film.")]
     groups: list[dict[str, Any]] = [
         {"params": [w for n, w in learning if not n.startswith("variant_film.")]}]
     if film:  # no decay: a variant's film is pulled toward zero by nothing but its own rows
-        groups.append({"params": film, "weight_decay": 0.0,
-                       "lr": cfg.film_learning_rate or cfg.learning_rate})
+        groups.append({"params": film, "weight_decay": 0.0}
+                      | ({"lr": film_learning_rate} if film_learning_rate else {}))
     return groups
 
 
@@ -388,7 +388,7 @@ class Run:
                 weight.requires_grad_(name.startswith(network.VALUE_LAYERS))
         elif cfg.value_warmup > 0 or cfg.hold_policy or cfg.anchor > 0:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
-        self.opt = torch.optim.AdamW(parameter_groups(self.net, cfg),
+        self.opt = torch.optim.AdamW(parameter_groups(self.net, cfg.film_learning_rate),
                                      lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
         self.buffer = ReplayBuffer(cfg.buffer)
         self.rng = np.random.default_rng([cfg.seed, 1])  # minibatch draws
