@@ -75,6 +75,8 @@ def greedy_prior(game: MoonRiverGame) -> np.ndarray:
 
 
 MAX_VALUE_WIDTH = 4096  # the widest value layer read (as the core's AzNet's layers)
+MAX_VARIANT_RANK = 32  # the highest rank of a variant's change of a layer (variant adapters)
+ADAPTED = ("rest.0", "trunk.0")  # the layers a network's variant adapters change
 
 
 class NumpyRanchNet:
@@ -126,7 +128,40 @@ class NumpyRanchNet:
                                  f"{self.w['variant_film.weight'].shape}, expected {shape}: a "
                                  f"scale and a shift per trunk unit for each variant code")
             self.wt["variant_film"] = np.ascontiguousarray(self.w["variant_film.weight"].T)
+        # per variant, a low-rank change of the rest and trunk layers (``variant_rank``)
+        self.adapters = {layer: self._adapter(layer) for layer in ADAPTED
+                         if f"variant_{layer[:-2]}.down" in self.w}
+        if len(self.adapters) == 1:
+            raise ValueError("variant adapters change both the rest and the trunk layer: found "
+                             f"only {next(iter(self.adapters))}'s")
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
+
+    def _adapter(self, layer: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A layer's variant adapter (down, up, bias), its shapes checked, else ValueError."""
+        name = f"variant_{layer[:-2]}"
+        outputs, inputs = self.w[f"{layer}.weight"].shape
+        empty = np.zeros(0, np.float32)  # a missing array: a shape that never fits
+        down, up, bias = (self.w.get(f"{name}.{part}", empty) for part in ("down", "up", "bias"))
+        rank = down.shape[1] if down.ndim == 3 else 0
+        shapes = ((NUM_VARIANT_CODES, rank, inputs), (NUM_VARIANT_CODES, outputs, rank),
+                  (NUM_VARIANT_CODES, outputs))
+        for part, array, shape in zip(("down", "up", "bias"), (down, up, bias), shapes,
+                                      strict=True):
+            if array.shape != shape or not 1 <= rank <= MAX_VARIANT_RANK:
+                raise ValueError(f"{name}.{part} has shape {array.shape}, expected {shape}: per "
+                                 f"variant code, a rank-r change (r 1 to {MAX_VARIANT_RANK}) of "
+                                 f"{layer}'s {outputs} x {inputs}")
+        return np.ascontiguousarray(down.transpose(2, 0, 1).reshape(inputs, -1)), up, bias
+
+    def _adapted(self, layer: str, x: np.ndarray, code: np.ndarray | None,
+                 relu: bool = True) -> np.ndarray:
+        """``layer``'s outputs plus its variant adapter's change (when it has one), then ReLU."""
+        out = self._linear(layer, x, relu=False)
+        if code is not None and layer in self.adapters:
+            down, up, bias = self.adapters[layer]
+            low = (x @ down).reshape(len(x), NUM_VARIANT_CODES, -1) * code[:, :, None]
+            out += np.einsum("bvr,vor->bo", low, up) + code @ bias
+        return np.maximum(out, 0.0, out=out) if relu else out
 
     def _check_value_layer(self, layer: str, head: str, outputs: int | None = None) -> None:
         """Check a value layer (``layer``, read by ``head``) fits the trunk, else ValueError."""
@@ -192,11 +227,11 @@ class NumpyRanchNet:
         pooled = np.concatenate([viewer.mean(axis=1), viewer.max(axis=1),
                                  others.mean(axis=2).reshape(b, -1),
                                  others.max(axis=2).reshape(b, -1)], axis=1)
-        rest = self._linear("rest.0", obs[:, self.ranch_stop:])
+        code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(b, -1)
+        rest = self._adapted("rest.0", obs[:, self.ranch_stop:], code)
         trunk_in = np.concatenate([rest, pooled], axis=1)
-        state = self._linear("trunk.0", trunk_in, relu=not self.variant_film)
+        state = self._adapted("trunk.0", trunk_in, code, relu=not self.variant_film)
         if self.variant_film:
-            code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(b, -1)
             scale, shift = np.split(code @ self.wt["variant_film"], 2, axis=1)
             state = np.maximum(state * (1.0 + scale) + shift, 0.0)
         heads = np.split(self._linear("heads", state, relu=False), self.head_splits, axis=1)
@@ -222,6 +257,13 @@ class NumpyRanchNet:
             scores += self.w["prior_weight"] * prior
         logits = np.where(np.asarray(mask, dtype=bool), scores, MASKED)
         return logits, value
+
+
+def variant_layers(arrays: dict[str, Any]) -> dict[str, Any]:
+    """The variant layers a network's arrays hold: its film (bool) and adapters' rank (int)."""
+    shape: Any = getattr(arrays.get("variant_rest.down"), "shape", ())  # numpy's or torch's
+    return {"variant_film": "variant_film.weight" in arrays,
+            "variant_rank": int(shape[1]) if len(shape) == 3 else 0}
 
 
 def weights_path(variant: str) -> Any:

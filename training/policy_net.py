@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents import pretrained
-from moonriver_env.agents.pretrained import MASKED, MAX_VALUE_WIDTH, OPPONENTS, action_index
+from moonriver_env.agents.pretrained import (
+    MASKED,
+    MAX_VALUE_WIDTH,
+    MAX_VARIANT_RANK,
+    OPPONENTS,
+    action_index,
+)
 from moonriver_env.training.atomic import ChecksumError, atomic_save, first_line, load_checked
 from torch import nn
 from torch.nn import functional as F
@@ -38,11 +44,13 @@ class NetConfig:
     prior_init: float = 3.0  # its starting weight (logits per point)
     critic_hidden: int = 0  # units of the value's own layer (0: a linear head on the state)
     variant_film: bool = False  # a scale and shift of the trunk's units per variant
+    variant_rank: int = 0  # per variant, a rank-r change of the rest and trunk layers (0: none)
 
     def __post_init__(self) -> None:
         """Sizes read from a file are checked: a ValueError names the one that is wrong."""
         for name, low, high in (("channels", 1, None), ("opponent_channels", 1, None),
-                                ("hidden", 1, None), ("critic_hidden", 0, MAX_VALUE_WIDTH)):
+                                ("hidden", 1, None), ("critic_hidden", 0, MAX_VALUE_WIDTH),
+                                ("variant_rank", 0, MAX_VARIANT_RANK)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low or (
                     high is not None and value > high):
@@ -81,6 +89,9 @@ class RanchNet(nn.Module):
             self.critic_head = nn.Linear(self.config.critic_hidden, 1)
             nn.init.zeros_(self.critic_head.weight)
             nn.init.zeros_(self.critic_head.bias)
+        if self.config.variant_rank:  # zero at the start: the same function as without them
+            self.variant_rest = VariantAdapter(rest, h, self.config.variant_rank)
+            self.variant_trunk = VariantAdapter(trunk_in, h, self.config.variant_rank)
         if self.config.variant_film:  # zero at the start: the same function as without it
             self.variant_film = nn.Linear(NUM_VARIANT_CODES, 2 * h, bias=False)
             nn.init.zeros_(self.variant_film.weight)
@@ -163,9 +174,15 @@ class RanchNet(nn.Module):
         pooled = torch.cat([viewer.mean(dim=1), viewer.amax(dim=1),
                             others.mean(dim=2).reshape(b, -1),
                             others.amax(dim=2).reshape(b, -1)], dim=1)
-        rest = _linear(self.rest[0], obs[:, self.ranch_stop:]).relu()
-        trunk_in = torch.cat([rest, pooled], dim=1)
+        observed = obs[:, self.ranch_stop:]
+        rest = _linear(self.rest[0], observed)
+        code = variant_code(obs) if self.config.variant_rank else None
+        if code is not None:
+            rest = rest + self.variant_rest(code, observed)
+        trunk_in = torch.cat([rest.relu(), pooled], dim=1)
         state = _linear(self.trunk[0], trunk_in)
+        if code is not None:
+            state = state + self.variant_trunk(code, trunk_in)
         if self.config.variant_film:
             state = self._variant_film(obs, state)
         state = state.relu()
@@ -178,9 +195,28 @@ class RanchNet(nn.Module):
 
     def _variant_film(self, obs: torch.Tensor, pre: torch.Tensor) -> torch.Tensor:
         """The trunk's pre-activations scaled by 1 + and shifted by its variant's film."""
-        code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(len(obs), -1)
-        scale, shift = _linear(self.variant_film, code).chunk(2, dim=1)
+        scale, shift = _linear(self.variant_film, variant_code(obs)).chunk(2, dim=1)
         return pre * (1.0 + scale) + shift
+
+
+def variant_code(obs: torch.Tensor) -> torch.Tensor:
+    """The product of the players and mode one-hots (B, 15): the variant's code."""
+    return (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(len(obs), -1)
+
+
+class VariantAdapter(nn.Module):
+    """Per variant code, what a layer adds: ``up @ (down @ x) + bias`` (zero at the start)."""
+
+    def __init__(self, inputs: int, outputs: int, rank: int) -> None:
+        super().__init__()
+        self.down = nn.Parameter(torch.randn(NUM_VARIANT_CODES, rank, inputs) * inputs ** -0.5)
+        self.up = nn.Parameter(torch.zeros(NUM_VARIANT_CODES, outputs, rank))
+        self.bias = nn.Parameter(torch.zeros(NUM_VARIANT_CODES, outputs))
+
+    def forward(self, code: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The change (B, outputs) of rows ``x`` whose variant codes are ``code`` (B, 15)."""
+        low = torch.einsum("bk,vrk->bvr", x, self.down) * code[:, :, None]
+        return torch.einsum("bvr,vor->bo", low, self.up) + code @ self.bias
 
 
 def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -285,9 +321,9 @@ def load_npz(path: str) -> tuple[RanchNet, dict[str, Any]]:
     arrays = {k: torch.from_numpy(v) for k, v in found.items()}
     sizes = meta.get("net", {})
     known = {f.name for f in fields(NetConfig)}
-    film = {"variant_film": "variant_film.weight" in arrays}  # the arrays say, not the metadata
+    variant = pretrained.variant_layers(arrays)  # the arrays say, not the metadata
     try:
-        net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known} | film))
+        net = RanchNet(NetConfig(**{k: v for k, v in sizes.items() if k in known} | variant))
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: its metadata's sizes: {err}") from None
     own = net.state_dict()

@@ -18,6 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from moonriver_env.agents.az import NumpyAZNet  # noqa: E402
 from moonriver_env.agents.pretrained import read_npz  # noqa: E402
 from moonriver_env.training.az import train as az_train  # noqa: E402
 from moonriver_env.training.az.network import (  # noqa: E402
@@ -969,7 +970,7 @@ def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
 
 def test_variant_film_learns_at_its_own_rate_and_resumes(tmp_path) -> None:
     """``variant_film`` starts at zero and learns its played codes alone, at its own rate."""
-    settings = {"variant_film": True, "film_learning_rate": 0.05, "updates": 4, "games": 3}
+    settings = {"variant_film": True, "variant_learning_rate": 0.05, "updates": 4, "games": 3}
     whole = Run(tiny(tmp_path / "whole", **settings), report=quiet)
     assert not whole.net.variant_film.weight.any()
     groups = whole.opt.param_groups
@@ -981,10 +982,10 @@ def test_variant_film_learns_at_its_own_rate_and_resumes(tmp_path) -> None:
     assert (np.abs(film[:, played]).max(0) > 0.01).all()
     assert not np.delete(film, played, axis=1).any()
     assert_resumes_to(whole, tmp_path / "split", settings)
-    with pytest.raises(CLIError, match=r"film_learning_rate .* needs variant_film = true"):
-        tiny(tmp_path, film_learning_rate=0.01).validate()
-    with pytest.raises(CLIError, match="film_learning_rate must be finite and >= 0"):
-        tiny(tmp_path, variant_film=True, film_learning_rate=-1.0).validate()
+    with pytest.raises(CLIError, match=r"variant_learning_rate .* needs variant_film = true"):
+        tiny(tmp_path, variant_learning_rate=0.01).validate()
+    with pytest.raises(CLIError, match="variant_learning_rate must be finite and >= 0"):
+        tiny(tmp_path, variant_film=True, variant_learning_rate=-1.0).validate()
 
 
 def test_a_film_is_read_from_the_arrays_and_kept_by_every_loader(tmp_path) -> None:
@@ -1017,8 +1018,113 @@ def test_a_film_is_read_from_the_arrays_and_kept_by_every_loader(tmp_path) -> No
     log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
     np.testing.assert_allclose(log_p[mask], want[mask], atol=2e-5)
     assert source_sizes(path)["variant_film"] is True
-    with pytest.raises(ValueError, match="set variant_film = true to continue it"):
+    with pytest.raises(ValueError, match=r"it has variant layers \(variant_film.weight\)"):
         warm_start(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), path)
     plain = str(tmp_path / "plain.npz")
     export_npz(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8)), plain)
     assert "variant_film" not in source_sizes(plain)
+
+
+def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) -> None:
+    """Zero adapters give the base's function; folded specialists give theirs where taught."""
+    from moonriver_env.agents.az import load_az
+    from moonriver_env.training.az.network import load_az_net, specialist_adapters, variant_code
+
+    from moonriver_env.moonriver.core import Game
+    from moonriver_env.moonriver.observation import MODE_ONEHOT, PLAYERS_ONEHOT
+
+    sizes = {"channels": 4, "opponent_channels": 2, "hidden": 8}
+    torch.manual_seed(0)
+    base, taught, other = (AZNet(NetConfig(**sizes), value_hidden=6).eval() for _ in range(3))
+    for net in (taught, other):  # specialists: the base with other rest and trunk layers
+        net.load_state_dict({k: v for k, v in base.state_dict().items()
+                             if not k.startswith(("rest.", "trunk."))}, strict=False)
+    variants = ("2p-base", "3p-legends-2", "4p-legends-4")
+    games = [Game(variant_config(v), seed=i) for i, v in enumerate(variants)]
+    obs = torch.from_numpy(np.stack([g.observe(g.current_player) for g in games]))
+    codes = obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]  # players x mode
+    assert [variant_code(v) for v in variants] == codes.reshape(3, -1).argmax(1).tolist()
+    mask = torch.from_numpy(np.stack([g.legal_mask() for g in games])).bool()
+    players = torch.tensor([g.num_players for g in games])
+    full = specialist_adapters(base, {"4p-legends-4": taught, "2p-base": other}, rank=8)
+    low = specialist_adapters(base, {"4p-legends-4": taught}, rank=2)
+    with torch.no_grad():
+        want = [net.heads(obs, mask, players)[0] for net in (base, taught, other)]
+        got, coarse = full.heads(obs, mask, players)[0], low.heads(obs, mask, players)[0]
+        fresh = AZNet(full.config, value_hidden=6).eval()
+        fresh.load_state_dict(base.state_dict(), strict=False)
+        np.testing.assert_allclose(fresh.heads(obs, mask, players)[0], want[0], atol=1e-6)
+    legal = mask.numpy()
+    for row, source in ((0, 2), (1, 0), (2, 1)):  # full rank: each row its source's policy
+        np.testing.assert_allclose(got[row][legal[row]], want[source][row][legal[row]],
+                                   atol=1e-4)
+    assert torch.equal(coarse[:2], want[0][:2])  # untaught codes: the base exactly
+    assert not torch.allclose(coarse[2][legal[2]], want[0][2][legal[2]], atol=1e-4)
+    path = str(tmp_path / "adapted.npz")
+    export_npz(full, path)
+    assert load_az_net(path).config.variant_rank == 8
+    logits = load_az(path)[0].evaluate(obs.numpy(), legal, players.numpy(),
+                                       np.zeros(legal.shape, np.float32))[0]
+    top = logits.max(1, keepdims=True)
+    log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
+    np.testing.assert_allclose(log_p[legal], got.numpy()[legal], atol=2e-5)
+    with pytest.raises(ValueError, match=r"variant adapter\) is not evaluated by the core"):
+        load_az(path)[0].core  # noqa: B018 (the C++ copy is made on first use)
+    with pytest.raises(ValueError, match="set variant_film and variant_rank as in its recipe"):
+        warm_start(AZNet(NetConfig(**sizes)), path)
+    with pytest.raises(ValueError, match="has variant layers already"):
+        specialist_adapters(full, {}, rank=2)
+    with pytest.raises(ValueError, match="not widened"):
+        widen_hidden(full, 16)
+    broken = read_npz(path)[0]
+    broken["variant_trunk.up"] = broken["variant_trunk.up"][:, :, :3]
+    with pytest.raises(ValueError, match=r"variant_trunk.up has shape \(15, 8, 3\), expected"):
+        NumpyAZNet(broken)
+
+
+def test_variant_rank_needs_an_expert_or_torch_leaves(tmp_path) -> None:
+    """The core does not evaluate adapters, so a run with them has another value its leaves."""
+    with pytest.raises(CLIError, match="the core does not evaluate variant adapters"):
+        tiny(tmp_path, variant_rank=2, leaves="core").validate()
+    with pytest.raises(CLIError, match="variant_rank must be 0 to 32"):
+        tiny(tmp_path, variant_rank=33, leaves="torch").validate()
+    run = Run(tiny(tmp_path / "run", variant_rank=2, leaves="torch", games=3,
+                   variant_learning_rate=0.05), report=quiet)
+    assert run.train() == 0
+    up = run.net.variant_trunk.up.detach()
+    assert up[[0, 7, 10]].abs().amax() > 0.01 and not np.delete(up.numpy(), [0, 7, 10], 0).any()
+
+
+def test_fold_writes_one_network_from_specialists_and_refuses_bad_sources(tmp_path,
+                                                                         capsys) -> None:
+    """``python -m ...az.fold``: the same file twice from the same sources; clear refusals."""
+    from moonriver_env.training.az import fold
+
+    sizes = {"channels": 4, "opponent_channels": 2, "hidden": 8}
+    torch.manual_seed(0)
+    paths = {}
+    for name, variants in (("base", ["all"]), ("l4", ["4p-legends-4"]), ("l1", ["4p-legends-1"]),
+                           ("l4b", ["4p-legends-4"]), ("two", ["2p-base", "3p-base"])):
+        paths[name] = str(tmp_path / f"{name}.npz")
+        export_npz(AZNet(NetConfig(**sizes)), paths[name], {"recipe": {"variants": variants}})
+    wide = str(tmp_path / "wide.npz")
+    export_npz(AZNet(NetConfig(channels=4, opponent_channels=2, hidden=12)), wide,
+               {"recipe": {"variants": ["2p-base"]}})
+    outs = [str(tmp_path / f"folded{i}.npz") for i in (1, 2)]
+    for out in outs:
+        assert fold.main([out, paths["base"], paths["l4"], paths["l1"], "--rank", "3"]) == 0
+    assert Path(outs[0]).read_bytes() == Path(outs[1]).read_bytes()
+    meta = read_npz(outs[0])[1]["folded"]
+    assert meta["rank"] == 3 and set(meta["specialists"]) == {"4p-legends-4", "4p-legends-1"}
+    for sources, words in (([paths["base"]], "a specialist is taught on exactly one"),
+                           ([paths["two"]], "a specialist is taught on exactly one"),
+                           ([paths["l4"], paths["l4b"]], "are both taught on 4p-legends-4"),
+                           ([wide], "specialists are taught from the base network"),
+                           ([str(tmp_path / "none.npz")], "not an az.npz")):
+        with pytest.raises(SystemExit) as stop:
+            fold.main([str(tmp_path / "x.npz"), paths["base"], *sources])
+        assert stop.value.code == 2 and words in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        fold.main([str(tmp_path / "x.npz"), paths["base"], paths["l4"], "--rank", "0"])
+    assert "--rank must be 1 to 32" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()

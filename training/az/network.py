@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
-from moonriver_env.agents.pretrained import read_npz
+from moonriver_env.agents.pretrained import read_npz, variant_layers
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear, read_checkpoint
+from moonriver_env.training.variants import variant_config
 from torch import nn
 
 MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
@@ -53,6 +54,8 @@ class AZNet(RanchNet):
 def widen_hidden(net: AZNet, hidden: int) -> AZNet:
     """``net`` with rest and trunk layers ``hidden`` wide, computing the same function."""
     h = net.config.hidden
+    if net.config.variant_rank:
+        raise ValueError("widen_hidden: a network with variant adapters is not widened")
     if hidden < h:
         raise ValueError(f"widen_hidden: {hidden} units is narrower than the network's {h}")
     value = 0 if net.value_hidden is None else net.value_hidden.out_features
@@ -86,6 +89,35 @@ def widen_hidden(net: AZNet, hidden: int) -> AZNet:
     return wide
 
 
+def variant_code(variant: str) -> int:
+    """A variant's code among the 15 (players x mode, as ``policy_net.variant_code`` reads)."""
+    config = variant_config(variant)
+    return (config.num_players - 2) * 5 + (config.scenario or 0 if config.mode == "legends" else 0)
+
+
+def specialist_adapters(base: AZNet, specialists: dict[str, AZNet], rank: int) -> AZNet:
+    """``base`` with rank-``rank`` adapters giving each named variant its specialist's layers."""
+    if base.config.variant_rank or base.config.variant_film:
+        raise ValueError("specialist_adapters: the base network has variant layers already")
+    with torch.random.fork_rng(devices=[]):  # the untaught codes' down maps: one fixed draw
+        torch.manual_seed(0)
+        net = AZNet(replace(base.config, variant_rank=rank),
+                    value_hidden=0 if base.value_hidden is None else base.value_hidden.out_features)
+    net.load_state_dict(base.state_dict(), strict=False)
+    own = base.state_dict()
+    with torch.no_grad():
+        for variant, specialist in specialists.items():
+            theirs, code = specialist.state_dict(), variant_code(variant)
+            for layer, adapter in (("rest.0", net.variant_rest), ("trunk.0", net.variant_trunk)):
+                change = theirs[f"{layer}.weight"] - own[f"{layer}.weight"]
+                u, s, vt = torch.linalg.svd(change, full_matrices=False)  # the best rank-r fit
+                root = s[:rank].sqrt()
+                adapter.down[code] = root[:, None] * vt[:rank]
+                adapter.up[code] = u[:, :rank] * root
+                adapter.bias[code] = theirs[f"{layer}.bias"] - own[f"{layer}.bias"]
+    return net.eval()
+
+
 def export_arrays(net: AZNet) -> dict[str, np.ndarray]:
     """The float32 arrays the numpy agents read (training-only heads left out)."""
     return {k: v.detach().cpu().float().numpy() for k, v in net.state_dict().items()
@@ -115,9 +147,10 @@ def warm_start(net: AZNet, source: str) -> list[str]:
     else:
         arrays = load_net(source)[0].state_dict()
     own = net.state_dict()
-    if "variant_film.weight" in arrays and "variant_film.weight" not in own:
-        raise ValueError(f"warm start {source!r}: it scales its trunk per variant; set "
-                         f"variant_film = true to continue it")
+    dropped = [k for k in arrays if k.startswith("variant_") and k not in own]
+    if dropped:
+        raise ValueError(f"warm start {source!r}: it has variant layers ({dropped[0]}); set "
+                         f"variant_film and variant_rank as in its recipe to continue them")
     wrong = [k for k, v in arrays.items() if k in own and own[k].shape != v.shape
              and not k.startswith(VALUE_LAYERS)]
     if wrong:
@@ -140,7 +173,7 @@ def load_az_net(path: str) -> AZNet:
     arrays, meta = read_npz(path)
     names = {f.name for f in fields(NetConfig)}
     sizes = {k: v for k, v in meta["net"].items() if k in names}
-    net = AZNet(NetConfig(**sizes | {"variant_film": "variant_film.weight" in arrays}),
+    net = AZNet(NetConfig(**sizes | variant_layers(arrays)),
                 value_hidden=value_hidden_size(arrays))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
     return net
@@ -161,13 +194,13 @@ def is_az_file(source: str) -> bool:
 
 
 def source_sizes(source: str) -> dict[str, int | bool]:
-    """A warm-start source's sizes (channels, opponent_channels, hidden, prior, its film)."""
+    """A warm-start source's sizes (channels, opponent_channels, hidden, prior, variant layers)."""
     if source.endswith(".npz"):
         arrays, meta = read_npz(source)
-        net, film = meta.get("net", {}), "variant_film.weight" in arrays
+        net, variant = meta.get("net", {}), variant_layers(arrays)
     else:
         blob = read_checkpoint(source)
-        net, film = blob["config"], "variant_film.weight" in blob["state_dict"]
+        net, variant = blob["config"], variant_layers(blob["state_dict"])
     sizes = {k: int(net[k]) for k in ("channels", "opponent_channels", "hidden") if k in net}
     return (sizes | ({"prior": bool(net["use_prior"])} if "use_prior" in net else {})
-            | ({"variant_film": True} if film else {}))  # a film is continued
+            | {k: v for k, v in variant.items() if v})  # its variant layers are continued

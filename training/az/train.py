@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents.az import absolute_shares, seat_mask
-from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH
+from moonriver_env.agents.pretrained import MAX_VALUE_WIDTH, MAX_VARIANT_RANK
 from moonriver_env.training import atomic
 from moonriver_env.training.az import network, selfplay
 from moonriver_env.training.az.network import AZNet, source_sizes, warm_start
@@ -38,10 +38,10 @@ LOG_FILE = "log.jsonl"  # one JSON line per iteration
 # Settings that fix the network or the run's draws: a resumed run keeps them.
 FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit", "c_scale",
          "gumbel_scale", "buffer", "batch_size", "updates", "channels", "opponent_channels",
-         "hidden", "value_hidden", "variant_film", "film_learning_rate", "prior",
+         "hidden", "value_hidden", "variant_film", "variant_rank", "prior",
          "value_warmup", "hold_policy", "freeze_policy", "warm_start", "leaves", "target",
          "expert", "rollout_weight", "rollout_depth", "rollout_temperature", "table_search",
-         "target_searches", "anchor")
+         "target_searches", "anchor", "variant_learning_rate")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 # the policy's target: the search's improved policy, its choice, or the choice all
 # target_searches searches agree on (rows where they differ teach no policy)
@@ -80,7 +80,8 @@ class AZConfig:
     hidden: int = 128
     value_hidden: int = 0
     variant_film: bool = False
-    film_learning_rate: float = 0.0
+    variant_rank: int = 0
+    variant_learning_rate: float = 0.0
     prior: bool = True
     value_warmup: int = 0
     hold_policy: bool = False
@@ -131,10 +132,15 @@ class AZConfig:
              and self.torch_threads >= 1 and self.search_threads >= 1,
              "updates and value_warmup must be >= 0; checkpoint_every, torch_threads and "
              "search_threads >= 1"),
-            (math.isfinite(self.film_learning_rate) and self.film_learning_rate >= 0
-             and (self.variant_film or self.film_learning_rate == 0),
-             "film_learning_rate must be finite and >= 0 (0: learning_rate), and needs "
-             "variant_film = true"),
+            (math.isfinite(self.variant_learning_rate) and self.variant_learning_rate >= 0
+             and (self.variant_film or self.variant_rank or self.variant_learning_rate == 0),
+             "variant_learning_rate must be finite and >= 0 (0: learning_rate), and needs "
+             "variant_film = true or variant_rank > 0"),
+            (0 <= self.variant_rank <= MAX_VARIANT_RANK
+             and (self.variant_rank == 0 or self.expert or self.leaves == "torch"),
+             f"variant_rank must be 0 to {MAX_VARIANT_RANK}; the core does not evaluate variant "
+             f"adapters, so with variant_rank set an expert (or leaves = \"torch\") values "
+             f"the leaves"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0; "
@@ -346,15 +352,15 @@ def batched_search(cfg: AZConfig, simulations: int | None = None,
 say = functools.partial(print, flush=True)  # one progress line (a run's log is read while it runs)
 
 
-def parameter_groups(net: AZNet, film_learning_rate: float = 0.0) -> list[dict[str, Any]]:
-    """The optimiser's groups: the learning weights, the variant film apart (0: the same rate)."""
+def parameter_groups(net: AZNet, variant_learning_rate: float = 0.0) -> list[dict[str, Any]]:
+    """The optimiser's groups: the shared weights, the variant layers apart (0: the same rate)."""
     learning = [(n, w) for n, w in net.named_parameters() if w.requires_grad]
-    film = [w for n, w in learning if n.startswith("variant_film.")]
+    own = [w for n, w in learning if n.startswith("variant_")]
     groups: list[dict[str, Any]] = [
-        {"params": [w for n, w in learning if not n.startswith("variant_film.")]}]
-    if film:  # no decay: a variant's film is pulled toward zero by nothing but its own rows
-        groups.append({"params": film, "weight_decay": 0.0}
-                      | ({"lr": film_learning_rate} if film_learning_rate else {}))
+        {"params": [w for n, w in learning if not n.startswith("variant_")]}]
+    if own:  # no decay: a variant's layers are pulled toward zero by nothing but its own rows
+        groups.append({"params": own, "weight_decay": 0.0}
+                      | ({"lr": variant_learning_rate} if variant_learning_rate else {}))
     return groups
 
 
@@ -371,7 +377,8 @@ class Run:
         torch.manual_seed(cfg.seed)
         self.net = AZNet(NetConfig(channels=cfg.channels, opponent_channels=cfg.opponent_channels,
                                    hidden=cfg.hidden, use_prior=cfg.prior,
-                                   variant_film=cfg.variant_film),
+                                   variant_film=cfg.variant_film,
+                                   variant_rank=cfg.variant_rank),
                          value_hidden=cfg.value_hidden).to(self.device)
         if cfg.warm_start and state is None:
             copied = warm_start(self.net, cfg.warm_start)
@@ -388,7 +395,7 @@ class Run:
                 weight.requires_grad_(name.startswith(network.VALUE_LAYERS))
         elif cfg.value_warmup > 0 or cfg.hold_policy or cfg.anchor > 0:
             self.teacher = copy.deepcopy(self.net).eval().requires_grad_(False)
-        self.opt = torch.optim.AdamW(parameter_groups(self.net, cfg.film_learning_rate),
+        self.opt = torch.optim.AdamW(parameter_groups(self.net, cfg.variant_learning_rate),
                                      lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
         self.buffer = ReplayBuffer(cfg.buffer)
         self.rng = np.random.default_rng([cfg.seed, 1])  # minibatch draws

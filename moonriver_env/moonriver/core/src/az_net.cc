@@ -216,6 +216,11 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t h = outputs(a, "rest.0.weight"), t = outputs(a, "trunk.0.weight");
   const std::size_t d = outputs(a, "dense_head.weight"), planes = NUM_RANCH_CHANNELS;
   constexpr std::size_t MAX_WIDTH = 4096;  // keeps every offset far inside an int
+  for (const auto& entry : a)              // a change the forward below would leave out: refused
+    if (entry.first.rfind("variant_", 0) == 0 && entry.first != "variant_film.weight")
+      throw std::invalid_argument("network: " + entry.first +
+                                  " (a variant adapter) is not evaluated by the core; play "
+                                  "such a network with its numpy forward (az:FILE)");
   for (std::size_t size : {c, oc, h, t, d})
     if (size > MAX_WIDTH)
       throw std::invalid_argument("network: layers of at most " + std::to_string(MAX_WIDTH) +

@@ -30,7 +30,8 @@ class AzNet {
   // head reads that layer over the observation after the ranches, the trunk's input and its state
   // instead of the state; optional ``variant_film.weight``, (2 x trunk) x NUM_VARIANT_CODES: the
   // trunk's pre-activations times 1 + its first half and plus its second, read at the product of
-  // the players and mode one-hots); ``index``: each
+  // the players and mode one-hots; other ``variant_`` arrays, variant adapters, are refused);
+  // ``index``: each
   // action id's place in the concatenated (dense, viewer cells, thief) scores (agents/pretrained.py
   // action_index). A missing array, a shape that does not fit or a value that is not finite:
   // std::invalid_argument.
