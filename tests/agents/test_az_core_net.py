@@ -51,6 +51,18 @@ def film_arrays(seed: int) -> dict[str, np.ndarray]:
     return arrays | {"variant_film.weight": film.astype(np.float32)}
 
 
+def adapter_arrays(seed: int, rank: int = 3) -> dict[str, np.ndarray]:
+    """The shipped arrays with random rank-``rank`` variant adapters of the rest and trunk."""
+    rng = np.random.default_rng(seed)
+    arrays = shipped_arrays()
+    for layer, name in (("rest.0", "variant_rest"), ("trunk.0", "variant_trunk")):
+        outputs, inputs = arrays[f"{layer}.weight"].shape
+        arrays[f"{name}.down"] = rng.normal(0, inputs ** -0.5, (NUM_VARIANT_CODES, rank, inputs))
+        arrays[f"{name}.up"] = rng.normal(0, 0.3, (NUM_VARIANT_CODES, outputs, rank))
+        arrays[f"{name}.bias"] = rng.normal(0, 0.1, (NUM_VARIANT_CODES, outputs))
+    return {k: np.asarray(v, np.float32) for k, v in arrays.items()}
+
+
 def positions(seed: int) -> list[Game]:
     """One mid-game position of every variant, at a decision with a choice."""
     games = []
@@ -97,8 +109,10 @@ def small_arrays(seed: int, c: int = 4, oc: int = 2, hidden: int = 8) -> dict[st
 
 @pytest.mark.parametrize("arrays", [shipped_arrays, lambda: shaken_arrays(3),
                                     lambda: value_hidden_arrays(4), lambda: small_arrays(5),
-                                    lambda: film_arrays(6)],
-                         ids=["shipped", "shaken", "value_hidden", "small", "variant_film"])
+                                    lambda: film_arrays(6), lambda: adapter_arrays(7),
+                                    lambda: film_arrays(8) | adapter_arrays(9, rank=1)],
+                         ids=["shipped", "shaken", "value_hidden", "small", "variant_film",
+                              "adapters", "film_and_adapters"])
 def test_core_network_matches_the_numpy_forward_in_every_variant(arrays) -> None:
     net = NumpyAZNet(arrays())
     for leaves in leaves_of(positions(100)):
@@ -188,6 +202,16 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
     film = film_arrays(1)["variant_film.weight"]
     refused({**good, "variant_film.weight": film[:, :12].copy()},
             r"variant_film.weight has shape \(256, 12\), expected \(256, 15\)")
+    refused({**good, "variant_rest.scale": film}, "variant_rest.scale is not a variant layer")
+    adapted = adapter_arrays(2)
+    refused({k: v for k, v in adapted.items() if k != "variant_rest.down"},
+            "no array variant_rest.down")
+    refused({k: v for k, v in adapted.items() if k != "variant_trunk.bias"},
+            "no array variant_trunk.bias")
+    refused({**adapted, "variant_rest.down": np.zeros((15, 33, 534), np.float32)},
+            r"variant_rest.down has shape \(15, 33, 534\), expected \(15, rank 1 to 32, 534\)")
+    refused({**adapted, "variant_trunk.up": adapted["variant_trunk.up"][:, :, :2].copy()},
+            r"variant_trunk.up has shape \(15, 128, 2\), expected \(15, 128, 3\)")
 
 
 def test_the_variant_film_changes_each_variants_forward_alone() -> None:

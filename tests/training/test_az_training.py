@@ -1068,8 +1068,11 @@ def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) ->
     top = logits.max(1, keepdims=True)
     log_p = logits - top - np.log(np.exp(logits - top).sum(1, keepdims=True))
     np.testing.assert_allclose(log_p[legal], got.numpy()[legal], atol=2e-5)
-    with pytest.raises(ValueError, match=r"variant adapter\) is not evaluated by the core"):
-        load_az(path)[0].core  # noqa: B018 (the C++ copy is made on first use)
+    numpy_net = load_az(path)[0]  # the compiled core's copy: the same function
+    core = numpy_net.core.evaluate(obs.numpy(), legal.astype(np.int8),
+                                   players.numpy().astype(np.int32),
+                                   np.zeros(legal.shape, np.float32))[0]
+    np.testing.assert_allclose(core[legal], logits[legal], atol=1e-4)
     with pytest.raises(ValueError, match="set variant_film and variant_rank as in its recipe"):
         warm_start(AZNet(NetConfig(**sizes)), path)
     with pytest.raises(ValueError, match="has variant layers already"):
@@ -1082,13 +1085,12 @@ def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) ->
         NumpyAZNet(broken)
 
 
-def test_variant_rank_needs_an_expert_or_torch_leaves(tmp_path) -> None:
-    """The core does not evaluate adapters, so a run with them has another value its leaves."""
-    with pytest.raises(CLIError, match="the core does not evaluate variant adapters"):
-        tiny(tmp_path, variant_rank=2, leaves="core").validate()
+@pytest.mark.parametrize("leaves", ["torch", "core"])
+def test_variant_adapters_learn_their_played_codes_alone(tmp_path, leaves) -> None:
+    """``variant_rank``: each played variant's adapter learns; the others stay zero."""
     with pytest.raises(CLIError, match="variant_rank must be 0 to 32"):
-        tiny(tmp_path, variant_rank=33, leaves="torch").validate()
-    run = Run(tiny(tmp_path / "run", variant_rank=2, leaves="torch", games=3,
+        tiny(tmp_path, variant_rank=33).validate()
+    run = Run(tiny(tmp_path / "run", variant_rank=2, leaves=leaves, games=3,
                    variant_learning_rate=0.05), report=quiet)
     assert run.train() == 0
     up = run.net.variant_trunk.up.detach()

@@ -136,11 +136,8 @@ class AZConfig:
              and (self.variant_film or self.variant_rank or self.variant_learning_rate == 0),
              "variant_learning_rate must be finite and >= 0 (0: learning_rate), and needs "
              "variant_film = true or variant_rank > 0"),
-            (0 <= self.variant_rank <= MAX_VARIANT_RANK
-             and (self.variant_rank == 0 or self.expert or self.leaves == "torch"),
-             f"variant_rank must be 0 to {MAX_VARIANT_RANK}; the core does not evaluate variant "
-             f"adapters, so with variant_rank set an expert (or leaves = \"torch\") values "
-             f"the leaves"),
+            (0 <= self.variant_rank <= MAX_VARIANT_RANK,
+             f"variant_rank must be 0 to {MAX_VARIANT_RANK}"),
             (self.learning_rate > 0 and self.weight_decay >= 0 and self.value_coef >= 0
              and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0; "

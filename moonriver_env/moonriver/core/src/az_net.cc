@@ -180,11 +180,34 @@ NET_INLINE void pool(const float* x, int n, float* mean, float* high) {
   for (int k = 0; k < n; ++k) mean[k] /= NUM_CELLS;
 }
 
+// A layer's variant adapter read from ``name``.down / .up / .bias (code x rank x inputs, code x
+// outputs x rank, code x outputs), stored so that an input's and a rank's rows are contiguous.
+AzNet::Adapter adapter(const std::map<std::string, NetArray>& a, const std::string& name,
+                       std::size_t inputs, std::size_t outputs, std::size_t rank) {
+  const std::size_t codes = NUM_VARIANT_CODES;
+  const auto& down = take(a, name + ".down", {codes, rank, inputs});
+  const auto& up = take(a, name + ".up", {codes, outputs, rank});
+  AzNet::Adapter out;
+  out.down.resize(down.size());
+  out.up.resize(up.size());
+  for (std::size_t v = 0; v < codes; ++v) {
+    const std::size_t d = v * rank * inputs, u = v * outputs * rank;
+    for (std::size_t r = 0; r < rank; ++r)
+      for (std::size_t k = 0; k < inputs; ++k)
+        out.down[d + k * rank + r] = down[d + r * inputs + k];
+    for (std::size_t o = 0; o < outputs; ++o)
+      for (std::size_t r = 0; r < rank; ++r) out.up[u + r * outputs + o] = up[u + o * rank + r];
+  }
+  out.bias = take(a, name + ".bias", {codes, outputs});
+  return out;
+}
+
 }  // namespace
 
 struct AzNet::Scratch {
   std::vector<float> conv, aside, rest, state, heads, value_hidden;  // aside: OPPONENTS slots
-  std::vector<float> film;                        // the variant film's scales and shifts
+  std::vector<float> film;           // the variant film's scales and shifts
+  std::vector<float> low, trunk_in;  // a variant adapter's down map's outputs, its input
   std::vector<std::int32_t> index, pooled_index;  // a layer's non-zero inputs (Inputs)
   std::vector<float> value, pooled_value;
 };
@@ -216,11 +239,15 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t h = outputs(a, "rest.0.weight"), t = outputs(a, "trunk.0.weight");
   const std::size_t d = outputs(a, "dense_head.weight"), planes = NUM_RANCH_CHANNELS;
   constexpr std::size_t MAX_WIDTH = 4096;  // keeps every offset far inside an int
-  for (const auto& entry : a)              // a change the forward below would leave out: refused
-    if (entry.first.rfind("variant_", 0) == 0 && entry.first != "variant_film.weight")
+  static const char* const variant_arrays[] = {
+      "variant_film.weight", "variant_rest.down", "variant_rest.up",   "variant_rest.bias",
+      "variant_trunk.down",  "variant_trunk.up",  "variant_trunk.bias"};
+  for (const auto& entry : a)  // a change the forward below would leave out: refused
+    if (entry.first.rfind("variant_", 0) == 0 &&
+        std::find(std::begin(variant_arrays), std::end(variant_arrays), entry.first) ==
+            std::end(variant_arrays))
       throw std::invalid_argument("network: " + entry.first +
-                                  " (a variant adapter) is not evaluated by the core; play "
-                                  "such a network with its numpy forward (az:FILE)");
+                                  " is not a variant layer the core evaluates");
   for (std::size_t size : {c, oc, h, t, d})
     if (size > MAX_WIDTH)
       throw std::invalid_argument("network: layers of at most " + std::to_string(MAX_WIDTH) +
@@ -238,6 +265,20 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t pooled = 2 * c + 2 * OPPONENTS * oc;
   trunk_t_ = transposed(take(a, "trunk.0.weight", {t, h + pooled}), t, h + pooled);
   trunk_b_ = take(a, "trunk.0.bias", {t});
+  if (a.count("variant_rest.down") || a.count("variant_trunk.down")) {
+    constexpr std::size_t MAX_RANK = 32;  // agents/pretrained.py's MAX_VARIANT_RANK
+    const auto down = a.find("variant_rest.down");
+    if (down == a.end()) throw std::invalid_argument("network: no array variant_rest.down");
+    const std::size_t r = down->second.shape.size() == 3 ? down->second.shape[1] : 0;
+    if (r < 1 || r > MAX_RANK)
+      throw std::invalid_argument(
+          "network: variant_rest.down has shape " + shape_text(down->second.shape) +
+          ", expected (" + std::to_string(NUM_VARIANT_CODES) + ", rank 1 to " +
+          std::to_string(MAX_RANK) + ", " + std::to_string(REST_SIZE) + ")");
+    rank_ = static_cast<int>(r);
+    rest_adapter_ = adapter(a, "variant_rest", REST_SIZE, h, r);
+    trunk_adapter_ = adapter(a, "variant_trunk", h + pooled, t, r);
+  }
   if (a.count("variant_film.weight"))  // stored code-major: a code's scales, then its shifts
     film_ = transposed(take(a, "variant_film.weight", {2 * t, NUM_VARIANT_CODES}), 2 * t,
                        NUM_VARIANT_CODES);
@@ -449,12 +490,16 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
   float* rest = s.rest.data();
   const Inputs observed_rest{obs.index + after, obs.value + after, obs.count - after, O_RESERVES};
   sparse_linear(observed_rest, rest_t_, rest_b_, rest);
+  VariantCodes codes;
+  if (rank_ > 0 || !film_.empty()) codes = variant_codes(obs);
+  if (rank_ > 0) adapt_rest(obs, after, codes, s, rest);
   relu(rest, rest_);
   s.state.resize(static_cast<std::size_t>(hidden_));
   const int rest_inputs = gather(s, rest, rest_, 0, 0);
   sparse_linear({s.index.data(), s.value.data(), rest_inputs}, trunk_t_, trunk_b_, s.state.data());
   for (const float* part : added) add_row(s.state.data(), part, 1.0f, hidden_);
-  if (!film_.empty()) variant_film(obs, s, s.state.data());
+  if (rank_ > 0) adapt_trunk(rest, viewer, others, codes, s, s.state.data());
+  if (!film_.empty()) variant_film(codes, s, s.state.data());
   relu(s.state.data(), hidden_);
   s.heads.resize(heads_b_.size());
   const int state_count = gather(s, s.state.data(), hidden_, 0, 0);
@@ -522,22 +567,81 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
 
 // The trunk's pre-activations ``state`` scaled by 1 + and shifted by the film the observation's
 // players and mode one-hots name (their product's codes, each weighted by the two values).
-void AzNet::variant_film(const SparseObservation& obs, Scratch& s, float* state) const {
+AzNet::VariantCodes AzNet::variant_codes(const SparseObservation& obs) {
+  VariantCodes codes;
   const int first = static_cast<int>(
       std::lower_bound(obs.index, obs.index + obs.count, O_PLAYERS_ONEHOT) - obs.index);
-  s.film.assign(2 * static_cast<std::size_t>(hidden_), 0.0f);
-  float* scale = s.film.data();
-  float* shift = scale + hidden_;
   for (int i = first; i < obs.count && obs.index[i] < O_MODE_ONEHOT; ++i)
     for (int j = i + 1; j < obs.count; ++j) {
       if (obs.index[j] < O_MODE_ONEHOT) continue;
-      const int code =
+      codes.code[codes.count] =
           (obs.index[i] - O_PLAYERS_ONEHOT) * NUM_MODE_CODES + obs.index[j] - O_MODE_ONEHOT;
-      const float* film = film_.data() + static_cast<std::size_t>(code) * 2 * hidden_;
-      add_row(scale, film, obs.value[i] * obs.value[j], hidden_);
-      add_row(shift, film + hidden_, obs.value[i] * obs.value[j], hidden_);
+      codes.weight[codes.count++] = obs.value[i] * obs.value[j];
     }
+  return codes;
+}
+
+void AzNet::variant_film(const VariantCodes& codes, Scratch& s, float* state) const {
+  s.film.assign(2 * static_cast<std::size_t>(hidden_), 0.0f);
+  float* scale = s.film.data();
+  float* shift = scale + hidden_;
+  for (int i = 0; i < codes.count; ++i) {
+    const float* film = film_.data() + static_cast<std::size_t>(codes.code[i]) * 2 * hidden_;
+    add_row(scale, film, codes.weight[i], hidden_);
+    add_row(shift, film + hidden_, codes.weight[i], hidden_);
+  }
   for (int k = 0; k < hidden_; ++k) state[k] = state[k] * (1.0f + scale[k]) + shift[k];
+}
+
+// Adds to ``out`` (``outputs`` values) what a code's adapter makes of its down map's outputs
+// ``low`` (rank values): (up @ low + bias) times the code's weight.
+void AzNet::add_adapted(const Adapter& adapter, int code, float weight, const float* low,
+                        int outputs, float* out) const {
+  const std::size_t per_code = static_cast<std::size_t>(outputs) * rank_;
+  const float* up = adapter.up.data() + code * per_code;  // rank x outputs
+  for (int r = 0; r < rank_; ++r) add_row(out, up + r * outputs, weight * low[r], outputs);
+  add_row(out, adapter.bias.data() + static_cast<std::size_t>(code) * outputs, weight, outputs);
+}
+
+void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCodes& codes,
+                       Scratch& s, float* rest) const {
+  s.low.resize(static_cast<std::size_t>(rank_));
+  for (int i = 0; i < codes.count; ++i) {
+    std::fill(s.low.begin(), s.low.end(), 0.0f);
+    const float* down =
+        rest_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * REST_SIZE * rank_;
+    for (int j = after; j < obs.count; ++j)  // the rest's entries, each a row of rank values
+      add_row(s.low.data(), down + static_cast<std::size_t>(obs.index[j] - O_RESERVES) * rank_,
+              obs.value[j], rank_);
+    add_adapted(rest_adapter_, codes.code[i], codes.weight[i], s.low.data(), rest_, rest);
+  }
+}
+
+void AzNet::adapt_trunk(const float* rest, const float* viewer, const float* const* others,
+                        const VariantCodes& codes, Scratch& s, float* state) const {
+  // The trunk's input as torch lays it out: the rest, the viewer's cells' mean and maximum,
+  // the opponents' means, then their maxima.
+  const int c = channels_, oc = opponent_channels_;
+  const int inputs = rest_ + 2 * c + 2 * OPPONENTS * oc;
+  s.trunk_in.resize(static_cast<std::size_t>(inputs));
+  float* in = s.trunk_in.data();
+  std::copy(rest, rest + rest_, in);
+  std::copy(viewer + NUM_CELLS * c, viewer + (NUM_CELLS + 2) * c, in + rest_);
+  for (int o = 0; o < OPPONENTS; ++o) {
+    const float* pooled = others[o] + NUM_CELLS * oc;  // mean, then maximum
+    std::copy(pooled, pooled + oc, in + rest_ + 2 * c + o * oc);
+    std::copy(pooled + oc, pooled + 2 * oc, in + rest_ + 2 * c + (OPPONENTS + o) * oc);
+  }
+  s.low.resize(static_cast<std::size_t>(rank_));
+  for (int i = 0; i < codes.count; ++i) {
+    std::fill(s.low.begin(), s.low.end(), 0.0f);
+    const float* down =
+        trunk_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * inputs * rank_;
+    for (int j = 0; j < inputs; ++j)
+      if (in[j] != 0.0f)
+        add_row(s.low.data(), down + static_cast<std::size_t>(j) * rank_, in[j], rank_);
+    add_adapted(trunk_adapter_, codes.code[i], codes.weight[i], s.low.data(), hidden_, state);
+  }
 }
 
 void AzNet::evaluate_dense(const float* observation, const float* prior, const std::int64_t* ids,

@@ -30,8 +30,9 @@ class AzNet {
   // head reads that layer over the observation after the ranches, the trunk's input and its state
   // instead of the state; optional ``variant_film.weight``, (2 x trunk) x NUM_VARIANT_CODES: the
   // trunk's pre-activations times 1 + its first half and plus its second, read at the product of
-  // the players and mode one-hots; other ``variant_`` arrays, variant adapters, are refused);
-  // ``index``: each
+  // the players and mode one-hots; optional ``variant_rest`` and ``variant_trunk`` adapters'
+  // ``.down`` (15 x rank x inputs), ``.up`` (15 x outputs x rank) and ``.bias`` (15 x outputs):
+  // each layer's pre-activations plus up @ (down @ input) + bias at that code); ``index``: each
   // action id's place in the concatenated (dense, viewer cells, thief) scores (agents/pretrained.py
   // action_index). A missing array, a shape that does not fit or a value that is not finite:
   // std::invalid_argument.
@@ -39,6 +40,17 @@ class AzNet {
 
   // Each thread's work space (az_net.cc).
   struct Scratch;
+  // A layer's variant adapter, stored input-major: down (code x inputs x rank), up (code x rank
+  // x outputs), bias (code x outputs).
+  struct Adapter {
+    std::vector<float> down, up, bias;
+  };
+  // The variant codes an observation's one-hots name (one for a true observation) and weights.
+  struct VariantCodes {
+    int count = 0;
+    int code[NUM_VARIANT_CODES];
+    float weight[NUM_VARIANT_CODES];
+  };
 
   bool uses_prior() const { return uses_prior_; }
   // The logits at the ``m`` legal ``ids`` of a state seen by its player to move
@@ -57,7 +69,14 @@ class AzNet {
                        float* out) const;
   void opponent_features(const std::int32_t* index, const float* value, int count, Scratch& s,
                          float* out) const;
-  void variant_film(const SparseObservation& observation, Scratch& s, float* state) const;
+  static VariantCodes variant_codes(const SparseObservation& observation);
+  void variant_film(const VariantCodes& codes, Scratch& s, float* state) const;
+  void add_adapted(const Adapter& adapter, int code, float weight, const float* low, int outputs,
+                   float* out) const;
+  void adapt_rest(const SparseObservation& observation, int after, const VariantCodes& codes,
+                  Scratch& s, float* rest) const;
+  void adapt_trunk(const float* rest, const float* viewer, const float* const* others,
+                   const VariantCodes& codes, Scratch& s, float* state) const;
   void pooled_parts(const float* mean, const float* high, int n, int means_at, int highs_at,
                     Scratch& s, float* part) const;
 
@@ -73,6 +92,8 @@ class AzNet {
   std::vector<float> rest_t_, rest_b_;
   std::vector<float> trunk_t_, trunk_b_;
   std::vector<float> film_;  // NUM_VARIANT_CODES x (scale, shift) x trunk; empty: no film
+  int rank_ = 0;             // the variant adapters' rank (0: none)
+  Adapter rest_adapter_, trunk_adapter_;
   std::vector<float> heads_t_, heads_b_;  // dense, viewer film, thief film[, value]
   std::vector<float> value_hidden_t_,
       value_hidden_b_;                         // (rest + trunk input + state) x value_hidden
