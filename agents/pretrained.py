@@ -77,6 +77,7 @@ def greedy_prior(game: MoonRiverGame) -> np.ndarray:
 MAX_VALUE_WIDTH = 4096  # the widest value layer read (as the core's AzNet's layers)
 MAX_VARIANT_RANK = 32  # the highest rank of a variant's change of a layer (variant adapters)
 ADAPTED = ("rest.0", "trunk.0")  # the layers a network's variant adapters change
+ADAPTER_PARTS = ("down", "up", "bias")
 
 
 class NumpyRanchNet:
@@ -129,28 +130,22 @@ class NumpyRanchNet:
                                  f"scale and a shift per trunk unit for each variant code")
             self.wt["variant_film"] = np.ascontiguousarray(self.w["variant_film.weight"].T)
         # per variant, a low-rank change of the rest and trunk layers (``variant_rank``)
-        self.adapters = {layer: self._adapter(layer) for layer in ADAPTED
-                         if f"variant_{layer[:-2]}.down" in self.w}
-        if len(self.adapters) == 1:
-            raise ValueError("variant adapters change both the rest and the trunk layer: found "
-                             f"only {next(iter(self.adapters))}'s")
+        rank = variant_layers(self.w)["variant_rank"]
+        self.adapters = {layer: self._adapter(layer, rank) for layer in ADAPTED if rank}
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
-    def _adapter(self, layer: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _adapter(self, layer: str, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A layer's variant adapter (down, up, bias), its shapes checked, else ValueError."""
         name = f"variant_{layer[:-2]}"
         outputs, inputs = self.w[f"{layer}.weight"].shape
-        empty = np.zeros(0, np.float32)  # a missing array: a shape that never fits
-        down, up, bias = (self.w.get(f"{name}.{part}", empty) for part in ("down", "up", "bias"))
-        rank = down.shape[1] if down.ndim == 3 else 0
+        down, up, bias = (self.w[f"{name}.{part}"] for part in ADAPTER_PARTS)
         shapes = ((NUM_VARIANT_CODES, rank, inputs), (NUM_VARIANT_CODES, outputs, rank),
                   (NUM_VARIANT_CODES, outputs))
-        for part, array, shape in zip(("down", "up", "bias"), (down, up, bias), shapes,
-                                      strict=True):
-            if array.shape != shape or not 1 <= rank <= MAX_VARIANT_RANK:
+        for part, array, shape in zip(ADAPTER_PARTS, (down, up, bias), shapes, strict=True):
+            if array.shape != shape:
                 raise ValueError(f"{name}.{part} has shape {array.shape}, expected {shape}: per "
-                                 f"variant code, a rank-r change (r 1 to {MAX_VARIANT_RANK}) of "
-                                 f"{layer}'s {outputs} x {inputs}")
+                                 f"variant code, a rank-{rank} change of {layer}'s {outputs} x "
+                                 f"{inputs}")
         return np.ascontiguousarray(down.transpose(2, 0, 1).reshape(inputs, -1)), up, bias
 
     def _adapted(self, layer: str, x: np.ndarray, code: np.ndarray | None,
@@ -260,10 +255,28 @@ class NumpyRanchNet:
 
 
 def variant_layers(arrays: dict[str, Any]) -> dict[str, Any]:
-    """The variant layers a network's arrays hold: its film (bool) and adapters' rank (int)."""
-    shape: Any = getattr(arrays.get("variant_rest.down"), "shape", ())  # numpy's or torch's
-    return {"variant_film": "variant_film.weight" in arrays,
-            "variant_rank": int(shape[1]) if len(shape) == 3 else 0}
+    """The variant layers a network's arrays hold (film: bool, adapters' rank), else ValueError."""
+    adapters = {f"variant_{layer[:-2]}.{part}" for layer in ADAPTED for part in ADAPTER_PARTS}
+    names = {k for k in arrays if k.startswith("variant_")}
+    unknown = sorted(names - adapters - {"variant_film.weight"})
+    if unknown:
+        raise ValueError(f"{unknown[0]} is not a variant layer (variant_film.weight, or the "
+                         f"adapters' variant_rest.* and variant_trunk.*: down, up, bias)")
+    rank = 0
+    if names & adapters:
+        missing = sorted(adapters - names)
+        if missing:
+            raise ValueError(f"variant adapters need {missing[0]} too (down, up and bias of "
+                             f"both variant_rest and variant_trunk)")
+        shapes = [tuple(getattr(arrays[f"variant_{layer[:-2]}.down"], "shape", ()))
+                  for layer in ADAPTED]  # numpy's or torch's
+        ranks = {int(shape[1]) if len(shape) == 3 else 0 for shape in shapes}
+        rank = ranks.pop()
+        if ranks or not 1 <= rank <= MAX_VARIANT_RANK:
+            raise ValueError(f"the adapters' down arrays have shapes {shapes[0]} and "
+                             f"{shapes[1]}: expected (15, rank, inputs), one rank 1 to "
+                             f"{MAX_VARIANT_RANK} for both")
+    return {"variant_film": "variant_film.weight" in arrays, "variant_rank": rank}
 
 
 def weights_path(variant: str) -> Any:

@@ -208,6 +208,8 @@ def test_bad_networks_are_refused_with_clear_errors() -> None:
             "no array variant_rest.down")
     refused({k: v for k, v in adapted.items() if k != "variant_trunk.bias"},
             "no array variant_trunk.bias")
+    refused({**good, "variant_trunk.bias": adapted["variant_trunk.bias"]},  # a part alone
+            "no array variant_rest.down")
     refused({**adapted, "variant_rest.down": np.zeros((15, 33, 534), np.float32)},
             r"variant_rest.down has shape \(15, 33, 534\), expected \(15, rank 1 to 32, 534\)")
     refused({**adapted, "variant_trunk.up": adapted["variant_trunk.up"][:, :, :2].copy()},

@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.az import NumpyAZNet  # noqa: E402
-from moonriver_env.agents.pretrained import read_npz  # noqa: E402
+from moonriver_env.agents.pretrained import read_npz, variant_layers  # noqa: E402
 from moonriver_env.training.az import train as az_train  # noqa: E402
 from moonriver_env.training.az.network import (  # noqa: E402
     AZNet,
@@ -1028,7 +1028,11 @@ def test_a_film_is_read_from_the_arrays_and_kept_by_every_loader(tmp_path) -> No
 def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) -> None:
     """Zero adapters give the base's function; folded specialists give theirs where taught."""
     from moonriver_env.agents.az import load_az
-    from moonriver_env.training.az.network import load_az_net, specialist_adapters, variant_code
+    from moonriver_env.training.az.network import (
+        code_of_variant,
+        load_az_net,
+        specialist_adapters,
+    )
 
     from moonriver_env.moonriver.core import Game
     from moonriver_env.moonriver.observation import MODE_ONEHOT, PLAYERS_ONEHOT
@@ -1043,7 +1047,7 @@ def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) ->
     games = [Game(variant_config(v), seed=i) for i, v in enumerate(variants)]
     obs = torch.from_numpy(np.stack([g.observe(g.current_player) for g in games]))
     codes = obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]  # players x mode
-    assert [variant_code(v) for v in variants] == codes.reshape(3, -1).argmax(1).tolist()
+    assert [code_of_variant(v) for v in variants] == codes.reshape(3, -1).argmax(1).tolist()
     mask = torch.from_numpy(np.stack([g.legal_mask() for g in games])).bool()
     players = torch.tensor([g.num_players for g in games])
     full = specialist_adapters(base, {"4p-legends-4": taught, "2p-base": other}, rank=8)
@@ -1083,6 +1087,22 @@ def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) ->
     broken["variant_trunk.up"] = broken["variant_trunk.up"][:, :, :3]
     with pytest.raises(ValueError, match=r"variant_trunk.up has shape \(15, 8, 3\), expected"):
         NumpyAZNet(broken)
+    good = read_npz(path)[0]
+    for arrays, words in (
+            ({k: v for k, v in good.items() if k != "variant_rest.down"},
+             "variant adapters need variant_rest.down too"),
+            ({k: v for k, v in good.items() if not k.startswith("variant_rest.")},
+             "variant adapters need variant_rest.bias too"),
+            (good | {"variant_rest.down": good["variant_rest.down"][:, :4]},
+             r"down arrays have shapes \(15, 4, 534\) and \(15, 8, 28\)"),
+            (good | {"variant_rest.scale": good["variant_rest.bias"]},
+             "variant_rest.scale is not a variant layer")):
+        with pytest.raises(ValueError, match=words):
+            NumpyAZNet(arrays)
+        with pytest.raises(ValueError, match=words):
+            variant_layers(arrays)
+    with pytest.raises(ValueError, match="rank 9; these layers allow 1 to 8"):
+        specialist_adapters(base, {"2p-base": other}, rank=9)
 
 
 @pytest.mark.parametrize("leaves", ["torch", "core"])
@@ -1094,7 +1114,8 @@ def test_variant_adapters_learn_their_played_codes_alone(tmp_path, leaves) -> No
                    variant_learning_rate=0.05), report=quiet)
     assert run.train() == 0
     up = run.net.variant_trunk.up.detach()
-    assert up[[0, 7, 10]].abs().amax() > 0.01 and not np.delete(up.numpy(), [0, 7, 10], 0).any()
+    assert (up[[0, 7, 10]].abs().flatten(1).amax(1) > 0.01).all()  # each played code learned
+    assert not np.delete(up.numpy(), [0, 7, 10], 0).any()
 
 
 def test_fold_writes_one_network_from_specialists_and_refuses_bad_sources(tmp_path,

@@ -12,11 +12,13 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
-from moonriver_env.agents.pretrained import read_npz, variant_layers
+from moonriver_env.agents.pretrained import ADAPTED, read_npz, variant_layers
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear, read_checkpoint
 from moonriver_env.training.variants import variant_config
 from torch import nn
+
+from moonriver_env.moonriver.observation import MODE_ONEHOT
 
 MARGIN_SCALE = 20.0  # score margins are predicted in units of this many points
 EXPORT_SKIP = ("margin_head.",)  # training-only heads, left out of the agents' file
@@ -89,10 +91,11 @@ def widen_hidden(net: AZNet, hidden: int) -> AZNet:
     return wide
 
 
-def variant_code(variant: str) -> int:
+def code_of_variant(variant: str) -> int:
     """A variant's code among the 15 (players x mode, as ``policy_net.variant_code`` reads)."""
     config = variant_config(variant)
-    return (config.num_players - 2) * 5 + (config.scenario or 0 if config.mode == "legends" else 0)
+    mode = (config.scenario or 0) if config.mode == "legends" else 0  # 0: base, else scenario
+    return (config.num_players - 2) * (MODE_ONEHOT.stop - MODE_ONEHOT.start) + mode
 
 
 def specialist_adapters(base: AZNet, specialists: dict[str, AZNet], rank: int) -> AZNet:
@@ -105,9 +108,12 @@ def specialist_adapters(base: AZNet, specialists: dict[str, AZNet], rank: int) -
                     value_hidden=0 if base.value_hidden is None else base.value_hidden.out_features)
     net.load_state_dict(base.state_dict(), strict=False)
     own = base.state_dict()
+    most = min(min(own[f"{layer}.weight"].shape) for layer in ADAPTED)
+    if not 1 <= rank <= most:
+        raise ValueError(f"specialist_adapters: rank {rank}; these layers allow 1 to {most}")
     with torch.no_grad():
         for variant, specialist in specialists.items():
-            theirs, code = specialist.state_dict(), variant_code(variant)
+            theirs, code = specialist.state_dict(), code_of_variant(variant)
             for layer, adapter in (("rest.0", net.variant_rest), ("trunk.0", net.variant_trunk)):
                 change = theirs[f"{layer}.weight"] - own[f"{layer}.weight"]
                 u, s, vt = torch.linalg.svd(change, full_matrices=False)  # the best rank-r fit
@@ -175,7 +181,11 @@ def load_az_net(path: str) -> AZNet:
     sizes = {k: v for k, v in meta["net"].items() if k in names}
     net = AZNet(NetConfig(**sizes | variant_layers(arrays)),
                 value_hidden=value_hidden_size(arrays))
-    net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
+    try:
+        net.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()}, strict=False)
+    except RuntimeError as exc:  # an array of another shape than its sizes give
+        raise ValueError(f"{path}: the weights do not fit the sizes it names: "
+                         f"{str(exc).splitlines()[-1].strip()}") from None
     return net
 
 

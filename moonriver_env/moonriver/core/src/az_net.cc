@@ -265,7 +265,11 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
   const std::size_t pooled = 2 * c + 2 * OPPONENTS * oc;
   trunk_t_ = transposed(take(a, "trunk.0.weight", {t, h + pooled}), t, h + pooled);
   trunk_b_ = take(a, "trunk.0.bias", {t});
-  if (a.count("variant_rest.down") || a.count("variant_trunk.down")) {
+  const bool adapted = std::any_of(a.begin(), a.end(), [](const auto& entry) {
+    return entry.first.rfind("variant_rest.", 0) == 0 ||
+           entry.first.rfind("variant_trunk.", 0) == 0;
+  });
+  if (adapted) {                          // every one of the adapters' six arrays, one rank
     constexpr std::size_t MAX_RANK = 32;  // agents/pretrained.py's MAX_VARIANT_RANK
     const auto down = a.find("variant_rest.down");
     if (down == a.end()) throw std::invalid_argument("network: no array variant_rest.down");
@@ -565,8 +569,8 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
     shares[k] = k < num_players ? static_cast<float>(e[k] / sum) : 0.0f;
 }
 
-// The trunk's pre-activations ``state`` scaled by 1 + and shifted by the film the observation's
-// players and mode one-hots name (their product's codes, each weighted by the two values).
+// The variant codes the observation's players and mode one-hots name: each pair of non-zero
+// entries, weighted by their product (a true observation: one code, weight 1).
 AzNet::VariantCodes AzNet::variant_codes(const SparseObservation& obs) {
   VariantCodes codes;
   const int first = static_cast<int>(
@@ -581,6 +585,7 @@ AzNet::VariantCodes AzNet::variant_codes(const SparseObservation& obs) {
   return codes;
 }
 
+// The trunk's pre-activations ``state`` scaled by 1 + and shifted by the codes' films.
 void AzNet::variant_film(const VariantCodes& codes, Scratch& s, float* state) const {
   s.film.assign(2 * static_cast<std::size_t>(hidden_), 0.0f);
   float* scale = s.film.data();
@@ -603,6 +608,8 @@ void AzNet::add_adapted(const Adapter& adapter, int code, float weight, const fl
   add_row(out, adapter.bias.data() + static_cast<std::size_t>(code) * outputs, weight, outputs);
 }
 
+// Adds the codes' rest adapters to the rest layer's pre-activations ``rest`` (its input: the
+// observation's entries from ``after`` on).
 void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCodes& codes,
                        Scratch& s, float* rest) const {
   s.low.resize(static_cast<std::size_t>(rank_));
@@ -617,6 +624,8 @@ void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCod
   }
 }
 
+// Adds the codes' trunk adapters to the trunk's pre-activations ``state`` (its input: ``rest``
+// after ReLU and the ranches' pooled features, remembered with their cells' features).
 void AzNet::adapt_trunk(const float* rest, const float* viewer, const float* const* others,
                         const VariantCodes& codes, Scratch& s, float* state) const {
   // The trunk's input as torch lays it out: the rest, the viewer's cells' mean and maximum,
