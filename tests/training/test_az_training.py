@@ -962,6 +962,13 @@ def test_steady_anchor_config_is_the_all_variant_steady_step_pulled_to_its_start
     assert {k for k in anchored if anchored[k] != steady[k]} == {"anchor"}
 
 
+def test_specialist_config_is_the_all_variant_steady_step_on_one_variant() -> None:
+    """az_specialist.toml: az_steady_all.toml on one variant, 10 iterations, its own seed."""
+    one, steady = _expert_settings("az_specialist.toml", "az_steady_all.toml")
+    assert len(variant_list(one["variants"])) == 1 and one["iterations"] == 10
+    assert {k for k in one if one[k] != steady[k]} == {"variants", "iterations", "seed"}
+
+
 def test_search_values_config_holds_the_policy_while_its_search_plays() -> None:
     cfg = _after_the_value_run("az_search_values.toml")
     assert (cfg.hold_policy, cfg.leaves, cfg.value_warmup) == (True, "core", 0)
