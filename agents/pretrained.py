@@ -23,12 +23,7 @@ from moonriver_env.training.atomic import ChecksumError, check_archive
 
 from moonriver_env.common.contract import TableGame
 from moonriver_env.moonriver.contract import MoonRiverGame
-from moonriver_env.moonriver.observation import (
-    MODE_ONEHOT,
-    NUM_VARIANT_CODES,
-    PLAYERS_ONEHOT,
-    VIEWS,
-)
+from moonriver_env.moonriver.observation import NUM_VARIANT_CODES, VIEWS, variant_code
 from moonriver_env.moonriver.rules import actions as A
 from moonriver_env.moonriver.rules.grid import NUM_CELLS, NUM_PLACEMENTS
 
@@ -222,11 +217,11 @@ class NumpyRanchNet:
         pooled = np.concatenate([viewer.mean(axis=1), viewer.max(axis=1),
                                  others.mean(axis=2).reshape(b, -1),
                                  others.max(axis=2).reshape(b, -1)], axis=1)
-        code = (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(b, -1)
+        code = variant_code(obs) if self.adapters or self.variant_film else None
         rest = self._adapted("rest.0", obs[:, self.ranch_stop:], code)
         trunk_in = np.concatenate([rest, pooled], axis=1)
         state = self._adapted("trunk.0", trunk_in, code, relu=not self.variant_film)
-        if self.variant_film:
+        if code is not None and self.variant_film:
             scale, shift = np.split(code @ self.wt["variant_film"], 2, axis=1)
             state = np.maximum(state * (1.0 + scale) + shift, 0.0)
         heads = np.split(self._linear("heads", state, relu=False), self.head_splits, axis=1)

@@ -22,11 +22,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from moonriver_env.moonriver.observation import (
-    MODE_ONEHOT,
     NUM_VARIANT_CODES,
     OBSERVATION_SIZE,
-    PLAYERS_ONEHOT,
     VIEWS,
+    variant_code,
 )
 
 __all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "legal_lists",
@@ -176,15 +175,18 @@ class RanchNet(nn.Module):
                             others.amax(dim=2).reshape(b, -1)], dim=1)
         observed = obs[:, self.ranch_stop:]
         rest = _linear(self.rest[0], observed)
-        code = variant_code(obs) if self.config.variant_rank else None
-        if code is not None:
+        adapted = self.config.variant_rank > 0
+        if adapted or self.config.variant_film:
+            code: torch.Tensor = variant_code(obs)
+        if adapted:
             rest = rest + self.variant_rest(code, observed)
         trunk_in = torch.cat([rest.relu(), pooled], dim=1)
         state = _linear(self.trunk[0], trunk_in)
-        if code is not None:
+        if adapted:
             state = state + self.variant_trunk(code, trunk_in)
-        if self.config.variant_film:
-            state = self._variant_film(obs, state)
+        if self.config.variant_film:  # the pre-activations scaled by 1 + and shifted by it
+            scale, shift = _linear(self.variant_film, code).chunk(2, dim=1)
+            state = state * (1.0 + scale) + shift
         state = state.relu()
         viewer = (viewer + _linear(self.viewer_film, state).unsqueeze(1)).relu()
         others = (others + _linear(self.thief_film, state)[:, None, None, :]).relu()
@@ -193,15 +195,6 @@ class RanchNet(nn.Module):
                             _linear(self.thief_head, others).reshape(b, -1)], dim=1)
         return scores, state, trunk_in
 
-    def _variant_film(self, obs: torch.Tensor, pre: torch.Tensor) -> torch.Tensor:
-        """The trunk's pre-activations scaled by 1 + and shifted by its variant's film."""
-        scale, shift = _linear(self.variant_film, variant_code(obs)).chunk(2, dim=1)
-        return pre * (1.0 + scale) + shift
-
-
-def variant_code(obs: torch.Tensor) -> torch.Tensor:
-    """The product of the players and mode one-hots (B, 15): the variant's code."""
-    return (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(len(obs), -1)
 
 
 class VariantAdapter(nn.Module):

@@ -6,7 +6,7 @@ docs/observation.md is generated from this module (``ObservationEncoder.markdown
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -112,6 +112,12 @@ PLAYERS_ONEHOT = slice(_O_GAME + _G["players_2"], _O_GAME + _G["players_4"] + 1)
 MODE_ONEHOT = slice(_O_GAME + _G["base"], _O_GAME + len(_GAME))
 NUM_VARIANT_CODES = (PLAYERS_ONEHOT.stop - PLAYERS_ONEHOT.start) * (
     MODE_ONEHOT.stop - MODE_ONEHOT.start)
+
+
+def variant_code(obs: Any) -> Any:
+    """Each row's variant code (B, 15): the players times the mode one-hot (numpy or torch)."""
+    return (obs[:, PLAYERS_ONEHOT, None] * obs[:, None, MODE_ONEHOT]).reshape(len(obs), -1)
+
 _REL = {n: tuple(tuple((v + i) % n for i in range(n)) for v in range(n)) for n in (2, 3, 4)}
 _TO_REL = {n: tuple(tuple((p - v) % n for p in range(n)) for v in range(n)) for n in (2, 3, 4)}
 

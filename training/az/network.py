@@ -92,7 +92,7 @@ def widen_hidden(net: AZNet, hidden: int) -> AZNet:
 
 
 def code_of_variant(variant: str) -> int:
-    """A variant's code among the 15 (players x mode, as ``policy_net.variant_code`` reads)."""
+    """A variant's code among the 15 (players x mode, as ``observation.variant_code`` reads)."""
     config = variant_config(variant)
     mode = (config.scenario or 0) if config.mode == "legends" else 0  # 0: base, else scenario
     return (config.num_players - 2) * (MODE_ONEHOT.stop - MODE_ONEHOT.start) + mode
