@@ -26,7 +26,8 @@ AGENT_FILE = "agent.npz"
 RESUME_FILE = "resume.pt"
 
 # What each kind of step runs and writes: module, product, whether it resumes, its keys
-# (init, league, warm_start, expert, from: earlier steps' names; set: settings given as flags).
+# (init, league, warm_start, expert, base, from: earlier steps' names; set: settings given
+# as flags).
 KINDS: dict[str, tuple[str, str, bool, frozenset[str]]] = {
     "fast": ("moonriver_env.training.fast.train", "final.pt", True,
              frozenset({"config", "set", "init", "league"})),
@@ -35,6 +36,8 @@ KINDS: dict[str, tuple[str, str, bool, frozenset[str]]] = {
     "soup": ("moonriver_env.training.soup", "final.pt", False, frozenset({"from"})),
     "export": ("moonriver_env.training.export_weights", "agent.npz", False,
                frozenset({"from"})),
+    "fold": ("moonriver_env.training.az.fold", "az.npz", False,
+             frozenset({"base", "from", "set"})),
 }
 
 
@@ -102,9 +105,12 @@ def _step(raw: Any, index: int, folder: str, earlier: set[str]) -> Step:
             raise CLIError(f"step {name!r}: no config file {config}")
     elif "from" not in raw:
         raise CLIError(f"step {name!r}: a {run} step needs from = step name(s)")
+    if "base" in allowed and "base" not in raw:
+        raise CLIError(f"step {name!r}: a {run} step needs base = step name")
     inputs = {key: _strings(f"step {name!r}: {key}", raw[key])
-              for key in ("init", "league", "warm_start", "expert", "from") if key in raw}
-    for key in ("init", "warm_start", "expert"):
+              for key in ("init", "league", "warm_start", "expert", "base", "from")
+              if key in raw}
+    for key in ("init", "warm_start", "expert", "base"):
         if len(inputs.get(key, ())) > 1:
             raise CLIError(f"step {name!r}: {key} names one step, got {list(inputs[key])}")
     for key, names in inputs.items():
@@ -166,12 +172,23 @@ def command(step: Step, folder: str, products: dict[str, str]) -> list[str]:
             raise CLIError(f"step {step.name!r}: an export step takes one step, got {sources}")
         out = os.path.join(folder, product)
         return head + ([out, *sources] if step.run == "soup" else [sources[0], out])
+    if step.run == "fold":
+        base = products[step.inputs["base"][0]]
+        sources = [products[name] for name in step.inputs["from"]]
+        return [*head, os.path.join(folder, product), base, *sources,
+                *_flags(step.settings)]
     if resumes and os.path.isfile(os.path.join(folder, RESUME_FILE)):
         return [*head, "--resume", folder]
     args = [*head, "--config", step.config, "--out", folder]
     for key, names in step.inputs.items():
         args += [_flag(key), *(products[name] for name in names)]
-    for key, value in step.settings.items():
+    return args + _flags(step.settings)
+
+
+def _flags(settings: dict[str, str | int | float | bool]) -> list[str]:
+    """A step's ``set`` table as command-line flags."""
+    args: list[str] = []
+    for key, value in settings.items():
         if isinstance(value, bool):
             args.append(_flag(key) if value else _flag(f"no_{key}"))
         else:
@@ -274,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: interrupted; continue with the same command", file=sys.stderr)
         return 130
     print(f"{PROG}: wrote the agent {agent}", flush=True)
-    spec = ("az:" if pipeline.steps_by_name[pipeline.agent].run == "az" else "pretrained:") + agent
+    spec = ("az:" if pipeline.steps_by_name[pipeline.agent].product == "az.npz"
+            else "pretrained:") + agent
     print(f"measure it: moonriver-eval --agents {shlex.quote(spec)} "
           f"greedy greedy greedy --players 4 --games 1000 --seed {TRAINING_SEEDS} --workers 2",
           flush=True)

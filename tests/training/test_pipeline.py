@@ -83,6 +83,21 @@ run = "az"
 config = "az_taught.toml"
 warm_start = "value"
 expert = "value"
+
+[[step]]
+name = "specialist"
+run = "az"
+config = "az_taught.toml"
+warm_start = "taught"
+expert = "taught"
+set = { variants = "3p-base" }
+
+[[step]]
+name = "folded"
+run = "fold"
+base = "taught"
+from = ["specialist"]
+set = { rank = 2 }
 """
 
 
@@ -107,10 +122,17 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
     out = tmp_path / "run"
     assert main([str(path), "--out", str(out), "--ship", "--quiet"]) == 0
     printed = capsys.readouterr().out
-    for step in ("first", "second", "partner", "mean", "value", "taught"):
+    for step in ("first", "second", "partner", "mean", "value", "taught", "specialist",
+                 "folded"):
         assert (out / step / "step.json").is_file()
     # an az step taught by an earlier step's network: --expert names that step's product
     assert f"--expert {out / 'value' / 'az.npz'}" in printed
+    assert "--variants 3p-base" in printed
+    # the fold: the base's layers, and the specialist's change as 3p-base's rank-2 adapter
+    taught, folded = _arrays(out / "taught" / "az.npz"), _arrays(out / "folded" / "az.npz")
+    assert all(np.array_equal(taught[k], folded[k]) for k in taught if k != "__meta__")
+    assert folded["variant_rest.down"].shape[1] == 2
+    assert np.abs(folded["variant_rest.up"]).sum() > 0
     assert "measure it: moonriver-eval --agents az:" in printed
     agent = _arrays(out / "agent.npz")
     shipped = _arrays(tmp_path / "p" / "shipped" / "all.npz")
@@ -118,7 +140,7 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
         np.array_equal(agent[k], shipped[k]) for k in agent)
     # a rerun skips every finished step and writes the same agent
     assert main([str(path), "--out", str(out), "--quiet"]) == 0
-    assert capsys.readouterr().out.count("finished before, skipped") == 6
+    assert capsys.readouterr().out.count("finished before, skipped") == 8
     again = _arrays(out / "agent.npz")
     assert all(np.array_equal(agent[k], again[k]) for k in agent)
 
@@ -162,6 +184,8 @@ def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
     ("", "no [[step]] tables"),
     ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n[[step]]\nname = "b"\n'
      'run = "az"\nconfig = "az.toml"\nexpert = ["a", "a"]\n', "expert names one step"),
+    ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n[[step]]\nname = "b"\n'
+     'run = "fold"\nfrom = ["a"]\n', "needs base = step name"),
 ])
 def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) -> None:
     path = _write(tmp_path, text)
@@ -173,9 +197,17 @@ def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) 
 def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
     pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained.toml"))
     steps = pipeline.steps_by_name
-    assert pipeline.agent == "az_taught" and steps["az_value"].inputs["warm_start"] == (
-        "league_soup",)
+    assert steps["az_value"].inputs["warm_start"] == ("league_soup",)
     assert steps["az_taught"].inputs == {"warm_start": ("az_value",), "expert": ("az_value",)}
+    # the agent: the Gold Rush specialists, each taught from az_taught, folded into it
+    assert pipeline.agent == "gold_fold" and steps["gold_fold"].run == "fold"
+    specialists = steps["gold_fold"].inputs["from"]
+    assert steps["gold_fold"].inputs["base"] == ("az_taught",)
+    assert [steps[name].settings["variants"] for name in specialists] == [
+        "2p-legends-2", "3p-legends-2", "4p-legends-2"]
+    for name in specialists:
+        assert steps[name].inputs == {"warm_start": ("az_taught",), "expert": ("az_taught",)}
+        assert steps[name].config.endswith("az_specialist.toml")
     assert steps["league_soup"].inputs["from"] == ("fast_league", "fast_legends_24")
     assert steps["fast_league"].inputs["league"] == ("sparring_2p",)
     assert pipeline.ship == str(REPO / "agents" / "weights" / "all.npz")

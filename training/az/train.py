@@ -582,6 +582,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--minutes", type=float, help="stop after this many minutes in all")
     p.add_argument("--games", type=int, help="games played together per iteration")
     p.add_argument("--simulations", type=int, help="search simulations per decision")
+    p.add_argument("--variants", nargs="+", metavar="NAME",
+                   help="the variants whose games it plays (names as in the config; all)")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
     p.add_argument("--expert", help="an az.npz whose fixed network values the search's leaves "
@@ -599,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
                                                "minutes", "games", "simulations",
-                                               "warm_start", "expert", "leaves")}
+                                               "variants", "warm_start", "expert", "leaves")}
     state = load_resume(args.resume) if args.resume else None
     if state is not None:
         base = dict(state["config"]) | {"out": args.resume}
