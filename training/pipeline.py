@@ -80,7 +80,7 @@ def _strings(where: str, value: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _step(raw: Any, index: int, folder: str, earlier: set[str]) -> Step:
+def _step(raw: Any, index: int, folder: str, earlier: dict[str, Step]) -> Step:
     """One ``[[step]]`` table, checked: its kind, keys, config file and inputs."""
     if not isinstance(raw, dict):
         raise CLIError(f"step {index + 1}: expected a table, got {raw!r}")
@@ -122,7 +122,27 @@ def _step(raw: Any, index: int, folder: str, earlier: set[str]) -> Step:
             isinstance(value, str | int | float | bool) for value in settings.values()):
         raise CLIError(f"step {name!r}: set must be a table of settings (strings, numbers, "
                        f"booleans), got {settings!r}")
+    if run == "fold":
+        _check_fold(name, inputs, settings, earlier)
     return Step(name, run, config, inputs, settings)
+
+
+def _check_fold(name: str, inputs: dict[str, tuple[str, ...]],
+                settings: dict[str, Any], earlier: dict[str, Step]) -> None:
+    """A fold step's inputs are distinct search-recipe networks; its one setting is the rank."""
+    base, sources = inputs["base"][0], inputs["from"]
+    not_az = [other for other in (base, *sources) if earlier[other].product != "az.npz"]
+    if not_az:
+        raise CLIError(f"step {name!r}: base and from name az or fold steps (search-recipe "
+                       f"networks), got {not_az}")
+    if base in sources or len(set(sources)) != len(sources):
+        raise CLIError(f"step {name!r}: from names each specialist once and not the base, "
+                       f"got base {base!r}, from {list(sources)}")
+    if set(settings) - {"rank"} or not all(
+            isinstance(value, int) and not isinstance(value, bool)
+            for value in settings.values()):
+        raise CLIError(f"step {name!r}: a fold step's set takes rank = an integer, got "
+                       f"{settings!r}")
 
 
 def load_pipeline(path: str) -> Pipeline:
@@ -135,11 +155,11 @@ def load_pipeline(path: str) -> Pipeline:
     unknown = sorted(set(data) - {"step", "agent", "ship"})
     if unknown:
         raise CLIError(f"{path}: unknown keys {unknown}; allowed: agent, ship, [[step]]")
-    folder, steps, names = os.path.dirname(os.path.abspath(path)), [], set[str]()
+    folder, steps, names = os.path.dirname(os.path.abspath(path)), [], dict[str, Step]()
     for index, raw in enumerate(data.get("step", [])):
         step = _step(raw, index, folder, names)
         steps.append(step)
-        names.add(step.name)
+        names[step.name] = step
     if not steps:
         raise CLIError(f"{path}: no [[step]] tables")
     agent = data.get("agent", steps[-1].name)
@@ -166,17 +186,14 @@ def command(step: Step, folder: str, products: dict[str, str]) -> list[str]:
     """The command line that runs (or resumes) ``step`` in ``folder``."""
     module, product, resumes, _ = KINDS[step.run]
     head = [sys.executable, "-m", module]
+    sources = [products[name] for name in step.inputs.get("from", ())]
+    out = os.path.join(folder, product)
+    if step.run == "fold":
+        return [*head, out, products[step.inputs["base"][0]], *sources, *_flags(step.settings)]
     if step.run in ("soup", "export"):
-        sources = [products[name] for name in step.inputs["from"]]
         if step.run == "export" and len(sources) != 1:
             raise CLIError(f"step {step.name!r}: an export step takes one step, got {sources}")
-        out = os.path.join(folder, product)
         return head + ([out, *sources] if step.run == "soup" else [sources[0], out])
-    if step.run == "fold":
-        base = products[step.inputs["base"][0]]
-        sources = [products[name] for name in step.inputs["from"]]
-        return [*head, os.path.join(folder, product), base, *sources,
-                *_flags(step.settings)]
     if resumes and os.path.isfile(os.path.join(folder, RESUME_FILE)):
         return [*head, "--resume", folder]
     args = [*head, "--config", step.config, "--out", folder]
@@ -291,11 +308,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: interrupted; continue with the same command", file=sys.stderr)
         return 130
     print(f"{PROG}: wrote the agent {agent}", flush=True)
-    spec = ("az:" if pipeline.steps_by_name[pipeline.agent].product == "az.npz"
-            else "pretrained:") + agent
+    steps = pipeline.steps_by_name
+    last = steps[pipeline.agent]
+    spec = ("az:" if last.product == "az.npz" else "pretrained:") + agent
     print(f"measure it: moonriver-eval --agents {shlex.quote(spec)} "
           f"greedy greedy greedy --players 4 --games 1000 --seed {TRAINING_SEEDS} --workers 2",
           flush=True)
+    folded = [str(steps[name].settings.get("variants", "")) for name in
+              last.inputs.get("from", ())] if last.run == "fold" else []
+    if all(folded) and folded:  # the variants its adapters change, against every variant
+        print(f"and where its adapters play: python benchmarks/variants.py --agent "
+              f"{shlex.quote(spec)} --variants {' '.join(folded)} --games 1000 --workers 2",
+              flush=True)
     return 0
 
 

@@ -828,6 +828,10 @@ def test_cli_refuses_bad_settings_and_changed_runs(tmp_path, capsys) -> None:
     assert "already holds a run" in one_error(capsys)
     assert az_train.main(["--resume", str(out), "--simulations", "9"]) == 2
     assert "cannot change ['simulations']" in one_error(capsys)
+    assert az_train.main(["--resume", str(out), "--variants", "2p-base"]) == 2
+    assert "cannot change ['variants']" in one_error(capsys)
+    assert az_train.main(["--resume", str(out), "--iterations", "1", "--variants",
+                          *TINY["variants"]]) == 0  # the same variants: no change
     if not torch.cuda.is_available():
         assert az_train.main(["--out", str(tmp_path / "c"), "--iterations", "1",
                               "--device", "cuda"]) == 2
@@ -1154,6 +1158,9 @@ def test_fold_writes_one_network_from_specialists_and_refuses_bad_sources(tmp_pa
         with pytest.raises(SystemExit) as stop:
             fold.main([str(tmp_path / "x.npz"), paths["base"], *sources])
         assert stop.value.code == 2 and words in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # a base that is not a search-recipe network
+        fold.main([str(tmp_path / "x.npz"), str(tmp_path / "none.npz"), paths["l4"]])
+    assert stop.value.code == 2 and "the base network" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         fold.main([str(tmp_path / "x.npz"), paths["base"], paths["l4"], "--rank", "0"])
     assert "--rank must be 1 to 32" in capsys.readouterr().err

@@ -46,7 +46,7 @@ AZ = AZ_SIZES + "iterations = 2\nvalue_warmup = 2\nfreeze_policy = true\n"
 AZ_TAUGHT = AZ_SIZES + ('iterations = 1\ntarget = "action"\nrollout_weight = 0.5\n'
                         'rollout_depth = 8\n')
 
-PIPELINE = """agent = "value"
+PIPELINE = """agent = "folded"
 ship = "shipped/all.npz"
 
 [[step]]
@@ -134,6 +134,7 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
     assert folded["variant_rest.down"].shape[1] == 2
     assert np.abs(folded["variant_rest.up"]).sum() > 0
     assert "measure it: moonriver-eval --agents az:" in printed
+    assert f"--agent az:{out / 'agent.npz'} --variants 3p-base" in printed
     agent = _arrays(out / "agent.npz")
     shipped = _arrays(tmp_path / "p" / "shipped" / "all.npz")
     assert agent.keys() == shipped.keys() and all(
@@ -146,7 +147,7 @@ def test_a_tiny_pipeline_runs_every_step_then_skips_them(tmp_path, capsys) -> No
 
 
 def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
-    path = _write(tmp_path / "p", PIPELINE.split("[[step]]")[0].replace('"value"', '"first"')
+    path = _write(tmp_path / "p", PIPELINE.split("[[step]]")[0].replace('"folded"', '"first"')
                   + '[[step]]\nname = "first"\nrun = "fast"\nconfig = "fast.toml"\n'
                   + "set = { ppo_iterations = 40 }\n")
     out = tmp_path / "run"
@@ -175,6 +176,10 @@ def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
     assert (out / "first" / "step.json").is_file() and (out / "agent.npz").is_file()
 
 
+FOLD_AB = ('[[step]]\nname = "a"\nrun = "az"\nconfig = "az.toml"\n[[step]]\nname = "b"\n'
+           'run = "az"\nconfig = "az.toml"\n[[step]]\nname = "c"\nrun = "fold"\n')
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\nbogus = 1\n', "unknown keys"),
     ('[[step]]\nname = "a"\nrun = "train"\n', "run must be one of"),
@@ -186,6 +191,13 @@ def test_a_stopped_step_resumes_where_it_stopped(tmp_path, capsys) -> None:
      'run = "az"\nconfig = "az.toml"\nexpert = ["a", "a"]\n', "expert names one step"),
     ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n[[step]]\nname = "b"\n'
      'run = "fold"\nfrom = ["a"]\n', "needs base = step name"),
+    ('[[step]]\nname = "a"\nrun = "fast"\nconfig = "fast.toml"\n[[step]]\nname = "b"\n'
+     'run = "az"\nconfig = "az.toml"\n[[step]]\nname = "c"\nrun = "fold"\nbase = "a"\n'
+     'from = ["b"]\n', "base and from name az or fold steps"),
+    (FOLD_AB + 'base = "a"\nfrom = ["a", "b"]\n', "not the base"),
+    (FOLD_AB + 'base = "a"\nfrom = ["b", "b"]\n', "each specialist once"),
+    (FOLD_AB + 'base = "a"\nfrom = ["b"]\nset = { rnk = 4 }\n', "set takes rank"),
+    (FOLD_AB + 'base = "a"\nfrom = ["b"]\nset = { rank = true }\n', "set takes rank"),
 ])
 def test_a_bad_pipeline_is_refused_in_one_line(tmp_path, capsys, text, message) -> None:
     path = _write(tmp_path, text)

@@ -37,6 +37,9 @@ def fold(base: str, sources: list[str], rank: int) -> tuple[Any, dict[str, Any]]
         if variant in taught:
             raise ValueError(f"{path} and {taught[variant]} are both taught on {variant}")
         taught[variant] = path
+    if not is_az_file(base):
+        raise ValueError(f"{base}: not an az.npz written by moonriver-train-az (the base network "
+                         f"the specialists were taught from)")
     net = load_az_net(base)
     specialists = {}
     for variant, path in taught.items():

@@ -583,7 +583,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--games", type=int, help="games played together per iteration")
     p.add_argument("--simulations", type=int, help="search simulations per decision")
     p.add_argument("--variants", nargs="+", metavar="NAME",
-                   help="the variants whose games it plays (names as in the config; all)")
+                   help="the variants whose games it plays (default: the config's; all: every "
+                   "variant)")
     p.add_argument("--warm-start", dest="warm_start",
                    help="the PPO recipe's weights (.pt checkpoint or exported .npz)")
     p.add_argument("--expert", help="an az.npz whose fixed network values the search's leaves "
@@ -602,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {k: getattr(args, k) for k in ("out", "device", "seed", "iterations",
                                                "minutes", "games", "simulations",
                                                "variants", "warm_start", "expert", "leaves")}
+    if args.variants:  # the saved config holds them as a tuple
+        overrides["variants"] = tuple(args.variants)
     state = load_resume(args.resume) if args.resume else None
     if state is not None:
         base = dict(state["config"]) | {"out": args.resume}
