@@ -21,6 +21,11 @@ def shipped_arrays() -> dict[str, np.ndarray]:
     return read_npz(shipped_path())[0]
 
 
+def plain_arrays() -> dict[str, np.ndarray]:
+    """The shipped arrays without its variant layers: a network without them."""
+    return {k: v for k, v in shipped_arrays().items() if not k.startswith("variant_")}
+
+
 def shaken_arrays(seed: int) -> dict[str, np.ndarray]:
     """The shipped arrays with every weight moved by noise of its own scale (another network
     of the same shapes, its prior weight included)."""
@@ -34,7 +39,7 @@ def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
     ``width``, over the observation after the ranches, the trunk's input and its state, and a
     value head that reads it."""
     rng = np.random.default_rng(seed)
-    arrays = shipped_arrays()
+    arrays = plain_arrays()
     hidden, trunk_in = arrays["trunk.0.weight"].shape
     rest = arrays["rest.0.weight"].shape[1]
     arrays["value_hidden.weight"] = rng.normal(0, 0.1, (width, rest + trunk_in + hidden))
@@ -45,7 +50,7 @@ def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
 
 def film_arrays(seed: int) -> dict[str, np.ndarray]:
     """The shipped arrays with a random ``variant_film`` (each variant's forward another)."""
-    arrays = shipped_arrays()
+    arrays = plain_arrays()
     hidden = arrays["trunk.0.bias"].size
     film = np.random.default_rng(seed).normal(0, 0.5, (2 * hidden, NUM_VARIANT_CODES))
     return arrays | {"variant_film.weight": film.astype(np.float32)}
@@ -54,7 +59,7 @@ def film_arrays(seed: int) -> dict[str, np.ndarray]:
 def adapter_arrays(seed: int, rank: int = 3) -> dict[str, np.ndarray]:
     """The shipped arrays with random rank-``rank`` variant adapters of the rest and trunk."""
     rng = np.random.default_rng(seed)
-    arrays = shipped_arrays()
+    arrays = plain_arrays()
     for layer, name in (("rest.0", "variant_rest"), ("trunk.0", "variant_trunk")):
         outputs, inputs = arrays[f"{layer}.weight"].shape
         arrays[f"{name}.down"] = rng.normal(0, inputs ** -0.5, (NUM_VARIANT_CODES, rank, inputs))
@@ -173,7 +178,7 @@ def test_search_run_in_the_core_is_the_leaf_loop_with_that_network(algorithm, th
 
 
 def test_bad_networks_are_refused_with_clear_errors() -> None:
-    good, index = shipped_arrays(), action_index()
+    good, index = plain_arrays(), action_index()
 
     def refused(arrays, words: str, order=index) -> None:
         with pytest.raises(ValueError, match=words):
@@ -225,7 +230,7 @@ def test_the_variant_film_changes_each_variants_forward_alone() -> None:
     alone = arrays["variant_film.weight"].copy()
     alone[:, np.arange(NUM_VARIANT_CODES) != code[0]] = 0.0
     args = (leaves.observation, leaves.mask, leaves.num_players, leaves.prior)
-    plain = NumpyAZNet(shipped_arrays()).core.evaluate(*args)[0]
+    plain = NumpyAZNet(plain_arrays()).core.evaluate(*args)[0]
     moved = NumpyAZNet({**arrays, "variant_film.weight": alone}).core.evaluate(*args)[0]
     legal = leaves.mask.astype(bool)
     changed = [not np.array_equal(moved[i][legal[i]], plain[i][legal[i]])

@@ -207,17 +207,20 @@ def test_action_target_is_the_searchs_chosen_action_one_hot() -> None:
         tiny(Path("x"), target="best").validate()
 
 
-@pytest.mark.parametrize(("value_hidden", "film"), [(0, False), (6, False), (0, True)])
-def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidden,
-                                                                      film) -> None:
+@pytest.mark.parametrize(("value_hidden", "film", "rank"),
+                         [(0, False, 0), (6, False, 0), (0, True, 0), (6, True, 2)])
+def test_widen_hidden_keeps_the_function_and_refuses_a_narrower_width(value_hidden, film,
+                                                                      rank) -> None:
     from moonriver_env.moonriver.core import Game
 
     torch.manual_seed(0)
     net = AZNet(NetConfig(channels=4, opponent_channels=2, hidden=8, use_prior=False,
-                          variant_film=film), value_hidden=value_hidden).eval()
-    if film:  # a scale and shift per variant that the wide network keeps
-        with torch.no_grad():
-            net.variant_film.weight.normal_(0.0, 0.5)
+                          variant_film=film, variant_rank=rank),
+                value_hidden=value_hidden).eval()
+    with torch.no_grad():  # a film and adapters per variant that the wide network keeps
+        for name, w in net.named_parameters():
+            if name.startswith("variant_"):
+                w.normal_(0.0, 0.5)
     wide = widen_hidden(net, 20).eval()
     assert wide.trunk[0].out_features == wide.rest[0].out_features == 20
     games = [Game(variant_config(v), seed=i) for i, v in enumerate(("2p-base", "4p-legends-2"))]
@@ -733,9 +736,9 @@ def test_warm_start_copies_the_ppo_recipes_trunk_policy_and_prior(tmp_path) -> N
 
 def test_warm_start_from_an_az_file_copies_its_value_heads_too() -> None:
     every = SHIPPED.parent / "all.npz"  # the shipped network for every variant (az format)
-    width = value_hidden_size(read_npz(str(every))[0])
-    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True),
-                value_hidden=width)
+    arrays = read_npz(str(every))[0]  # its variant layers (the Gold Rush adapters) too
+    net = AZNet(NetConfig(channels=32, opponent_channels=16, hidden=128, use_prior=True,
+                          **variant_layers(arrays)), value_hidden=value_hidden_size(arrays))
     copied = warm_start(net, str(every))
     with np.load(every) as data:
         assert sorted(copied) == sorted(k for k in data.files if k != "__meta__")
@@ -1092,8 +1095,6 @@ def test_variant_adapters_start_as_the_base_and_fold_in_specialists(tmp_path) ->
         warm_start(AZNet(NetConfig(**sizes)), path)
     with pytest.raises(ValueError, match="has variant layers already"):
         specialist_adapters(full, {}, rank=2)
-    with pytest.raises(ValueError, match="not widened"):
-        widen_hidden(full, 16)
     broken = read_npz(path)[0]
     broken["variant_trunk.up"] = broken["variant_trunk.up"][:, :, :3]
     with pytest.raises(ValueError, match=r"variant_trunk.up has shape \(15, 8, 3\), expected"):

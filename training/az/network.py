@@ -53,11 +53,14 @@ class AZNet(RanchNet):
                 _linear(self.margin_head, state))
 
 
+# the variant adapters' arrays indexed (code, unit of the layer's output, ...)
+ADAPTER_OUTPUTS = ("variant_rest.up", "variant_rest.bias", "variant_trunk.up",
+                   "variant_trunk.bias")
+
+
 def widen_hidden(net: AZNet, hidden: int) -> AZNet:
     """``net`` with rest and trunk layers ``hidden`` wide, computing the same function."""
     h = net.config.hidden
-    if net.config.variant_rank:
-        raise ValueError("widen_hidden: a network with variant adapters is not widened")
     if hidden < h:
         raise ValueError(f"widen_hidden: {hidden} units is narrower than the network's {h}")
     value = 0 if net.value_hidden is None else net.value_hidden.out_features
@@ -76,7 +79,10 @@ def widen_hidden(net: AZNet, hidden: int) -> AZNet:
             elif name == "variant_film.weight":  # (scales, shifts): the new units' are 0
                 w.zero_()
                 w[:h], w[hidden:hidden + h] = o[:h], o[h:]
-            elif name in readers:  # the new units' outputs are read with 0
+            elif name == "variant_trunk.down":  # reads (rest, new rest units, pooled)
+                w.zero_()
+                w[:, :, :h], w[:, :, hidden:] = o[:, :, :h], o[:, :, h:]
+            elif name in readers + ADAPTER_OUTPUTS:  # new units: read with 0, no adapter change
                 w.zero_()
                 w[:, :h] = o
             elif name == "value_hidden.weight":  # (obs after the ranches, trunk input, state)
