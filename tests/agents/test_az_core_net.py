@@ -35,7 +35,7 @@ def shaken_arrays(seed: int) -> dict[str, np.ndarray]:
 
 
 def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
-    """The shipped arrays with a random value layer of its own (``value_hidden``) of
+    """The plain arrays with a random value layer of its own (``value_hidden``) of
     ``width``, over the observation after the ranches, the trunk's input and its state, and a
     value head that reads it."""
     rng = np.random.default_rng(seed)
@@ -49,7 +49,7 @@ def value_hidden_arrays(seed: int, width: int = 24) -> dict[str, np.ndarray]:
 
 
 def film_arrays(seed: int) -> dict[str, np.ndarray]:
-    """The shipped arrays with a random ``variant_film`` (each variant's forward another)."""
+    """The plain arrays with a random ``variant_film`` (each variant's forward another)."""
     arrays = plain_arrays()
     hidden = arrays["trunk.0.bias"].size
     film = np.random.default_rng(seed).normal(0, 0.5, (2 * hidden, NUM_VARIANT_CODES))
@@ -57,7 +57,7 @@ def film_arrays(seed: int) -> dict[str, np.ndarray]:
 
 
 def adapter_arrays(seed: int, rank: int = 3) -> dict[str, np.ndarray]:
-    """The shipped arrays with random rank-``rank`` variant adapters of the rest and trunk."""
+    """The plain arrays with random rank-``rank`` variant adapters of the rest and trunk."""
     rng = np.random.default_rng(seed)
     arrays = plain_arrays()
     for layer, name in (("rest.0", "variant_rest"), ("trunk.0", "variant_trunk")):
