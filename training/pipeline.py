@@ -309,14 +309,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print(f"{PROG}: wrote the agent {agent}", flush=True)
     steps = pipeline.steps_by_name
-    last = steps[pipeline.agent]
-    spec = ("az:" if last.product == "az.npz" else "pretrained:") + agent
+    made = steps[pipeline.agent]  # the step whose product is the agent
+    spec = ("az:" if made.product == "az.npz" else "pretrained:") + agent
     print(f"measure it: moonriver-eval --agents {shlex.quote(spec)} "
           f"greedy greedy greedy --players 4 --games 1000 --seed {TRAINING_SEEDS} --workers 2",
           flush=True)
     folded = [str(steps[name].settings.get("variants", "")) for name in
-              last.inputs.get("from", ())] if last.run == "fold" else []
-    if all(folded) and folded:  # the variants its adapters change, against every variant
+              made.inputs.get("from", ())] if made.run == "fold" else []
+    if folded and all(folded):  # the variants its adapters change, as the pipeline sets them
         print(f"and where its adapters play: python benchmarks/variants.py --agent "
               f"{shlex.quote(spec)} --variants {' '.join(folded)} --games 1000 --workers 2",
               flush=True)
