@@ -71,7 +71,9 @@ def greedy_prior(game: MoonRiverGame) -> np.ndarray:
 
 MAX_VALUE_WIDTH = 4096  # the widest value layer read (as the core's AzNet's layers)
 MAX_VARIANT_RANK = 32  # the highest rank of a variant's change of a layer (variant adapters)
-ADAPTED = ("rest.0", "trunk.0")  # the layers a network's variant adapters change
+# the layers a network's variant adapters change, and the adapters' array names
+ADAPTERS = {"rest.0": "variant_rest", "trunk.0": "variant_trunk"}
+ADAPTED = tuple(ADAPTERS)
 ADAPTER_PARTS = ("down", "up", "bias")
 
 
@@ -131,7 +133,7 @@ class NumpyRanchNet:
 
     def _adapter(self, layer: str, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A layer's variant adapter (down, up, bias), its shapes checked, else ValueError."""
-        name = f"variant_{layer[:-2]}"
+        name = ADAPTERS[layer]
         outputs, inputs = self.w[f"{layer}.weight"].shape
         down, up, bias = (self.w[f"{name}.{part}"] for part in ADAPTER_PARTS)
         shapes = ((NUM_VARIANT_CODES, rank, inputs), (NUM_VARIANT_CODES, outputs, rank),
@@ -251,7 +253,7 @@ class NumpyRanchNet:
 
 def variant_layers(arrays: dict[str, Any]) -> dict[str, Any]:
     """The variant layers a network's arrays hold (film: bool, adapters' rank), else ValueError."""
-    adapters = {f"variant_{layer[:-2]}.{part}" for layer in ADAPTED for part in ADAPTER_PARTS}
+    adapters = {f"{name}.{part}" for name in ADAPTERS.values() for part in ADAPTER_PARTS}
     names = {k for k in arrays if k.startswith("variant_")}
     unknown = sorted(names - adapters - {"variant_film.weight"})
     if unknown:
@@ -263,8 +265,8 @@ def variant_layers(arrays: dict[str, Any]) -> dict[str, Any]:
         if missing:
             raise ValueError(f"variant adapters need {missing[0]} too (down, up and bias of "
                              f"both variant_rest and variant_trunk)")
-        shapes = [tuple(getattr(arrays[f"variant_{layer[:-2]}.down"], "shape", ()))
-                  for layer in ADAPTED]  # numpy's or torch's
+        shapes = [tuple(getattr(arrays[f"{name}.down"], "shape", ()))
+                  for name in ADAPTERS.values()]  # numpy's or torch's
         ranks = {int(shape[1]) if len(shape) == 3 else 0 for shape in shapes}
         rank = ranks.pop()
         if ranks or not 1 <= rank <= MAX_VARIANT_RANK:

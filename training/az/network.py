@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents.az import AZ_FORMAT, SEATS, core_net
-from moonriver_env.agents.pretrained import ADAPTED, read_npz, variant_layers
+from moonriver_env.agents.pretrained import ADAPTED, ADAPTERS, read_npz, variant_layers
 from moonriver_env.training.atomic import atomic_save
 from moonriver_env.training.policy_net import MASKED, NetConfig, RanchNet, _linear, read_checkpoint
 from moonriver_env.training.variants import variant_config
@@ -54,8 +54,7 @@ class AZNet(RanchNet):
 
 
 # the variant adapters' arrays indexed (code, unit of the layer's output, ...)
-ADAPTER_OUTPUTS = ("variant_rest.up", "variant_rest.bias", "variant_trunk.up",
-                   "variant_trunk.bias")
+ADAPTER_OUTPUTS = tuple(f"{name}.{part}" for name in ADAPTERS.values() for part in ("up", "bias"))
 
 
 def widen_hidden(net: AZNet, hidden: int) -> AZNet:
@@ -120,7 +119,8 @@ def specialist_adapters(base: AZNet, specialists: dict[str, AZNet], rank: int) -
     with torch.no_grad():
         for variant, specialist in specialists.items():
             theirs, code = specialist.state_dict(), code_of_variant(variant)
-            for layer, adapter in (("rest.0", net.variant_rest), ("trunk.0", net.variant_trunk)):
+            for layer in ADAPTED:
+                adapter = getattr(net, ADAPTERS[layer])
                 change = theirs[f"{layer}.weight"] - own[f"{layer}.weight"]
                 u, s, vt = torch.linalg.svd(change, full_matrices=False)  # the best rank-r fit
                 root = s[:rank].sqrt()
