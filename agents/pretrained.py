@@ -128,11 +128,13 @@ class NumpyRanchNet:
             self.wt["variant_film"] = np.ascontiguousarray(self.w["variant_film.weight"].T)
         # per variant, a low-rank change of the rest and trunk layers (``variant_rank``)
         rank = variant_layers(self.w)["variant_rank"]
-        self.adapters = {layer: self._adapter(layer, rank) for layer in ADAPTED if rank}
+        adapters = {layer: self._adapter(layer, rank) for layer in ADAPTED} if rank else {}
+        self.adapters = {layer: codes for layer, codes in adapters.items() if codes}
         self.head_splits = np.cumsum([self.w[h + ".bias"].size for h in heads])[:-1].tolist()
 
-    def _adapter(self, layer: str, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A layer's variant adapter (down, up, bias), its shapes checked, else ValueError."""
+    def _adapter(self, layer: str, rank: int) -> dict[int, tuple[np.ndarray, ...]]:
+        """A layer's variant adapter, its shapes checked (else ValueError): (down, up, bias)
+        of each code whose change is not zero."""
         name = ADAPTERS[layer]
         outputs, inputs = self.w[f"{layer}.weight"].shape
         down, up, bias = (self.w[f"{name}.{part}"] for part in ADAPTER_PARTS)
@@ -143,16 +145,19 @@ class NumpyRanchNet:
                 raise ValueError(f"{name}.{part} has shape {array.shape}, expected {shape}: per "
                                  f"variant code, a rank-{rank} change of {layer}'s {outputs} x "
                                  f"{inputs}")
-        return np.ascontiguousarray(down.transpose(2, 0, 1).reshape(inputs, -1)), up, bias
+        return {code: (np.ascontiguousarray(down[code].T), np.ascontiguousarray(up[code].T),
+                       bias[code]) for code in range(NUM_VARIANT_CODES)
+                if up[code].any() or bias[code].any()}
 
     def _adapted(self, layer: str, x: np.ndarray, code: np.ndarray | None,
                  relu: bool = True) -> np.ndarray:
         """``layer``'s outputs plus its variant adapter's change (when it has one), then ReLU."""
         out = self._linear(layer, x, relu=False)
-        if code is not None and layer in self.adapters:
-            down, up, bias = self.adapters[layer]
-            low = (x @ down).reshape(len(x), NUM_VARIANT_CODES, -1) * code[:, :, None]
-            out += np.einsum("bvr,vor->bo", low, up) + code @ bias
+        for c, (down, up, bias) in self.adapters.get(layer, {}).items():
+            assert code is not None  # computed whenever the network has adapters
+            rows = np.flatnonzero(code[:, c])  # the rows of that code (a true observation: one)
+            if rows.size:
+                out[rows] += code[rows, c, None] * ((x[rows] @ down) @ up + bias)
         return np.maximum(out, 0.0, out=out) if relu else out
 
     def _check_value_layer(self, layer: str, head: str, outputs: int | None = None) -> None:

@@ -199,6 +199,13 @@ AzNet::Adapter adapter(const std::map<std::string, NetArray>& a, const std::stri
       for (std::size_t r = 0; r < rank; ++r) out.up[u + r * outputs + o] = up[u + o * rank + r];
   }
   out.bias = take(a, name + ".bias", {codes, outputs});
+  out.active.resize(codes);
+  const auto nonzero = [](const float* x, std::size_t n) {
+    return std::any_of(x, x + n, [](float v) { return v != 0.0f; });
+  };
+  for (std::size_t v = 0; v < codes; ++v)  // a code whose up and bias are zero changes nothing
+    out.active[v] = nonzero(out.up.data() + v * outputs * rank, outputs * rank) ||
+                    nonzero(out.bias.data() + v * outputs, outputs);
   return out;
 }
 
@@ -614,6 +621,7 @@ void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCod
                        Scratch& s, float* rest) const {
   s.low.resize(static_cast<std::size_t>(rank_));
   for (int i = 0; i < codes.count; ++i) {
+    if (!rest_adapter_.active[codes.code[i]]) continue;
     std::fill(s.low.begin(), s.low.end(), 0.0f);
     const float* down =
         rest_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * REST_SIZE * rank_;
@@ -628,6 +636,9 @@ void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCod
 // after ReLU and the ranches' pooled features, remembered with their cells' features).
 void AzNet::adapt_trunk(const float* rest, const float* viewer, const float* const* others,
                         const VariantCodes& codes, Scratch& s, float* state) const {
+  bool active = false;
+  for (int i = 0; i < codes.count; ++i) active = active || trunk_adapter_.active[codes.code[i]];
+  if (!active) return;
   // The trunk's input as torch lays it out: the rest, the viewer's cells' mean and maximum,
   // the opponents' means, then their maxima.
   const int c = channels_, oc = opponent_channels_;
@@ -643,6 +654,7 @@ void AzNet::adapt_trunk(const float* rest, const float* viewer, const float* con
   }
   s.low.resize(static_cast<std::size_t>(rank_));
   for (int i = 0; i < codes.count; ++i) {
+    if (!trunk_adapter_.active[codes.code[i]]) continue;
     std::fill(s.low.begin(), s.low.end(), 0.0f);
     const float* down =
         trunk_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * inputs * rank_;

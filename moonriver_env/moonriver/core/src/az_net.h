@@ -41,9 +41,10 @@ class AzNet {
   // Each thread's work space (az_net.cc).
   struct Scratch;
   // A layer's variant adapter, stored input-major: down (code x inputs x rank), up (code x rank
-  // x outputs), bias (code x outputs).
+  // x outputs), bias (code x outputs); active: whether a code's change is not zero.
   struct Adapter {
     std::vector<float> down, up, bias;
+    std::vector<char> active;
   };
   // The variant codes an observation's one-hots name (one for a true observation) and weights.
   struct VariantCodes {
