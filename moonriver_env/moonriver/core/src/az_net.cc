@@ -209,6 +209,27 @@ AzNet::Adapter adapter(const std::map<std::string, NetArray>& a, const std::stri
   return out;
 }
 
+// Adds to ``out`` (``outputs`` values) each active code's adapter change, (up @ low + bias)
+// times the code's weight; ``read_down(down, low)`` adds that code's down map (its rows,
+// input-major) of the layer's input into ``low`` (``rank`` values, zero before).
+template <class ReadDown>
+void add_adapters(const AzNet::Adapter& adapter, const AzNet::VariantCodes& codes,
+                  std::size_t inputs, int rank, int outputs, std::vector<float>& low, float* out,
+                  ReadDown&& read_down) {
+  const std::size_t r = static_cast<std::size_t>(rank), n = static_cast<std::size_t>(outputs);
+  low.resize(r);
+  for (int i = 0; i < codes.count; ++i) {
+    const std::size_t code = static_cast<std::size_t>(codes.code[i]);
+    if (!adapter.active[code]) continue;
+    std::fill(low.begin(), low.end(), 0.0f);
+    read_down(adapter.down.data() + code * inputs * r, low.data());
+    const float* up = adapter.up.data() + code * n * r;  // rank x outputs
+    for (int k = 0; k < rank; ++k)
+      add_row(out, up + k * outputs, codes.weight[i] * low[k], outputs);
+    add_row(out, adapter.bias.data() + code * n, codes.weight[i], outputs);
+  }
+}
+
 }  // namespace
 
 struct AzNet::Scratch {
@@ -605,31 +626,16 @@ void AzNet::variant_film(const VariantCodes& codes, Scratch& s, float* state) co
   for (int k = 0; k < hidden_; ++k) state[k] = state[k] * (1.0f + scale[k]) + shift[k];
 }
 
-// Adds to ``out`` (``outputs`` values) what a code's adapter makes of its down map's outputs
-// ``low`` (rank values): (up @ low + bias) times the code's weight.
-void AzNet::add_adapted(const Adapter& adapter, int code, float weight, const float* low,
-                        int outputs, float* out) const {
-  const std::size_t per_code = static_cast<std::size_t>(outputs) * rank_;
-  const float* up = adapter.up.data() + code * per_code;  // rank x outputs
-  for (int r = 0; r < rank_; ++r) add_row(out, up + r * outputs, weight * low[r], outputs);
-  add_row(out, adapter.bias.data() + static_cast<std::size_t>(code) * outputs, weight, outputs);
-}
-
 // Adds the codes' rest adapters to the rest layer's pre-activations ``rest`` (its input: the
 // observation's entries from ``after`` on).
 void AzNet::adapt_rest(const SparseObservation& obs, int after, const VariantCodes& codes,
                        Scratch& s, float* rest) const {
-  s.low.resize(static_cast<std::size_t>(rank_));
-  for (int i = 0; i < codes.count; ++i) {
-    if (!rest_adapter_.active[codes.code[i]]) continue;
-    std::fill(s.low.begin(), s.low.end(), 0.0f);
-    const float* down =
-        rest_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * REST_SIZE * rank_;
-    for (int j = after; j < obs.count; ++j)  // the rest's entries, each a row of rank values
-      add_row(s.low.data(), down + static_cast<std::size_t>(obs.index[j] - O_RESERVES) * rank_,
-              obs.value[j], rank_);
-    add_adapted(rest_adapter_, codes.code[i], codes.weight[i], s.low.data(), rest_, rest);
-  }
+  add_adapters(rest_adapter_, codes, REST_SIZE, rank_, rest_, s.low, rest,
+               [&](const float* down, float* low) {
+                 for (int j = after; j < obs.count; ++j)  // each entry: a row of rank values
+                   add_row(low, down + static_cast<std::size_t>(obs.index[j] - O_RESERVES) * rank_,
+                           obs.value[j], rank_);
+               });
 }
 
 // Adds the codes' trunk adapters to the trunk's pre-activations ``state`` (its input: ``rest``
@@ -652,17 +658,12 @@ void AzNet::adapt_trunk(const float* rest, const float* viewer, const float* con
     std::copy(pooled, pooled + oc, in + rest_ + 2 * c + o * oc);
     std::copy(pooled + oc, pooled + 2 * oc, in + rest_ + 2 * c + (OPPONENTS + o) * oc);
   }
-  s.low.resize(static_cast<std::size_t>(rank_));
-  for (int i = 0; i < codes.count; ++i) {
-    if (!trunk_adapter_.active[codes.code[i]]) continue;
-    std::fill(s.low.begin(), s.low.end(), 0.0f);
-    const float* down =
-        trunk_adapter_.down.data() + static_cast<std::size_t>(codes.code[i]) * inputs * rank_;
-    for (int j = 0; j < inputs; ++j)
-      if (in[j] != 0.0f)
-        add_row(s.low.data(), down + static_cast<std::size_t>(j) * rank_, in[j], rank_);
-    add_adapted(trunk_adapter_, codes.code[i], codes.weight[i], s.low.data(), hidden_, state);
-  }
+  add_adapters(trunk_adapter_, codes, static_cast<std::size_t>(inputs), rank_, hidden_, s.low,
+               state, [&](const float* down, float* low) {
+                 for (int j = 0; j < inputs; ++j)
+                   if (in[j] != 0.0f)
+                     add_row(low, down + static_cast<std::size_t>(j) * rank_, in[j], rank_);
+               });
 }
 
 void AzNet::evaluate_dense(const float* observation, const float* prior, const std::int64_t* ids,

@@ -72,8 +72,6 @@ class AzNet {
                          float* out) const;
   static VariantCodes variant_codes(const SparseObservation& observation);
   void variant_film(const VariantCodes& codes, Scratch& s, float* state) const;
-  void add_adapted(const Adapter& adapter, int code, float weight, const float* low, int outputs,
-                   float* out) const;
   void adapt_rest(const SparseObservation& observation, int after, const VariantCodes& codes,
                   Scratch& s, float* rest) const;
   void adapt_trunk(const float* rest, const float* viewer, const float* const* others,
