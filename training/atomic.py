@@ -4,6 +4,7 @@ against the CRC-32s of their zip members. See docs/training.md ("Checkpoints sur
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -79,7 +80,12 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
 def atomic_save(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> str:
     """``write(file)`` into ``path`` atomically (``atomic_write``); returns the path."""
     with atomic_write(path) as fh:
-        write(fh)
+        try:
+            write(fh)
+        except RuntimeError as exc:  # torch.save's writer reports a short write (a full disk) so
+            free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+            raise OSError(errno.EIO, f"cannot write it ({first_line(exc)}; {free / 2**20:.0f} "
+                                     f"MiB free on its disk)", os.fspath(path)) from exc
     return os.fspath(path)
 
 

@@ -59,6 +59,28 @@ def test_a_write_that_fails_midway_leaves_the_previous_file_and_nothing_else(tmp
     assert path.read_text() == "replaced" and os.listdir(tmp_path) == ["weights.bin"]
 
 
+def test_a_full_disk_under_torch_save_is_one_clear_line(tmp_path, capsys) -> None:
+    """torch.save's writer reports a short write as a RuntimeError (``unexpected pos``, the
+    disk full): it becomes an OSError naming the file and the disk's free space, which a CLI
+    prints as one line; the previous file stays."""
+    from moonriver_env.common.cli import describe
+
+    path = tmp_path / "resume.pt"
+    atomic.atomic_save(path, lambda fh: fh.write(b"the good bytes"))
+
+    def short_write(fh) -> None:
+        fh.write(b"PK\x03\x04 half")
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 2385472 "
+                           "vs 2385376")
+
+    with pytest.raises(OSError) as caught:
+        atomic.atomic_save(path, short_write)
+    message, status = describe(caught.value)
+    assert status == 2 and str(path) in message and "MiB free on its disk" in message
+    assert "unexpected pos" in message and "\n" not in message
+    assert path.read_bytes() == b"the good bytes" and os.listdir(tmp_path) == ["resume.pt"]
+
+
 def test_a_written_file_gets_the_usual_permissions(tmp_path) -> None:
     plain = tmp_path / "plain"
     plain.write_bytes(b"x")
