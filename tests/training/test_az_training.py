@@ -617,6 +617,75 @@ def test_anchor_pulls_the_policy_toward_the_starting_networks_and_resumes(tmp_pa
     assert Run(tiny(tmp_path / "none"), report=quiet).teacher is None  # anchor 0: no copy
 
 
+def test_greedy_seats_play_unsearched_and_unrecorded(monkeypatch) -> None:
+    """Greedy plays the seats drawn for it, every seat of a game but one at chance 1: the
+    search never sees them to move, and only the searched seats' decisions are recorded."""
+    from moonriver_env.agents.greedy import GreedyAgent
+    from moonriver_env.training.az import selfplay
+
+    from moonriver_env.moonriver.core import Game
+
+    variants = ("2p-base", "3p-legends-1", "4p-legends-3", "4p-base")
+
+    def fresh() -> list[Game]:
+        return [Game(variant_config(v), seed=i) for i, v in enumerate(variants)]
+
+    games = fresh()
+    seats = selfplay.greedy_seats(games, 1.0, np.random.default_rng(5))
+    assert [len(s) for s in seats] == [1, 2, 3, 3]  # all but one searched seat
+    assert all(s < set(range(g.num_players)) for s, g in zip(seats, games, strict=True))
+    assert selfplay.greedy_seats(games, 0.0, np.random.default_rng(5)) == [frozenset()] * 4
+    sizes = {len(selfplay.greedy_seats(games, 0.5, np.random.default_rng(k))[3])
+             for k in range(40)}
+    assert sizes == {0, 1, 2, 3}  # 4 players: each of three seats Greedy at 0.5
+    index = {id(g): i for i, g in enumerate(games)}
+    greedy_moves: list[tuple[int, int]] = []
+    searched_movers: list[tuple[int, int]] = []
+
+    class Watched(GreedyAgent):
+        def act(self, game, observation):
+            greedy_moves.append((index[id(game)], game.current_player))
+            return super().act(game, observation)
+
+    monkeypatch.setattr(selfplay, "GreedyAgent", Watched)
+    torch.manual_seed(0)
+    search = batched_search(tiny(Path("x")))
+
+    def watched_search(live, seed):
+        searched_movers.extend((index[id(g)], g.current_player) for g in live if id(g) in index)
+        return search(live, seed)
+
+    evaluate = network_evaluator(tiny_net().eval(), torch.device("cpu"))
+    samples, stats = play(games, evaluate, watched_search, np.random.default_rng(1),
+                          greedy=seats)
+    assert all(g.is_over for g in games) and stats.decisions == len(samples) > 20
+    assert greedy_moves and all(p in seats[g] for g, p in greedy_moves)
+    assert searched_movers and all(p not in seats[g] for g, p in searched_movers)
+    assert {g for g, _ in greedy_moves} == {0, 1, 2, 3}
+    every, _ = play(fresh(), evaluate, search, np.random.default_rng(1))
+    assert len(every) > 2 * len(samples)  # every seat's decisions recorded without Greedy
+    with pytest.raises(ValueError, match="4 games but 3 sets of Greedy seats"):
+        play(fresh(), evaluate, search, np.random.default_rng(1), greedy=seats[:3])
+
+
+def test_greedy_seats_config_is_a_chance_and_fixed_on_resume(tmp_path, capsys) -> None:
+    """``greedy_seats`` outside [0, 1] is refused in one line; a run with it resumes to the
+    weights of one that never stopped."""
+    bad = tmp_path / "bad.toml"
+    for value in ("1.5", "-0.1", "nan"):
+        bad.write_text(f"iterations = 1\ngreedy_seats = {value}\n")
+        assert az_train.main(["--config", str(bad), "--out", str(tmp_path / "b")]) == 2
+        assert "greedy_seats is a chance: 0 to 1" in one_error(capsys)
+    assert "greedy_seats" in az_train.FIXED
+    settings = {"greedy_seats": 0.7}
+    whole = Run(tiny(tmp_path / "whole", **settings), report=quiet)
+    whole.train()
+    plain = Run(tiny(tmp_path / "plain"), report=quiet)
+    plain.train()
+    assert whole.samples < plain.samples  # fewer seats searched and recorded
+    assert_resumes_to(whole, tmp_path / "split", settings)
+
+
 @pytest.mark.parametrize("value_hidden", [0, 6])
 def test_freeze_policy_trains_the_value_heads_alone_and_resumes_to_the_same_weights(
         tmp_path, value_hidden) -> None:

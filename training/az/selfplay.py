@@ -1,5 +1,6 @@
 """Self-play by search: a batch of core games of mixed variants, a batched search at every
-decision, recorded with its targets. Forced decisions are played without a search, not kept."""
+decision, recorded with its targets. Forced decisions, and the seats Greedy plays, are played
+without a search, not kept."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from moonriver_env.agents.az import SEATS
+from moonriver_env.agents.greedy import GreedyAgent
 from moonriver_env.training.variants import variant_config
 
 from moonriver_env.moonriver.core import Game
@@ -126,11 +128,31 @@ def seat_outcome(game: Game, mover: int) -> tuple[np.ndarray, np.ndarray]:
     return share, margin
 
 
-def _play_forced(games: list[Game]) -> None:
-    """Play every decision with one legal action (no search needed)."""
+def greedy_seats(games: Sequence[Game], chance: float,
+                 rng: np.random.Generator) -> list[frozenset[int]]:
+    """Each game's seats for Greedy: every seat but one drawn at random, each with ``chance``."""
+    seats = []
     for game in games:
-        while not game.is_over and len(legal := game.legal_action_ids()) == 1:
-            game.apply(int(legal[0]))
+        n = game.num_players
+        searched = int(rng.integers(n))
+        drawn = rng.random(n) < chance
+        seats.append(frozenset(p for p in range(n) if p != searched and drawn[p]))
+    return seats
+
+
+def _play_forced(games: list[Game], greedy: Sequence[frozenset[int]] = (),
+                 agent: GreedyAgent | None = None) -> None:
+    """Play every decision with one legal action and every move of a Greedy seat (``greedy``:
+    each game's, played by ``agent``): no search needed."""
+    for g, game in enumerate(games):
+        seats = greedy[g] if greedy else frozenset()
+        while not game.is_over:
+            if game.current_player in seats:
+                game.apply(agent.act(game, {}))  # type: ignore[union-attr]
+            elif len(legal := game.legal_action_ids()) == 1:
+                game.apply(int(legal[0]))
+            else:
+                break
 
 
 @dataclass(frozen=True)
@@ -169,11 +191,13 @@ def _search_step(games: list[Game], live: list[int], evaluate: Evaluate | CoreLe
 
 def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSearch,
          rng: np.random.Generator, prior: bool = False, target: str = "improved",
-         searches: int = 1) -> tuple[Samples, PlayStats]:
+         searches: int = 1,
+         greedy: Sequence[frozenset[int]] = ()) -> tuple[Samples, PlayStats]:
     """Play ``games`` to their ends, every decision searched in one batch (``searches`` > 1:
     that many times, each with its own seed; the policy target is their mean, or with
     ``target="steady"`` the action all of them chose and zeros where they differ; the first
-    search's action is played); the recorded samples."""
+    search's action is played), but the seats ``greedy`` gives each game, which Greedy plays
+    unrecorded; the recorded samples."""
     from moonriver_env.agents.pretrained import SHAPE_WEIGHT
 
     if target == "steady" and searches < 2:
@@ -182,7 +206,10 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
     steps: list[Step] = []
     start = time.perf_counter()
     record = 0.0
-    _play_forced(games)
+    if greedy and len(greedy) != len(games):
+        raise ValueError(f"{len(games)} games but {len(greedy)} sets of Greedy seats")
+    agent = GreedyAgent(int(rng.integers(2**31))) if any(greedy) else None
+    _play_forced(games, greedy, agent)
     while live := [i for i, g in enumerate(games) if not g.is_over]:
         search, result = _search_step(games, live, evaluate, make_search,
                                       int(rng.integers(2**62)), stats)
@@ -203,7 +230,7 @@ def play(games: list[Game], evaluate: Evaluate | CoreLeaves, make_search: MakeSe
         for j, i in enumerate(live):
             games[i].apply(int(result.action[j]))
         stats.decisions += len(live)
-        _play_forced(games)
+        _play_forced(games, greedy, agent)
         record += time.perf_counter() - t0
     t0 = time.perf_counter()
     samples = _samples(games, steps)

@@ -41,7 +41,7 @@ FIXED = ("seed", "variants", "games", "simulations", "max_considered", "c_visit"
          "hidden", "value_hidden", "variant_film", "variant_rank", "prior",
          "value_warmup", "hold_policy", "freeze_policy", "warm_start", "leaves", "target",
          "expert", "rollout_weight", "rollout_depth", "rollout_temperature", "table_search",
-         "target_searches", "anchor", "variant_learning_rate")
+         "target_searches", "anchor", "variant_learning_rate", "greedy_seats")
 LEAVES = ("auto", "torch", "core")  # who values the search's leaves (auto: core on the CPU)
 # the policy's target: the search's improved policy, its choice, or the choice all
 # target_searches searches agree on (rows where they differ teach no policy)
@@ -91,6 +91,7 @@ class AZConfig:
     target: str = "improved"
     target_searches: int = 1
     anchor: float = 0.0
+    greedy_seats: float = 0.0
     expert: str = ""
     warm_start: str = ""
     checkpoint_every: int = 1
@@ -142,6 +143,8 @@ class AZConfig:
              and self.margin_coef >= 0 and math.isfinite(self.anchor) and self.anchor >= 0,
              "learning_rate must be > 0; weight_decay, value_coef and margin_coef >= 0; "
              "anchor finite and >= 0"),
+            (0.0 <= self.greedy_seats <= 1.0,
+             f"greedy_seats is a chance: 0 to 1 (got {self.greedy_seats})"),
             (self.anchor == 0 or not (self.freeze_policy or self.hold_policy),
              "anchor pulls a learning policy toward the starting one: set anchor = 0 with "
              "freeze_policy (the policy does not learn) or hold_policy (its target is already "
@@ -454,12 +457,15 @@ class Run:
         t0 = time.monotonic()
         play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
         games = selfplay.new_games(self.variants, self.cfg.games, play_rng)
+        greedy = (selfplay.greedy_seats(games, self.cfg.greedy_seats, play_rng)
+                  if self.cfg.greedy_seats > 0 else [])
         self.net.eval()
         warmup = self.in_warmup()
         samples, stats = selfplay.play(games, leaf_evaluator(self.cfg, self.net, self.device),
                                        self.warmup_search if warmup else self.make_search,
                                        play_rng, prior=self.cfg.prior, target=self.cfg.target,
-                                       searches=1 if warmup else self.cfg.target_searches)
+                                       searches=1 if warmup else self.cfg.target_searches,
+                                       greedy=greedy)
         t_play = time.monotonic() - t0
         with deferred_interrupt():
             self.buffer.add(samples)
