@@ -4,7 +4,6 @@ against the CRC-32s of their zip members. See docs/training.md ("Checkpoints sur
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -78,15 +77,39 @@ def atomic_write(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
 
 
 def atomic_save(path: str | os.PathLike[str], write: Callable[[BinaryIO], object]) -> str:
-    """``write(file)`` into ``path`` atomically (``atomic_write``); returns the path."""
-    with atomic_write(path) as fh:
-        try:
+    """``write(file)`` into ``path`` atomically (``atomic_write``); returns the path. A write
+    that failed on an OSError with no file named (a full disk) raises it naming ``path``."""
+    try:
+        with atomic_write(path) as fh:
             write(fh)
-        except RuntimeError as exc:  # torch.save's writer reports a short write (a full disk) so
-            free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
-            raise OSError(errno.EIO, f"cannot write it ({first_line(exc)}; {free / 2**20:.0f} "
-                                     f"MiB free on its disk)", os.fspath(path)) from exc
+    except (OSError, RuntimeError) as exc:
+        failed = _os_error(exc)
+        if failed is None or failed.filename is not None:
+            raise
+        raise OSError(failed.errno, f"{failed.strerror}{_free_space(path)}",
+                      os.fspath(path)) from exc
     return os.fspath(path)
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """``exc`` if an OSError, else the OSError behind it (torch.save's writer raises a
+    RuntimeError, ``unexpected pos``, over its file's OSError), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, OSError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
+
+
+def _free_space(path: str | os.PathLike[str]) -> str:
+    """``; N MiB free on its disk`` for ``path``'s folder ('' if that cannot be read)."""
+    try:
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+    except OSError:
+        return ""
+    return f"; {free / 2**20:.0f} MiB free on its disk"
 
 
 def atomic_text(path: str | os.PathLike[str], text: str) -> str:

@@ -4,6 +4,7 @@ recipe, the SB3 recipe, RLlib's checkpoint folders and export_weights."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -59,26 +60,54 @@ def test_a_write_that_fails_midway_leaves_the_previous_file_and_nothing_else(tmp
     assert path.read_text() == "replaced" and os.listdir(tmp_path) == ["weights.bin"]
 
 
-def test_a_full_disk_under_torch_save_is_one_clear_line(tmp_path, capsys) -> None:
-    """torch.save's writer reports a short write as a RuntimeError (``unexpected pos``, the
-    disk full): it becomes an OSError naming the file and the disk's free space, which a CLI
-    prints as one line; the previous file stays."""
+class _FillsUp:
+    """A file that takes ``room`` bytes, then fails as a full disk does."""
+
+    def __init__(self, fh, room: int) -> None:
+        self.fh, self.room = fh, room
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.room -= len(data)
+        return self.fh.write(data)
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+
+def test_a_full_disk_under_torch_save_is_one_clear_line(tmp_path) -> None:
+    """torch.save's writer hides a full disk's OSError behind a RuntimeError (``unexpected
+    pos``): it comes out as that OSError naming the file and the disk's free space, one CLI
+    line; the previous file stays."""
     from moonriver_env.common.cli import describe
 
     path = tmp_path / "resume.pt"
     atomic.atomic_save(path, lambda fh: fh.write(b"the good bytes"))
-
-    def short_write(fh) -> None:
-        fh.write(b"PK\x03\x04 half")
-        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 2385472 "
-                           "vs 2385376")
-
     with pytest.raises(OSError) as caught:
-        atomic.atomic_save(path, short_write)
+        atomic.atomic_save(path, lambda fh: torch.save({"w": torch.zeros(10_000)},
+                                                       _FillsUp(fh, 1000)))
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(path)
+    assert isinstance(caught.value.__cause__, RuntimeError)  # torch's own error, kept
     message, status = describe(caught.value)
-    assert status == 2 and str(path) in message and "MiB free on its disk" in message
-    assert "unexpected pos" in message and "\n" not in message
+    assert status == 2 and "\n" not in message
+    assert message.startswith(os.strerror(errno.ENOSPC)) and message.endswith(str(path))
+    assert "MiB free on its disk" in message
     assert path.read_bytes() == b"the good bytes" and os.listdir(tmp_path) == ["resume.pt"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a bug in the state"),
+                                   NotImplementedError("not written yet"),
+                                   OSError(errno.EACCES, "denied", "other.file")])
+def test_other_errors_in_a_writer_pass_through_unchanged(tmp_path, error) -> None:
+    """Only an OSError that names no file is given the path: a writer's own bugs, and an
+    OSError about another file, come out as they were raised."""
+    def fail(fh) -> None:
+        raise error
+
+    with pytest.raises(type(error)) as caught:
+        atomic.atomic_save(tmp_path / "x.pt", fail)
+    assert caught.value is error and os.listdir(tmp_path) == []
 
 
 def test_a_written_file_gets_the_usual_permissions(tmp_path) -> None:

@@ -634,7 +634,10 @@ def test_greedy_seats_play_unsearched_and_unrecorded(monkeypatch) -> None:
     seats = selfplay.greedy_seats(games, 1.0, np.random.default_rng(5))
     assert [len(s) for s in seats] == [1, 2, 3, 3]  # all but one searched seat
     assert all(s < set(range(g.num_players)) for s, g in zip(seats, games, strict=True))
-    assert selfplay.greedy_seats(games, 0.0, np.random.default_rng(5)) == [frozenset()] * 4
+    rng = np.random.default_rng(5)
+    before = rng.bit_generator.state
+    assert selfplay.greedy_seats(games, 0.0, rng) == [frozenset()] * 4
+    assert rng.bit_generator.state == before  # chance 0 draws nothing: older runs replay
     sizes = {len(selfplay.greedy_seats(games, 0.5, np.random.default_rng(k))[3])
              for k in range(40)}
     assert sizes == {0, 1, 2, 3}  # 4 players: each of three seats Greedy at 0.5
@@ -664,6 +667,8 @@ def test_greedy_seats_play_unsearched_and_unrecorded(monkeypatch) -> None:
     assert {g for g, _ in greedy_moves} == {0, 1, 2, 3}
     every, _ = play(fresh(), evaluate, search, np.random.default_rng(1))
     assert len(every) > 2 * len(samples)  # every seat's decisions recorded without Greedy
+    none, _ = play(fresh(), evaluate, search, np.random.default_rng(1), greedy=[frozenset()] * 4)
+    np.testing.assert_array_equal(none.policy, every.policy)  # no Greedy seat: the same games
     with pytest.raises(ValueError, match="4 games but 3 sets of Greedy seats"):
         play(fresh(), evaluate, search, np.random.default_rng(1), greedy=seats[:3])
 

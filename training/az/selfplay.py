@@ -94,8 +94,9 @@ class PlayStats:
 
 # Where self-play's time goes: the search's phases (the core's, BatchedSearch.phase_seconds:
 # thread-seconds when the search runs on several threads), then the searches' set-up, the
-# recorded decisions (observation, mask, prior, the move and the forced moves after it) and
-# the rest (Python between the calls); the trainer adds its updates.
+# recorded decisions (observation, mask, prior, the move, and the forced moves and Greedy
+# seats' moves after it) and the rest (Python between the calls, the first such moves
+# included); the trainer adds its updates.
 PHASES = ("select", "determinize", "apply", "observe", "prior", "network", "rollout", "backup",
           "setup", "record", "other")
 
@@ -130,7 +131,10 @@ def seat_outcome(game: Game, mover: int) -> tuple[np.ndarray, np.ndarray]:
 
 def greedy_seats(games: Sequence[Game], chance: float,
                  rng: np.random.Generator) -> list[frozenset[int]]:
-    """Each game's seats for Greedy: every seat but one drawn at random, each with ``chance``."""
+    """Each game's seats for Greedy: every seat but one drawn at random, each with ``chance``
+    (0: none, and nothing drawn from ``rng``)."""
+    if chance == 0:
+        return [frozenset()] * len(games)
     seats = []
     for game in games:
         n = game.num_players
@@ -140,15 +144,15 @@ def greedy_seats(games: Sequence[Game], chance: float,
     return seats
 
 
-def _play_forced(games: list[Game], greedy: Sequence[frozenset[int]] = (),
-                 agent: GreedyAgent | None = None) -> None:
+def _play_forced(games: list[Game], greedy: Sequence[frozenset[int]],
+                 agent: GreedyAgent | None) -> None:
     """Play every decision with one legal action and every move of a Greedy seat (``greedy``:
     each game's, played by ``agent``): no search needed."""
     for g, game in enumerate(games):
         seats = greedy[g] if greedy else frozenset()
         while not game.is_over:
-            if game.current_player in seats:
-                game.apply(agent.act(game, {}))  # type: ignore[union-attr]
+            if agent is not None and game.current_player in seats:
+                game.apply(agent.act(game, {}))
             elif len(legal := game.legal_action_ids()) == 1:
                 game.apply(int(legal[0]))
             else:

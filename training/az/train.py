@@ -440,7 +440,8 @@ class Run:
         path = os.path.join(self.cfg.out, RESUME_FILE)
         if os.path.isfile(path):
             atomic.keep_copy(path, os.path.join(self.cfg.out, RESUME_PREVIOUS))
-        atomic.atomic_save(path, lambda fh: torch.save(self.state(), fh))
+        state = self.state()
+        atomic.atomic_save(path, lambda fh: torch.save(state, fh))
         network.export_npz(self.net, os.path.join(self.cfg.out, WEIGHTS_FILE),
                            {"recipe": asdict(self.cfg), "iteration": self.iteration,
                             "samples": self.samples, "variants": list(self.variants)})
