@@ -95,11 +95,12 @@ def _os_error(exc: BaseException) -> OSError | None:
     """``exc`` if an OSError, else the OSError behind it (torch.save's writer raises a
     RuntimeError, ``unexpected pos``, over its file's OSError), else None."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, OSError):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, OSError):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
     return None
 
 

@@ -458,8 +458,7 @@ class Run:
         t0 = time.monotonic()
         play_rng = np.random.default_rng([self.cfg.seed, 0, self.iteration])
         games = selfplay.new_games(self.variants, self.cfg.games, play_rng)
-        greedy = (selfplay.greedy_seats(games, self.cfg.greedy_seats, play_rng)
-                  if self.cfg.greedy_seats > 0 else [])
+        greedy = selfplay.greedy_seats(games, self.cfg.greedy_seats, play_rng)
         self.net.eval()
         warmup = self.in_warmup()
         samples, stats = selfplay.play(games, leaf_evaluator(self.cfg, self.net, self.device),
