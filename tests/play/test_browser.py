@@ -180,6 +180,7 @@ def test_two_player_game_by_clicking_against_greedy(page, base_url: str, tmp_pat
     path = tmp_path / "game.json"
     path.write_text(json.dumps(record))
     page.goto(f"{base_url}/")
+    page.wait_for_function("document.body.dataset.ready === 'true'")
     page.set_input_files("#record-file", str(path))
     page.wait_for_url("**/replay/**")
     page.wait_for_function("document.body.dataset.step === '0'")
@@ -201,6 +202,7 @@ def test_two_player_game_by_clicking_against_greedy(page, base_url: str, tmp_pat
 
 def test_four_player_legends_game_to_the_end(page, base_url: str) -> None:
     page.goto(f"{base_url}/?speed=0")
+    page.wait_for_function("document.body.dataset.ready === 'true'")
     page.select_option("select[name=players]", "4")
     page.select_option("select[name=mode]", "legends")
     page.fill("input[name=humans]", "0")
@@ -313,6 +315,7 @@ def test_html_in_names_errors_and_records_is_shown_as_text(page, tmp_path) -> No
         path = tmp_path / "game.json"
         path.write_text(json.dumps(record))
         page.goto(f"{url}/")
+        page.wait_for_function("document.body.dataset.ready === 'true'")  # defaults fetched
         assert shown in page.locator("#specs").text_content()
         page.set_input_files("#record-file", str(path))
         page.wait_for_url("**/replay/**")
