@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from moonriver_env.training.pipeline import load_pipeline, main
+from moonriver_env.training.pipeline import HEAP_SETTINGS, load_pipeline, main, step_environment
 
 from tests.helpers import HANG_GUARD, ctrl_c_as_in_a_terminal
 
@@ -226,3 +226,14 @@ def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
     fast = [step for step in pipeline.steps if step.run == "fast"]
     for earlier, later in itertools.pairwise(fast[1:]):
         assert later.inputs["init"] == (earlier.name,)
+
+
+def test_steps_run_with_the_heap_settings_unless_the_caller_sets_its_own(monkeypatch) -> None:
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "12345")
+    env = step_environment()
+    assert env["MALLOC_MMAP_THRESHOLD_"] == HEAP_SETTINGS["MALLOC_MMAP_THRESHOLD_"]
+    assert env["MALLOC_TRIM_THRESHOLD_"] == os.environ.get(
+        "MALLOC_TRIM_THRESHOLD_", HEAP_SETTINGS["MALLOC_TRIM_THRESHOLD_"])
+    assert env["MALLOC_TOP_PAD_"] == "12345"  # the caller's value wins
+    assert env["PATH"] == os.environ["PATH"]
