@@ -25,9 +25,9 @@ STEP_FILE = "step.json"
 AGENT_FILE = "agent.npz"
 RESUME_FILE = "resume.pt"
 # glibc's allocator in the steps' processes keeps freed memory and serves large arrays from it,
-# so each PPO iteration's batches reuse pages instead of faulting in fresh ones (about 1.2 times
-# as many 4-variant iterations per minute on the 2-core machine, the same weights bit for bit:
-# docs/research-log.md). A value already in the environment is kept.
+# so each PPO iteration's batches reuse pages instead of faulting in fresh ones; only where
+# memory comes from changes, not the weights (measured: docs/research-log.md, "Kept: the
+# allocator keeps freed memory"). A value already in the environment is kept.
 HEAP_SETTINGS = {"MALLOC_MMAP_THRESHOLD_": str(2**32), "MALLOC_TRIM_THRESHOLD_": str(2**34),
                  "MALLOC_TOP_PAD_": str(2**29)}
 
