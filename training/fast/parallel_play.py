@@ -10,6 +10,7 @@ import signal
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -70,6 +71,15 @@ def held_rows(batch: Batch) -> dict[str, Any]:
             "priors": _stacked(batch.priors)}
 
 
+def _held_together(batches: list[Batch]) -> dict[str, Any]:
+    """``held_rows`` of several Batches, one after the other."""
+    if not batches:
+        return held_rows(Batch())
+    parts = [held_rows(b) for b in batches]
+    return {name: None if parts[0][name] is None else np.concatenate([p[name] for p in parts])
+            for name in _HELD_FIELDS}
+
+
 def merge(parts: list[dict[str, Any]], offsets: list[int]) -> Batch:
     """One Batch of packed shares in order, game indices shifted by each share's offset."""
     batch = Batch()
@@ -103,6 +113,28 @@ def _weights(net: torch.nn.Module) -> tuple[NetConfig, dict[str, np.ndarray]]:
     if not isinstance(net, RanchNet):
         raise TypeError(f"play processes build RanchNets; got a {type(net).__name__}")
     return net.config, {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def _take_nets(nets: dict[str, RanchNet], job: dict[str, Any]) -> None:
+    """Drop the networks ``job`` names gone; load the weights it sends (reusing the modules)."""
+    for name in job["drop"]:
+        nets.pop(name, None)
+    for name, (config, state) in job["weights"].items():
+        net = nets.get(name)
+        if net is None or net.config != config:  # else reused: building one costs more
+            net = nets[name] = RanchNet(config).eval()
+        net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+
+
+def _play_job(games: dict[str, Any], job: dict[str, Any], nets: Mapping[str, torch.nn.Module],
+              encoder: Encoder) -> Batch:
+    """Play ``games`` (seeds, roles, sample seed and variant) with ``job``'s settings."""
+    config = GameConfig(num_players=games["num_players"], mode=games["mode"],
+                        scenario=games["scenario"])
+    return play_share(games["seeds"], games["roles"], nets,
+                      np.random.default_rng(games["sample_seed"]), config, job["backend"],
+                      encoder, record=job["record"], label_greedy=job["label_greedy"],
+                      margin_coef=job["margin_coef"])
 
 
 def _serve(conn: Connection) -> None:
@@ -141,25 +173,49 @@ def _serve(conn: Connection) -> None:
                     loss.backward()
                 conn.send(("ok", (flat_grads(learner), sums), time.process_time() - cpu))
                 continue
-            for name in job["drop"]:
-                nets.pop(name, None)
-            for name, (config, state) in job["weights"].items():
-                net = nets.get(name)
-                if net is None or net.config != config:  # else reused: building one costs more
-                    net = nets[name] = RanchNet(config).eval()
-                net.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
-            config = GameConfig(num_players=job["num_players"], mode=job["mode"],
-                                scenario=job["scenario"])
-            batch = play_share(job["seeds"], job["roles"], nets,
-                               np.random.default_rng(job["sample_seed"]), config,
-                               job["backend"], encoder, record=job["record"],
-                               label_greedy=job["label_greedy"],
-                               margin_coef=job["margin_coef"])
+            _take_nets(nets, job)
+            if job.get("kind") == "jobs":  # whole variants, one after the other
+                played = [_play_job(part, job, nets, encoder) for part in job["jobs"]]
+                if job["keep"]:
+                    held, shard = _held_together(played), None
+                conn.send(("ok", [pack(b, rows=not job["keep"]) for b in played],
+                           time.process_time() - cpu))
+                continue
+            batch = _play_job(job, job, nets, encoder)
             if job["keep"]:
                 held, shard = held_rows(batch), None
             conn.send(("ok", pack(batch, rows=not job["keep"]), time.process_time() - cpu))
         except Exception:
             conn.send(("error", traceback.format_exc(), 0.0))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One variant's games for ``PlayPool.play_jobs``, played whole by one process."""
+
+    config: GameConfig
+    seeds: list[int]
+    roles: list[list[str]]
+    sample_seed: int  # the seed of the generator that samples the networks' actions
+
+    def message(self) -> dict[str, Any]:
+        """The games as a worker reads them."""
+        return {"seeds": self.seeds, "roles": self.roles, "sample_seed": self.sample_seed,
+                "num_players": self.config.num_players, "mode": self.config.mode,
+                "scenario": self.config.scenario}
+
+
+def assign(jobs: list[Job], processes: int) -> list[list[int]]:
+    """Each process's jobs: the costliest first (players x games), each to the least loaded."""
+    loads = [0] * processes
+    out: list[list[int]] = [[] for _ in range(processes)]
+    for k in sorted(range(len(jobs)), key=lambda k: -jobs[k].config.num_players
+                    * len(jobs[k].seeds)):
+        # ties go to a worker: this process also merges the batches
+        w = min(range(processes), key=lambda p: (loads[p], p == 0, p))
+        out[w].append(k)
+        loads[w] += jobs[k].config.num_players * len(jobs[k].seeds)
+    return out
 
 
 class PlayPool:
@@ -234,6 +290,40 @@ class PlayPool:
         self._rows = [len(part["keys"]) for part in parts]  # rows of each share, in order
         if keep:  # this share's rows as they are (no copy)
             for name, rows in held_rows(mine).items():
+                setattr(batch, name, [] if rows is None else rows)
+            batch.local = self._rows[0]
+        return batch
+
+    def play_jobs(self, jobs: list[Job], nets: dict[str, torch.nn.Module], *,
+                  record: str | None = LEARNER, margin_coef: float = 0.0,
+                  keep: bool = False) -> Batch:
+        """Play each job whole in one process (``assign``); one Batch, a process's jobs together.
+
+        A job's game indices follow the jobs before it in ``jobs``; ``keep`` as in ``play``."""
+        if self._procs and not all(p.is_alive() for p in self._procs):
+            raise RuntimeError("a play worker process has died; close the pool")
+        fresh = {name: net for name, net in nets.items()
+                 if name == LEARNER or self._sent.get(name) is not net}
+        weights = {name: _weights(net) for name, net in fresh.items()}
+        drop = [name for name in self._sent if name not in nets]
+        plan = assign(jobs, self.workers)
+        for conn, mine in zip(self._conns, plan[1:], strict=True):
+            conn.send({"kind": "jobs", "jobs": [jobs[k].message() for k in mine],
+                       "weights": weights, "drop": drop, "record": record,
+                       "label_greedy": False, "margin_coef": margin_coef,
+                       "backend": self.backend, "keep": keep})
+        self._sent = {name: net for name, net in nets.items() if name != LEARNER}
+        played = [play_share(jobs[k].seeds, jobs[k].roles, nets,
+                             np.random.default_rng(jobs[k].sample_seed), jobs[k].config,
+                             self.backend, self.encoder, record=record,
+                             margin_coef=margin_coef) for k in plan[0]]
+        shares = [[pack(b, rows=not keep) for b in played], *self._collect()]
+        starts = np.cumsum([0, *(len(job.seeds) for job in jobs)]).tolist()
+        batch = merge([part for share in shares for part in share],
+                      [starts[k] for mine in plan for k in mine])
+        self._rows = [sum(len(part["keys"]) for part in share) for share in shares]
+        if keep:  # this process's rows as they are
+            for name, rows in _held_together(played).items():
                 setattr(batch, name, [] if rows is None else rows)
             batch.local = self._rows[0]
         return batch

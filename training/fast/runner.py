@@ -22,6 +22,7 @@ from moonriver_env.training.export_weights import export
 from moonriver_env.training.fast import losses
 from moonriver_env.training.fast.config import FastConfig
 from moonriver_env.training.fast.parallel_play import (
+    Job,
     PlayPool,
     check_workers,
     merge,
@@ -464,6 +465,18 @@ class Runner:
                               config=config, record=record, label_greedy=label_greedy,
                               margin_coef=cfg.margin_coef, keep=keep)
 
+    def _play_variants(self, nets: dict[str, torch.nn.Module], keep: bool) -> Batch:
+        """One PPO iteration's variants, each played whole by one of the pool's processes."""
+        assert self.pool is not None  # play_split "variants" plays in the pool
+        cfg, jobs = self.cfg, []
+        for _ in range(cfg.variants_per_iteration):  # every draw before any game is played
+            config = self.variant()
+            roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players,
+                            self.league_for(config))
+            jobs.append(Job(config, game_seeds(len(roles), self.rng), roles,
+                            int(self.rng.integers(2**63))))
+        return self.pool.play_jobs(jobs, nets, margin_coef=cfg.margin_coef, keep=keep)
+
     @contextmanager
     def _update_threads(self, split: bool = False) -> Iterator[None]:
         """Torch threads for an update: the play workers idle meanwhile unless ``split``."""
@@ -505,18 +518,20 @@ class Runner:
             nets: dict[str, torch.nn.Module] = {LEARNER: self.net}
             nets.update({f"snapshot{i}": s for i, s in enumerate(self.snapshots)})
             nets.update({f"league{i}": net for i, (net, _) in enumerate(self.league)})
-            split = (self.pool is not None and cfg.split_updates
-                     and cfg.variants_per_iteration == 1)
+            split = self.pool is not None and cfg.splits_updates
             self.net.eval()
-            parts = []
-            for _ in range(cfg.variants_per_iteration):
-                config = self.variant()
-                roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players,
-                                self.league_for(config))
-                parts.append(self._play(roles, nets, config, keep=split))
-            batch = parts[0] if len(parts) == 1 else merge(
-                [pack(part, legal_priors=False) for part in parts],
-                [k * cfg.games for k in range(len(parts))])
+            if self.pool is not None and cfg.whole_variants:
+                batch = self._play_variants(nets, keep=split)
+            else:
+                parts = []
+                for _ in range(cfg.variants_per_iteration):
+                    config = self.variant()
+                    roles = lineups(cfg, self.rng, len(self.snapshots), config.num_players,
+                                    self.league_for(config))
+                    parts.append(self._play(roles, nets, config, keep=split))
+                batch = parts[0] if len(parts) == 1 else merge(
+                    [pack(part, legal_priors=False) for part in parts],
+                    [k * cfg.games for k in range(len(parts))])
             self.net.train()
             with self._update_threads(split):
                 stats = ppo_step(self.net, opt, batch, cfg, self.rng,

@@ -126,8 +126,8 @@ def summary(cfg: FastConfig) -> str:
     """The few lines a run opens with: variant, budget, device, network, output."""
     processes = (f"{cfg.workers} play processes" if cfg.workers > 1
                  else "1 play process") + f" x {cfg.torch_threads} torch thread"
-    split = (", split PPO updates" if cfg.split_updates and cfg.workers > 1
-             and cfg.variants_per_iteration == 1 else "")
+    split = ", split PPO updates" if cfg.splits_updates else ""
+    split += ", whole variants per play process" if cfg.whole_variants else ""
     prior = "on" if cfg.use_prior else "off"
     start = f", from {cfg.init}" if cfg.init else ""
     critic = f", value layer {cfg.critic_hidden}" if cfg.critic_hidden else ""
