@@ -11,7 +11,9 @@ recipe's ``workers`` setting (processes that play the games) is reported with th
 ``--set KEY=VALUE`` (any FastConfig setting, TOML value syntax) measures a variant, e.g.
 ``--set use_prior=false --set p_greedy=0 --set p_self=1`` for the network alone in pure
 self-play, ``--set workers=1`` for all the play in one process, ``--set split_updates=false``
-for PPO updates in the main process alone (on ``update_threads``), ``--set backend=python`` for
+for PPO updates in the main process alone (on ``update_threads``), ``--config
+training/configs/fast_all.toml --set 'init=""' --set 'play_split="variants"'`` for whole
+variants per play process, ``--set backend=python`` for
 the per-game play on the reference engine. ``--sb3-seconds N`` also times the SB3 MaskablePPO
 recipe (training/configs/ppo_4p_base.toml) for N seconds in the same run, for comparison. The
 last line is one JSON object; ``learner_steps_per_s`` is the PPO phase's wall-clock rate.
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {
             "config": os.path.relpath(args.config, ROOT), "overrides": overrides,
             "workers": cfg.workers, "update_threads": cfg.update_threads,
-            "split_updates": cfg.split_updates,
+            "split_updates": cfg.split_updates, "play_split": cfg.play_split,
             "learner_steps_per_s": round(steps / wall, 1),
             "learner_steps_per_cpu_s": round(steps / cpu, 1),
             "ppo_steps": steps, "ppo_wall_s": round(wall, 1), "ppo_cpu_s": round(cpu, 1),

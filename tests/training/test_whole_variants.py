@@ -16,6 +16,7 @@ from moonriver_env.training.fast.runner import ppo_step  # noqa: E402
 from moonriver_env.training.fast.train import summary, train  # noqa: E402
 from moonriver_env.training.policy_net import NetConfig, RanchNet  # noqa: E402
 from moonriver_env.training.variants import variant_config  # noqa: E402
+
 from tests.training.test_fast_training import _same, _tiny, _tiny_net  # noqa: E402
 
 JOBS = [Job(variant_config("2p-base"), [31, 32], [["learner", "greedy"], ["greedy", "learner"]],
