@@ -228,6 +228,19 @@ def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
         assert later.inputs["init"] == (earlier.name,)
 
 
+def test_the_2_hour_candidate_ships_nothing_and_plays_whole_variants() -> None:
+    from moonriver_env.training.fast.config import FastConfig
+
+    pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained_2h.toml"))
+    assert pipeline.ship == ""  # --ship cannot replace agents/weights/all.npz
+    fast = [step for step in pipeline.steps if step.run == "fast"]
+    assert fast[0].settings == {"epochs": 1, "learning_rate": 0.002}
+    several = [FastConfig.load(step.config, dict(step.settings)) for step in fast[1:]]
+    assert all(cfg.variants_per_iteration > 1 and cfg.play_split == "variants"
+               for cfg in several)
+    assert pipeline.steps_by_name["az_taught"].settings == {"iterations": 50}
+
+
 def test_steps_run_with_the_heap_settings_unless_the_caller_sets_its_own(monkeypatch) -> None:
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     monkeypatch.setenv("MALLOC_TOP_PAD_", "12345")
