@@ -198,6 +198,11 @@ class Job:
     roles: list[list[str]]
     sample_seed: int  # the seed of the generator that samples the networks' actions
 
+    @property
+    def cost(self) -> int:
+        """Players x games: what ``assign`` balances (decision waves scale with both)."""
+        return self.config.num_players * len(self.seeds)
+
     def message(self) -> dict[str, Any]:
         """The games as a worker reads them."""
         return {"seeds": self.seeds, "roles": self.roles, "sample_seed": self.sample_seed,
@@ -209,12 +214,11 @@ def assign(jobs: list[Job], processes: int) -> list[list[int]]:
     """Each process's jobs: the costliest first (players x games), each to the least loaded."""
     loads = [0] * processes
     out: list[list[int]] = [[] for _ in range(processes)]
-    for k in sorted(range(len(jobs)), key=lambda k: -jobs[k].config.num_players
-                    * len(jobs[k].seeds)):
+    for k in sorted(range(len(jobs)), key=lambda k: -jobs[k].cost):
         # ties go to a worker: this process also merges the batches
         w = min(range(processes), key=lambda p: (loads[p], p == 0, p))
         out[w].append(k)
-        loads[w] += jobs[k].config.num_players * len(jobs[k].seeds)
+        loads[w] += jobs[k].cost
     return out
 
 
@@ -262,16 +266,12 @@ class PlayPool:
         """Play the games of ``seeds`` across the pool; networks but the learner must not change."""
         if len(seeds) != len(roles):
             raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
-        if self._procs and not all(p.is_alive() for p in self._procs):
-            raise RuntimeError("a play worker process has died; close the pool")
+        self._check_alive()
         config = self.config if config is None else config
         ranges = shares(len(seeds), self.workers)
         # from the caller's generator: a run is deterministic for a seed and number of workers
         sample_seeds = [int(s) for s in rng.integers(2**63, size=self.workers)]
-        fresh = {name: net for name, net in nets.items()
-                 if name == LEARNER or self._sent.get(name) is not net}
-        weights = {name: _weights(net) for name, net in fresh.items()}
-        drop = [name for name in self._sent if name not in nets]
+        weights, drop = self._outgoing(nets)
         for conn, share, sample_seed in zip(self._conns, ranges[1:], sample_seeds[1:],
                                             strict=True):
             conn.send({"seeds": [seeds[i] for i in share], "roles": [roles[i] for i in share],
@@ -294,18 +294,27 @@ class PlayPool:
             batch.local = self._rows[0]
         return batch
 
+    def _check_alive(self) -> None:
+        """Refuse to send work when a worker has died."""
+        if self._procs and not all(p.is_alive() for p in self._procs):
+            raise RuntimeError("a play worker process has died; close the pool")
+
+    def _outgoing(self, nets: Mapping[str, torch.nn.Module]
+                  ) -> tuple[dict[str, tuple[NetConfig, dict[str, np.ndarray]]], list[str]]:
+        """The weights the workers lack (the learner's always) and the names they can drop."""
+        fresh = {name: net for name, net in nets.items()
+                 if name == LEARNER or self._sent.get(name) is not net}
+        return ({name: _weights(net) for name, net in fresh.items()},
+                [name for name in self._sent if name not in nets])
+
     def play_jobs(self, jobs: list[Job], nets: dict[str, torch.nn.Module], *,
                   record: str | None = LEARNER, margin_coef: float = 0.0,
                   keep: bool = False) -> Batch:
         """Play each job whole in one process (``assign``); one Batch, a process's jobs together.
 
         A job's game indices follow the jobs before it in ``jobs``; ``keep`` as in ``play``."""
-        if self._procs and not all(p.is_alive() for p in self._procs):
-            raise RuntimeError("a play worker process has died; close the pool")
-        fresh = {name: net for name, net in nets.items()
-                 if name == LEARNER or self._sent.get(name) is not net}
-        weights = {name: _weights(net) for name, net in fresh.items()}
-        drop = [name for name in self._sent if name not in nets]
+        self._check_alive()
+        weights, drop = self._outgoing(nets)
         plan = assign(jobs, self.workers)
         for conn, mine in zip(self._conns, plan[1:], strict=True):
             conn.send({"kind": "jobs", "jobs": [jobs[k].message() for k in mine],
