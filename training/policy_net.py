@@ -28,8 +28,8 @@ from moonriver_env.moonriver.observation import (
     variant_code,
 )
 
-__all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "legal_lists",
-           "load_net", "save_net", "with_critic"]
+__all__ = ["MASKED", "LegalRows", "NetConfig", "RanchNet", "action_index", "cell_max",
+           "legal_lists", "load_net", "save_net", "with_critic"]
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ class RanchNet(nn.Module):
         others = _linear(self.opponent_cells[0], theirs.transpose(2, 3)).relu()
         pooled = torch.cat([viewer.mean(dim=1), viewer.amax(dim=1),
                             others.mean(dim=2).reshape(b, -1),
-                            others.amax(dim=2).reshape(b, -1)], dim=1)
+                            cell_max(others).reshape(b, -1)], dim=1)
         observed = obs[:, self.ranch_stop:]
         rest = _linear(self.rest[0], observed)
         adapted = self.config.variant_rank > 0
@@ -210,6 +210,39 @@ class VariantAdapter(nn.Module):
         """The change (B, outputs) of rows ``x`` whose variant codes are ``code`` (B, 15)."""
         low = torch.einsum("bk,vrk->bvr", x, self.down) * code[:, :, None]
         return torch.einsum("bvr,vor->bo", low, self.up) + code @ self.bias
+
+
+class _CellMax(torch.autograd.Function):
+    """``x.amax(-2)`` and its gradient, exactly, over channels read 2 cells at a time."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        """The maximum over cells (dim -2) of the cell-major ``x`` (..., cells, channels)."""
+        *lead, cells, c = x.shape
+        pairs = x.reshape(*lead, cells // 2, 2 * c).amax(-2)
+        y = pairs.reshape(*lead, 2, c).amax(-2)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, *grads: torch.Tensor) -> torch.Tensor:
+        """torch's amax gradient: the output's shared evenly among the cells that reach it."""
+        x, y = ctx.saved_tensors
+        *lead, cells, c = x.shape
+        hit = x.reshape(*lead, cells // 2, 2 * c) == torch.cat([y, y], -1).unsqueeze(-2)
+        share = grads[0] / hit.sum(-2).reshape(*lead, 2, c).sum(-2)
+        grad: torch.Tensor = (torch.cat([share, share], -1).unsqueeze(-2) * hit).reshape(x.shape)
+        return grad
+
+
+def cell_max(x: torch.Tensor) -> torch.Tensor:
+    """``x.amax(-2)`` with the same values and gradient, several times faster on narrow cells."""
+    # torch's CPU reduction over dim -2 is slow when the last dim has under 32 floats (16 for
+    # the opponents' cells: 2.7 against 0.18 ms on 512 rows); two cells side by side fill 32
+    if x.shape[-2] % 2 or x.shape[-1] >= 32:
+        return x.amax(-2)
+    out: torch.Tensor = _CellMax.apply(x)
+    return out
 
 
 def _linear(layer: nn.Module, x: torch.Tensor) -> torch.Tensor:

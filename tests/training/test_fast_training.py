@@ -44,6 +44,7 @@ from moonriver_env.training.pipeline import load_pipeline  # noqa: E402
 from moonriver_env.training.policy_net import (  # noqa: E402
     NetConfig,
     RanchNet,
+    cell_max,
     legal_lists,
     load_net,
     save_net,
@@ -121,6 +122,23 @@ def test_numpy_forward_matches_torch() -> None:
     logp_np = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     assert np.abs(np.where(masks, logp_np - logp.numpy(), 0.0)).max() < 1e-4
     assert (logits.argmax(axis=1) == logp.numpy().argmax(axis=1)).all()
+
+
+@pytest.mark.parametrize("shape", [(7, 3, 50, 16), (5, 50, 32), (4, 9, 6)])
+def test_cell_max_equals_amax_in_value_and_gradient_with_ties(shape) -> None:
+    gen = torch.Generator().manual_seed(4)
+    x = torch.rand(*shape, generator=gen)
+    x[x < 0.6] = 0.0  # ties at zero, as after a ReLU
+    x[..., 2, :] = x[..., 1, :]  # and at positive values (cells alike, e.g. two empty cells)
+    x.view(-1)[::7] *= -1.0
+    up = torch.randn(*shape[:-2], shape[-1], generator=gen)
+    ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    got, want = cell_max(ours), theirs.amax(-2)
+    (got * up).sum().backward()
+    (want * up).sum().backward()
+    assert torch.equal(got, want)
+    assert torch.equal(ours.grad, theirs.grad)
+    assert (theirs.grad[..., 1, :] != 0).any()  # the ties share the gradient
 
 
 def test_play_records_only_learner_seats_with_legal_actions() -> None:
