@@ -228,7 +228,7 @@ def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
         assert later.inputs["init"] == (earlier.name,)
 
 
-def test_the_2_hour_candidate_ships_nothing_and_plays_whole_variants() -> None:
+def test_the_2_hour_candidate_ships_nothing_plays_whole_variants_and_folds_onto_step_8() -> None:
     from moonriver_env.training.fast.config import FastConfig
 
     pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained_2h.toml"))
@@ -238,7 +238,13 @@ def test_the_2_hour_candidate_ships_nothing_and_plays_whole_variants() -> None:
     several = [FastConfig.load(step.config, dict(step.settings)) for step in fast[1:]]
     assert all(cfg.variants_per_iteration > 1 and cfg.play_split == "variants"
                for cfg in several)
-    assert pipeline.steps_by_name["az_taught"].settings == {"iterations": 50}
+    steps = pipeline.steps_by_name
+    assert "az_taught" not in steps  # no search-taught step: the specialists start at step 8
+    assert steps["fast_league"].inputs["league"] == ("sparring_2p",)
+    assert steps["sparring_2p"].inputs["from"] == ("fast_all",)
+    assert steps["gold_fold"].inputs["base"] == ("az_value",)
+    for name in steps["gold_fold"].inputs["from"]:
+        assert steps[name].inputs == {"warm_start": ("az_value",), "expert": ("az_value",)}
 
 
 def test_steps_run_with_the_heap_settings_unless_the_caller_sets_its_own(monkeypatch) -> None:
