@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 from moonriver_env.agents import pretrained
+from moonriver_env.agents.az import core_net
 from moonriver_env.agents.pretrained import (
     MASKED,
     MAX_VALUE_WIDTH,
@@ -104,6 +105,7 @@ class RanchNet(nn.Module):
             self.prior_weight = nn.Parameter(torch.tensor(float(self.config.prior_init)))
         self.register_buffer("index", torch.from_numpy(action_index()), persistent=False)
         self._twin: tuple[tuple[int, ...], pretrained.NumpyRanchNet] | None = None  # see numpy_twin
+        self._core: tuple[tuple[int, ...], Any] | None = None  # see core_twin
 
     def numpy_twin(self) -> pretrained.NumpyRanchNet:
         """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights."""
@@ -112,6 +114,17 @@ class RanchNet(nn.Module):
             arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
             self._twin = (key, pretrained.NumpyRanchNet(arrays))
         return self._twin[1]
+
+    def core_twin(self) -> Any:
+        """The compiled core's forward (``agents.az.core_net``) of the current weights."""
+        if self.config.critic_hidden:
+            raise ValueError("the core's forward reads no value layer of its own: this network "
+                             f"has critic_hidden = {self.config.critic_hidden}")
+        key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
+        if self._core is None or self._core[0] != key:
+            arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
+            self._core = (key, core_net(arrays))
+        return self._core[1]
 
     @property
     def uses_prior(self) -> bool:

@@ -21,6 +21,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from moonriver_env.agents.pretrained import (  # noqa: E402
+    MASKED,
+    SHAPE_WEIGHT,
     NumpyRanchNet,
     action_index,
     weights_path,
@@ -1132,6 +1134,80 @@ def test_numpy_twin_scores_like_torch_and_follows_weight_changes() -> None:
             for p in net.parameters():
                 p.add_(0.05)
     assert net.numpy_twin() is not twin_before
+
+
+def test_the_core_forward_scores_like_torch_and_follows_weight_changes() -> None:
+    """play_forward = 'core': the compiled core's log-probabilities and values are torch's
+    (variant adapters and the greedy prior included), and a new core net after the weights move."""
+    torch.manual_seed(3)
+    net = RanchNet(NetConfig(8, 4, 16, True, 3.0, variant_rank=2)).eval()
+    for p in net.parameters():  # the adapters away from zero too
+        torch.nn.init.normal_(p, std=0.2)
+    for players in (2, 4):
+        obs, masks = _positions(7, players=players, seed=players)
+        legal, valid = legal_lists(masks)
+        prior = np.random.default_rng(0).random(masks.shape).astype(np.float32) * masks
+        prior_legal = np.take_along_axis(prior, legal, 1)
+        core_before = net.core_twin()
+        assert net.core_twin() is core_before and core_before.one_value
+        for _ in range(2):
+            torch_logp, torch_value = rollout._legal_scores(net, obs, masks, legal, valid, prior,
+                                                            prior_legal)
+            core_logp, core_value = rollout._legal_scores(net, obs, masks, legal, valid, prior,
+                                                          prior_legal, core=True)
+            assert core_logp.shape == torch_logp.shape and core_value.shape == torch_value.shape
+            np.testing.assert_allclose(np.where(valid, core_logp, 0),
+                                       np.where(valid, torch_logp, 0), atol=1e-4)
+            assert (core_logp[~valid] == MASKED).all()
+            np.testing.assert_allclose(core_value, torch_value, atol=1e-5)
+            assert np.abs(torch_value).max() > 0.05  # a value that could be wrong
+            with torch.no_grad():  # an optimiser step changes the weights in place
+                for p in net.parameters():
+                    p.add_(0.05)
+        assert net.core_twin() is not core_before
+
+
+def test_the_core_forward_refuses_a_value_layer_and_the_search() -> None:
+    """A network with a value layer of its own scores in torch; a one-value network in the
+    core cannot value a search's leaves by seat."""
+    from moonriver_env.moonriver import search
+
+    grown = with_critic(_tiny_net(2), 8, "net.pt")
+    with pytest.raises(ValueError, match="critic_hidden = 8"):
+        grown.core_twin()
+    obs, masks = _positions(3, seed=5)
+    legal, valid = legal_lists(masks)
+    prior = np.zeros(masks.shape, np.float32)
+    prior_legal = np.take_along_axis(prior, legal, 1)
+    torch_scores = rollout._legal_scores(grown, obs, masks, legal, valid, prior, prior_legal)
+    core_scores = rollout._legal_scores(grown, obs, masks, legal, valid, prior, prior_legal,
+                                        core=True)
+    for a, b in zip(torch_scores, core_scores, strict=True):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="critic_hidden = 0, got 8"):
+        FastConfig.load(None, {"play_forward": "core", "critic_hidden": 8})
+    with pytest.raises(ValueError, match="play_forward must be one of torch, core, got 'gpu'"):
+        FastConfig.load(None, {"play_forward": "gpu"})
+    batched = search.BatchedSearch([make_game(GameConfig(num_players=2), 1, backend="core")],
+                                   simulations=4, greedy_prior=SHAPE_WEIGHT)
+    with pytest.raises(ValueError, match="one value"):
+        batched.run(_tiny_net(3).core_twin())
+
+
+def test_a_run_with_the_core_forward_is_deterministic(tmp_path) -> None:
+    """Whole variants per process, the core's forward: two runs end at the same weights."""
+    nets = []
+    for name in ("a", "b"):
+        cfg = _tiny(tmp_path / name, variants=("2p-base", "3p-legends-2"), bc_iterations=0,
+                    variants_per_iteration=2, workers=2, play_split="variants",
+                    play_forward="core", ppo_iterations=2)
+        nets.append(train(cfg, quiet=True))
+        text = (tmp_path / name / "log.jsonl").read_text().splitlines()
+        lines = [json.loads(line) for line in text]
+        assert [line["iteration"] for line in lines if line["phase"] == "ppo"] == [1, 2]
+    for (name, a), b in zip(nets[0].state_dict().items(), nets[1].state_dict().values(),
+                            strict=True):
+        assert torch.equal(a, b), name
 
 
 def test_a_value_layer_of_its_own_starts_at_the_linear_heads_values_and_numpy_agrees(

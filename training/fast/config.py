@@ -18,6 +18,7 @@ LOCKED_ON_RESUME = ("num_players", "mode", "variants", "seed", "channels", "oppo
                     "hidden", "use_prior", "prior_init", "critic_hidden", "init", "league",
                     "p_league")
 PLAY_SPLITS = ("games", "variants")  # how the play processes share a PPO iteration's games
+PLAY_FORWARDS = ("torch", "core")  # what computes the networks' forwards in the PPO games
 # Limits and counts where 0 means none (no time limit, no evaluation, every iteration).
 AT_LEAST_0 = ("minutes", "bc_minutes", "bc_iterations", "ppo_iterations", "eval_games",
               "eval_every", "checkpoint_minutes")
@@ -79,6 +80,7 @@ class FastConfig:
     workers: int = 2  # processes that play the games (1: all in the main process)
     split_updates: bool = True  # PPO updates: each play process computes its rows' gradient
     play_split: str = "games"  # PPO: "games" of each variant, or whole "variants", per process
+    play_forward: str = "torch"  # PPO games: the networks' forwards in "torch" or the "core"
     backend: str = DEFAULT_BACKEND  # implementation that plays the games: core or python
 
     @classmethod
@@ -116,6 +118,12 @@ class FastConfig:
         if self.play_split not in PLAY_SPLITS:
             raise ValueError(f"play_split must be one of {', '.join(PLAY_SPLITS)}, got "
                              f"{self.play_split!r}")
+        if self.play_forward not in PLAY_FORWARDS:
+            raise ValueError(f"play_forward must be one of {', '.join(PLAY_FORWARDS)}, got "
+                             f"{self.play_forward!r}")
+        if self.play_forward == "core" and self.critic_hidden:
+            raise ValueError("play_forward = 'core' reads no value layer of its own: it needs "
+                             f"critic_hidden = 0, got {self.critic_hidden}")
         if self.play_split == "variants" and self.variants_per_iteration < self.workers:
             raise ValueError(f"play_split = 'variants' gives each play process whole variants: "
                              f"it needs variants_per_iteration >= workers (got "
@@ -233,6 +241,11 @@ SETTINGS: dict[str, str] = {
                   "about twice as fast when variants_per_iteration >= workers, since a "
                   "wave's forward costs little more for twice the rows; other sampling "
                   "streams, so other weights than 'games')",
+    "play_forward": "PPO games: what computes the networks' moves and the learner's "
+                    "log-probabilities and values: 'torch' (the update's own forward) or "
+                    "'core' (the compiled core's forward, agents.az.core_net, several times "
+                    "faster on a wave's few rows; its floats round differently, so other "
+                    "weights than 'torch'; needs critic_hidden = 0)",
     "backend": "implementation that plays the games: core (compiled: the games of a batch "
                "played together in the core) or python (the reference engine, one Game object "
                "per game, Greedy in Python); the two draw Greedy's ties from different "

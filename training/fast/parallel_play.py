@@ -134,7 +134,7 @@ def _play_job(games: dict[str, Any], job: dict[str, Any], nets: Mapping[str, tor
     return play_share(games["seeds"], games["roles"], nets,
                       np.random.default_rng(games["sample_seed"]), config, job["backend"],
                       encoder, record=job["record"], label_greedy=job["label_greedy"],
-                      margin_coef=job["margin_coef"])
+                      margin_coef=job["margin_coef"], core=job["core"])
 
 
 def _serve(conn: Connection) -> None:
@@ -262,8 +262,10 @@ class PlayPool:
              nets: dict[str, torch.nn.Module], rng: np.random.Generator, *,
              config: GameConfig | None = None, record: str | None = LEARNER,
              label_greedy: bool = False, margin_coef: float = 0.0,
-             keep: bool = False) -> Batch:
-        """Play the games of ``seeds`` across the pool; networks but the learner must not change."""
+             keep: bool = False, core: bool = False) -> Batch:
+        """Play the games of ``seeds`` across the pool; networks but the learner must not change.
+
+        ``core``: the networks' forwards in the compiled core (``rollout.play_batched``)."""
         if len(seeds) != len(roles):
             raise ValueError(f"{len(seeds)} game seeds but {len(roles)} role lists")
         self._check_alive()
@@ -279,12 +281,12 @@ class PlayPool:
                        "record": record, "label_greedy": label_greedy,
                        "margin_coef": margin_coef, "num_players": config.num_players,
                        "mode": config.mode, "scenario": config.scenario,
-                       "backend": self.backend, "keep": keep})
+                       "backend": self.backend, "keep": keep, "core": core})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
         mine = play_share([seeds[i] for i in ranges[0]], [roles[i] for i in ranges[0]], nets,
                           np.random.default_rng(sample_seeds[0]), config, self.backend,
                           self.encoder, record=record, label_greedy=label_greedy,
-                          margin_coef=margin_coef)
+                          margin_coef=margin_coef, core=core)
         parts = [pack(mine, rows=not keep), *self._collect()]
         batch = merge(parts, [r.start for r in ranges])
         self._rows = [len(part["keys"]) for part in parts]  # rows of each share, in order
@@ -309,10 +311,11 @@ class PlayPool:
 
     def play_jobs(self, jobs: list[Job], nets: dict[str, torch.nn.Module], *,
                   record: str | None = LEARNER, margin_coef: float = 0.0,
-                  keep: bool = False) -> Batch:
+                  keep: bool = False, core: bool = False) -> Batch:
         """Play each job whole in one process (``assign``); one Batch, a process's jobs together.
 
-        A job's game indices follow the jobs before it in ``jobs``; ``keep`` as in ``play``."""
+        A job's game indices follow the jobs before it in ``jobs``; ``keep`` and ``core`` as in
+        ``play``."""
         self._check_alive()
         weights, drop = self._outgoing(nets)
         plan = assign(jobs, self.workers)
@@ -320,12 +323,12 @@ class PlayPool:
             conn.send({"kind": "jobs", "jobs": [jobs[k].message() for k in mine],
                        "weights": weights, "drop": drop, "record": record,
                        "label_greedy": False, "margin_coef": margin_coef,
-                       "backend": self.backend, "keep": keep})
+                       "backend": self.backend, "keep": keep, "core": core})
         self._sent = {name: net for name, net in nets.items() if name != LEARNER}
         played = [play_share(jobs[k].seeds, jobs[k].roles, nets,
                              np.random.default_rng(jobs[k].sample_seed), jobs[k].config,
                              self.backend, self.encoder, record=record,
-                             margin_coef=margin_coef) for k in plan[0]]
+                             margin_coef=margin_coef, core=core) for k in plan[0]]
         shares = [[pack(b, rows=not keep) for b in played], *self._collect()]
         starts = np.cumsum([0, *(len(job.seeds) for job in jobs)]).tolist()
         batch = merge([part for share in shares for part in share],

@@ -131,7 +131,7 @@ def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, 
          rng: np.random.Generator, encoder: ViewEncoder[MoonRiverGame], *,
          greedy: GreedyAgent | None = None, record: str | None = LEARNER,
          label_greedy: bool = False, argmax: frozenset[str] = frozenset(),
-         margin_coef: float = 0.0) -> Batch:
+         margin_coef: float = 0.0, core: bool = False) -> Batch:
     """Play every game (either backend; in place) to its end with ``play_batched``'s loop."""
     greedy = greedy or GreedyAgent(int(rng.integers(2**31)))
     if len(games) != len(roles):
@@ -139,21 +139,34 @@ def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, 
     names, python_facing, kinds = _roles(roles, nets, label_greedy)
     table = _GameList(games, kinds, encoder, greedy, np.random.default_rng(rng.integers(2**62)))
     return _play_table(table, roles, names, python_facing, nets, rng, record=record,
-                       label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef)
+                       label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef,
+                       core=core)
+
+
+def _legal_logp(logits: np.ndarray, legal: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Log-probabilities (k, L) at the legal ids of full logit rows (MASKED where not valid)."""
+    scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
+    top = scores.max(axis=1, keepdims=True)
+    logp = scores - (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))
+    return np.where(valid, logp, MASKED).astype(np.float32)
 
 
 def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray,
                   valid: np.ndarray, prior: np.ndarray | None,
                   prior_legal: np.ndarray | None,
-                  twin_rows: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows."""
+                  twin_rows: int = 0, core: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows.
+
+    ``core``: a RanchNet without a value layer of its own scores in the compiled core."""
+    if core and isinstance(net, RanchNet) and not net.config.critic_hidden:
+        # one value per row (column 0); the table size only weighs seats' values, unused here
+        logits, values = net.core_twin().evaluate(
+            obs, mask.view(np.int8), np.full(len(obs), 2, np.int32), prior)
+        return _legal_logp(logits, legal, valid), values[:, 0].copy()
     # on a row or two the numpy twin costs half of torch's forward (its per-call overhead)
     if len(obs) <= twin_rows and isinstance(net, RanchNet):
         logits, value = net.numpy_twin().forward(obs, mask, prior)
-        scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
-        top = scores.max(axis=1, keepdims=True)
-        logp = scores - (top + np.log(np.exp(scores - top).sum(axis=1, keepdims=True)))
-        return np.where(valid, logp, MASKED).astype(np.float32), value
+        return _legal_logp(logits, legal, valid), value
     with torch.inference_mode():
         if isinstance(net, RanchNet):
             legal_logp, legal_value = net.legal_forward(
@@ -183,9 +196,11 @@ def _stack_rows(chunks: list[np.ndarray], width: int | None = None,
 def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
                  rng: np.random.Generator, config: GameConfig, *, threads: int = 1,
                  record: str | None = LEARNER, label_greedy: bool = False,
-                 argmax: frozenset[str] = frozenset(),
-                 margin_coef: float = 0.0) -> tuple[Batch, list[MoonRiverGame]]:
-    """Play the games of ``seeds`` in one ``BatchedGames``: the record and the finished games."""
+                 argmax: frozenset[str] = frozenset(), margin_coef: float = 0.0,
+                 core: bool = False) -> tuple[Batch, list[MoonRiverGame]]:
+    """Play the games of ``seeds`` in one ``BatchedGames``: the record and the finished games.
+
+    ``core``: the networks' forwards in the compiled core (``_legal_scores``), not torch."""
     from moonriver_env.moonriver.batch.games import BatchedGames
 
     if len(seeds) != len(roles):
@@ -197,7 +212,8 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
                          autoreset=False)
     games.reset(int(rng.integers(2**62)), seeds=seeds, seats=kinds)
     batch = _play_table(games, roles, names, python_facing, nets, rng, record=record,
-                        label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef)
+                        label_greedy=label_greedy, argmax=argmax, margin_coef=margin_coef,
+                        core=core)
     return batch, [games.game(g) for g in range(len(seeds))]
 
 
@@ -215,7 +231,7 @@ def _roles(roles: list[list[str]], nets: Mapping[str, torch.nn.Module],
 def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: list[str],
                 python_facing: set[str], nets: Mapping[str, torch.nn.Module],
                 rng: np.random.Generator, *, record: str | None, label_greedy: bool,
-                argmax: frozenset[str], margin_coef: float) -> Batch:
+                argmax: frozenset[str], margin_coef: float, core: bool = False) -> Batch:
     """The one play loop: each wave's rows decided by the network of their role."""
     count = len(roles)
     code = {name: k for k, name in enumerate(names)}
@@ -267,7 +283,7 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
             net_prior_legal = prior_legal[rows] if uses and prior_legal is not None else None
             logp, value = _legal_scores(net, obs[rows], mask[rows], legal[rows], valid[rows],
                                         net_prior, net_prior_legal,
-                                        0 if name == record else TWIN_ROWS)
+                                        0 if name == record else TWIN_ROWS, core)
             pos = (np.argmax(np.where(valid[rows], logp, -np.inf), axis=1) if name in argmax
                    else _draw(logp, valid[rows], rng))
             actions[active[rows]] = legal[rows, pos]

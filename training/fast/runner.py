@@ -457,13 +457,14 @@ class Runner:
               keep: bool = False) -> Batch:
         """Play ``len(roles)`` fresh games of ``config`` (in the pool's processes if any)."""
         cfg = self.cfg
+        core = cfg.play_forward == "core"
         if self.pool is None:
             return play_share(game_seeds(len(roles), self.rng), roles, nets, self.rng, config,
                               cfg.backend, self.encoder, record=record,
-                              label_greedy=label_greedy, margin_coef=cfg.margin_coef)
+                              label_greedy=label_greedy, margin_coef=cfg.margin_coef, core=core)
         return self.pool.play(game_seeds(len(roles), self.rng), roles, nets, self.rng,
                               config=config, record=record, label_greedy=label_greedy,
-                              margin_coef=cfg.margin_coef, keep=keep)
+                              margin_coef=cfg.margin_coef, keep=keep, core=core)
 
     def _play_variants(self, nets: dict[str, torch.nn.Module], keep: bool) -> Batch:
         """One PPO iteration's variants, each played whole by one of the pool's processes."""
@@ -475,7 +476,8 @@ class Runner:
                             self.league_for(config))
             jobs.append(Job(config, game_seeds(len(roles), self.rng), roles,
                             int(self.rng.integers(2**63))))
-        return self.pool.play_jobs(jobs, nets, margin_coef=cfg.margin_coef, keep=keep)
+        return self.pool.play_jobs(jobs, nets, margin_coef=cfg.margin_coef, keep=keep,
+                                   core=cfg.play_forward == "core")
 
     @contextmanager
     def _update_threads(self, split: bool = False) -> Iterator[None]:

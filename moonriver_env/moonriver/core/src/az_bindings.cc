@@ -194,6 +194,10 @@ void bind_az_search(nb::module_& m) {
           "run",
           [](AzSearch& s, const AzNet& net, double shape_weight) {
             if (!std::isfinite(shape_weight)) throw nb::value_error("shape_weight must be finite");
+            if (net.one_value())
+              throw nb::value_error(
+                  "the search values leaves by seat: this network has one value (a PPO "
+                  "RanchNet's), not one per seat");
             InUse guard(s);
             nb::gil_scoped_release release;
             return s.run(net, shape_weight);

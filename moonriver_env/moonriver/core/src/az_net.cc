@@ -326,8 +326,11 @@ AzNet::AzNet(const std::map<std::string, NetArray>& a, const std::vector<std::in
     value_hidden_b_ = take(a, "value_hidden.bias", {vh});
     value_head_ = take(a, "value_head.weight", {MAX_PLAYERS, vh});
     value_b_ = take(a, "value_head.bias", {MAX_PLAYERS});
-  } else {
-    named_heads.emplace_back("value_head", MAX_PLAYERS);
+  } else {  // a value per seat (the search recipe's), or one value (the PPO recipe's RanchNet)
+    if (a.count("critic_hidden.weight"))
+      throw std::invalid_argument("network: critic_hidden (a PPO value layer) is not evaluated");
+    value_outputs_ = outputs(a, "value_head.weight") == 1 ? 1 : MAX_PLAYERS;
+    named_heads.emplace_back("value_head", static_cast<std::size_t>(value_outputs_));
   }
   std::vector<float> heads;  // out x in, in the order the scores read them
   for (auto [name, rows] : named_heads) {
@@ -587,6 +590,11 @@ void AzNet::evaluate(const SparseObservation& obs, const float* prior, const std
     }
     if (uses_prior_) score += prior_weight_ * prior[i];
     logits[i] = score;
+  }
+  if (value_outputs_ == 1) {  // the one value as it is
+    std::fill(shares, shares + MAX_PLAYERS, 0.0f);
+    shares[0] = value[0];
+    return;
   }
   // The value: a softmax over the seats at the table.
   float hi = value[0];

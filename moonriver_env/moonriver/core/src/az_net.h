@@ -54,10 +54,14 @@ class AzNet {
   };
 
   bool uses_prior() const { return uses_prior_; }
+  // Whether the value head has one output (a PPO RanchNet's) rather than one per seat.
+  bool one_value() const { return value_outputs_ == 1; }
   // The logits at the ``m`` legal ``ids`` of a state seen by its player to move
   // (``observation``: its non-zero values, observe_sparse; ``prior``: its greedy prior at the
   // ``m`` ids, read when uses_prior) and the win shares by seat relative to that player
-  // (``shares``: MAX_PLAYERS values, zero from ``num_players`` on, summing to 1).
+  // (``shares``: MAX_PLAYERS values, zero from ``num_players`` on, summing to 1); a network
+  // whose ``value_head`` has one output (a PPO RanchNet's, no value layer of its own) writes
+  // that value to shares[0] and zeros after it.
   void evaluate(const SparseObservation& observation, const float* prior, const std::int64_t* ids,
                 int m, int num_players, float* logits, float* shares) const;
   // The same from the dense observation (OBSERVATION_SIZE values) and prior row (NUM_ACTIONS
@@ -81,7 +85,8 @@ class AzNet {
 
   std::uint64_t id_;  // this network among those made (the ranch features remembered by it)
   int channels_ = 0, opponent_channels_ = 0, rest_ = 0, hidden_ = 0, dense_ = 0;
-  int value_hidden_ = 0;  // 0: the value head is one of the heads read from the state
+  int value_hidden_ = 0;             // 0: the value head is one of the heads read from the state
+  int value_outputs_ = MAX_PLAYERS;  // 1: one value read from the state (a PPO RanchNet's)
   bool uses_prior_ = false;
   float prior_weight_ = 0.0f;
   // Weights stored input-major (in x out), so an input's row is contiguous; biases as given.

@@ -93,6 +93,9 @@ void bind_network(nb::module_& m) {
   nb::class_<AzNet>(m, "AzNet", "The search recipe's network, evaluated in C++ (agents/az.py).")
       .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index").noconvert())
       .def_prop_ro("uses_prior", &AzNet::uses_prior)
+      .def_prop_ro("one_value", &AzNet::one_value,
+                   "Whether the value head has one output (a PPO RanchNet's): evaluate's "
+                   "second array then holds it in column 0, zeros after.")
       .def("evaluate", &net_evaluate, nb::arg("observation"), nb::arg("mask").noconvert(),
            nb::arg("num_players").noconvert(), nb::arg("prior") = nb::none(),
            "(logits (B, 2710), win shares by relative seat (B, 4)) of B states.");
