@@ -115,16 +115,26 @@ class RanchNet(nn.Module):
             self._twin = (key, pretrained.NumpyRanchNet(arrays))
         return self._twin[1]
 
+    @property
+    def core_scores(self) -> bool:
+        """Whether ``core_twin`` gives this network's forward: one value, no layer of its own."""
+        return self.value_head.out_features == 1 and not self.config.critic_hidden
+
     def core_twin(self) -> Any:
         """The compiled core's forward (``agents.az.core_net``) of the current weights."""
-        if self.config.critic_hidden:
-            raise ValueError("the core's forward reads no value layer of its own: this network "
-                             f"has critic_hidden = {self.config.critic_hidden}")
+        if not self.core_scores:
+            raise ValueError(f"the core's forward reads one value head and no value layer of its "
+                             f"own: this network has {self.value_head.out_features} value "
+                             f"output(s) and critic_hidden = {self.config.critic_hidden}")
         key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
         if self._core is None or self._core[0] != key:
             arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
             self._core = (key, core_net(arrays))
         return self._core[1]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The module's state without its core twin (a compiled object that does not pickle)."""
+        return {**super().__getstate__(), "_core": None}
 
     @property
     def uses_prior(self) -> bool:

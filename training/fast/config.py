@@ -243,9 +243,10 @@ SETTINGS: dict[str, str] = {
                   "streams, so other weights than 'games')",
     "play_forward": "PPO games: what computes the networks' moves and the learner's "
                     "log-probabilities and values: 'torch' (the update's own forward) or "
-                    "'core' (the compiled core's forward, agents.az.core_net, several times "
-                    "faster on a wave's few rows; its floats round differently, so other "
-                    "weights than 'torch'; needs critic_hidden = 0)",
+                    "'core' (the compiled core's forward, agents.az.core_net, faster on a "
+                    "wave's few rows; its floats round differently, so the recorded "
+                    "log-probabilities differ from the update's by float rounding and the "
+                    "run ends at other weights than 'torch'; needs critic_hidden = 0)",
     "backend": "implementation that plays the games: core (compiled: the games of a batch "
                "played together in the core) or python (the reference engine, one Game object "
                "per game, Greedy in Python); the two draw Greedy's ties from different "

@@ -158,7 +158,7 @@ def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal
     """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows.
 
     ``core``: a RanchNet without a value layer of its own scores in the compiled core."""
-    if core and isinstance(net, RanchNet) and not net.config.critic_hidden:
+    if core and isinstance(net, RanchNet) and net.core_scores:
         # one value per row (column 0); the table size only weighs seats' values, unused here
         logits, values = net.core_twin().evaluate(
             obs, mask.view(np.int8), np.full(len(obs), 2, np.int32), prior)

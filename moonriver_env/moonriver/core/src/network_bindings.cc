@@ -90,7 +90,9 @@ nb::typed<nb::tuple, Array2<float>, Array2<float>> net_evaluate(const AzNet& net
 }  // namespace
 
 void bind_network(nb::module_& m) {
-  nb::class_<AzNet>(m, "AzNet", "The search recipe's network, evaluated in C++ (agents/az.py).")
+  nb::class_<AzNet>(m, "AzNet",
+                    "The search recipe's network (or a PPO RanchNet: one value), evaluated in C++ "
+                    "(agents/az.py).")
       .def("__init__", &make_net, nb::arg("arrays"), nb::arg("index").noconvert())
       .def_prop_ro("uses_prior", &AzNet::uses_prior)
       .def_prop_ro("one_value", &AzNet::one_value,
@@ -98,5 +100,6 @@ void bind_network(nb::module_& m) {
                    "second array then holds it in column 0, zeros after.")
       .def("evaluate", &net_evaluate, nb::arg("observation"), nb::arg("mask").noconvert(),
            nb::arg("num_players").noconvert(), nb::arg("prior") = nb::none(),
-           "(logits (B, 2710), win shares by relative seat (B, 4)) of B states.");
+           "(logits (B, 2710), win shares by relative seat (B, 4)) of B states (one_value: the "
+           "value in column 0, zeros after).");
 }
