@@ -154,14 +154,18 @@ def _legal_logp(logits: np.ndarray, legal: np.ndarray, valid: np.ndarray) -> np.
 def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray,
                   valid: np.ndarray, prior: np.ndarray | None,
                   prior_legal: np.ndarray | None,
-                  twin_rows: int = 0, core: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                  twin_rows: int = 0, core: bool = False,
+                  core_net: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows.
 
-    ``core``: a RanchNet without a value layer of its own scores in the compiled core."""
-    if core and isinstance(net, RanchNet) and net.core_scores:
+    ``core``: a RanchNet without a value layer of its own scores in the compiled core (its
+    ``core_twin``, or ``core_net`` when given: the caller's copy of it)."""
+    if core and core_net is None and isinstance(net, RanchNet) and net.core_scores:
+        core_net = net.core_twin()
+    if core_net is not None:
         # one value per row (column 0); the table size only weighs seats' values, unused here
-        logits, values = net.core_twin().evaluate(
-            obs, mask.view(np.int8), np.full(len(obs), 2, np.int32), prior)
+        logits, values = core_net.evaluate(obs, mask.view(np.int8),
+                                           np.full(len(obs), 2, np.int32), prior)
         return _legal_logp(logits, legal, valid), values[:, 0].copy()
     # on a row or two the numpy twin costs half of torch's forward (its per-call overhead)
     if len(obs) <= twin_rows and isinstance(net, RanchNet):
@@ -243,6 +247,9 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
                                                            "values", "priors")}
     keys: list[tuple[int, int]] = []
     actions = np.zeros(count, np.int64)
+    # the networks do not change during a play: each one's core forward made once
+    cores = {name: net.core_twin() for name, net in nets.items()
+             if core and name in python_facing and isinstance(net, RanchNet) and net.core_scores}
     while (active := np.flatnonzero(games.player >= 0)).size:
         seat = games.player[active].astype(np.int64)
         codes = role_code[active, seat]
@@ -283,7 +290,8 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
             net_prior_legal = prior_legal[rows] if uses and prior_legal is not None else None
             logp, value = _legal_scores(net, obs[rows], mask[rows], legal[rows], valid[rows],
                                         net_prior, net_prior_legal,
-                                        0 if name == record else TWIN_ROWS, core)
+                                        0 if name == record else TWIN_ROWS, core,
+                                        cores.get(name))
             pos = (np.argmax(np.where(valid[rows], logp, -np.inf), axis=1) if name in argmax
                    else _draw(logp, valid[rows], rng))
             actions[active[rows]] = legal[rows, pos]
