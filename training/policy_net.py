@@ -107,13 +107,19 @@ class RanchNet(nn.Module):
         self._twin: tuple[tuple[int, ...], pretrained.NumpyRanchNet] | None = None  # see numpy_twin
         self._core: tuple[tuple[int, ...], Any] | None = None  # see core_twin
 
+    def _current(self, held: tuple[tuple[int, ...], Any] | None,
+                 build: Any) -> tuple[tuple[int, ...], Any]:
+        """``held`` (weights' key, twin) while the weights are those it was made of, else anew."""
+        key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
+        if held is None or held[0] != key:
+            held = (key, build({k: v.detach().numpy() for k, v in self.state_dict().items()}))
+        return held
+
     def numpy_twin(self) -> pretrained.NumpyRanchNet:
         """The numpy forward (``agents.pretrained.NumpyRanchNet``) of the current weights."""
-        key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
-        if self._twin is None or self._twin[0] != key:
-            arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
-            self._twin = (key, pretrained.NumpyRanchNet(arrays))
-        return self._twin[1]
+        self._twin = self._current(self._twin, pretrained.NumpyRanchNet)
+        twin: pretrained.NumpyRanchNet = self._twin[1]
+        return twin
 
     @property
     def core_scores(self) -> bool:
@@ -126,10 +132,7 @@ class RanchNet(nn.Module):
             raise ValueError(f"the core's forward reads one value head and no value layer of its "
                              f"own: this network has {self.value_head.out_features} value "
                              f"output(s) and critic_hidden = {self.config.critic_hidden}")
-        key = tuple(p._version for p in self.parameters())  # an in-place change bumps it
-        if self._core is None or self._core[0] != key:
-            arrays = {k: v.detach().numpy() for k, v in self.state_dict().items()}
-            self._core = (key, core_net(arrays))
+        self._core = self._current(self._core, core_net)
         return self._core[1]
 
     def __getstate__(self) -> dict[str, Any]:

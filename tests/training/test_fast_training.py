@@ -1157,7 +1157,8 @@ def test_the_core_forward_scores_like_torch_and_follows_weight_changes(config) -
             torch_logp, torch_value = rollout._legal_scores(net, obs, masks, legal, valid, prior,
                                                             prior_legal)
             core_logp, core_value = rollout._legal_scores(net, obs, masks, legal, valid, prior,
-                                                          prior_legal, core=True)
+                                                          prior_legal,
+                                                          core_net=rollout.core_forward(net))
             assert core_logp.shape == torch_logp.shape and core_value.shape == torch_value.shape
             np.testing.assert_allclose(np.where(valid, core_logp, 0),
                                        np.where(valid, torch_logp, 0), rtol=1e-5, atol=1e-4)
@@ -1190,7 +1191,7 @@ def test_the_core_forward_refuses_a_value_layer_and_the_search() -> None:
             net.core_twin()
         torch_scores = rollout._legal_scores(net, obs, masks, legal, valid, prior, prior_legal)
         core_scores = rollout._legal_scores(net, obs, masks, legal, valid, prior, prior_legal,
-                                            core=True)
+                                            core_net=rollout.core_forward(net))
         for a, b in zip(torch_scores, core_scores, strict=True):
             assert np.array_equal(a, b)
     with pytest.raises(ValueError, match="critic_hidden = 0, got 8"):

@@ -99,6 +99,11 @@ class FastConfig:
         return self.workers > 1 and self.play_split == "variants"
 
     @property
+    def core_forward(self) -> bool:
+        """Whether the PPO games' network forwards run in the compiled core (``play_forward``)."""
+        return self.play_forward == "core"
+
+    @property
     def splits_updates(self) -> bool:
         """Whether each PPO update is split over the play processes (each one's own rows)."""
         return (self.workers > 1 and self.split_updates

@@ -143,6 +143,11 @@ def play(games: list[MoonRiverGame], roles: list[list[str]], nets: Mapping[str, 
                        core=core)
 
 
+def core_forward(net: torch.nn.Module) -> Any:
+    """``net``'s forward in the compiled core, or None where only torch's fits it."""
+    return net.core_twin() if isinstance(net, RanchNet) and net.core_scores else None
+
+
 def _legal_logp(logits: np.ndarray, legal: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Log-probabilities (k, L) at the legal ids of full logit rows (MASKED where not valid)."""
     scores = np.where(valid, np.take_along_axis(logits, legal, 1), -np.inf)
@@ -154,14 +159,10 @@ def _legal_logp(logits: np.ndarray, legal: np.ndarray, valid: np.ndarray) -> np.
 def _legal_scores(net: torch.nn.Module, obs: np.ndarray, mask: np.ndarray, legal: np.ndarray,
                   valid: np.ndarray, prior: np.ndarray | None,
                   prior_legal: np.ndarray | None,
-                  twin_rows: int = 0, core: bool = False,
-                  core_net: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                  twin_rows: int = 0, core_net: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Log-probabilities (k, L) at the legal ids and values (k,) of one network's rows.
 
-    ``core``: a RanchNet without a value layer of its own scores in the compiled core (its
-    ``core_twin``, or ``core_net`` when given: the caller's copy of it)."""
-    if core and core_net is None and isinstance(net, RanchNet) and net.core_scores:
-        core_net = net.core_twin()
+    ``core_net``: the network's forward in the compiled core (``core_forward``), used if given."""
     if core_net is not None:
         # one value per row (column 0); the table size only weighs seats' values, unused here
         logits, values = core_net.evaluate(obs, mask.view(np.int8),
@@ -204,7 +205,7 @@ def play_batched(seeds: list[int], roles: list[list[str]], nets: Mapping[str, to
                  core: bool = False) -> tuple[Batch, list[MoonRiverGame]]:
     """Play the games of ``seeds`` in one ``BatchedGames``: the record and the finished games.
 
-    ``core``: the networks' forwards in the compiled core (``_legal_scores``), not torch."""
+    ``core``: the networks' forwards in the compiled core (``core_forward``), not torch."""
     from moonriver_env.moonriver.batch.games import BatchedGames
 
     if len(seeds) != len(roles):
@@ -248,8 +249,7 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
     keys: list[tuple[int, int]] = []
     actions = np.zeros(count, np.int64)
     # the networks do not change during a play: each one's core forward made once
-    cores = {name: net.core_twin() for name, net in nets.items()
-             if core and name in python_facing and isinstance(net, RanchNet) and net.core_scores}
+    cores = {name: core_forward(nets[name]) for name in python_facing if core and name in nets}
     while (active := np.flatnonzero(games.player >= 0)).size:
         seat = games.player[active].astype(np.int64)
         codes = role_code[active, seat]
@@ -290,8 +290,7 @@ def _play_table(games: BatchedGames | _GameList, roles: list[list[str]], names: 
             net_prior_legal = prior_legal[rows] if uses and prior_legal is not None else None
             logp, value = _legal_scores(net, obs[rows], mask[rows], legal[rows], valid[rows],
                                         net_prior, net_prior_legal,
-                                        0 if name == record else TWIN_ROWS, core,
-                                        cores.get(name))
+                                        0 if name == record else TWIN_ROWS, cores.get(name))
             pos = (np.argmax(np.where(valid[rows], logp, -np.inf), axis=1) if name in argmax
                    else _draw(logp, valid[rows], rng))
             actions[active[rows]] = legal[rows, pos]

@@ -457,7 +457,7 @@ class Runner:
               keep: bool = False) -> Batch:
         """Play ``len(roles)`` fresh games of ``config`` (in the pool's processes if any)."""
         cfg = self.cfg
-        core = cfg.play_forward == "core"
+        core = cfg.core_forward
         if self.pool is None:
             return play_share(game_seeds(len(roles), self.rng), roles, nets, self.rng, config,
                               cfg.backend, self.encoder, record=record,
@@ -477,7 +477,7 @@ class Runner:
             jobs.append(Job(config, game_seeds(len(roles), self.rng), roles,
                             int(self.rng.integers(2**63))))
         return self.pool.play_jobs(jobs, nets, margin_coef=cfg.margin_coef, keep=keep,
-                                   core=cfg.play_forward == "core")
+                                   core=cfg.core_forward)
 
     @contextmanager
     def _update_threads(self, split: bool = False) -> Iterator[None]:
