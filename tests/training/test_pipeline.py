@@ -228,20 +228,22 @@ def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
         assert later.inputs["init"] == (earlier.name,)
 
 
-def test_the_2_hour_candidate_ships_nothing_plays_whole_variants_and_folds_onto_step_8() -> None:
+def test_the_2_hour_candidate_ships_nothing_plays_in_the_core_and_folds_onto_step_8() -> None:
     from moonriver_env.training.fast.config import FastConfig
 
     pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained_2h.toml"))
     assert pipeline.ship == ""  # --ship cannot replace agents/weights/all.npz
     fast = [step for step in pipeline.steps if step.run == "fast"]
-    assert fast[0].settings == {"epochs": 1, "learning_rate": 0.002}
-    several = [FastConfig.load(step.config, dict(step.settings)) for step in fast[1:]]
+    configs = [FastConfig.load(step.config, dict(step.settings)) for step in fast]
+    assert all(cfg.play_forward == "core" for cfg in configs)  # every PPO step's play
+    assert [step.name for step in fast[:2]] == ["sparring_2p_run", "fast_4p_greedy"]
+    assert configs[1].epochs == 1 and configs[1].learning_rate == 0.002
     assert all(cfg.variants_per_iteration > 1 and cfg.play_split == "variants"
-               for cfg in several)
+               for cfg in configs[2:])
     steps = pipeline.steps_by_name
     assert "az_taught" not in steps  # no search-taught step: the specialists start at step 8
     assert steps["fast_league"].inputs["league"] == ("sparring_2p",)
-    assert steps["sparring_2p"].inputs["from"] == ("fast_all",)
+    assert steps["sparring_2p"].inputs["from"] == ("sparring_2p_run",)  # step 0's partner
     assert steps["gold_fold"].inputs["base"] == ("az_value",)
     for name in steps["gold_fold"].inputs["from"]:
         assert steps[name].inputs == {"warm_start": ("az_value",), "expert": ("az_value",)}
