@@ -228,7 +228,7 @@ def test_the_shipped_pipeline_chains_the_shipped_configs() -> None:
         assert later.inputs["init"] == (earlier.name,)
 
 
-def test_the_2_hour_candidate_ships_nothing_plays_in_the_core_and_folds_onto_step_8() -> None:
+def test_the_2_hour_candidate_plays_in_the_core_and_folds_four_specialists_onto_step_8() -> None:
     from moonriver_env.training.fast.config import FastConfig
 
     pipeline = load_pipeline(str(REPO / "training" / "pipelines" / "pretrained_2h.toml"))
@@ -247,6 +247,9 @@ def test_the_2_hour_candidate_ships_nothing_plays_in_the_core_and_folds_onto_ste
     assert steps["gold_fold"].inputs["base"] == ("az_value",)
     for name in steps["gold_fold"].inputs["from"]:
         assert steps[name].inputs == {"warm_start": ("az_value",), "expert": ("az_value",)}
+    specialists = steps["gold_fold"].inputs["from"]
+    taught = sorted(dict(steps[name].settings)["variants"] for name in specialists)
+    assert taught == ["2p-base", "2p-legends-2", "3p-legends-2", "4p-legends-2"]
 
 
 def test_steps_run_with_the_heap_settings_unless_the_caller_sets_its_own(monkeypatch) -> None:
